@@ -1,0 +1,125 @@
+import { parseArgs } from "node:util";
+import { generateToken, hashToken } from "./auth/scimTokens.js";
+import { ConfigError, loadEnv, type Env } from "./config/env.js";
+import { createDataSource, runMigrations } from "./db/dataSource.js";
+import { TokenRepository } from "./db/tokenRepository.js";
+import { ensureDevScimToken, resolveDatabase } from "./boot.js";
+import { startService } from "./service.js";
+
+const USAGE = `Usage: scim-connector <command>
+
+Commands:
+  start                      run the service (the default; what \`npm start\` does)
+  migrate                    apply database migrations and exit
+  token create --name NAME   create an IdP bearer token (shown once)
+  token list                 list IdP tokens (never the tokens themselves)
+  token revoke NAME|ID       revoke an IdP token
+  emulator [--port N]        run the platform emulator alone
+`;
+
+export async function runCli(argv: string[]): Promise<void> {
+  const [command = "start", ...rest] = argv;
+  if (command === "--help" || command === "help" || command === "-h") {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const env = loadEnvOrExit();
+  switch (command) {
+    case "start":
+      return start(env);
+    case "migrate":
+      return withDatabase(env, async (db) => {
+        const applied = await runMigrations(db);
+        console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
+      });
+    case "token":
+      return tokenCommand(env, rest);
+    default:
+      process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+function loadEnvOrExit(): Env {
+  try {
+    return loadEnv();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\nFix these environment variables and start again.\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}
+
+async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
+  const database = await resolveDatabase(env);
+  const db = await createDataSource({ url: database.url, poolSize: 2 });
+  try {
+    await runMigrations(db);
+    await fn(db);
+  } finally {
+    await db.destroy();
+    await database.embedded?.stop();
+  }
+}
+
+async function tokenCommand(env: Env, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({ args: rest, options: { name: { type: "string" } }, allowPositionals: true });
+  await withDatabase(env, async (db) => {
+    const tokens = new TokenRepository(db);
+    if (sub === "create") {
+      const name = values.name ?? positionals[0];
+      if (!name) throw new Error("token create needs --name NAME (for example --name okta)");
+      const token = generateToken();
+      await tokens.create(name, hashToken(token), token.slice(0, 10));
+      console.log(`Created token "${name}". It is shown only this once; store it in your IdP now:\n\n  ${token}\n`);
+    } else if (sub === "list") {
+      const all = await tokens.list();
+      if (!all.length) console.log("No tokens.");
+      for (const t of all) {
+        const state = t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : "active";
+        const used = t.lastUsedAt ? t.lastUsedAt.toISOString() : "never";
+        console.log(`${t.id}  ${t.name.padEnd(16)} ${t.tokenPrefix}…  ${state}  last used ${used}`);
+      }
+    } else if (sub === "revoke") {
+      const target = positionals[0] ?? values.name;
+      if (!target) throw new Error("token revoke needs a token name or id");
+      const count = await tokens.revoke(target);
+      console.log(count ? `Revoked ${count} token(s).` : `No active token named or with id "${target}".`);
+      if (!count) process.exitCode = 1;
+    } else {
+      throw new Error("token needs a subcommand: create, list or revoke");
+    }
+  });
+}
+
+async function start(env: Env): Promise<void> {
+  const database = await resolveDatabase(env);
+  const service = await startService({ env, databaseUrl: database.url });
+  const devToken = env.SCIM_TOKEN ? undefined : await ensureDevScimToken(service.db, ".data");
+  printBanner(service.url, env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : devToken!);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: shutting down…`);
+    await service.close();
+    await database.embedded?.stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+function printBanner(url: string, token: string): void {
+  console.log(`
+scim-connector is running.
+
+  SCIM base URL   ${url}/scim/v2
+  IdP token       ${token}
+  Health          ${url}/healthz   ${url}/readyz
+`);
+}

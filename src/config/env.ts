@@ -1,0 +1,84 @@
+import { z } from "zod";
+
+/**
+ * The process environment, parsed once at boot. Every setting the service reads from the
+ * environment is declared here, so `docs/operations.md` and this file are the whole reference.
+ */
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+const jsonRecord = z.string().transform((raw, ctx) => {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    /* reported below */
+  }
+  ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+  return z.NEVER;
+});
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+  PORT: port(8080),
+  HOST: z.string().default("0.0.0.0"),
+  PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
+  DATABASE_URL: optionalString.pipe(
+    z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),
+  ),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
+  SCIM_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  SCIM_MAX_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+
+  PLATFORM_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://rest.example.com" }).optional()),
+  PLATFORM_API_KEY: optionalString,
+  PLATFORM_SCIM_TOKEN: optionalString,
+  PLATFORM_REQUEST_ORIGIN: optionalString,
+  PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
+  PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  MAPPING_FILE: z.string().default("config/mapping.yaml"),
+
+  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  SAML_ENTRY_POINT: optionalString,
+  SAML_ISSUER: optionalString,
+  SAML_IDP_CERT: optionalString,
+  SAML_CALLBACK_URL: optionalString,
+
+  EMULATOR_PORT: port(0),
+  EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
+  EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
+  EMULATOR_REQUEST_ORIGINS: optionalString,
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Configuration is invalid:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses `source` (normally `process.env`); throws ConfigError listing every bad value and how to fix it. */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const result = envSchema.safeParse(source);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join(".") || "(environment)";
+    const given = typeof source[name] === "string" ? ` (got ${JSON.stringify(redactIfSecret(name, source[name]!))})` : "";
+    return `${name}: ${issue.message}${given}`;
+  });
+  throw new ConfigError(problems);
+}
+
+function redactIfSecret(name: string, value: string): string {
+  return /TOKEN|KEY|SECRET|PASSWORD|CERT|DATABASE_URL/.test(name) ? "<redacted>" : value;
+}

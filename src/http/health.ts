@@ -1,0 +1,24 @@
+import { Router } from "express";
+import type { DataSource } from "typeorm";
+import { isMigrated } from "../db/dataSource.js";
+
+/** /healthz: the process is alive. /readyz: the database answers and every migration is applied. */
+export function healthRouter(db: DataSource): Router {
+  const router = Router();
+  router.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  router.get("/readyz", async (_req, res) => {
+    try {
+      await db.query("SELECT 1");
+      if (!(await isMigrated(db))) {
+        res.status(503).json({ status: "not ready", reason: "migrations pending" });
+        return;
+      }
+      res.json({ status: "ready" });
+    } catch {
+      res.status(503).json({ status: "not ready", reason: "database unreachable" });
+    }
+  });
+  return router;
+}

@@ -1,0 +1,95 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import winston from "winston";
+
+/**
+ * One logger for the whole process. Call sites pass a category, a constant message and
+ * structured fields: `log.info("scim", "user created", { userId })`. The request id (or
+ * reconcile id) of the current async context is added to every line, and fields whose names
+ * look like secrets are scrubbed here, centrally, so no call site can leak one.
+ */
+
+type Context = { requestId?: string; reconcileId?: string };
+const contextStore = new AsyncLocalStorage<Context>();
+
+export function withLogContext<T>(context: Context, fn: () => T): T {
+  return contextStore.run({ ...contextStore.getStore(), ...context }, fn);
+}
+
+export function currentLogContext(): Context {
+  return contextStore.getStore() ?? {};
+}
+
+const SECRET_KEY = /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash/i;
+const TRUNCATE_KEY = /html|body/i;
+const MAX_FIELD_CHARS = 500;
+
+export function scrub(value: unknown, depth = 0): unknown {
+  if (depth > 6) return "[deep]";
+  if (Array.isArray(value)) return value.slice(0, 50).map((v) => scrub(v, depth + 1));
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      if (SECRET_KEY.test(key)) out[key] = "[redacted]";
+      else if (TRUNCATE_KEY.test(key) && typeof inner === "string" && inner.length > 80) out[key] = `${inner.slice(0, 80)}…`;
+      else out[key] = scrub(inner, depth + 1);
+    }
+    return out;
+  }
+  if (typeof value === "string" && value.length > MAX_FIELD_CHARS) return `${value.slice(0, MAX_FIELD_CHARS)}…`;
+  return value;
+}
+
+const addContext = winston.format((info) => {
+  const context = contextStore.getStore();
+  if (context?.requestId) info.requestId = context.requestId;
+  if (context?.reconcileId) info.reconcileId = context.reconcileId;
+  return info;
+});
+
+function createWinston(): winston.Logger {
+  const production = process.env.NODE_ENV === "production";
+  const level = process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "warn" : "info");
+  return winston.createLogger({
+    level,
+    format: winston.format.combine(
+      addContext(),
+      winston.format.timestamp(),
+      production
+        ? winston.format.json()
+        : winston.format.printf(({ timestamp, level: lvl, category, message, ...rest }) => {
+            const fields = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : "";
+            return `${String(timestamp)} ${lvl} [${String(category)}] ${String(message)}${fields}`;
+          }),
+    ),
+    transports: [new winston.transports.Console({ stderrLevels: ["error", "warn", "info", "http", "verbose", "debug", "silly"] })],
+  });
+}
+
+let winstonLogger = createWinston();
+
+/** Replaces the transports, for tests that capture log output. */
+export function setLogTransport(transport: winston.transport): void {
+  winstonLogger.clear();
+  winstonLogger.add(transport);
+}
+
+export function setLogLevel(level: string): void {
+  winstonLogger.level = level;
+}
+
+type Fields = Record<string, unknown>;
+function write(level: string, category: string, message: string, fields?: Fields): void {
+  winstonLogger.log({ level, category, message, ...(fields ? (scrub(fields) as Fields) : {}) });
+}
+
+export const log = {
+  error: (category: string, message: string, fields?: Fields) => write("error", category, message, fields),
+  warn: (category: string, message: string, fields?: Fields) => write("warn", category, message, fields),
+  info: (category: string, message: string, fields?: Fields) => write("info", category, message, fields),
+  debug: (category: string, message: string, fields?: Fields) => write("debug", category, message, fields),
+};
+
+export function resetLogger(): void {
+  winstonLogger = createWinston();
+}

@@ -1,0 +1,39 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { DataSource } from "typeorm";
+import { inject } from "vitest";
+import { createDataSource } from "../../src/db/dataSource.js";
+import { withDatabase } from "./globalSetup.js";
+
+/**
+ * A fresh, fully migrated database for one test file (a clone of the migrated template).
+ * Call in beforeAll; call drop() in afterAll.
+ */
+export type TestDatabase = { url: string; db: DataSource; drop(): Promise<void> };
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject("adminDatabaseUrl");
+  const template = inject("templateDatabase");
+  const name = `scim_test_${template.split("_").pop()}_${randomBytes(6).toString("hex")}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+  const url = withDatabase(adminUrl, name);
+  const db = await createDataSource({ url, poolSize: 10 });
+  return {
+    url,
+    db,
+    async drop() {
+      if (db.isInitialized) await db.destroy();
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
