@@ -1,0 +1,66 @@
+import { Router, type RequestHandler } from "express";
+import { loadFixtures, parseFixtures } from "./fixtures.js";
+import { parseFaultSpec } from "./faults.js";
+import { badRequest, bodyObject, restError, sendJson } from "./http.js";
+import type { EmulatorState } from "./state.js";
+
+/**
+ * The control plane under `/_emulator/`: reset, stats, clock, faults, fixtures and a state dump.
+ * It answers loopback callers only, because it can wipe and rewrite everything.
+ */
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
+}
+
+const loopbackOnly: RequestHandler = (req, _res, next) => {
+  if (!isLoopback(req.socket.remoteAddress)) throw restError(403, "The emulator control plane answers loopback callers only");
+  next();
+};
+
+export function controlRouter(state: EmulatorState): Router {
+  const router = Router();
+  router.use(loopbackOnly);
+
+  router.post("/reset", (_req, res) => {
+    state.reset();
+    sendJson(res, 200, { message: "reset" });
+  });
+
+  router.get("/stats", (_req, res) => sendJson(res, 200, state.stats()));
+
+  router.get("/state", (_req, res) => sendJson(res, 200, state.dump()));
+
+  router.get("/clock", (_req, res) => sendJson(res, 200, { now: state.clock.now().toISOString() }));
+
+  router.post("/clock", (req, res) => {
+    const { advanceMs } = bodyObject(req);
+    if (typeof advanceMs !== "number" || !Number.isFinite(advanceMs) || advanceMs < 0) throw badRequest("advanceMs must be a non-negative number");
+    state.clock.advance(advanceMs);
+    sendJson(res, 200, { now: state.clock.now().toISOString() });
+  });
+
+  router.get("/faults", (_req, res) => sendJson(res, 200, { faults: state.faults.list() }));
+
+  router.post("/faults", (req, res) => {
+    const fault = state.faults.add(parseFaultSpec(req.body));
+    sendJson(res, 201, fault);
+  });
+
+  router.delete("/faults", (_req, res) => {
+    state.faults.clear();
+    sendJson(res, 200, { message: "faults cleared" });
+  });
+
+  router.post("/fixtures", (req, res) => {
+    loadFixtures(state, parseFixtures(req.body));
+    sendJson(res, 200, {
+      message: "fixtures loaded",
+      integrations: state.integrations.length,
+      invalidPhones: state.invalidPhones.size,
+    });
+  });
+
+  return router;
+}

@@ -1,0 +1,50 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ManualClock, systemClock, type Clock } from "../clock.js";
+import { buildAuthConfig } from "./auth.js";
+import { createEmulatorApp } from "./server.js";
+import { EmulatorState } from "./state.js";
+
+/**
+ * The platform emulator: the whole REST interface of platform-api.md, in memory, over real HTTP.
+ * Its clock is a ManualClock over `options.clock` (the system clock by default), moved by
+ * `POST /_emulator/clock`; rate limits and the SCIM daily budget count on it.
+ */
+
+export type EmulatorOptions = {
+  host?: string;
+  port?: number;
+  apiKeys?: Record<string, "*" | string[]>;
+  scimToken?: string;
+  requestOrigins?: string[];
+  clock?: Clock;
+};
+
+export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
+
+export { EmulatorState } from "./state.js";
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const state = new EmulatorState(new ManualClock(options.clock ?? systemClock));
+  const app = createEmulatorApp(state, buildAuthConfig(options));
+  const server = createServer({ keepAliveTimeout: 65_000 }, app);
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    state,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

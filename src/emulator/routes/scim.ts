@@ -1,0 +1,79 @@
+import type { Request } from "express";
+import { rateLimit, requireScimToken } from "../auth.js";
+import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
+import { scimError, sendJson } from "../http.js";
+import { RATE_LIMITS } from "../rateLimits.js";
+import type { RouteContext } from "./context.js";
+
+/**
+ * The SCIM family: POST, GET by id, GET by `userName eq` filter, PUT, DELETE. Every
+ * authenticated request counts against the 5,000-per-UTC-day budget, whatever its answer.
+ */
+
+/** The document gives this content type for the DELETE 204 and for the 404 body. */
+export const SCIM_HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
+
+const notFound = () => scimError(404, "User not found", SCIM_HTML_CONTENT_TYPE);
+
+/** Pure: the email of `userName eq "<email>"`, also when still URL-encoded; undefined otherwise. */
+export function parseUserNameFilter(raw: string): string | undefined {
+  let text = raw;
+  if (/%[0-9A-Fa-f]{2}/.test(text)) {
+    try {
+      text = decodeURIComponent(text.replace(/\+/g, " "));
+    } catch {
+      return undefined;
+    }
+  }
+  const match = /^\s*userName\s+eq\s+"((?:[^"\\]|\\.)*)"\s*$/i.exec(text);
+  return match ? match[1]!.replace(/\\(.)/g, "$1") : undefined;
+}
+
+function parseBody(req: Request): DashboardUserInput {
+  const parsed = parseDashboardUser(req.body);
+  if (!parsed.ok) throw scimError(400, parsed.detail, undefined, "invalidValue");
+  return parsed.value;
+}
+
+export function scimRoutes({ state, auth, route }: RouteContext): void {
+  const guard = [requireScimToken(auth), rateLimit(state, RATE_LIMITS.scimDaily, { scim: true })];
+  const users = state.dashboardUsers;
+
+  route("post", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
+    const created = users.create(parseBody(req), state.clock.now());
+    if (!created) throw scimError(409, "User already exists in the database.");
+    sendJson(res, 201, created);
+  });
+
+  route("get", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
+    const filter = req.query.filter;
+    if (typeof filter !== "string") throw scimError(400, 'A filter of the form userName eq "<email>" is required', undefined, "invalidFilter");
+    const userName = parseUserNameFilter(filter);
+    if (userName === undefined) throw scimError(400, 'Only the filter userName eq "<email>" is supported', undefined, "invalidFilter");
+    const found = users.findByUserName(userName);
+    sendJson(res, 200, { schemas: [SCIM_LIST_SCHEMA], totalResults: found ? 1 : 0, Resources: found ? [found] : [] });
+  });
+
+  route("get", "/scim/v2/Users/:id", "/scim/v2/Users/{id}", ...guard, (req, res) => {
+    const user = users.get(String(req.params.id));
+    if (!user) throw notFound();
+    sendJson(res, 200, user);
+  });
+
+  route("put", "/scim/v2/Users/:id", "/scim/v2/Users/{id}", ...guard, (req, res) => {
+    const existing = users.get(String(req.params.id));
+    if (!existing) throw notFound();
+    const input = parseBody(req);
+    if (input.userName.toLowerCase() !== existing.userName.toLowerCase()) {
+      throw scimError(400, "userName cannot be changed", undefined, "mutability");
+    }
+    sendJson(res, 200, users.replace(existing, input));
+  });
+
+  route("delete", "/scim/v2/Users/:id", "/scim/v2/Users/{id}", ...guard, (req, res) => {
+    if (!users.delete(String(req.params.id))) throw notFound();
+    // res.end, not res.send: Express strips Content-Type from a 204, and the document gives one.
+    res.status(204).setHeader("Content-Type", SCIM_HTML_CONTENT_TYPE);
+    res.end();
+  });
+}

@@ -1,0 +1,41 @@
+import express, { Router, type Express, type RequestHandler } from "express";
+import type { AuthConfig } from "./auth.js";
+import { controlRouter } from "./control.js";
+import { faultMiddleware } from "./faults.js";
+import { errorRenderer, makeRegistrar, restError } from "./http.js";
+import type { RouteContext } from "./routes/context.js";
+import { scimRoutes } from "./routes/scim.js";
+import type { EmulatorState } from "./state.js";
+
+/**
+ * The emulator's Express app. Each platform route runs: count under its path template →
+ * injected faults → authentication → rate limit → handler. The control plane sits beside it.
+ */
+
+const routeModules: Array<(ctx: RouteContext) => void> = [scimRoutes];
+
+export function createEmulatorApp(state: EmulatorState, auth: AuthConfig): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.disable("etag");
+  app.use(express.json({ limit: "2mb", type: ["application/json", "application/*+json"] }));
+  app.use("/_emulator", controlRouter(state));
+
+  const platform = Router();
+  const faults = faultMiddleware(state.faults);
+  const route = makeRegistrar(platform, (key): RequestHandler[] => [
+    (_req, _res, next) => {
+      state.countRequest(key);
+      next();
+    },
+    faults,
+  ]);
+  for (const register of routeModules) register({ state, auth, route });
+  app.use(platform);
+
+  app.use(() => {
+    throw restError(404, "Not found");
+  });
+  app.use(errorRenderer("/scim/"));
+  return app;
+}

@@ -1,0 +1,96 @@
+import { ManualClock } from "../clock.js";
+import { DashboardUserStore } from "./dashboardUsers.js";
+import { FaultList } from "./faults.js";
+import { presentProfile, ProfileStore } from "./profiles.js";
+import { RATE_LIMITS, RateLimiter } from "./rateLimits.js";
+
+/**
+ * Everything the emulator holds, in memory (a reset is instant). One instance per running
+ * emulator; in-process tests read it directly through `RunningEmulator.state`.
+ */
+
+export type InvalidPhoneReason = "provider_error" | "deactivated";
+export type InvalidPhone = { phone: string; invalid_detected_at: string; reason: InvalidPhoneReason };
+
+export type PreferenceCenter = {
+  preference_center_api_id: string;
+  name?: string;
+  preference_center_title: string;
+  preference_center_page_html: string;
+  confirmation_page_html: string;
+  state: "active" | "draft";
+  options: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+};
+
+/** Data integration and sync job records are kept in the document's own shapes, as loaded. */
+export type DataIntegration = Record<string, unknown> & { integration_id: string };
+export type SyncJob = Record<string, unknown>;
+
+export class EmulatorState {
+  readonly profiles = new ProfileStore();
+  readonly dashboardUsers = new DashboardUserStore();
+  /** Hard-bounce list (`/email/blacklist`, `/email/blocklist`; emptied by `/email/bounce/remove`). */
+  readonly hardBounces = new Set<string>();
+  readonly spam = new Set<string>();
+  readonly invalidPhones = new Map<string, InvalidPhone>();
+  readonly preferenceCenters = new Map<string, PreferenceCenter>();
+  integrations: DataIntegration[] = [];
+  readonly integrationIds = new Set<string>();
+  readonly syncJobs = new Map<string, SyncJob[]>();
+  /** `"<METHOD> <path template>"` → requests received. */
+  readonly requestCounts = new Map<string, number>();
+  readonly rateLimiter = new RateLimiter();
+  readonly faults = new FaultList();
+
+  constructor(readonly clock: ManualClock) {}
+
+  nowMs(): number {
+    return this.clock.now().getTime();
+  }
+
+  countRequest(key: string): void {
+    this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
+  }
+
+  reset(): void {
+    this.profiles.clear();
+    this.dashboardUsers.clear();
+    this.hardBounces.clear();
+    this.spam.clear();
+    this.invalidPhones.clear();
+    this.preferenceCenters.clear();
+    this.integrations = [];
+    this.integrationIds.clear();
+    this.syncJobs.clear();
+    this.requestCounts.clear();
+    this.rateLimiter.clear();
+    this.faults.clear();
+  }
+
+  stats() {
+    return {
+      requests: Object.fromEntries(this.requestCounts),
+      scimDaily: { used: this.rateLimiter.used(RATE_LIMITS.scimDaily, this.nowMs()), limit: RATE_LIMITS.scimDaily.limit },
+    };
+  }
+
+  dump() {
+    return {
+      now: this.clock.now().toISOString(),
+      users: [...this.profiles.byId.values()].map(presentProfile),
+      emailStates: Object.fromEntries(this.profiles.emailStates),
+      deliverability: {
+        hardBounces: [...this.hardBounces],
+        spam: [...this.spam],
+        invalidPhones: [...this.invalidPhones.values()],
+      },
+      dashboardUsers: [...this.dashboardUsers.byId.values()],
+      preferenceCenters: [...this.preferenceCenters.values()],
+      integrations: this.integrations,
+      syncJobs: Object.fromEntries(this.syncJobs),
+      faults: this.faults.list(),
+    };
+  }
+}
