@@ -24,7 +24,7 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
      ON CONFLICT (user_id) DO UPDATE SET
        generation = reconcile_queue.generation + 1,
        priority = NULL,
-       trigger = EXCLUDED.trigger,
+       trigger = CASE WHEN EXCLUDED.source_rank <= reconcile_queue.source_rank THEN EXCLUDED.trigger ELSE reconcile_queue.trigger END,
        source_rank = LEAST(reconcile_queue.source_rank, EXCLUDED.source_rank),
        marked_at = now(),
        not_before = '-infinity',
@@ -33,4 +33,163 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
        parked_at = NULL`,
     [ids, JSON.stringify(trigger), SOURCE_RANK[trigger.kind]],
   );
+  // Delivered at commit: wakes idle reconcile workers on every replica.
+  await manager.query(`SELECT pg_notify('reconcile_queue', '')`);
+}
+
+type Queryable = { query(sql: string, params?: unknown[]): Promise<any> };
+
+export type QueueRow = {
+  userId: string;
+  generation: number;
+  priority: number | null;
+  trigger: DirtyTrigger;
+  attempts: number;
+  enqueuedAt: Date;
+};
+
+type Row = { user_id: string; generation: string; priority: number | null; trigger: DirtyTrigger; attempts: number; enqueued_at: Date };
+const mapRow = (r: Row): QueueRow => ({
+  userId: r.user_id,
+  generation: Number(r.generation),
+  priority: r.priority,
+  trigger: r.trigger,
+  attempts: r.attempts,
+  enqueuedAt: r.enqueued_at,
+});
+
+/**
+ * Workers hold a session-level advisory lock (WORKER_LOCK_CLASS, workerId) for as long as they
+ * live. A claim made by a worker whose lock is gone (the process died, its connection dropped)
+ * is void, so work is never stuck behind a dead replica and never waits for a lease to expire.
+ */
+export const WORKER_LOCK_CLASS = 4242;
+
+const CLAIMABLE = `(claimed_by IS NULL OR claimed_by NOT IN (
+    SELECT objid::int FROM pg_locks
+     WHERE locktype = 'advisory' AND classid = ${WORKER_LOCK_CLASS} AND objsubid = 2 AND granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())))`;
+
+/** Rows not yet classified by the planner (and not being worked). */
+export async function listUnclassified(db: Queryable, limit: number): Promise<QueueRow[]> {
+  const rows: Row[] = await db.query(
+    `SELECT user_id, generation, priority, trigger, attempts, enqueued_at FROM reconcile_queue
+      WHERE priority IS NULL AND parked_at IS NULL AND ${CLAIMABLE} ORDER BY source_rank, enqueued_at LIMIT $1`,
+    [limit],
+  );
+  return rows.map(mapRow);
+}
+
+/** Sets the planner's priority, unless the row was marked again meanwhile (then it is classified anew). */
+export async function setPriority(db: Queryable, row: QueueRow, priority: number, action: string): Promise<void> {
+  await db.query(`UPDATE reconcile_queue SET priority = $3, action = $4 WHERE user_id = $1 AND generation = $2 AND priority IS NULL`, [
+    row.userId,
+    row.generation,
+    priority,
+    action,
+  ]);
+}
+
+/** Drops a row that needs no work, unless it was marked again meanwhile. */
+export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<void> {
+  await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 AND claimed_by IS NULL`, [row.userId, row.generation]);
+}
+
+/**
+ * Claims the most urgent ready row at or below `maxPriority` for `workerId`. The row lock is held
+ * only for this statement: a reconcile in flight never blocks the IdP's writes to the queue.
+ */
+export async function claimNext(db: Queryable, workerId: number, now: Date, maxPriority: number): Promise<QueueRow | undefined> {
+  const rows: Row[] = await db.query(
+    `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
+      WHERE user_id = (
+        SELECT user_id FROM reconcile_queue
+         WHERE priority IS NOT NULL AND priority <= $3 AND parked_at IS NULL AND not_before <= $2 AND ${CLAIMABLE}
+         ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
+    [workerId, now, maxPriority],
+  );
+  return rows[0] ? mapRow(rows[0]) : undefined;
+}
+
+/** Claims one specific user's row (provision on demand), if nobody else is working it. */
+export async function claimUser(db: Queryable, workerId: number, userId: string, now: Date): Promise<QueueRow | undefined> {
+  const rows: Row[] = await db.query(
+    `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
+      WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
+      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
+    [workerId, now, userId],
+  );
+  return rows[0] ? mapRow(rows[0]) : undefined;
+}
+
+/**
+ * Finishes a claimed row: removed when nothing marked it since it was claimed; otherwise released
+ * and sent back for classification, since the user changed while we worked.
+ */
+export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
+  const rows: unknown[] = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [
+    row.userId,
+    row.generation,
+  ]);
+  if (!rows.length) {
+    await db.query(`UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL, priority = NULL WHERE user_id = $1`, [row.userId]);
+  }
+  return rows.length > 0;
+}
+
+/** Come back after `notBefore`; counts an attempt when the reason was a failure. */
+export async function deferQueueRow(
+  tx: Queryable,
+  userId: string,
+  notBefore: Date,
+  failure?: { error: string },
+): Promise<void> {
+  await tx.query(
+    `UPDATE reconcile_queue SET not_before = $2, claimed_by = NULL, claimed_at = NULL,
+        attempts = attempts + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END,
+        last_error = COALESCE($3, last_error)
+      WHERE user_id = $1`,
+    [userId, notBefore, failure?.error ?? null],
+  );
+}
+
+/** A terminal failure: kept, visible, not retried until the user changes again or an admin retries. */
+export async function parkQueueRow(tx: Queryable, userId: string, error: string, at: Date): Promise<void> {
+  await tx.query(
+    `UPDATE reconcile_queue SET parked_at = $3, last_error = $2, attempts = attempts + 1, claimed_by = NULL, claimed_at = NULL WHERE user_id = $1`,
+    [userId, error, at],
+  );
+}
+
+export type QueueDepth = {
+  byPriority: { priority: number | null; action: string | null; pending: number; ready: number }[];
+  parked: number;
+  oldestEnqueuedAt: Date | null;
+};
+
+export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> {
+  const rows: { priority: number | null; action: string | null; pending: number; ready: number }[] = await db.query(
+    `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready
+       FROM reconcile_queue WHERE parked_at IS NULL GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
+    [now],
+  );
+  const meta: { parked: number; oldest: Date | null }[] = await db.query(
+    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest FROM reconcile_queue`,
+  );
+  return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null };
+}
+
+export async function listParked(db: Queryable, limit: number): Promise<{ userId: string; error: string | null; parkedAt: Date; attempts: number }[]> {
+  const rows: { user_id: string; last_error: string | null; parked_at: Date; attempts: number }[] = await db.query(
+    `SELECT user_id, last_error, parked_at, attempts FROM reconcile_queue WHERE parked_at IS NOT NULL ORDER BY parked_at DESC LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => ({ userId: r.user_id, error: r.last_error, parkedAt: r.parked_at, attempts: r.attempts }));
+}
+
+/** Deprovisions classified and waiting (the breaker counts them). */
+export async function countPendingDeprovisions(db: Queryable): Promise<number> {
+  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`);
+  return rows[0]?.n ?? 0;
 }

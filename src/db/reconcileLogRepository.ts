@@ -1,0 +1,143 @@
+import type { DataSource, EntityManager } from "typeorm";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import type { Change } from "../reconcile/diff.js";
+
+/** The reconciliation log: one row per decision, read by admins. */
+
+export type LogAction = "create" | "update" | "deprovision" | "adopt" | "verify" | "drift" | "hold" | "needs-admin" | "approve" | "reject" | "reconcile-now" | "resync" | "mapping";
+export type LogOutcome = "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported";
+
+export type LogEntryInput = {
+  at: Date;
+  reconcileId?: string | null;
+  userId?: string | null;
+  userName?: string | null;
+  action: LogAction;
+  outcome: LogOutcome;
+  trigger?: unknown;
+  changes?: Change[];
+  before?: DesiredDashboardUser | null;
+  after?: DesiredDashboardUser | null;
+  platformStatus?: number | null;
+  callsSpent?: number;
+  error?: string | null;
+  actor?: string | null;
+};
+
+export type LogEntry = Required<Omit<LogEntryInput, "at">> & { id: string; at: Date };
+
+type Row = {
+  id: string;
+  at: Date;
+  reconcile_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  action: LogAction;
+  outcome: LogOutcome;
+  trigger: unknown;
+  changes: Change[];
+  before: DesiredDashboardUser | null;
+  after: DesiredDashboardUser | null;
+  platform_status: number | null;
+  calls_spent: number;
+  error: string | null;
+  actor: string | null;
+};
+
+const mapEntry = (r: Row): LogEntry => ({
+  id: r.id,
+  at: r.at,
+  reconcileId: r.reconcile_id,
+  userId: r.user_id,
+  userName: r.user_name,
+  action: r.action,
+  outcome: r.outcome,
+  trigger: r.trigger,
+  changes: r.changes,
+  before: r.before,
+  after: r.after,
+  platformStatus: r.platform_status,
+  callsSpent: r.calls_spent,
+  error: r.error,
+  actor: r.actor,
+});
+
+export async function writeLogEntry(db: DataSource | EntityManager, e: LogEntryInput): Promise<void> {
+  await db.query(
+    `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    [
+      e.at,
+      e.reconcileId ?? null,
+      e.userId ?? null,
+      e.userName ?? null,
+      e.action,
+      e.outcome,
+      JSON.stringify(e.trigger ?? {}),
+      JSON.stringify(e.changes ?? []),
+      e.before ? JSON.stringify(e.before) : null,
+      e.after ? JSON.stringify(e.after) : null,
+      e.platformStatus ?? null,
+      e.callsSpent ?? 0,
+      e.error ? e.error.slice(0, 2000) : null,
+      e.actor ?? null,
+    ],
+  );
+}
+
+export type LogFilter = {
+  user?: string;
+  action?: string;
+  outcome?: string;
+  trigger?: string;
+  since?: Date;
+  until?: Date;
+  /** id of the last entry of the previous page (entries come newest first) */
+  before?: string;
+  limit?: number;
+};
+
+/** Newest first; `before` is a cursor (the id of the last entry already seen). */
+export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replaceAll("$?", `$${params.length}`));
+  };
+  if (filter.user) add(`(lower(user_name) = lower($?) OR user_id::text = $?)`, filter.user);
+  if (filter.action) add(`action = $?`, filter.action);
+  if (filter.outcome) add(`outcome = $?`, filter.outcome);
+  if (filter.trigger) add(`trigger->>'kind' = $?`, filter.trigger);
+  if (filter.since) add(`at >= $?`, filter.since);
+  if (filter.until) add(`at < $?`, filter.until);
+  if (filter.before && /^\d+$/.test(filter.before)) add(`id < $?`, filter.before);
+  const limit = Math.min(Math.max(filter.limit ?? 50, 1), 1000);
+  params.push(limit + 1);
+  const rows: Row[] = await db.query(
+    `SELECT * FROM reconcile_log ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const entries = rows.slice(0, limit).map(mapEntry);
+  return { entries, nextCursor: rows.length > limit ? entries[entries.length - 1]!.id : null };
+}
+
+export async function getLogEntry(db: DataSource, id: string): Promise<LogEntry | undefined> {
+  if (!/^\d+$/.test(id)) return undefined;
+  const rows: Row[] = await db.query(`SELECT * FROM reconcile_log WHERE id = $1`, [id]);
+  return rows[0] ? mapEntry(rows[0]) : undefined;
+}
+
+/** Successful deprovisions since `since` (the mass-deprovision breaker's rate). */
+export async function countDeprovisionsSince(db: DataSource | EntityManager, since: Date): Promise<number> {
+  const rows: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM reconcile_log WHERE action = 'deprovision' AND outcome = 'succeeded' AND at >= $1`,
+    [since],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+export async function deleteLogOlderThan(db: DataSource, cutoff: Date): Promise<number> {
+  const rows: unknown[] = await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]);
+  return rows.length;
+}

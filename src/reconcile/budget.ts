@@ -1,0 +1,47 @@
+/**
+ * The platform's SCIM budget (5,000 requests per day per company) as the connector spends it.
+ * Pure helpers here; the ledger itself is in src/db/budgetRepository.ts.
+ */
+export type BudgetWindow = "utc-day" | "rolling-24h";
+
+export type BudgetPolicy = {
+  limit: number;
+  /** Kept for deprovisioning only. */
+  reserve: number;
+  window: BudgetWindow;
+};
+
+const DAY_MS = 86_400_000;
+
+export function budgetPolicy(limit: number, reservePercent: number, window: BudgetWindow): BudgetPolicy {
+  const reserve = Math.min(limit - 1, Math.max(0, Math.ceil((limit * reservePercent) / 100)));
+  return { limit, reserve, window };
+}
+
+/** The start of the window that `now` falls in (for a rolling window: 24 hours back). */
+export function windowStart(now: Date, window: BudgetWindow): Date {
+  if (window === "rolling-24h") return new Date(now.getTime() - DAY_MS);
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+/** When a UTC-day window resets (the next midnight UTC). */
+export function nextUtcMidnight(now: Date): Date {
+  return new Date(windowStart(now, "utc-day").getTime() + DAY_MS);
+}
+
+/** How many calls a request of this kind may bring the window's total up to. */
+export function allowance(policy: BudgetPolicy, usesReserve: boolean): number {
+  return usesReserve ? policy.limit : policy.limit - policy.reserve;
+}
+
+/**
+ * When work waiting for budget can expect to be done: `pending` calls, with `remainingNow` still
+ * spendable in the current window and `perWindow` in each later one. Null when nothing waits.
+ */
+export function estimateDrain(now: Date, pending: number, remainingNow: number, perWindow: number, resetsAt: Date): Date | null {
+  if (pending <= 0) return null;
+  if (pending <= remainingNow) return now;
+  if (perWindow <= 0) return null;
+  const windows = Math.ceil((pending - remainingNow) / perWindow);
+  return new Date(resetsAt.getTime() + (windows - 1) * DAY_MS);
+}

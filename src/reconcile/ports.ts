@@ -1,0 +1,40 @@
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import type { HttpOutcome } from "../platform/http.js";
+
+/**
+ * What the reconciler needs from the outside, as narrow interfaces: the platform's SCIM user
+ * family and the desired state of one user. The composition root (service.ts) supplies them.
+ */
+
+/** Runs right before a request leaves; it debits the budget and throws BudgetExhausted when it cannot. */
+export type BeforeSend = () => Promise<void>;
+
+export interface PlatformScimPort {
+  createUser(desired: DesiredDashboardUser, beforeSend: BeforeSend): Promise<HttpOutcome>;
+  findUserByUserName(userName: string, beforeSend: BeforeSend): Promise<HttpOutcome>;
+  getUser(platformId: string, beforeSend: BeforeSend): Promise<HttpOutcome>;
+  replaceUser(platformId: string, desired: DesiredDashboardUser, beforeSend: BeforeSend): Promise<HttpOutcome>;
+  deleteUser(platformId: string, beforeSend: BeforeSend): Promise<HttpOutcome>;
+  /** The dashboard user a platform resource describes, in the comparable desired shape (response-only ids dropped). */
+  readResource(body: unknown): { id: string; user: DesiredDashboardUser } | undefined;
+  /** The resources of a filter lookup's ListResponse. */
+  readList(body: unknown): { id: string; user: DesiredDashboardUser }[];
+}
+
+export type DesiredState = {
+  /** False when the IdP user no longer exists (deleted). */
+  exists: boolean;
+  userName: string | null;
+  desired: DesiredDashboardUser | null;
+};
+
+export interface DesiredStateSource {
+  load(userId: string): Promise<DesiredState>;
+}
+
+export class BudgetExhausted extends Error {
+  constructor(readonly resetsAt: Date) {
+    super(`platform SCIM budget exhausted until ${resetsAt.toISOString()}`);
+    this.name = "BudgetExhausted";
+  }
+}

@@ -1,0 +1,297 @@
+import { randomUUID } from "node:crypto";
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import { debitBudget } from "../db/budgetRepository.js";
+import { createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
+import {
+  countAccounts,
+  getAccount,
+  markCreating,
+  recordApplied,
+  removeAccount,
+  type PlatformAccount,
+} from "../db/platformAccountRepository.js";
+import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import { countDeprovisionsSince, writeLogEntry, type LogAction, type LogOutcome } from "../db/reconcileLogRepository.js";
+import { log, withLogContext } from "../logging/logger.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import type { HttpOutcome } from "../platform/http.js";
+import type { BudgetPolicy } from "./budget.js";
+import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
+import { diffDashboardUsers, type Change } from "./diff.js";
+import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
+import { planReconcile, type Plan, type Policies } from "./planner.js";
+import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
+
+export type ReconcilerDeps = {
+  db: DataSource;
+  clock: Clock;
+  platform: PlatformScimPort;
+  source: DesiredStateSource;
+  budget: BudgetPolicy;
+  policies: Policies;
+  breaker: BreakerPolicy;
+};
+
+/** One reconcile of one user: everything it learned and spent, for the log. */
+type Run = {
+  userId: string;
+  reconcileId: string;
+  trigger: unknown;
+  actor: string | null;
+  userName: string | null;
+  before: DesiredDashboardUser | null;
+  calls: number;
+  lastStatus: number | null;
+};
+
+/**
+ * Reconcile(user): read the IdP state and the last applied state, compute the desired dashboard
+ * user, and do the least on the platform. Each platform request is debited from the shared
+ * budget just before it is sent (`spend`). Never branches on what woke it.
+ */
+export class Reconciler {
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  /** The plan for a user as things stand, spending nothing (classification, `plan`, previews). */
+  async plan(userId: string): Promise<{ plan: Plan; account: PlatformAccount | undefined; desired: DesiredDashboardUser | null; hold: Hold | undefined }> {
+    const [state, account, hold] = await Promise.all([this.deps.source.load(userId), getAccount(this.deps.db, userId), getHold(this.deps.db, userId)]);
+    return { plan: planReconcile(state.desired, account, this.deps.policies), account, desired: state.desired, hold };
+  }
+
+  async reconcile(userId: string, trigger: unknown, actor: string | null = null): Promise<ReconcileResult> {
+    const reconcileId = randomUUID();
+    return withLogContext({ reconcileId }, async () => {
+      const { plan, account, hold } = await this.plan(userId);
+      const run: Run = { userId, reconcileId, trigger, actor, userName: account?.userName ?? null, before: account?.lastApplied ?? null, calls: 0, lastStatus: null };
+      if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
+      try {
+        return await this.execute(run, plan, account, hold);
+      } catch (error) {
+        if (error instanceof BudgetExhausted) {
+          await this.write(run, actionOf(plan), "deferred-for-budget", changesOf(plan), { error: error.message });
+          return { kind: "budget", resetsAt: error.resetsAt };
+        }
+        throw error;
+      }
+    });
+  }
+
+  private async execute(run: Run, plan: Plan, account: PlatformAccount | undefined, hold: Hold | undefined): Promise<ReconcileResult> {
+    if (hold && !(plan.action === "deprovision" || plan.action === "email-change")) await deleteHold(this.deps.db, run.userId);
+    switch (plan.action) {
+      case "none":
+        return { kind: "done" };
+      case "forget":
+        await removeAccount(this.deps.db, run.userId);
+        return { kind: "done" };
+      case "create":
+        return this.create(run, plan.desired, plan.changes);
+      case "resolve-create":
+        return this.resolveCreate(run, account!, plan.desired);
+      case "update":
+        return this.update(run, plan.platformId, plan.desired, plan.changes);
+      case "deprovision":
+        return this.deprovisionGuarded(run, plan.platformId, plan.changes, hold);
+      case "email-change":
+        return this.emailChange(run, plan, hold);
+    }
+  }
+
+  private async create(run: Run, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
+    const { db, clock } = this.deps;
+    // The account is marked 'creating' only once the request is affordable and about to leave.
+    const beforeSend = this.spend(run, "create", false, () => markCreating(db, run.userId, desired.userName, clock.now()));
+    const outcome = await this.deps.platform.createUser(desired, beforeSend);
+    this.note(run, outcome);
+    if (outcome.kind === "ok") {
+      const created = this.deps.platform.readResource(outcome.body);
+      if (!created) return this.fail(run, "create", changes, { kind: "retry", error: "create answered without an id" });
+      await recordApplied(db, run.userId, created.id, desired, clock.now(), { createdByConnector: true });
+      await this.write(run, "create", "succeeded", changes, { after: desired });
+      return { kind: "done" };
+    }
+    if (outcome.kind === "http_error" && outcome.status === 409) {
+      await removeAccount(db, run.userId);
+      return this.adopt(run, desired, false);
+    }
+    if (provablyNotApplied(outcome)) await removeAccount(db, run.userId);
+    return this.fail(run, "create", changes, resultOfFailure(outcome), outcome);
+  }
+
+  /** An account with this userName exists on the platform: take its id, and PUT only if it differs. */
+  private async adopt(run: Run, desired: DesiredDashboardUser, createdByConnector: boolean): Promise<ReconcileResult> {
+    const found = await this.lookup(run, desired.userName);
+    if ("kind" in found) return this.fail(run, "adopt", [], found);
+    if (!found.match) return this.fail(run, "adopt", [], { kind: "retry", error: "platform reported a conflict but the lookup found no account" });
+    return this.applyToFound(run, found.match, desired, createdByConnector, "adopt");
+  }
+
+  private async applyToFound(
+    run: Run,
+    found: { id: string; user: DesiredDashboardUser },
+    desired: DesiredDashboardUser,
+    createdByConnector: boolean,
+    action: LogAction,
+  ): Promise<ReconcileResult> {
+    const { db, clock } = this.deps;
+    const changes = diffDashboardUsers(found.user, desired);
+    run.before = found.user;
+    if (changes.length) {
+      const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(run, "update", false));
+      this.note(run, outcome);
+      if (outcome.kind !== "ok") return this.fail(run, action, changes, resultOfFailure(outcome), outcome);
+    }
+    await recordApplied(db, run.userId, found.id, desired, clock.now(), { createdByConnector, verified: true });
+    await this.write(run, action, "succeeded", changes, { after: desired });
+    return { kind: "done" };
+  }
+
+  /** A create's answer was lost: find out by lookup whether it happened, never by a second POST. */
+  private async resolveCreate(run: Run, account: PlatformAccount, desired: DesiredDashboardUser | null): Promise<ReconcileResult> {
+    const found = await this.lookup(run, account.userName);
+    if ("kind" in found) return this.fail(run, desired ? "create" : "deprovision", [], found);
+    if (found.match) {
+      if (desired && desired.userName.toLowerCase() === account.userName.toLowerCase()) return this.applyToFound(run, found.match, desired, true, "create");
+      await recordApplied(this.deps.db, run.userId, found.match.id, found.match.user, this.deps.clock.now(), { createdByConnector: true });
+      // Not (or no longer) wanted under this name: take it away, then the next reconcile creates what is wanted.
+      return this.deprovision(run, found.match.id, diffDashboardUsers(found.match.user, null));
+    }
+    await removeAccount(this.deps.db, run.userId);
+    return desired ? this.create(run, desired, diffDashboardUsers(null, desired)) : { kind: "done" };
+  }
+
+  private async update(run: Run, platformId: string, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
+    const outcome = await this.deps.platform.replaceUser(platformId, desired, this.spend(run, "update", false));
+    this.note(run, outcome);
+    if (outcome.kind === "ok") {
+      await recordApplied(this.deps.db, run.userId, platformId, desired, this.deps.clock.now());
+      await this.write(run, "update", "succeeded", changes, { after: desired });
+      return { kind: "done" };
+    }
+    if (outcome.kind === "http_error" && outcome.status === 404) {
+      // Someone deleted the account on the platform: recreate it.
+      await removeAccount(this.deps.db, run.userId);
+      await this.write(run, "update", "failed", changes, { error: "account missing on the platform; recreating" });
+      run.before = null;
+      return this.create(run, desired, diffDashboardUsers(null, desired));
+    }
+    return this.fail(run, "update", changes, resultOfFailure(outcome), outcome);
+  }
+
+  private async deprovisionGuarded(run: Run, platformId: string, changes: Change[], hold: Hold | undefined): Promise<ReconcileResult> {
+    if (hold?.kind === "deprovision" && hold.decision !== "approved") return { kind: "done" }; // waiting for, or refused by, an admin
+    if (hold?.kind !== "deprovision") {
+      const { db, clock, breaker } = this.deps;
+      const now = clock.now();
+      const [accounts, doneLastHour, pending] = await Promise.all([
+        countAccounts(db),
+        countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
+        countPendingDeprovisions(db),
+      ]);
+      if (shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) {
+        await createHold(db, { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now });
+        await this.write(run, "hold", "held", changes, { error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending` });
+        return { kind: "done" };
+      }
+    }
+    return this.deprovision(run, platformId, changes);
+  }
+
+  private async deprovision(run: Run, platformId: string, changes: Change[]): Promise<ReconcileResult> {
+    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(run, "deprovision", true));
+    this.note(run, outcome);
+    if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
+      await removeAccount(this.deps.db, run.userId);
+      await deleteHold(this.deps.db, run.userId);
+      await this.write(run, "deprovision", "succeeded", changes, { after: null });
+      return { kind: "done" };
+    }
+    return this.fail(run, "deprovision", changes, resultOfFailure(outcome), outcome);
+  }
+
+  /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
+  private async emailChange(run: Run, plan: Extract<Plan, { action: "email-change" }>, hold: Hold | undefined): Promise<ReconcileResult> {
+    if (hold?.kind === "email_change" && hold.decision === "approved") {
+      const removed = await this.deprovision(run, plan.platformId, diffDashboardUsers(run.before, null));
+      if (removed.kind !== "done") return removed;
+      run.before = null;
+      return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+    }
+    if (hold?.kind === "email_change") return { kind: "done" };
+    const { db, clock } = this.deps;
+    await createHold(db, { userId: run.userId, kind: "email_change", userName: plan.desired.userName, detail: { from: run.userName, to: plan.desired.userName, platformId: plan.platformId }, now: clock.now() });
+    await this.write(run, "needs-admin", "held", plan.changes, { error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)" });
+    return { kind: "done" };
+  }
+
+  private async lookup(run: Run, userName: string): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
+    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", false));
+    this.note(run, outcome);
+    if (outcome.kind !== "ok") return resultOfFailure(outcome);
+    const match = this.deps.platform.readList(outcome.body).find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
+    return { match };
+  }
+
+  /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
+  private spend(run: Run, action: string, usesReserve: boolean, then?: () => Promise<void>): BeforeSend {
+    return async () => {
+      const debit = await debitBudget(this.deps.db, this.deps.budget, this.deps.clock.now(), { action, usesReserve, userId: run.userId, reconcileId: run.reconcileId });
+      if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
+      run.calls++;
+      await then?.();
+    };
+  }
+
+  private note(run: Run, outcome: HttpOutcome): void {
+    run.lastStatus = "status" in outcome && typeof outcome.status === "number" ? outcome.status : run.lastStatus;
+  }
+
+  private async fail(run: Run, action: LogAction, changes: Change[], result: ReconcileResult, outcome?: HttpOutcome): Promise<ReconcileResult> {
+    const error = "error" in result ? result.error : result.kind === "rate-limited" ? `rate limited until ${result.until.toISOString()}` : result.kind;
+    const detail = outcome && outcome.kind === "http_error" ? errorDetail(outcome.body) : undefined;
+    await this.write(run, action, result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed", changes, {
+      error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,
+    });
+    log.warn("reconcile", "reconcile failed", { action, result: result.kind, status: run.lastStatus });
+    return result;
+  }
+
+  private async write(run: Run, action: LogAction, outcome: LogOutcome, changes: Change[], extra: { after?: DesiredDashboardUser | null; error?: string }): Promise<void> {
+    await writeLogEntry(this.deps.db, {
+      at: this.deps.clock.now(),
+      reconcileId: run.reconcileId,
+      userId: run.userId,
+      userName: run.userName,
+      action,
+      outcome,
+      trigger: run.trigger,
+      changes,
+      before: run.before,
+      after: extra.after,
+      platformStatus: run.lastStatus,
+      callsSpent: run.calls,
+      error: extra.error,
+      actor: run.actor,
+    });
+    run.calls = 0; // each entry reports the calls spent since the previous one
+  }
+}
+
+function actionOf(plan: Plan): LogAction {
+  switch (plan.action) {
+    case "create":
+    case "resolve-create":
+      return "create";
+    case "deprovision":
+      return "deprovision";
+    case "email-change":
+      return "needs-admin";
+    default:
+      return "update";
+  }
+}
+
+function changesOf(plan: Plan): Change[] {
+  return "changes" in plan ? plan.changes : [];
+}

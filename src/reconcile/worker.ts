@@ -1,0 +1,156 @@
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import {
+  claimNext,
+  claimUser,
+  completeQueueRow,
+  deferQueueRow,
+  dropIfUnchanged,
+  listUnclassified,
+  markUsersDirty,
+  parkQueueRow,
+  setPriority,
+  type QueueRow,
+} from "../db/reconcileQueueRepository.js";
+import type { WorkerLease } from "../db/workerLease.js";
+import { isTransientDatabaseError } from "../errors.js";
+import { log } from "../logging/logger.js";
+import { retryDelayMs, type ReconcileResult } from "./outcomes.js";
+import { PRIORITY, priorityOf } from "./planner.js";
+import type { Reconciler } from "./reconciler.js";
+
+export type WorkerOptions = {
+  /** Reconciles in flight at once in this process. */
+  concurrency: number;
+  /** Longest idle wait between queue checks (a NOTIFY wakes the worker sooner). */
+  pollMs: number;
+  classifyBatch: number;
+};
+
+/**
+ * The reconcile loop: classify newly dirty users (free: no platform calls), then claim the most
+ * urgent ready user and reconcile it; apply the result to its queue row (done, retry with backoff,
+ * wait for the platform or the budget, or park). Several loops per process, several processes per
+ * database: claims go through the queue table, so each row is worked by one loop at a time.
+ */
+export class ReconcileWorker {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private wake: (() => void)[] = [];
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly clock: Clock,
+    private readonly reconciler: Reconciler,
+    private readonly lease: WorkerLease,
+    private readonly options: WorkerOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.lease.start();
+    this.running = true;
+    this.unsubscribe = this.lease.onNotify(() => this.nudge());
+    this.loops = Array.from({ length: this.options.concurrency }, (_, i) => this.loop(i));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.nudge();
+    await Promise.all(this.loops);
+    this.unsubscribe?.();
+    await this.lease.stop();
+  }
+
+  nudge(): void {
+    const waiting = this.wake;
+    this.wake = [];
+    waiting.forEach((fn) => fn());
+  }
+
+  /** Provision on demand: mark, claim and reconcile this user now, ahead of the queue. */
+  async reconcileNow(userId: string, actor: string): Promise<ReconcileResult | "busy"> {
+    await this.db.transaction((tx) => markUsersDirty(tx, [userId], { kind: "admin", actor }));
+    if (!(await this.lease.ensure())) return "busy";
+    const row = await claimUser(this.db, this.lease.id, userId, this.clock.now());
+    if (!row) return "busy";
+    return this.work(row, actor);
+  }
+
+  /** One pass of classification and at most one reconcile; true when it found work. For tests and the CLI. */
+  async runOnce(): Promise<boolean> {
+    if (!(await this.lease.ensure())) return false;
+    const classified = await this.classify();
+    const row = await claimNext(this.db, this.lease.id, this.clock.now(), PRIORITY.verify);
+    if (row) await this.work(row, null);
+    return classified > 0 || row !== undefined;
+  }
+
+  private async loop(index: number): Promise<void> {
+    while (this.running) {
+      let busy = false;
+      try {
+        busy = await this.runOnce();
+      } catch (error) {
+        const transient = isTransientDatabaseError(error);
+        log.error("reconcile", transient ? "database unavailable; retrying" : "worker loop error", { loop: index, error });
+        await this.idle(transient ? 2_000 : 5_000);
+        continue;
+      }
+      if (!busy) await this.idle(this.options.pollMs);
+    }
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Plans newly dirty users and files them by priority; drops the ones that need nothing. */
+  private async classify(): Promise<number> {
+    const rows = await listUnclassified(this.db, this.options.classifyBatch);
+    for (const row of rows) {
+      const { plan } = await this.reconciler.plan(row.userId);
+      const priority = priorityOf(plan);
+      if (plan.action === "none") await dropIfUnchanged(this.db, row);
+      // Free work (forget, holds) is filed first: it costs no budget.
+      else await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action);
+    }
+    return rows.length;
+  }
+
+  private async work(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
+    let result: ReconcileResult;
+    try {
+      result = await this.reconciler.reconcile(row.userId, row.trigger, actor);
+    } catch (error) {
+      if (isTransientDatabaseError(error)) throw error; // the claim dies with the connection; another pass retries
+      result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };
+      log.error("reconcile", "reconcile threw", { error });
+    }
+    const now = this.clock.now();
+    switch (result.kind) {
+      case "done":
+        await completeQueueRow(this.db, row);
+        break;
+      case "retry":
+        await deferQueueRow(this.db, row.userId, new Date(now.getTime() + retryDelayMs(row.attempts)), { error: result.error });
+        break;
+      case "rate-limited":
+        await deferQueueRow(this.db, row.userId, result.until);
+        break;
+      case "budget":
+        await deferQueueRow(this.db, row.userId, result.resetsAt);
+        break;
+      case "terminal":
+        await parkQueueRow(this.db, row.userId, result.error, now);
+        break;
+    }
+    return result;
+  }
+}
