@@ -1,0 +1,39 @@
+import type { Mapping, MappingRule } from "../config/mapping.js";
+
+/**
+ * Which mapping rules an IdP user's groups match, and why. Pure; the admin UI shows the result
+ * ("rule 2 (line 8) matched group 'Analysts-EU' by pattern").
+ */
+
+export type MappingGroup = { displayName: string; externalId?: string | null };
+
+export type MatchReason = "group" | "groupExternalId" | "groupPattern";
+
+export type RuleMatch = {
+  rule: MappingRule;
+  /** Every group that matched this rule, each with the first matcher that matched it. */
+  matches: { group: MappingGroup; by: MatchReason }[];
+};
+
+/** The reason a group matches a rule, or undefined. A rule's matchers are alternatives (OR). */
+export function ruleMatchesGroup(rule: MappingRule, group: MappingGroup): MatchReason | undefined {
+  const name = group.displayName.trim().toLowerCase();
+  if (rule.groups.some((g) => g.trim().toLowerCase() === name)) return "group";
+  if (rule.groupExternalId !== undefined && group.externalId != null && group.externalId === rule.groupExternalId) return "groupExternalId";
+  if (rule.groupPattern?.test(group.displayName)) return "groupPattern";
+  return undefined;
+}
+
+/** The rules that match at least one of the groups, in file order. */
+export function matchingRules(groups: readonly MappingGroup[], mapping: Pick<Mapping, "rules">): RuleMatch[] {
+  const result: RuleMatch[] = [];
+  for (const rule of mapping.rules) {
+    const matches: RuleMatch["matches"] = [];
+    for (const group of groups) {
+      const by = ruleMatchesGroup(rule, group);
+      if (by) matches.push({ group, by });
+    }
+    if (matches.length) result.push({ rule, matches });
+  }
+  return result;
+}
