@@ -4,7 +4,13 @@ import { controlRouter } from "./control.js";
 import { faultMiddleware } from "./faults.js";
 import { errorRenderer, makeRegistrar, restError } from "./http.js";
 import type { RouteContext } from "./routes/context.js";
+import { cdiRoutes } from "./routes/cdi.js";
+import { emailRoutes } from "./routes/email.js";
+import { preferenceCenterRoutes } from "./routes/preferenceCenter.js";
 import { scimRoutes } from "./routes/scim.js";
+import { smsRoutes } from "./routes/sms.js";
+import { subscriptionRoutes } from "./routes/subscriptions.js";
+import { userRoutes } from "./routes/users.js";
 import type { EmulatorState } from "./state.js";
 
 /**
@@ -12,7 +18,7 @@ import type { EmulatorState } from "./state.js";
  * injected faults → authentication → rate limit → handler. The control plane sits beside it.
  */
 
-const routeModules: Array<(ctx: RouteContext) => void> = [scimRoutes];
+const routeModules: Array<(ctx: RouteContext) => void> = [scimRoutes, emailRoutes, subscriptionRoutes, preferenceCenterRoutes, smsRoutes, userRoutes, cdiRoutes];
 
 export function createEmulatorApp(state: EmulatorState, auth: AuthConfig): Express {
   const app = express();

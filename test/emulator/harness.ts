@@ -23,7 +23,7 @@ export async function startClient(options: EmulatorOptions = {}): Promise<Client
   const call: Client["call"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     let body: string | undefined = opts.rawBody;
-    if (opts.body !== undefined) {
+    if (opts.body !== undefined && method !== "GET" && method !== "HEAD") {
       body = JSON.stringify(opts.body);
       headers["content-type"] ??= "application/json";
     }
