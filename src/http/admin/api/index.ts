@@ -1,0 +1,135 @@
+import express, { Router, type NextFunction, type Request, type Response } from "express";
+import type { DataSource } from "typeorm";
+import { z } from "zod";
+import type { Clock } from "../../../clock.js";
+import { getBudgetStatus } from "../../../db/budgetRepository.js";
+import { listHolds } from "../../../db/holdRepository.js";
+import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
+import { AppError, BadRequestError, NotFoundError } from "../../../errors.js";
+import { log } from "../../../logging/logger.js";
+import { decide, decideAll } from "../../../reconcile/approvals.js";
+import type { BudgetPolicy } from "../../../reconcile/budget.js";
+import { queueStatus } from "../../../reconcile/queueStatus.js";
+import { requireAdminToken } from "./auth.js";
+import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
+
+export type AdminApiDeps = {
+  db: DataSource;
+  clock: Clock;
+  adminToken: string | undefined;
+  budget: BudgetPolicy;
+  /** Provision on demand (jumps the queue, spends budget). */
+  reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
+  /** Extra routers mounted under /admin/api by other capabilities (mirror, runs). */
+  extensions?: Router[];
+};
+
+const logQuery = z.object({
+  user: z.string().max(320).optional(),
+  action: z.string().max(40).optional(),
+  outcome: z.string().max(40).optional(),
+  trigger: z.string().max(40).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  cursor: z.string().regex(/^\d+$/).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+/** The admin JSON API under /admin/api: bearer-token only (no cookies, so no CSRF surface). */
+export function adminApiRouter(deps: AdminApiDeps): Router {
+  const router = Router();
+  router.use(requireAdminToken(deps.adminToken));
+  router.use(express.json({ limit: "64kb" }));
+
+  router.get("/log", async (req, res) => {
+    const q = parse(logQuery, req.query);
+    const page = await listLog(deps.db, {
+      ...q,
+      since: q.since ? new Date(q.since) : undefined,
+      until: q.until ? new Date(q.until) : undefined,
+      before: q.cursor,
+    });
+    res.json({ entries: page.entries.map(presentLogEntry), nextCursor: page.nextCursor });
+  });
+
+  router.get("/log/:id", async (req, res) => {
+    const entry = await getLogEntry(deps.db, String(req.params.id));
+    if (!entry) throw new NotFoundError("No log entry with that id");
+    res.json(presentLogEntry(entry));
+  });
+
+  router.get("/budget", async (_req, res) => {
+    res.json(presentBudget(await getBudgetStatus(deps.db, deps.budget, deps.clock.now())));
+  });
+
+  router.get("/queue", async (_req, res) => {
+    res.json(presentQueue(await queueStatus(deps.db, deps.budget, deps.clock.now())));
+  });
+
+  router.get("/approvals", async (req, res) => {
+    const holds = await listHolds(deps.db, { pendingOnly: req.query.all !== "true" });
+    res.json({ holds: holds.map(presentHold) });
+  });
+
+  router.post("/approvals/:userId/:decision", async (req, res) => {
+    const decision = decisionOf(String(req.params.decision));
+    const userId = String(req.params.userId);
+    if (userId === "all") {
+      res.json({ decided: await decideAll(deps.db, decision, actorOf(res), deps.clock.now()) });
+      return;
+    }
+    assertUuid(userId);
+    const hold = await decide(deps.db, userId, decision, actorOf(res), deps.clock.now());
+    if (!hold) throw new NotFoundError("No undecided hold for that user");
+    res.json(presentHold(hold));
+  });
+
+  router.post("/users/:userId/reconcile", async (req, res) => {
+    const userId = String(req.params.userId);
+    assertUuid(userId);
+    if (!deps.reconcileNow) throw new AppError("Reconciling is not running in this process", 503);
+    const result = await deps.reconcileNow(userId, actorOf(res));
+    res.json({ result });
+  });
+
+  for (const extension of deps.extensions ?? []) router.use(extension);
+
+  router.use((_req, _res, next) => next(new NotFoundError("No such admin API route")));
+  router.use(adminApiErrors);
+  return router;
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return result.data;
+}
+
+function decisionOf(word: string): "approved" | "rejected" {
+  if (word === "approve") return "approved";
+  if (word === "reject") return "rejected";
+  throw new NotFoundError("Use /approve or /reject");
+}
+
+function assertUuid(id: string): void {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new NotFoundError("No user with that id");
+}
+
+function actorOf(res: Response): string {
+  return typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
+}
+
+/** The /admin/api error translator: JSON bodies, never a stack. */
+function adminApiErrors(error: unknown, _req: Request, res: Response, _next: NextFunction): void {
+  if (error instanceof AppError) {
+    res.status(error.status).json({ error: error.name, message: error.message });
+    return;
+  }
+  const status = (error as { status?: unknown; type?: unknown })?.status;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    res.status(status).json({ error: "BadRequest", message: "The request could not be read" });
+    return;
+  }
+  log.error("admin-api", "unexpected error", { error });
+  res.status(500).json({ error: "InternalError", message: "Something went wrong; see the service log" });
+}

@@ -1,0 +1,41 @@
+import type { CacheItem, CacheProvider } from "@node-saml/passport-saml";
+import type { Clock } from "../../../clock.js";
+import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+
+/**
+ * node-saml's InResponseTo cache, in PostgreSQL so that the replica receiving the IdP's POST
+ * knows the AuthnRequest another replica sent. Entries older than `ttlMs` count as absent.
+ */
+export class PgSamlRequestCache implements CacheProvider {
+  private lastPrune = 0;
+
+  constructor(
+    private readonly repo: AdminSessionRepository,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  async saveAsync(key: string, value: string): Promise<CacheItem | null> {
+    const now = this.clock.now();
+    await this.repo.rememberAuthnRequest(key, now);
+    await this.pruneNowAndThen(now);
+    return { value, createdAt: now.getTime() };
+  }
+
+  async getAsync(key: string): Promise<string | null> {
+    const sent = await this.repo.findAuthnRequest(key, new Date(this.clock.now().getTime() - this.ttlMs));
+    return sent ? sent.toISOString() : null;
+  }
+
+  async removeAsync(key: string | null): Promise<string | null> {
+    if (!key) return null;
+    return (await this.repo.forgetAuthnRequest(key)) ? key : null;
+  }
+
+  private async pruneNowAndThen(now: Date): Promise<void> {
+    if (now.getTime() - this.lastPrune < 10 * 60_000) return;
+    this.lastPrune = now.getTime();
+    // Consumed-response marks must outlive any assertion that could still be valid: keep a day.
+    await this.repo.deleteAuthnRequestsBefore(new Date(now.getTime() - Math.max(this.ttlMs, 24 * 3_600_000)));
+  }
+}

@@ -1,0 +1,39 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import { log } from "../../logging/logger.js";
+import { renderMessagePage } from "./ui/render.js";
+
+/**
+ * Synchronizer-token CSRF protection: one random token per session, sent back by every form as
+ * the hidden `_csrf` field and compared on every state-changing request. The ACS endpoint is the
+ * one exception (the IdP posts it cross-site); its signature and InResponseTo protect it instead.
+ */
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The session's token, made on first use. */
+export function csrfToken(req: Request): string {
+  if (!req.session.csrfToken) req.session.csrfToken = randomBytes(32).toString("base64url");
+  return req.session.csrfToken;
+}
+
+export function verifyCsrf(req: Request, res: Response, next: NextFunction): void {
+  if (SAFE_METHODS.has(req.method)) return next();
+  const expected = req.session?.csrfToken;
+  const body = req.body as Record<string, unknown> | undefined;
+  const presented = typeof body?._csrf === "string" ? body._csrf : req.get("x-csrf-token");
+  if (expected && presented && sameToken(expected, presented)) return next();
+  log.warn("admin", "csrf check failed", { method: req.method, path: req.path, hadSessionToken: Boolean(expected) });
+  renderMessagePage(
+    res,
+    403,
+    "Form expired",
+    "This form could not be verified (it may be stale or come from another site). Nothing was changed. Go back, reload the page and try again.",
+  );
+}
+
+function sameToken(a: string, b: string): boolean {
+  // Hashing first gives equal lengths, which timingSafeEqual needs.
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}

@@ -1,0 +1,48 @@
+import { ConfigError, type Env } from "../../config/env.js";
+
+/**
+ * Local mode (no SAML) signs admins in with one shared token, which is only safe where nobody
+ * else can reach the port. These checks keep that promise at boot and on every request.
+ */
+
+export type AdminAuthMode = "saml" | "local";
+
+const SAML_KEYS = ["SAML_ENTRY_POINT", "SAML_ISSUER", "SAML_IDP_CERT", "SAML_CALLBACK_URL"] as const;
+
+/** "saml" when all four SAML settings are present, "local" when none is; a partial setup is a config error. */
+export function adminAuthMode(env: Env): AdminAuthMode {
+  const missing = SAML_KEYS.filter((k) => !env[k]);
+  if (missing.length === 0) return "saml";
+  if (missing.length === SAML_KEYS.length) return "local";
+  throw new ConfigError(missing.map((k) => `${k}: is required when any SAML_* setting is given (SAML sign-in for the admin UI)`));
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address);
+}
+
+/**
+ * The host the server should listen on. In local mode without ADMIN_ALLOW_REMOTE: loopback when
+ * HOST was not set explicitly, and a ConfigError when it was set to something else.
+ * `raw` is the unparsed environment, to tell an explicit HOST from the default.
+ */
+export function resolveListenHost(env: Env, raw: NodeJS.ProcessEnv = process.env): string {
+  if (adminAuthMode(env) === "saml" || env.ADMIN_ALLOW_REMOTE) return env.HOST;
+  if (!raw.HOST) return "127.0.0.1";
+  assertAdminExposureSafe(env);
+  return env.HOST;
+}
+
+/** Throws a ConfigError when local admin sign-in would be reachable from other machines. */
+export function assertAdminExposureSafe(env: Env): void {
+  if (adminAuthMode(env) === "saml" || env.ADMIN_ALLOW_REMOTE || isLoopbackHost(env.HOST)) return;
+  throw new ConfigError([
+    `HOST: is ${env.HOST}, but the admin UI is in local mode (ADMIN_TOKEN sign-in, no SAML) and must listen on loopback only. ` +
+      `Set HOST=127.0.0.1, configure SAML_ENTRY_POINT, SAML_ISSUER, SAML_IDP_CERT and SAML_CALLBACK_URL, or set ADMIN_ALLOW_REMOTE=true.`,
+  ]);
+}

@@ -1,0 +1,53 @@
+import type { NextFunction, Request, Response } from "express";
+import { log } from "../../logging/logger.js";
+import type { AdminActor, AdminRole } from "./actor.js";
+import { renderMessagePage } from "./ui/render.js";
+
+/**
+ * Every admin UI authorization rule lives here. A viewer reads; an admin also approves held
+ * changes, reconciles on demand, starts resyncs and applies mappings.
+ */
+
+export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping";
+
+const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
+  viewer: new Set(["read"]),
+  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping"]),
+};
+
+export function can(role: AdminRole | undefined, action: AdminAction): boolean {
+  return role !== undefined && GRANTS[role].has(action);
+}
+
+/** Anyone not signed in is sent to the sign-in page (GET) or refused (other methods). */
+export function requireSignedIn(req: Request, res: Response, next: NextFunction): void {
+  if (req.adminActor) return next();
+  if (req.method === "GET" || req.method === "HEAD") {
+    res.redirect(303, `${req.baseUrl}/login`);
+    return;
+  }
+  renderMessagePage(res, 401, "Sign-in required", "Your session has ended. Sign in again to continue.");
+}
+
+export function requireAction(action: AdminAction) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const actor: AdminActor | undefined = req.adminActor;
+    if (!actor) return requireSignedIn(req, res, next);
+    if (can(actor.role, action)) return next();
+    log.warn("admin", "action forbidden", { action, actor: actor.name, role: actor.role, path: req.path });
+    renderMessagePage(
+      res,
+      403,
+      "Not allowed",
+      `Your role (${actor.role}) cannot ${ACTION_WORDS[action]}. Ask an administrator if you need this.`,
+    );
+  };
+}
+
+const ACTION_WORDS: Record<AdminAction, string> = {
+  read: "read this page",
+  approve: "approve or reject held changes",
+  reconcile: "reconcile users on demand",
+  resync: "start a full resync",
+  applyMapping: "apply a mapping",
+};

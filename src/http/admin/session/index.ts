@@ -1,0 +1,57 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import session from "express-session";
+import type { Clock } from "../../../clock.js";
+import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import type { AdminActor } from "../actor.js";
+import { PgSessionStore } from "./pgSessionStore.js";
+
+export const SESSION_COOKIE = "scim_admin_sid";
+
+/**
+ * Admin UI sessions: stored in PostgreSQL, rolling idle timeout, cookie HttpOnly + SameSite=Lax,
+ * Secure whenever the request came over TLS (directly or via a trusted proxy). The cookie
+ * signing key comes from the database, so it is built on the first request.
+ */
+export function adminSession(options: { sessions: AdminSessionRepository; clock: Clock; idleMinutes: number }): RequestHandler {
+  const idleMs = options.idleMinutes * 60_000;
+  let middleware: Promise<RequestHandler> | undefined;
+  const build = async (): Promise<RequestHandler> =>
+    session({
+      name: SESSION_COOKIE,
+      secret: await options.sessions.getCookieSecret(),
+      store: new PgSessionStore(options.sessions, options.clock, idleMs),
+      resave: false,
+      saveUninitialized: false,
+      rolling: true,
+      proxy: undefined, // follow the app's "trust proxy"
+      cookie: { path: "/admin", httpOnly: true, sameSite: "lax", secure: "auto", maxAge: idleMs },
+    });
+  return (req: Request, res: Response, next: NextFunction) => {
+    middleware ??= build();
+    middleware.then(
+      (handler) => handler(req, res, next),
+      (error: unknown) => {
+        middleware = undefined; // try again on the next request
+        next(error);
+      },
+    );
+  };
+}
+
+/** Starts a signed-in session under a NEW id (so a pre-login id planted by someone else is useless). */
+export async function establishSession(req: Request, actor: AdminActor): Promise<void> {
+  await new Promise<void>((resolve, reject) => req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+  req.session.actor = actor;
+  await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
+}
+
+export async function endSession(req: Request): Promise<void> {
+  await new Promise<void>((resolve, reject) => req.session.destroy((err: unknown) => (err ? reject(err) : resolve())));
+}
+
+/** Puts the session's actor on the request (`req.adminActor`). */
+export function loadActor(req: Request, _res: Response, next: NextFunction): void {
+  const actor = req.session?.actor;
+  if (actor) req.adminActor = actor;
+  next();
+}

@@ -1,0 +1,81 @@
+/**
+ * Charts drawn as inline SVG: no JavaScript, no style attributes (the CSP forbids inline
+ * styles), readable without colour thanks to the text labels beside them.
+ */
+
+export type BudgetGaugeData = { used: number; reserve: number; limit: number; resetsAt: Date | string };
+
+/** Today's budget as a horizontal bar: used, the reserve kept for deprovisions, what is left. */
+export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
+  const width = 400;
+  const limit = Math.max(1, props.limit);
+  const usedW = Math.min(width, (props.used / limit) * width);
+  const reserveW = Math.min(width - usedW, (props.reserve / limit) * width);
+  const free = Math.max(0, props.limit - props.used - props.reserve);
+  const pct = Math.round((props.used / limit) * 100);
+  return (
+    <figure class="gauge">
+      <svg viewBox={`0 0 ${width} 28`} width="100%" height="28" role="img" aria-label={`${props.used} of ${props.limit} calls used (${pct}%)`}>
+        <rect class="gauge-track" x="0" y="0" width={width} height="28" rx="4" />
+        <rect class="gauge-used" x="0" y="0" width={usedW} height="28" rx="4" />
+        <rect class="gauge-reserve" x={width - reserveW} y="0" width={reserveW} height="28" />
+      </svg>
+      <figcaption>
+        <strong>{props.used.toLocaleString("en")}</strong> of {props.limit.toLocaleString("en")} calls used ({pct}%) ·{" "}
+        {free.toLocaleString("en")} free · {props.reserve.toLocaleString("en")} reserved for deprovisions · resets {props.resetsLabel}
+      </figcaption>
+    </figure>
+  );
+}
+
+export type BarChartDay = { label: string; values: Record<string, number> };
+
+/** Stacked bars, one per day, one colour per series (series index → CSS class chart-s0…s5). */
+export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; title: string }) {
+  const barW = 28;
+  const gap = 10;
+  const height = 160;
+  const top = 14;
+  const totals = props.days.map((d) => props.series.reduce((sum, s) => sum + (d.values[s] ?? 0), 0));
+  const max = Math.max(1, ...totals);
+  const width = props.days.length * (barW + gap) + gap;
+  return (
+    <figure class="chart">
+      <svg viewBox={`0 0 ${width} ${height + 34}`} width="100%" height={height + 34} role="img" aria-label={props.title}>
+        <line class="chart-axis" x1="0" y1={height + top} x2={width} y2={height + top} />
+        {props.days.map((day, i) => {
+          const x = gap + i * (barW + gap);
+          let y = height + top;
+          return (
+            <g>
+              <title>{`${day.label}: ${totals[i]} calls`}</title>
+              {props.series.map((s, si) => {
+                const h = ((day.values[s] ?? 0) / max) * height;
+                y -= h;
+                return h > 0 ? <rect class={`chart-s${si % 6}`} x={x} y={y} width={barW} height={h} /> : null;
+              })}
+              <text class="chart-label" x={x + barW / 2} y={height + top + 14} text-anchor="middle">
+                {day.label}
+              </text>
+              {totals[i] ? (
+                <text class="chart-value" x={x + barW / 2} y={y - 3} text-anchor="middle">
+                  {totals[i]}
+                </text>
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+      <figcaption class="legend">
+        {props.series.map((s, si) => (
+          <span>
+            <svg width="12" height="12" aria-hidden="true">
+              <rect class={`chart-s${si % 6}`} width="12" height="12" />
+            </svg>{" "}
+            {s}
+          </span>
+        ))}
+      </figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,68 @@
+import { Badge, Facts, formatTime, Section } from "../components/basics.js";
+import { DiffView } from "../components/diff.js";
+import type { PageContext } from "../render.js";
+import { outcomeTone } from "./log.js";
+
+export type LogEntryDetail = {
+  id: string;
+  at: Date;
+  userId: string | null;
+  userName: string | null;
+  action: string;
+  outcome: string;
+  /** What woke it, as stored (e.g. {"kind":"idp","requestId":"…","method":"PATCH","resource":"Groups/…"}). */
+  trigger: unknown;
+  triggerLabel: string;
+  /** Permission tree before → after (the desired dashboard users). */
+  before: unknown;
+  after: unknown;
+  platformCall: { method: string; path: string; status: number | null } | null;
+  callsSpent: number;
+  error: string | null;
+  actor: string | null;
+};
+
+export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageContext }) {
+  const base = ctx.basePath;
+  return (
+    <div>
+      <p>
+        <a href={`${base}/log`}>← Reconciliation log</a>
+      </p>
+      <Section title="Decision">
+        <Facts
+          items={[
+            ["When", formatTime(entry.at)],
+            ["User", entry.userId ? <a href={`${base}/users/${encodeURIComponent(entry.userId)}`}>{entry.userName ?? entry.userId}</a> : (entry.userName ?? "—")],
+            ["Action", entry.action],
+            ["Outcome", <Badge tone={outcomeTone(entry.outcome)}>{entry.outcome}</Badge>],
+            ["By", entry.actor ?? "reconciler"],
+            ["Calls spent", entry.callsSpent],
+            ["Error", entry.error ?? "—"],
+          ]}
+        />
+      </Section>
+      <Section title="Permissions: old → new">
+        <DiffView before={entry.before} after={entry.after} />
+      </Section>
+      <div class="grid">
+        <Section title="What triggered it">
+          <p>{entry.triggerLabel}</p>
+          <pre class="mono">{JSON.stringify(entry.trigger, null, 2)}</pre>
+        </Section>
+        <Section title="Platform call">
+          {entry.platformCall ? (
+            <Facts
+              items={[
+                ["Request", <code>{`${entry.platformCall.method} ${entry.platformCall.path}`}</code>],
+                ["Status", entry.platformCall.status ?? "no answer"],
+              ]}
+            />
+          ) : (
+            <p class="no-data">No platform call was made for this decision.</p>
+          )}
+        </Section>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,110 @@
+import { Badge, CsrfField, NoData, Section } from "../components/basics.js";
+import { DataTable } from "../components/table.js";
+import { can } from "../../policy.js";
+import type { PageContext } from "../render.js";
+
+export type MappingData = {
+  /** Where the rules in force come from (the MAPPING_FILE path). */
+  file: string;
+  /** The mapping in force, as text (YAML). */
+  source: string;
+  rules: { name: string; groups: string; grants: string }[];
+};
+
+/** One user's change under a draft: what they gain and lose. */
+export type MappingChange = { userName: string; gains: string[]; losses: string[] };
+
+export type MappingPreview = {
+  /** Problems in the draft; when present nothing else is shown and nothing can be applied. */
+  errors: string[];
+  changes: MappingChange[];
+  usersAffected: number;
+  estimatedCalls: number;
+  /** e.g. "about 1.5 days at the current pace". */
+  durationLabel: string;
+};
+
+export function MappingPage(props: { data: MappingData | undefined; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
+  const { ctx, data, preview } = props;
+  const base = `${ctx.basePath}/mapping`;
+  const draft = props.draft ?? data?.source ?? "";
+  return (
+    <div>
+      <Section title="Rules in force">
+        {data ? (
+          <>
+            <p class="hint">
+              From <code>{data.file}</code>
+            </p>
+            <DataTable
+              rows={data.rules}
+              empty="The mapping has no rules."
+              columns={[
+                { label: "Rule", cell: (r) => r.name },
+                { label: "IdP groups", cell: (r) => r.groups },
+                { label: "Grants", cell: (r) => r.grants },
+              ]}
+            />
+          </>
+        ) : (
+          <NoData>No mapping is loaded yet.</NoData>
+        )}
+      </Section>
+      <Section title="Preview a draft">
+        <form method="post" action={`${base}/preview`} class="stack">
+          <CsrfField token={ctx.csrf} />
+          <label for="draft">Paste a draft mapping (YAML). Nothing changes until you apply it.</label>
+          <textarea id="draft" name="draft" spellcheck={false}>
+            {draft}
+          </textarea>
+          <button type="submit" class="button">
+            Preview changes
+          </button>
+        </form>
+      </Section>
+      {preview ? <PreviewResult preview={preview} draft={draft} ctx={ctx} /> : null}
+    </div>
+  );
+}
+
+function PreviewResult({ preview, draft, ctx }: { preview: MappingPreview; draft: string; ctx: PageContext }) {
+  if (preview.errors.length) {
+    return (
+      <Section title="The draft has problems">
+        <ul>
+          {preview.errors.map((e) => (
+            <li>{e}</li>
+          ))}
+        </ul>
+      </Section>
+    );
+  }
+  return (
+    <Section title="What the draft would change" id="preview">
+      <p>
+        <span class="stat">{preview.usersAffected}</span> users affected · about <strong>{preview.estimatedCalls}</strong> platform calls ·{" "}
+        {preview.durationLabel}
+      </p>
+      <DataTable
+        rows={preview.changes}
+        empty="No user's permissions would change."
+        columns={[
+          { label: "User", cell: (c) => c.userName },
+          { label: "Gains", cell: (c) => c.gains.map((g) => <Badge tone="good">{`+ ${g}`}</Badge>) },
+          { label: "Loses", cell: (c) => c.losses.map((l) => <Badge tone="bad">{`− ${l}`}</Badge>) },
+        ]}
+      />
+      {can(ctx.actor.role, "applyMapping") ? (
+        <form method="post" action={`${ctx.basePath}/mapping/apply`}>
+          <CsrfField token={ctx.csrf} />
+          <input type="hidden" name="draft" value={draft} />
+          <button type="submit" class="button danger">
+            Apply this mapping
+          </button>
+        </form>
+      ) : (
+        <p class="hint">Only admins can apply a mapping.</p>
+      )}
+    </Section>
+  );
+}

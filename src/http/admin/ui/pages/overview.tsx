@@ -1,0 +1,114 @@
+import { Badge, formatTime, NoData, Section } from "../components/basics.js";
+import { BudgetGauge, StackedBarChart } from "../components/charts.js";
+import { DataTable } from "../components/table.js";
+import type { PageContext } from "../render.js";
+
+/** What the overview shows. Optional parts are sections whose data source may not exist yet. */
+export type OverviewData = {
+  budget: { used: number; reserve: number; limit: number; resetsAt: Date };
+  /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
+  callsPerDay: { day: string; byAction: Record<string, number> }[];
+  queue: { priority: string; depth: number }[];
+  /** e.g. "about 2 days at today's pace"; undefined when the queue is empty. */
+  queueEta?: string;
+  failures: { userId?: string; userName: string; error: string; at: Date }[];
+  held: { deprovisions: number; emailChanges: number };
+  mirrorLag?: { table: string; pending: number; lagSeconds: number | null }[];
+  lastRuns?: { id: string; startedAt: Date; finishedAt: Date | null; status: string; verified: number; drift: number }[];
+};
+
+const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
+
+export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ctx: PageContext }) {
+  if (!data) return <NoData>The reconciler has not reported anything yet.</NoData>;
+  const base = ctx.basePath;
+  const actions = new Set(data.callsPerDay.flatMap((d) => Object.keys(d.byAction)));
+  const series = [...SERIES_ORDER.filter((s) => actions.has(s)), ...[...actions].filter((a) => !SERIES_ORDER.includes(a)).sort()];
+  const queued = data.queue.reduce((n, q) => n + q.depth, 0);
+  return (
+    <div>
+      <div class="grid">
+        <Section title="Today's platform SCIM budget">
+          <BudgetGauge {...data.budget} resetsLabel={formatTime(data.budget.resetsAt)} />
+        </Section>
+        <Section title="Waiting for approval">
+          <p>
+            <span class="stat">{data.held.deprovisions}</span> held deprovisions ·{" "}
+            <span class="stat">{data.held.emailChanges}</span> email changes
+          </p>
+          {data.held.deprovisions + data.held.emailChanges > 0 ? <a href={`${base}/approvals`}>Review approvals →</a> : null}
+        </Section>
+      </div>
+      <Section title="Platform calls per day (last 14 days)">
+        {data.callsPerDay.length ? (
+          <StackedBarChart
+            title="Platform SCIM calls per day by action"
+            series={series}
+            days={data.callsPerDay.map((d) => ({ label: d.day.slice(5), values: d.byAction }))}
+          />
+        ) : (
+          <NoData>No platform calls yet.</NoData>
+        )}
+      </Section>
+      <div class="grid">
+        <Section title="Queue">
+          <p>
+            <span class="stat">{queued}</span> users waiting{data.queueEta ? ` · ${data.queueEta}` : ""}
+          </p>
+          <DataTable
+            rows={data.queue}
+            empty="The queue is empty."
+            columns={[
+              { label: "Priority", cell: (q) => q.priority },
+              { label: "Users", cell: (q) => q.depth, numeric: true },
+            ]}
+          />
+        </Section>
+        <Section title="Failures needing attention">
+          <DataTable
+            rows={data.failures}
+            empty="No failures."
+            columns={[
+              { label: "User", cell: (f) => (f.userId ? <a href={`${base}/users/${encodeURIComponent(f.userId)}`}>{f.userName}</a> : f.userName) },
+              { label: "Error", cell: (f) => <Badge tone="bad">{f.error}</Badge> },
+              { label: "When", cell: (f) => formatTime(f.at) },
+            ]}
+          />
+        </Section>
+      </div>
+      <div class="grid">
+        <Section title="Mirror sync">
+          {data.mirrorLag ? (
+            <DataTable
+              rows={data.mirrorLag}
+              empty="No mirror tables."
+              columns={[
+                { label: "Table", cell: (m) => m.table },
+                { label: "Pending rows", cell: (m) => m.pending, numeric: true },
+                { label: "Lag", cell: (m) => (m.lagSeconds === null ? "—" : `${Math.round(m.lagSeconds)} s`), numeric: true },
+              ]}
+            />
+          ) : (
+            <NoData>Mirror sync is not running in this build.</NoData>
+          )}
+        </Section>
+        <Section title="Last resync runs">
+          {data.lastRuns ? (
+            <DataTable
+              rows={data.lastRuns}
+              empty="No resync has run yet."
+              columns={[
+                { label: "Started", cell: (r) => formatTime(r.startedAt) },
+                { label: "Status", cell: (r) => <Badge tone={r.status === "failed" ? "bad" : r.finishedAt ? "good" : "info"}>{r.status}</Badge> },
+                { label: "Verified", cell: (r) => r.verified, numeric: true },
+                { label: "Drift", cell: (r) => r.drift, numeric: true },
+              ]}
+            />
+          ) : (
+            <NoData>Full resyncs are not available in this build.</NoData>
+          )}
+        </Section>
+      </div>
+    </div>
+  );
+}

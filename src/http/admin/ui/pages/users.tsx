@@ -1,0 +1,106 @@
+import { ActionButton, Badge, Facts, formatTime, Section } from "../components/basics.js";
+import { DiffView } from "../components/diff.js";
+import { FilterForm } from "../components/filterForm.js";
+import { Pager } from "../components/pager.js";
+import { DataTable } from "../components/table.js";
+import { can } from "../../policy.js";
+import type { PageContext } from "../render.js";
+import { outcomeTone, type LogRow } from "./log.js";
+
+export type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
+export type UsersPageData = { rows: UserRow[]; hasNext: boolean };
+export type UsersQuery = { q?: string; page: number };
+
+export type UserDetail = {
+  id: string;
+  userName: string;
+  active: boolean;
+  /** The IdP record as stored (name, emails, externalId…). */
+  idp: Record<string, unknown>;
+  groups: string[];
+  matchedRules: { rule: string; grants: string }[];
+  desired: unknown;
+  lastApplied: unknown;
+  queued: boolean;
+  log: LogRow[];
+};
+
+export function UsersPage({ data, query, ctx }: { data: UsersPageData; query: UsersQuery; ctx: PageContext }) {
+  const base = `${ctx.basePath}/users`;
+  return (
+    <div>
+      <FilterForm action={base} submitLabel="Search" fields={[{ kind: "text", name: "q", label: "userName", value: query.q, placeholder: "name@example.com" }]} />
+      <DataTable
+        rows={data.rows}
+        empty={query.q ? "No user matches that search." : "No users have been provisioned yet."}
+        columns={[
+          { label: "userName", cell: (u) => <a href={`${base}/${encodeURIComponent(u.id)}`}>{u.userName}</a> },
+          { label: "Active", cell: (u) => <Badge tone={u.active ? "good" : "neutral"}>{u.active ? "active" : "inactive"}</Badge> },
+          { label: "Groups", cell: (u) => u.groups, numeric: true },
+          { label: "State", cell: (u) => u.state },
+          { label: "Last reconciled", cell: (u) => formatTime(u.lastReconciledAt) },
+        ]}
+      />
+      <Pager path={base} query={{ q: query.q }} page={query.page} hasNext={data.hasNext} />
+    </div>
+  );
+}
+
+export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageContext }) {
+  const base = ctx.basePath;
+  return (
+    <div>
+      <p>
+        <a href={`${base}/users`}>← Users</a>
+      </p>
+      <Section title="Reconcile">
+        <p>
+          {user.queued ? <Badge tone="info">queued</Badge> : <Badge tone="neutral">not queued</Badge>} Reconcile now jumps the queue and spends
+          budget.
+        </p>
+        {can(ctx.actor.role, "reconcile") ? (
+          <ActionButton action={`${base}/users/${encodeURIComponent(user.id)}/reconcile`} csrf={ctx.csrf} label="Reconcile now" />
+        ) : (
+          <p class="hint">Only admins can reconcile on demand.</p>
+        )}
+      </Section>
+      <div class="grid">
+        <Section title="IdP data">
+          <Facts
+            items={[
+              ["userName", user.userName],
+              ["Active", user.active ? "yes" : "no"],
+              ["Groups", user.groups.length ? user.groups.join(", ") : "none"],
+            ]}
+          />
+          <pre class="mono">{JSON.stringify(user.idp, null, 2)}</pre>
+        </Section>
+        <Section title="Rules that matched">
+          <DataTable
+            rows={user.matchedRules}
+            empty="No mapping rule matches this user's groups."
+            columns={[
+              { label: "Rule", cell: (r) => r.rule },
+              { label: "Grants", cell: (r) => r.grants },
+            ]}
+          />
+        </Section>
+      </div>
+      <Section title="Last applied → desired">
+        <DiffView before={user.lastApplied} after={user.desired} showUnchanged />
+      </Section>
+      <Section title="Log entries">
+        <DataTable
+          rows={user.log}
+          empty="No log entries for this user."
+          columns={[
+            { label: "When", cell: (r) => <a href={`${base}/log/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a> },
+            { label: "Action", cell: (r) => r.action },
+            { label: "Outcome", cell: (r) => <Badge tone={outcomeTone(r.outcome)}>{r.outcome}</Badge> },
+            { label: "Trigger", cell: (r) => r.trigger },
+          ]}
+        />
+      </Section>
+    </div>
+  );
+}
