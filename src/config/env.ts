@@ -51,6 +51,16 @@ export const envSchema = z.object({
   SAML_ISSUER: optionalString,
   SAML_IDP_CERT: optionalString,
   SAML_CALLBACK_URL: optionalString,
+  /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
+  SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
+  SAML_ADMIN_VALUES: z.string().default("admin"),
+  SAML_VIEWER_VALUES: z.string().default("viewer"),
+  ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
+  ADMIN_ALLOW_REMOTE: z
+    .enum(["true", "false", "1", "0", ""])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
 
   EMULATOR_PORT: port(0),
   EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),

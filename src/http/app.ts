@@ -2,6 +2,7 @@ import express, { type Express } from "express";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
+import { adminRouter } from "./admin/index.js";
 import { healthRouter } from "./health.js";
 import { requestContext } from "./requestContext.js";
 import { scimRouter } from "./scim/index.js";
@@ -22,5 +23,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestContext);
   app.use(healthRouter(deps.db));
   app.use("/scim/v2", scimRouter(deps));
+  app.use("/admin", adminRouter(deps));
   return app;
 }
