@@ -1,0 +1,140 @@
+import type { SqlCondition } from "../scim/filterSql.js";
+import { isResourceId, listPage, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
+
+/**
+ * IdP groups and their membership. The group's own attributes are a jsonb resource; membership
+ * is one row per (group, user), changed with row-level INSERT/DELETE so that concurrent member
+ * PATCHes never overwrite each other. Every write returns the user ids whose membership really
+ * changed, which is what the caller marks dirty.
+ */
+
+export type GroupColumns = { displayName: string; externalId: string | null };
+export type GroupMember = { id: string; display: string | null };
+
+type Row = { id: string; resource: Record<string, unknown>; version: number; created_at: Date; updated_at: Date; display_name: string; external_id: string | null };
+const RETURNING = `id, resource, version, created_at, updated_at, display_name, external_id`;
+
+export type StoredGroup = StoredResource & GroupColumns;
+const toGroup = (r: Row): StoredGroup => ({ ...toStored(r), displayName: r.display_name, externalId: r.external_id });
+
+export async function insertIdpGroup(q: Queryable, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
+  const rows: Row[] = await q.query(
+    `INSERT INTO idp_groups (display_name, external_id, resource) VALUES ($1, $2, $3) RETURNING ${RETURNING}`,
+    [columns.displayName, columns.externalId, resource],
+  );
+  return toGroup(rows[0]!);
+}
+
+export async function getIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
+  if (!isResourceId(id)) return undefined;
+  const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_groups WHERE id = $1`, [id]);
+  return rows[0] && toGroup(rows[0]);
+}
+
+/**
+ * Locks the group row for the rest of the transaction. Every group write takes this lock first,
+ * so writes to one group serialise (and cannot deadlock on it) while other groups proceed.
+ */
+export async function lockIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
+  if (!isResourceId(id)) return undefined;
+  const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_groups WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+  return rows[0] && toGroup(rows[0]);
+}
+
+export async function updateIdpGroup(q: Queryable, id: string, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
+  const rows: Row[] = await q.query(
+    `UPDATE idp_groups SET display_name = $2, external_id = $3, resource = $4, version = version + 1, updated_at = now()
+      WHERE id = $1 RETURNING ${RETURNING}`,
+    [id, columns.displayName, columns.externalId, resource],
+  );
+  return toGroup(rows[0]!);
+}
+
+/** A membership-only change still moves the group's version and lastModified. */
+export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGroup> {
+  const rows: Row[] = await q.query(
+    `UPDATE idp_groups SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${RETURNING}`,
+    [id],
+  );
+  return toGroup(rows[0]!);
+}
+
+/** Deletes the group; returns the ids of the users who were its members, or undefined if there was no group. */
+export async function deleteIdpGroup(q: Queryable, id: string): Promise<string[] | undefined> {
+  if (!isResourceId(id)) return undefined;
+  const members: { user_id: string }[] = await q.query(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]);
+  const rows: unknown[] = await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]);
+  return rows.length ? members.map((m) => m.user_id) : undefined;
+}
+
+export async function listIdpGroups(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
+  return listPage(q, "idp_groups g", "g", where, startIndex, count);
+}
+
+/** Members of each group, oldest membership first. */
+export async function membersOfGroups(q: Queryable, groupIds: string[]): Promise<Map<string, GroupMember[]>> {
+  const byGroup = new Map<string, GroupMember[]>(groupIds.map((id) => [id, []]));
+  if (!groupIds.length) return byGroup;
+  const rows: { group_id: string; user_id: string; display: string | null }[] = await q.query(
+    `SELECT m.group_id, m.user_id, COALESCE(m.display, u.display_name, u.user_name) AS display
+       FROM idp_group_members m JOIN idp_users u ON u.id = m.user_id
+      WHERE m.group_id = ANY($1::uuid[])
+      ORDER BY m.added_at, m.user_id`,
+    [groupIds],
+  );
+  for (const r of rows) byGroup.get(r.group_id)?.push({ id: r.user_id, display: r.display });
+  return byGroup;
+}
+
+export async function memberIdsOfGroup(q: Queryable, groupId: string): Promise<string[]> {
+  const rows: { user_id: string }[] = await q.query(`SELECT user_id FROM idp_group_members WHERE group_id = $1`, [groupId]);
+  return rows.map((r) => r.user_id);
+}
+
+export type AddResult = { added: string[]; unknown: string[] };
+
+/** Adds members that exist as users; ids that are not users are reported back, not inserted. */
+export async function addGroupMembers(q: Queryable, groupId: string, members: { id: string; display?: string }[]): Promise<AddResult> {
+  const wanted = new Map<string, string | null>();
+  const unknown: string[] = [];
+  for (const m of members) {
+    if (!isResourceId(m.id)) unknown.push(m.id);
+    else if (!wanted.has(m.id.toLowerCase())) wanted.set(m.id.toLowerCase(), m.display ?? null);
+  }
+  if (!wanted.size) return { added: [], unknown };
+  const rows: { known: string[] | null; added: string[] | null }[] = await q.query(
+    `WITH wanted AS (SELECT * FROM unnest($2::uuid[], $3::text[]) AS w (id, display)),
+          known AS (SELECT w.id, w.display FROM wanted w JOIN idp_users u ON u.id = w.id),
+          inserted AS (
+            INSERT INTO idp_group_members (group_id, user_id, display)
+            SELECT $1, id, display FROM known ORDER BY id
+            ON CONFLICT (group_id, user_id) DO NOTHING
+            RETURNING user_id)
+     SELECT (SELECT array_agg(id::text) FROM known) AS known, (SELECT array_agg(user_id::text) FROM inserted) AS added`,
+    [groupId, [...wanted.keys()], [...wanted.values()]],
+  );
+  const known = new Set(rows[0]?.known ?? []);
+  for (const id of wanted.keys()) if (!known.has(id)) unknown.push(id);
+  return { added: rows[0]?.added ?? [], unknown };
+}
+
+/** Removes the listed members; returns the ids actually removed. */
+export async function removeGroupMembers(q: Queryable, groupId: string, userIds: string[]): Promise<string[]> {
+  const ids = [...new Set(userIds.filter(isResourceId).map((id) => id.toLowerCase()))];
+  if (!ids.length) return [];
+  const rows: { user_id: string }[] = await q.query(
+    `DELETE FROM idp_group_members WHERE group_id = $1 AND user_id = ANY($2::uuid[]) RETURNING user_id`,
+    [groupId, ids],
+  );
+  return rows.map((r) => r.user_id);
+}
+
+/** Removes every member except `keep`; returns the ids removed. */
+export async function removeGroupMembersExcept(q: Queryable, groupId: string, keep: string[]): Promise<string[]> {
+  const ids = [...new Set(keep.filter(isResourceId).map((id) => id.toLowerCase()))];
+  const rows: { user_id: string }[] = await q.query(
+    `DELETE FROM idp_group_members WHERE group_id = $1 AND NOT (user_id = ANY($2::uuid[])) RETURNING user_id`,
+    [groupId, ids],
+  );
+  return rows.map((r) => r.user_id);
+}

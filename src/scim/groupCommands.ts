@@ -1,0 +1,164 @@
+import type { DataSource, EntityManager } from "typeorm";
+import { NotFoundError } from "../errors.js";
+import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import {
+  addGroupMembers,
+  deleteIdpGroup,
+  getIdpGroup,
+  insertIdpGroup,
+  listIdpGroups,
+  lockIdpGroup,
+  memberIdsOfGroup,
+  membersOfGroups,
+  removeGroupMembers,
+  removeGroupMembersExcept,
+  touchIdpGroup,
+  updateIdpGroup,
+  type GroupMember,
+  type StoredGroup,
+} from "../db/idpGroupRepository.js";
+import type { Page, StoredResource } from "../db/idpUserRepository.js";
+import { inIdpTransaction } from "../db/idpTransaction.js";
+import { log } from "../logging/logger.js";
+import { parseFilter } from "./filter.js";
+import { matchesFilter } from "./filterEval.js";
+import { filterToSql } from "./filterSql.js";
+import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
+import { applyPatch, memberRefs, splitGroupPatch, type MemberRef, type MembershipChange } from "./patchApply.js";
+import { groupColumns } from "./resources.js";
+import { coerceResource } from "./schemas.js";
+import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
+
+/**
+ * IdP group commands. Membership changes are row-level; the users whose membership changed are
+ * marked dirty in the same transaction, and all members are marked when the group's displayName
+ * or externalId changes (the mapping may match on either) or the group is deleted.
+ */
+
+export type GroupWithMembers = { group: StoredResource; members: GroupMember[] | undefined };
+
+const notFound = (id: string) => new NotFoundError(`Group ${id.slice(0, 64)} not found`);
+
+/** The group's own attributes and, separately, the members named in the body (undefined: not named). */
+function splitGroupBody(body: unknown): { resource: Record<string, unknown>; members: MemberRef[] | undefined } {
+  const input = normaliseResource("Group", resourceBody(body));
+  const membersKey = Object.keys(input).find((k) => k.toLowerCase() === "members");
+  const members = membersKey === undefined ? undefined : memberRefs(input[membersKey]);
+  if (membersKey !== undefined) delete input[membersKey];
+  return { resource: coerceResource("Group", input), members };
+}
+
+function logUnknownMembers(groupId: string, unknown: string[]): void {
+  if (unknown.length) log.warn("scim", "unknown group members skipped", { groupId, count: unknown.length, memberIds: unknown.slice(0, 20) });
+}
+
+async function withMembers(manager: EntityManager, group: StoredResource): Promise<GroupWithMembers> {
+  return { group, members: (await membersOfGroups(manager, [group.id])).get(group.id) };
+}
+
+export async function createGroup(db: DataSource, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
+  const { resource, members } = splitGroupBody(body);
+  const columns = groupColumns(resource);
+  const result = await inIdpTransaction(db, async (manager) => {
+    const group = await insertIdpGroup(manager, columns, resource);
+    const { added, unknown } = await addGroupMembers(manager, group.id, members ?? []);
+    logUnknownMembers(group.id, unknown);
+    await markUsersDirty(manager, added, idpTrigger(context, `Groups/${group.id}`));
+    return withMembers(manager, group);
+  });
+  log.info("scim", "group created", { groupId: result.group.id, members: result.members?.length ?? 0 });
+  return result;
+}
+
+export async function getGroup(db: DataSource, id: string, includeMembers: boolean): Promise<GroupWithMembers> {
+  const group = await getIdpGroup(db, id);
+  if (!group) throw notFound(id);
+  return { group, members: includeMembers ? (await membersOfGroups(db, [id])).get(id) : undefined };
+}
+
+export async function listGroups(
+  db: DataSource,
+  filter: string | undefined,
+  startIndex: number,
+  count: number,
+  includeMembers: boolean,
+): Promise<Page<GroupWithMembers>> {
+  const where = filter === undefined ? undefined : filterToSql("Group", parseFilter(filter));
+  const page = await listIdpGroups(db, where, startIndex, count);
+  const members = includeMembers ? await membersOfGroups(db, page.items.map((g) => g.id)) : undefined;
+  return { total: page.total, items: page.items.map((group) => ({ group, members: members?.get(group.id) })) };
+}
+
+const identityChanged = (before: StoredGroup, after: StoredGroup) =>
+  before.displayName !== after.displayName || before.externalId !== after.externalId;
+
+/** Applies membership changes in request order; returns the ids whose membership changed. */
+async function changeMembership(manager: EntityManager, groupId: string, changes: MembershipChange[]): Promise<string[]> {
+  const changed: string[] = [];
+  for (const change of changes) {
+    if (change.kind === "add" || change.kind === "replace") {
+      if (change.kind === "replace") changed.push(...(await removeGroupMembersExcept(manager, groupId, change.members.map((m) => m.id))));
+      const { added, unknown } = await addGroupMembers(manager, groupId, change.members);
+      logUnknownMembers(groupId, unknown);
+      changed.push(...added);
+    } else if (change.kind === "remove") {
+      changed.push(...(await removeGroupMembers(manager, groupId, change.ids)));
+    } else if (change.kind === "removeAll") {
+      changed.push(...(await removeGroupMembersExcept(manager, groupId, [])));
+    } else {
+      const current = (await membersOfGroups(manager, [groupId])).get(groupId) ?? [];
+      const doomed = current.filter((m) => matchesFilter({ value: m.id, display: m.display, type: "User" }, change.filter));
+      changed.push(...(await removeGroupMembers(manager, groupId, doomed.map((m) => m.id))));
+    }
+  }
+  return changed;
+}
+
+export async function replaceGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
+  const { resource, members } = splitGroupBody(body);
+  const columns = groupColumns(resource);
+  return inIdpTransaction(db, async (manager) => {
+    const before = await lockIdpGroup(manager, id);
+    if (!before) throw notFound(id);
+    checkIfMatch(context, before.version);
+    const after = await updateIdpGroup(manager, id, columns, resource);
+    // A PUT without `members` leaves membership alone: wiping it would deprovision everyone.
+    const changed = members ? await changeMembership(manager, id, [{ kind: "replace", members }]) : [];
+    const everyone = identityChanged(before, after) ? await memberIdsOfGroup(manager, id) : [];
+    await markUsersDirty(manager, [...changed, ...everyone], idpTrigger(context, `Groups/${id}`));
+    log.info("scim", "group replaced", { groupId: id, membersChanged: changed.length, renamed: identityChanged(before, after) });
+    return withMembers(manager, after);
+  });
+}
+
+export async function patchGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+  const { attributeOps, membership } = splitGroupPatch(normalisePatchRequest("Group", body));
+  return inIdpTransaction(db, async (manager) => {
+    const before = await lockIdpGroup(manager, id);
+    if (!before) throw notFound(id);
+    checkIfMatch(context, before.version);
+    let after: StoredGroup;
+    if (attributeOps.length) {
+      const resource = coerceResource("Group", applyPatch("Group", before.resource, attributeOps));
+      after = await updateIdpGroup(manager, id, groupColumns(resource), resource);
+    } else {
+      after = await touchIdpGroup(manager, id);
+    }
+    const changed = await changeMembership(manager, id, membership);
+    const everyone = identityChanged(before, after) ? await memberIdsOfGroup(manager, id) : [];
+    await markUsersDirty(manager, [...changed, ...everyone], idpTrigger(context, `Groups/${id}`));
+    log.info("scim", "group patched", { groupId: id, membersChanged: changed.length, renamed: identityChanged(before, after) });
+    return after;
+  });
+}
+
+export async function deleteGroup(db: DataSource, id: string, context: WriteContext): Promise<void> {
+  await inIdpTransaction(db, async (manager) => {
+    const current = await lockIdpGroup(manager, id);
+    if (!current) throw notFound(id);
+    checkIfMatch(context, current.version);
+    const members = (await deleteIdpGroup(manager, id)) ?? [];
+    await markUsersDirty(manager, members, idpTrigger(context, `Groups/${id}`));
+  });
+  log.info("scim", "group deleted", { groupId: id });
+}

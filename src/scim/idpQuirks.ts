@@ -1,0 +1,134 @@
+import { BadRequestError } from "../errors.js";
+import { getCaseInsensitive } from "./filterEval.js";
+import { ENTERPRISE_SCHEMA, RESOURCE_SCHEMAS, resolveAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
+
+/**
+ * Where the IdPs' dialects become RFC 7644, in one place, before anything else reads a request:
+ *
+ * - Entra ID (without the `aadOptscim062020` flag) capitalises ops (`"Replace"`), sends booleans
+ *   as `"True"`/`"False"`, sends `manager` as a bare id string and removes it with `""`, and
+ *   removes group members with a value list on the `members` path.
+ * - Okta sends path-less `replace` ops whose value holds the attributes (`{"active": false}`,
+ *   Push Groups' `{"id": ..., "displayName": ...}`), with dotted and `urn:` keys.
+ */
+
+export type PatchOperation = {
+  op: "add" | "replace" | "remove";
+  path?: string;
+  value?: unknown;
+  /** Expanded from a path-less value: unknown or read-only attributes are skipped, not rejected. */
+  lenient?: boolean;
+};
+
+const MAX_OPERATIONS = 1000;
+const SERVER_OWNED = new Set(["id", "meta", "schemas", "groups"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The operations of a PATCH request body, validated, with IdP dialects normalised. */
+export function normalisePatchRequest(kind: ResourceKind, body: unknown): PatchOperation[] {
+  if (!isRecord(body)) throw new BadRequestError("PATCH body must be a JSON object with Operations", "invalidSyntax");
+  const operations = getCaseInsensitive(body, "Operations");
+  if (!Array.isArray(operations) || !operations.length) throw new BadRequestError("PATCH body needs a non-empty Operations array", "invalidSyntax");
+  if (operations.length > MAX_OPERATIONS) throw new BadRequestError(`PATCH carries more than ${MAX_OPERATIONS} operations`, "tooMany");
+  return operations.flatMap((raw, index) => normaliseOperation(kind, raw, index));
+}
+
+function normaliseOperation(kind: ResourceKind, raw: unknown, index: number): PatchOperation[] {
+  if (!isRecord(raw)) throw new BadRequestError(`Operation ${index + 1} is not an object`, "invalidSyntax");
+  const opName = getCaseInsensitive(raw, "op");
+  const op = typeof opName === "string" ? opName.toLowerCase() : undefined;
+  if (op !== "add" && op !== "replace" && op !== "remove") {
+    throw new BadRequestError(`Operation ${index + 1} has op ${JSON.stringify(opName ?? null)}: use add, replace or remove`, "invalidSyntax");
+  }
+  const rawPath = getCaseInsensitive(raw, "path");
+  if (rawPath !== undefined && rawPath !== null && typeof rawPath !== "string") throw new BadRequestError(`Operation ${index + 1} has a non-string path`, "invalidPath");
+  const path = typeof rawPath === "string" && rawPath.trim() ? rawPath.trim() : undefined;
+  const value = getCaseInsensitive(raw, "value");
+
+  if (!path) {
+    if (op === "remove") throw new BadRequestError(`Operation ${index + 1} removes without a path`, "noTarget");
+    if (!isRecord(value)) throw new BadRequestError(`Operation ${index + 1} has no path, so its value must be an object of attributes`, "invalidValue");
+    return expandPathless(kind, op, value);
+  }
+  if (op !== "remove" && value === undefined) throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
+  return [{ op, path, value }];
+}
+
+/** `{"op":"replace","value":{"active":false,"name.givenName":"A","urn:...:User":{...}}}` → one op per attribute. */
+function expandPathless(kind: ResourceKind, op: "add" | "replace", value: Record<string, unknown>): PatchOperation[] {
+  const expanded: PatchOperation[] = [];
+  for (const [name, inner] of Object.entries(value)) {
+    if (SERVER_OWNED.has(name.toLowerCase())) continue;
+    const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === name.toLowerCase());
+    if (extension && isRecord(inner)) {
+      for (const [sub, subValue] of Object.entries(inner)) expanded.push({ op, path: `${extension.urn}:${sub}`, value: subValue, lenient: true });
+    } else {
+      expanded.push({ op, path: name, value: inner, lenient: true });
+    }
+  }
+  return expanded;
+}
+
+const STRING_BOOLEAN = /^(true|false)$/i;
+
+/** `"True"`/`"False"` → booleans where the schema says boolean (Entra sends strings). */
+export function coerceBoolean(attribute: AttributeInfo, value: unknown): unknown {
+  if (attribute.type === "boolean" && typeof value === "string" && STRING_BOOLEAN.test(value)) return value.toLowerCase() === "true";
+  if (attribute.type === "complex" && attribute.subAttributes) {
+    if (Array.isArray(value)) return value.map((v) => coerceBoolean({ ...attribute, multiValued: false }, v));
+    if (isRecord(value)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        const sub = attribute.subAttributes.find((s) => s.name.toLowerCase() === k.toLowerCase());
+        out[k] = sub ? coerceBoolean(sub, v) : v;
+      }
+      return out;
+    }
+  }
+  if (attribute.multiValued && Array.isArray(value)) return value.map((v) => coerceBoolean({ ...attribute, multiValued: false }, v));
+  return value;
+}
+
+/** True for the enterprise `manager` attribute, whose Entra form is a bare id string. */
+export function isManager(extension: string | undefined, attribute: AttributeInfo): boolean {
+  return extension === ENTERPRISE_SCHEMA && attribute.name === "manager";
+}
+
+/** Entra's manager: `"id"` → `{value: "id"}`; `""` (or `{value: ""}`) → undefined, meaning remove. */
+export function normaliseManager(value: unknown): unknown {
+  if (typeof value === "string") return value.trim() ? { value } : undefined;
+  if (Array.isArray(value) && value.length === 1) return normaliseManager(value[0]);
+  if (isRecord(value)) {
+    const id = getCaseInsensitive(value, "value");
+    if (id === "" || id === null) return undefined;
+  }
+  return value;
+}
+
+/**
+ * A whole inbound resource (POST, PUT) in RFC form: booleans from strings, the manager object
+ * from a bare string. Unknown attributes are left for the schema coercion to drop.
+ */
+export function normaliseResource(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input)) {
+    const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === name.toLowerCase());
+    if (extension && isRecord(value)) {
+      const inner: Record<string, unknown> = {};
+      for (const [sub, subValue] of Object.entries(value)) {
+        const resolved = resolveAttribute(kind, `${extension.urn}:${sub}`);
+        if (!resolved) continue;
+        const normalised = isManager(extension.urn, resolved.attribute) ? normaliseManager(subValue) : coerceBoolean(resolved.attribute, subValue);
+        if (normalised !== undefined) inner[sub] = normalised;
+      }
+      out[extension.urn] = inner;
+      continue;
+    }
+    const resolved = name.includes(":") || name.includes(".") ? undefined : resolveAttribute(kind, name);
+    out[name] = resolved ? coerceBoolean(resolved.attribute, value) : value;
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+import type { DataSource } from "typeorm";
+import { NotFoundError } from "../errors.js";
+import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { deleteIdpUser, getIdpUser, insertIdpUser, listIdpUsers, lockIdpUser, updateIdpUser, type Page, type StoredResource } from "../db/idpUserRepository.js";
+import { inIdpTransaction } from "../db/idpTransaction.js";
+import { log } from "../logging/logger.js";
+import { parseFilter } from "./filter.js";
+import { filterToSql } from "./filterSql.js";
+import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
+import { applyPatch } from "./patchApply.js";
+import { userColumns } from "./resources.js";
+import { coerceResource } from "./schemas.js";
+import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
+
+/**
+ * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
+ * same transaction, so the mark exists exactly when the change does.
+ */
+
+const notFound = (id: string) => new NotFoundError(`User ${id.slice(0, 64)} not found`);
+
+function toStoredUser(body: unknown) {
+  const resource = coerceResource("User", normaliseResource("User", resourceBody(body)));
+  return { resource, columns: userColumns(resource) };
+}
+
+export async function createUser(db: DataSource, body: unknown, context: WriteContext): Promise<StoredResource> {
+  const { resource, columns } = toStoredUser(body);
+  const stored = await inIdpTransaction(db, async (manager) => {
+    const user = await insertIdpUser(manager, columns, resource);
+    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`));
+    return user;
+  });
+  log.info("scim", "user created", { userId: stored.id, active: columns.active });
+  return stored;
+}
+
+export async function getUser(db: DataSource, id: string): Promise<StoredResource> {
+  const user = await getIdpUser(db, id);
+  if (!user) throw notFound(id);
+  return user;
+}
+
+export async function listUsers(db: DataSource, filter: string | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
+  const where = filter === undefined ? undefined : filterToSql("User", parseFilter(filter));
+  return listIdpUsers(db, where, startIndex, count);
+}
+
+export async function replaceUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+  const { resource, columns } = toStoredUser(body);
+  const stored = await inIdpTransaction(db, async (manager) => {
+    const current = await lockIdpUser(manager, id);
+    if (!current) throw notFound(id);
+    checkIfMatch(context, current.version);
+    const user = (await updateIdpUser(manager, id, columns, resource))!;
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    return user;
+  });
+  log.info("scim", "user replaced", { userId: id, active: columns.active });
+  return stored;
+}
+
+export async function patchUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+  const operations = normalisePatchRequest("User", body);
+  const stored = await inIdpTransaction(db, async (manager) => {
+    const current = await lockIdpUser(manager, id);
+    if (!current) throw notFound(id);
+    checkIfMatch(context, current.version);
+    const resource = coerceResource("User", applyPatch("User", current.resource, operations));
+    const user = (await updateIdpUser(manager, id, userColumns(resource), resource))!;
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    return user;
+  });
+  log.info("scim", "user patched", { userId: id, operations: operations.length, active: stored.resource.active !== false });
+  return stored;
+}
+
+export async function deleteUser(db: DataSource, id: string, context: WriteContext): Promise<void> {
+  await inIdpTransaction(db, async (manager) => {
+    if (context.ifMatch) {
+      const current = await lockIdpUser(manager, id);
+      if (!current) throw notFound(id);
+      checkIfMatch(context, current.version);
+    }
+    if (!(await deleteIdpUser(manager, id))) throw notFound(id);
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+  });
+  log.info("scim", "user deleted", { userId: id });
+}
