@@ -1,0 +1,54 @@
+import express, { type Express } from "express";
+import type request from "supertest";
+import { systemClock } from "../../src/clock.js";
+import { loadEnv, type Env } from "../../src/config/env.js";
+import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
+import { requestContext } from "../../src/http/requestContext.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+
+/** The admin router alone on an express app (as app.ts mounts it), over a fresh test database. */
+export type AdminHarness = { app: Express; env: Env; database: TestDatabase; calls: { action: string; args: unknown[]; actor: AdminActor }[] };
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+
+export async function startAdminHarness(envOverrides: Record<string, string> = {}, sources: AdminDataSources = {}): Promise<AdminHarness> {
+  const database = await createTestDatabase();
+  const env = loadEnv({ HOST: "127.0.0.1", PORT: "0", ADMIN_TOKEN, ...envOverrides });
+  const calls: AdminHarness["calls"] = [];
+  // Recording actions: they stand in for the reconciler so the tests can see what ran, and as whom.
+  const record =
+    (action: string) =>
+    async (...args: unknown[]) => {
+      calls.push({ action, args: args.slice(0, -1), actor: args.at(-1) as AdminActor });
+      return `${action} done`;
+    };
+  const actions: AdminActions = {
+    approve: record("approve"),
+    reject: record("reject"),
+    reconcileNow: record("reconcileNow"),
+    startResync: record("startResync"),
+    applyMapping: record("applyMapping"),
+  };
+  const app = express();
+  app.set("trust proxy", "loopback");
+  app.use(requestContext);
+  app.use("/admin", adminRouter({ env, db: database.db, clock: systemClock, sources, actions }));
+  return { app, env, database, calls };
+}
+
+/** The hidden CSRF field's value in a page. */
+export function csrfFrom(html: string): string {
+  const token = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error("no _csrf field in the page");
+  return token;
+}
+
+export async function signInLocally(agent: request.Agent, token = ADMIN_TOKEN): Promise<request.Response> {
+  const page = await agent.get("/admin/login");
+  return agent.post("/admin/login").type("form").send({ _csrf: csrfFrom(page.text), token });
+}
+
+export function sessionCookie(res: request.Response): string | undefined {
+  const cookies = ([] as string[]).concat(res.headers["set-cookie"] ?? []);
+  return cookies.find((c) => c.startsWith("scim_admin_sid="));
+}

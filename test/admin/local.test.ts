@@ -1,0 +1,134 @@
+import request from "supertest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, csrfFrom, sessionCookie, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
+
+describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
+  let h: AdminHarness;
+  beforeAll(async () => {
+    h = await startAdminHarness();
+  });
+  afterAll(async () => {
+    await h?.database.drop();
+  });
+
+  it("sends visitors without a session to the sign-in page", async () => {
+    const res = await request(h.app).get("/admin");
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe("/admin/login");
+  });
+
+  it("every page and action under /admin needs a session; sign-in and assets do not", async () => {
+    for (const path of ["/admin", "/admin/log", "/admin/log/1", "/admin/log/export.csv", "/admin/users", "/admin/users/x", "/admin/mapping", "/admin/approvals", "/admin/runs", "/admin/mirror", "/admin/nope"]) {
+      const res = await request(h.app).get(path);
+      expect([path, res.status, res.headers.location]).toEqual([path, 303, "/admin/login"]);
+    }
+    for (const path of ["/admin/approvals/approve", "/admin/users/x/reconcile", "/admin/runs/resync", "/admin/mapping/apply", "/admin/mapping/preview"]) {
+      const res = await request(h.app).post(path).type("form").send({ id: "x" });
+      expect([path, res.status]).toEqual([path, 403]);
+    }
+    expect(h.calls).toEqual([]);
+    expect((await request(h.app).get("/admin/login")).status).toBe(200);
+    const css = await request(h.app).get("/admin/assets/admin.css");
+    expect(css.status).toBe(200);
+    expect(css.headers["content-type"]).toMatch(/text\/css/);
+  });
+
+  it("refuses a wrong token with a clear page and no session", async () => {
+    const agent = request.agent(h.app);
+    const res = await signInLocally(agent, "wrong-token-wrong-token");
+    expect(res.status).toBe(401);
+    expect(res.text).toContain("That token is not right.");
+    expect((await agent.get("/admin")).status).toBe(303);
+  });
+
+  it("refuses a sign-in form posted without its CSRF token", async () => {
+    const agent = request.agent(h.app);
+    await agent.get("/admin/login");
+    const res = await agent.post("/admin/login").type("form").send({ token: ADMIN_TOKEN });
+    expect(res.status).toBe(403);
+    expect((await agent.get("/admin")).status).toBe(303);
+  });
+
+  it("signs in with ADMIN_TOKEN under a new session id, with safe cookie attributes", async () => {
+    const agent = request.agent(h.app);
+    const before = sessionCookie(await agent.get("/admin/login"));
+    const res = await signInLocally(agent);
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe("/admin");
+    const after = sessionCookie(res)!;
+    expect(after).toBeDefined();
+    expect(after.split(";")[0]).not.toBe(before?.split(";")[0]);
+    expect(after).toMatch(/HttpOnly/i);
+    expect(after).toMatch(/SameSite=Lax/i);
+    expect(after).toMatch(/Path=\/admin/);
+    expect(after).not.toMatch(/Secure/i); // plain HTTP here; see the TLS test
+
+    const overview = await agent.get("/admin");
+    expect(overview.status).toBe(200);
+    expect(overview.text).toContain("Overview");
+    expect(overview.text).toContain("local admin");
+    const rows: { n: number }[] = await h.database.db.query(`SELECT count(*)::int AS n FROM admin_sessions WHERE sess->'actor'->>'role' = 'admin'`);
+    expect(rows[0]!.n).toBeGreaterThan(0);
+  });
+
+  it("marks the cookie Secure when the request came over TLS through a trusted proxy", async () => {
+    const page = await request(h.app).get("/admin/login").set("X-Forwarded-Proto", "https");
+    expect(sessionCookie(page)).toMatch(/Secure/i);
+  });
+
+  it("sends strict security headers: CSP without scripts, no framing", async () => {
+    const res = await request(h.app).get("/admin/login");
+    const csp = String(res.headers["content-security-policy"]);
+    expect(csp).toContain("script-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    expect(res.text).not.toMatch(/<script/i);
+  });
+
+  it("a request without a valid CSRF token changes nothing", async () => {
+    const agent = request.agent(h.app);
+    await signInLocally(agent);
+    const missing = await agent.post("/admin/users/u-1/reconcile").type("form").send({});
+    const wrong = await agent.post("/admin/users/u-1/reconcile").type("form").send({ _csrf: "forged" });
+    const approve = await agent.post("/admin/approvals/approve").type("form").send({ all: "1" });
+    expect([missing.status, wrong.status, approve.status]).toEqual([403, 403, 403]);
+    expect(missing.text).toContain("Nothing was changed");
+    expect(h.calls).toEqual([]);
+
+    const csrf = csrfFrom((await agent.get("/admin")).text);
+    const ok = await agent.post("/admin/users/u-1/reconcile").type("form").send({ _csrf: csrf });
+    expect(ok.status).toBe(303);
+    expect(h.calls).toEqual([{ action: "reconcileNow", args: ["u-1"], actor: { name: "local admin", role: "admin", via: "local" } }]);
+    const back = await agent.get(ok.headers.location!);
+    expect(back.status).toBe(404); // no user source in this harness…
+    h.calls.length = 0;
+  });
+
+  it("a forged sign-out (no CSRF token) does not end the session; a real one does", async () => {
+    const agent = request.agent(h.app);
+    await signInLocally(agent);
+    expect((await agent.post("/admin/logout").type("form").send({})).status).toBe(403);
+    const page = await agent.get("/admin");
+    expect(page.status).toBe(200);
+    const out = await agent.post("/admin/logout").type("form").send({ _csrf: csrfFrom(page.text) });
+    expect(out.status).toBe(303);
+    expect((await agent.get("/admin")).status).toBe(303);
+  });
+
+  it("ends a session after the idle timeout", async () => {
+    const agent = request.agent(h.app);
+    await signInLocally(agent);
+    expect((await agent.get("/admin")).status).toBe(200);
+    await h.database.db.query(`UPDATE admin_sessions SET expires_at = now() - interval '1 second'`);
+    expect((await agent.get("/admin")).status).toBe(303);
+  });
+
+  it("a missing page source says so instead of inventing data", async () => {
+    const agent = request.agent(h.app);
+    await signInLocally(agent);
+    const log = await agent.get("/admin/log");
+    expect(log.status).toBe(200);
+    expect(log.text).toContain("not available in this build yet");
+  });
+});
