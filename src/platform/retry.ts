@@ -58,7 +58,9 @@ export function parseRetryAfter(value: string | null | undefined, now: Date): Da
   const trimmed = value.trim();
   if (trimmed === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(trimmed)) return new Date(now.getTime() + Math.ceil(Number(trimmed) * 1000));
-  // An HTTP date (RFC 9110 IMF-fixdate); Date.parse also reads the obsolete forms.
+  // An HTTP date (RFC 9110 IMF-fixdate); Date.parse also reads the obsolete forms. Every form
+  // names a month, so a bare number (Date.parse reads "-5" as a year) is not a date.
+  if (!/[a-z]/i.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
   return new Date(Math.max(at, now.getTime()));

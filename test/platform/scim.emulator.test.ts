@@ -1,0 +1,245 @@
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
+import type { DesiredDashboardUser } from "../../src/mapping/types.js";
+import { HttpTransport, noRetry, type HttpOutcome, type RetryPolicy } from "../../src/platform/http.js";
+import { PlatformScimClient } from "../../src/platform/scim.js";
+import type { PlatformScimPort } from "../../src/reconcile/ports.js";
+
+/**
+ * The SCIM client against the emulator over real HTTP: the happy path, the platform's errors,
+ * and every failure the transport must sort into ok / http_error / rate_limited / uncertain /
+ * unreachable, with retries only where they are safe.
+ */
+
+const fastRetry: RetryPolicy = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRateLimitWaitMs: 60_000 };
+
+let emulator: RunningEmulator;
+let clock: ManualClock;
+let slept: number[];
+
+beforeAll(async () => {
+  clock = new ManualClock();
+  emulator = await startEmulator({ port: 0, clock });
+});
+afterAll(async () => {
+  await emulator.close();
+});
+beforeEach(async () => {
+  await control("POST", "/_emulator/reset");
+  slept = [];
+});
+
+async function control(method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${emulator.url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(res.status, `${method} ${path}`).toBeLessThan(300);
+  const text = await res.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** A transport whose rate-limit waits move the shared clock instead of sleeping through them. */
+function transport(options: { timeoutMs?: number; retry?: RetryPolicy; baseUrl?: string } = {}): HttpTransport {
+  return new HttpTransport({
+    baseUrl: options.baseUrl ?? emulator.url,
+    timeoutMs: options.timeoutMs ?? 5_000,
+    retry: options.retry ?? fastRetry,
+    clock,
+    sleep: async (ms) => {
+      slept.push(ms);
+      if (ms >= 500) clock.advance(ms);
+      else await new Promise((r) => setTimeout(r, ms));
+    },
+  });
+}
+
+function client(options: { timeoutMs?: number; retry?: RetryPolicy; token?: string; http?: HttpTransport; baseUrl?: string } = {}): PlatformScimClient {
+  return new PlatformScimClient({
+    transport: options.http ?? transport(options),
+    scimToken: options.token ?? "dev-scim-token",
+    requestOrigin: "scim-connector-test",
+    ...(options.retry ? { retry: options.retry } : {}),
+  });
+}
+
+const counter = () => {
+  const calls: number[] = [];
+  return { calls, beforeSend: async ({ attempt }: { attempt: number }) => void calls.push(attempt) };
+};
+
+const ada: DesiredDashboardUser = {
+  userName: "ada@example.com",
+  givenName: "Ada",
+  familyName: "Lovelace",
+  department: "engineering",
+  companyPermissions: ["admin"],
+  workspaces: [
+    {
+      appGroupName: "EU Production",
+      appGroupPermissions: ["basic_access", "send_campaigns_canvases"],
+      appGroupPermissionSets: ["Read only"],
+      team: [{ teamName: "Lifecycle", teamPermissions: ["basic_access"] }],
+    },
+    { appGroupName: "Staging", appGroupPermissions: ["admin"], appGroupPermissionSets: [], team: [] },
+  ],
+};
+
+function expectOk(outcome: HttpOutcome) {
+  expect(outcome.kind, JSON.stringify(outcome)).toBe("ok");
+  if (outcome.kind !== "ok") throw new Error("not ok");
+  return outcome;
+}
+
+describe("PlatformScimClient against the emulator", () => {
+  it("satisfies the reconciler's port", () => {
+    const port: PlatformScimPort = client();
+    expect(typeof port.createUser).toBe("function");
+  });
+
+  it("creates, reads, finds, replaces and deletes, and reads resources back in the desired shape", async () => {
+    const scim = client();
+    const created = expectOk(await scim.createUser(ada));
+    expect(created.status).toBe(201);
+    const account = scim.readResource(created.body)!;
+    expect(account.id).toMatch(/.+/);
+    expect(account.user).toEqual(ada);
+
+    expect(scim.readResource(expectOk(await scim.getUser(account.id)).body)).toEqual(account);
+    expect(scim.readList(expectOk(await scim.findUserByUserName("ADA@example.com")).body)).toEqual([account]);
+    expect(scim.readList(expectOk(await scim.findUserByUserName('nobody"@example.com')).body)).toEqual([]);
+
+    const changed: DesiredDashboardUser = { ...ada, department: "marketing", companyPermissions: [], workspaces: [ada.workspaces[1]!] };
+    const replaced = expectOk(await scim.replaceUser(account.id, changed));
+    expect(scim.readResource(replaced.body)).toEqual({ id: account.id, user: changed });
+
+    const deleted = expectOk(await scim.deleteUser(account.id));
+    expect(deleted.status).toBe(204);
+    expect(await scim.getUser(account.id)).toMatchObject({ kind: "http_error", status: 404 });
+    expect(await scim.deleteUser(account.id)).toMatchObject({ kind: "http_error", status: 404, body: { detail: "User not found", status: 404 } });
+  });
+
+  it("answers a duplicate create with 409 and the platform's detail", async () => {
+    const scim = client();
+    expectOk(await scim.createUser(ada));
+    expect(await scim.createUser(ada)).toMatchObject({ kind: "http_error", status: 409, attempts: 1, body: { detail: "User already exists in the database." } });
+  });
+
+  it("sends the SCIM token: a wrong one is a 401, not retried", async () => {
+    const { calls, beforeSend } = counter();
+    expect(await client({ token: "wrong" }).getUser("x", beforeSend)).toMatchObject({ kind: "http_error", status: 401 });
+    expect(calls).toEqual([1]);
+  });
+
+  it("runs beforeSend before each attempt; when it throws nothing is sent", async () => {
+    const scim = client();
+    await expect(scim.createUser(ada, () => Promise.reject(new Error("no budget")))).rejects.toThrow("no budget");
+    expect(emulator.state.dashboardUsers.byId.size).toBe(0);
+  });
+});
+
+describe("transport outcomes and retries over real HTTP", () => {
+  it("retries a 5xx on GET and succeeds, one beforeSend per attempt", async () => {
+    const scim = client();
+    const id = scim.readResource(expectOk(await scim.createUser(ada)).body)!.id;
+    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", status: 503, count: 2 });
+    const { calls, beforeSend } = counter();
+    expect(expectOk(await scim.getUser(id, beforeSend)).attempts).toBe(3);
+    expect(calls).toEqual([1, 2, 3]);
+  });
+
+  it("gives up after maxAttempts with the last 5xx", async () => {
+    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", status: 500 });
+    expect(await client().getUser("x")).toMatchObject({ kind: "http_error", status: 500, attempts: 3 });
+  });
+
+  it("does not retry a 5xx to a POST: the create is uncertain", async () => {
+    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", status: 502, count: 1 });
+    const { calls, beforeSend } = counter();
+    expect(await client().createUser(ada, beforeSend)).toEqual({ kind: "uncertain", reason: "http_502", status: 502, attempts: 1 });
+    expect(calls).toEqual([1]);
+  });
+
+  it("reports a dropped connection on a POST as uncertain, without a second POST", async () => {
+    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", dropConnection: true, count: 1 });
+    const { calls, beforeSend } = counter();
+    const outcome = await client().createUser(ada, beforeSend);
+    expect(outcome).toMatchObject({ kind: "uncertain", attempts: 1 });
+    expect(calls).toEqual([1]);
+  });
+
+  it("retries a dropped connection on a GET", async () => {
+    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", dropConnection: true, count: 1 });
+    expect(expectOk(await client().findUserByUserName("ada@example.com")).attempts).toBe(2);
+  });
+
+  it("a POST that times out is uncertain; the platform may have applied it, so the caller looks it up", async () => {
+    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", delayMs: 600, count: 1 });
+    const scim = client({ timeoutMs: 200 });
+    const outcome = await scim.createUser(ada);
+    expect(outcome).toEqual({ kind: "uncertain", reason: "timeout", attempts: 1 });
+    // The emulator carries on after the delay and creates the account: exactly one, found by lookup.
+    await new Promise((r) => setTimeout(r, 600));
+    const found = scim.readList(expectOk(await scim.findUserByUserName(ada.userName)).body);
+    expect(found.map((a) => a.user)).toEqual([ada]);
+    expect(emulator.state.dashboardUsers.byId.size).toBe(1);
+  });
+
+  it("retries a GET that timed out", async () => {
+    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", delayMs: 600, count: 1 });
+    expect(expectOk(await client({ timeoutMs: 200 }).findUserByUserName(ada.userName)).attempts).toBe(2);
+  });
+
+  it("reports a platform nobody listens on as unreachable, after bounded attempts", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((r) => server.close(() => r()));
+    const { calls, beforeSend } = counter();
+    const outcome = await client({ baseUrl: `http://127.0.0.1:${port}` }).createUser(ada, beforeSend);
+    expect(outcome).toEqual({ kind: "unreachable", reason: "ECONNREFUSED", attempts: 3 });
+    expect(calls).toEqual([1, 2, 3]);
+  });
+});
+
+describe("429: the whole family pauses until the platform says", () => {
+  it("honours the SCIM daily limit's Retry-After: later calls are refused locally until the reset", async () => {
+    const http = transport({ retry: noRetry });
+    const scim = client({ http });
+    for (let i = 0; i < RATE_LIMITS.scimDaily.limit; i++) emulator.state.rateLimiter.take(RATE_LIMITS.scimDaily, emulator.state.nowMs());
+
+    const refused = await scim.getUser("x");
+    expect(refused).toMatchObject({ kind: "rate_limited", sent: true, attempts: 1 });
+    const until = (refused as { until: Date }).until;
+    const nextUtcDay = new Date(emulator.state.nowMs());
+    nextUtcDay.setUTCHours(24, 0, 0, 0);
+    expect(Math.abs(until.getTime() - nextUtcDay.getTime())).toBeLessThan(2_000);
+    expect(http.pausedUntil("scim")).toEqual(until);
+    expect(http.pausedUntil("email")).toBeUndefined();
+
+    const before = await control("GET", "/_emulator/stats");
+    const { calls, beforeSend } = counter();
+    expect(await scim.createUser(ada, beforeSend)).toEqual({ kind: "rate_limited", until, sent: false, attempts: 0 });
+    expect(calls).toEqual([]);
+    expect(await control("GET", "/_emulator/stats")).toEqual(before);
+
+    clock.advance(until.getTime() - clock.now().getTime() + 1_000);
+    expect(http.pausedUntil("scim")).toBeUndefined();
+    expectOk(await scim.createUser(ada));
+  });
+
+  it("waits out a short pause and retries (a 429 was not applied, so even a POST may go again)", async () => {
+    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", status: 429, count: 1 });
+    const { calls, beforeSend } = counter();
+    const outcome = expectOk(await client().createUser(ada, beforeSend));
+    expect(outcome.attempts).toBe(2);
+    expect(calls).toEqual([1, 2]);
+    expect(slept).toContain(1_000); // no Retry-After header: the one-second fallback pause
+    expect(emulator.state.dashboardUsers.byId.size).toBe(1);
+  });
+});
