@@ -1,0 +1,352 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import type { DataSource } from "typeorm";
+import { systemClock, type Clock } from "../clock.js";
+import { pendingSummary } from "../db/mirrorStatusRepository.js";
+import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
+import { log } from "../logging/logger.js";
+import type { HttpOutcome, RetryPolicy } from "../platform/http.js";
+import type { PlatformRestClient } from "../platform/rest.js";
+import {
+  MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
+  MAX_IDENTIFIERS_PER_ARRAY,
+  emailStatusBody,
+  planPushes,
+  subscriptionEntry,
+  toUnits,
+  type EmailPayload,
+  type PendingChange,
+  type SubscriptionPayload,
+  type Unit,
+} from "./batching.js";
+import type { WorkspaceApiKeys } from "./config.js";
+import { mirrorMetrics } from "./metrics.js";
+import { MIRROR_RATE_LIMITS, TokenBucket, type BucketRule } from "./pacing.js";
+import { pushPreferenceCenters } from "./preferenceCenters.js";
+import { forEachLimited, pushWithBisection, verdictOf, type PushResult, type SendVerdict } from "./pushing.js";
+
+/**
+ * The mirror sync: claims pending mirror changes, batches them to the API's maxima, pushes them
+ * and settles each change by the version it pushed. Level-triggered like the reconciler: a cycle
+ * reads whatever is pending now and never depends on which write woke it. Safe to run on every
+ * replica at once (claims are leases taken with SKIP LOCKED).
+ */
+
+export type MirrorSyncWorkerOptions = {
+  db: DataSource;
+  rest: PlatformRestClient;
+  apiKeys: WorkspaceApiKeys;
+  clock?: Clock;
+  /** How long a claim is ours; must outlast a request with its retries. */
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  /** Requests in flight at once per endpoint family. */
+  concurrency?: number;
+  /** Requests' worth of changes claimed per cycle. */
+  emailRequestsPerClaim?: number;
+  subscriptionRequestsPerClaim?: number;
+  entriesPerSubscriptionRequest?: number;
+  retry?: RetryPolicy;
+  preferenceCenterPace?: { limit: number; windowMs: number };
+  rateLimits?: { emailStatus?: BucketRule; subscriptionSet?: BucketRule };
+  pushLogRetentionDays?: number;
+};
+
+export type CycleReport = { claimed: number; pushed: number; parked: number; released: number; requests: number };
+
+/** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
+export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
+
+type BatchKind = "email" | "subscription_group";
+type BatchSpec = {
+  kind: BatchKind;
+  endpoint: string;
+  unitsPerRequest: number;
+  requestsPerClaim: number;
+  send(units: Unit<unknown>[], apiKey: string, signal: AbortSignal): Promise<HttpOutcome>;
+};
+
+export class MirrorSyncWorker {
+  private readonly db: DataSource;
+  private readonly clock: Clock;
+  private readonly leaseMs: number;
+  private readonly retry: RetryPolicy;
+  private readonly specs: BatchSpec[];
+  private readonly buckets: Record<BatchKind, TokenBucket>;
+  /** Family (or preference-center workspace) → epoch ms until which it is held back. */
+  private readonly holds = new Map<string, number>();
+  private readonly failures = new Map<string, number>();
+  private readonly cursors = new Map<MirrorKind, string>();
+  private readonly deferred: { kind: MirrorKind; claimId: string; settlements: Settlement[]; tries: number }[] = [];
+  private readonly abort = new AbortController();
+  private loop?: Promise<void>;
+  private stopping = false;
+  private wake?: () => void;
+  private lastHousekeeping = 0;
+
+  constructor(private readonly options: MirrorSyncWorkerOptions) {
+    this.db = options.db;
+    this.clock = options.clock ?? systemClock;
+    this.leaseMs = options.leaseMs ?? 120_000;
+    this.retry = options.retry ?? MIRROR_RETRY;
+    const rest = options.rest;
+    const retry = this.retry;
+    this.specs = [
+      {
+        kind: "email",
+        endpoint: "POST /email/status",
+        unitsPerRequest: 1,
+        requestsPerClaim: options.emailRequestsPerClaim ?? 20,
+        send: (units, apiKey, signal) => {
+          const { emails, state } = emailStatusBody(units[0] as Unit<EmailPayload>);
+          return rest.setEmailStatus(emails, state, { apiKey, retry, signal });
+        },
+      },
+      {
+        kind: "subscription_group",
+        endpoint: "POST /v2/subscription/status/set",
+        unitsPerRequest: options.entriesPerSubscriptionRequest ?? MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
+        requestsPerClaim: options.subscriptionRequestsPerClaim ?? 2,
+        send: (units, apiKey, signal) =>
+          rest.setSubscriptionStatuses((units as Unit<SubscriptionPayload>[]).map(subscriptionEntry), { apiKey, retry, signal }),
+      },
+    ];
+    this.buckets = {
+      email: new TokenBucket(options.rateLimits?.emailStatus ?? MIRROR_RATE_LIMITS.emailStatus),
+      subscription_group: new TokenBucket(options.rateLimits?.subscriptionSet ?? MIRROR_RATE_LIMITS.subscriptionSet),
+    };
+  }
+
+  /** One pass over every kind: at most one claim of emails, one of subscriptions, and the preference centers the pace allows. */
+  async runOnce(): Promise<CycleReport> {
+    await this.retryDeferred();
+    const reports = await Promise.all([...this.specs.map((spec) => this.cycleBatch(spec)), this.cyclePreferenceCenters()]);
+    return reports.reduce(addReports, emptyReport());
+  }
+
+  /** Runs cycles until one finds nothing to claim (for tests and benchmarks). */
+  async drain(maxCycles = 100_000): Promise<CycleReport> {
+    let total = emptyReport();
+    for (let i = 0; i < maxCycles; i++) {
+      const report = await this.runOnce();
+      total = addReports(total, report);
+      if (report.claimed === 0 && this.deferred.length === 0) break;
+    }
+    return total;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort();
+    this.wake?.();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /** Wakes an idle loop now (e.g. from a NOTIFY or after an admin requeue). */
+  notify(): void {
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    const pollMs = this.options.pollIntervalMs ?? 1_000;
+    while (!this.stopping) {
+      let idle = true;
+      try {
+        const report = await this.runOnce();
+        idle = report.pushed + report.parked === 0;
+        await this.housekeeping();
+      } catch (error) {
+        if (this.stopping) break;
+        log.error("mirror", "mirror sync cycle failed", { error });
+      }
+      if (idle && !this.stopping) await this.idle(pollMs);
+    }
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wake = undefined;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** Every 15 s: the pending gauges; every hour: prune the push log. */
+  private async housekeeping(): Promise<void> {
+    const now = this.clock.now();
+    if (now.getTime() - this.lastHousekeeping < 15_000) return;
+    const hourMark = Math.floor(now.getTime() / 3_600_000) !== Math.floor(this.lastHousekeeping / 3_600_000);
+    this.lastHousekeeping = now.getTime();
+    for (const s of await pendingSummary(this.db, now)) {
+      mirrorMetrics.pending.set({ kind: s.kind }, s.pending);
+      mirrorMetrics.parked.set({ kind: s.kind }, s.parked);
+      mirrorMetrics.lagSeconds.set({ kind: s.kind }, s.oldestPendingSeconds ?? 0);
+    }
+    if (hourMark) await prunePushLog(this.db, new Date(now.getTime() - (this.options.pushLogRetentionDays ?? 30) * 86_400_000));
+  }
+
+  private held(family: string): boolean {
+    return (this.holds.get(family) ?? 0) > this.clock.now().getTime();
+  }
+
+  private async cycleBatch(spec: BatchSpec): Promise<CycleReport> {
+    const report = emptyReport();
+    const apiKey = this.options.apiKeys.default;
+    if (!apiKey || this.held(spec.kind)) return report;
+    const claimId = randomUUID();
+    const limit = spec.unitsPerRequest * MAX_IDENTIFIERS_PER_ARRAY * spec.requestsPerClaim;
+    const claim = (fromBatchKey?: string) =>
+      claimPendingChanges(this.db, { kind: spec.kind, claimId, limit, now: this.clock.now(), leaseMs: this.leaseMs, fromBatchKey });
+    let rows = await claim(this.cursors.get(spec.kind));
+    // The cursor walks the batch keys round-robin; at the end it wraps to the start.
+    if (!rows.length && this.cursors.get(spec.kind)) rows = await claim(undefined);
+    if (!rows.length) return report;
+    report.claimed = rows.length;
+
+    const changes = rows as PendingChange<unknown>[];
+    const full = rows.length === limit;
+    const plan = planPushes(toUnits(changes), { unitsPerRequest: spec.unitsPerRequest, claimWasFull: full });
+    this.cursors.set(spec.kind, full ? (plan.leftover[0]?.batchKey ?? changes[changes.length - 1].batchKey) : "");
+
+    const result: PushResult = { settlements: plan.leftover.map((c) => ({ key: c.key, version: c.version, outcome: "release" as const })), requests: [] };
+    const asBatches = (cs: PendingChange<unknown>[]) => chunk(toUnits(cs), spec.unitsPerRequest).map((units) => units.flatMap((u) => u.changes));
+    const send = (cs: PendingChange<unknown>[]) => this.send(spec, cs, apiKey);
+    await forEachLimited(plan.requests.map((units) => units.flatMap((u) => u.changes)), this.options.concurrency ?? 4, (batch) =>
+      pushWithBisection(batch, asBatches, send, result),
+    );
+    await this.settle(spec.kind, claimId, result.settlements);
+    this.afterPush(spec.kind, result);
+    const entries = pushLogEntries(spec, result);
+    this.count(spec.kind, result.settlements, entries);
+    await recordPushes(this.db, entries, this.clock.now());
+    return { ...report, ...countSettlements(result.settlements), requests: result.requests.filter((r) => sent(r.verdict)).length };
+  }
+
+  private async send(spec: BatchSpec, changes: PendingChange<unknown>[], apiKey: string): Promise<SendVerdict> {
+    for (;;) {
+      if (this.held(spec.kind)) return { kind: "retry", cause: "paced", reason: "family held" };
+      const waitMs = this.buckets[spec.kind].take(this.clock.now().getTime());
+      if (waitMs === 0) break;
+      // Short waits keep the batch together; a long one (the hourly limit used up) releases it.
+      if (waitMs > 2_000) return { kind: "retry", cause: "paced", reason: "rate limit reached locally" };
+      await delay(waitMs);
+    }
+    return verdictOf(await spec.send(toUnits(changes), apiKey, this.abort.signal));
+  }
+
+  /** Holds the family after a failure: until the platform's reset for a 429, growing backoff otherwise. */
+  private afterPush(family: string, result: PushResult): void {
+    const retry = result.retry;
+    if (!retry) {
+      this.failures.delete(family);
+      return;
+    }
+    const now = this.clock.now().getTime();
+    if (retry.cause === "rate_limited" && retry.until) this.holds.set(family, retry.until.getTime());
+    else if (retry.cause === "auth") {
+      this.holds.set(family, now + 60_000);
+      log.error("mirror", "platform refused the API key", { family, status: retry.status });
+    } else if (retry.cause === "transient") {
+      const failures = (this.failures.get(family) ?? 0) + 1;
+      this.failures.set(family, failures);
+      this.holds.set(family, now + Math.min(60_000, 500 * 2 ** Math.min(failures, 7)));
+    }
+  }
+
+  private async cyclePreferenceCenters(): Promise<CycleReport> {
+    const pace = this.options.preferenceCenterPace ?? MIRROR_RATE_LIMITS.preferenceCenter;
+    const result = await pushPreferenceCenters({
+      db: this.db,
+      rest: this.options.rest,
+      apiKeys: this.options.apiKeys,
+      clock: this.clock,
+      leaseMs: this.leaseMs,
+      retry: this.retry,
+      paceLimit: pace.limit,
+      paceWindowMs: pace.windowMs,
+      signal: this.abort.signal,
+      holds: this.holds,
+    });
+    for (const d of result.deferred) this.deferred.push({ kind: "preference_center", ...d, tries: 0 });
+    this.count("preference_center", result.settlements, result.log);
+    await recordPushes(this.db, result.log, this.clock.now());
+    return { claimed: result.claimed, ...countSettlements(result.settlements), requests: result.log.length };
+  }
+
+  private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
+    const deferred = await settleClaimedChanges(this.db, kind, claimId, settlements, this.clock.now());
+    if (deferred.length) this.deferred.push({ kind, claimId, settlements: deferred, tries: 0 });
+  }
+
+  /** Settlements that met a row an ETL transaction was writing: tried again each cycle until the lease would have run out. */
+  private async retryDeferred(): Promise<void> {
+    const maxTries = Math.max(1, Math.floor(this.leaseMs / (this.options.pollIntervalMs ?? 1_000)));
+    for (const entry of this.deferred.splice(0)) {
+      const left = await settleClaimedChanges(this.db, entry.kind, entry.claimId, entry.settlements, this.clock.now());
+      if (left.length && entry.tries + 1 < maxTries) {
+        this.deferred.push({ ...entry, settlements: left, tries: entry.tries + 1 });
+      }
+    }
+  }
+
+  private count(kind: MirrorKind, settlements: Settlement[], entries: PushLogEntry[]): void {
+    const { pushed, parked } = countSettlements(settlements);
+    if (pushed) mirrorMetrics.changesPushed.inc({ kind }, pushed);
+    if (parked) {
+      mirrorMetrics.changesParked.inc({ kind }, parked);
+      log.warn("mirror", "changes parked", { kind, parked });
+    }
+    for (const e of entries) mirrorMetrics.requests.inc({ kind, outcome: e.outcome });
+  }
+}
+
+function sent(verdict: SendVerdict): boolean {
+  return !(verdict.kind === "retry" && verdict.cause === "paced");
+}
+
+function pushLogEntries(spec: BatchSpec, result: PushResult): PushLogEntry[] {
+  return result.requests.filter((r) => sent(r.verdict)).map(({ changes, verdict }): PushLogEntry => {
+    const entry: PushLogEntry = { kind: spec.kind, endpoint: spec.endpoint, changes, outcome: "ok" };
+    if (verdict.kind === "ok") return { ...entry, status: verdict.status };
+    if (verdict.kind === "rejected") return { ...entry, outcome: "rejected", status: verdict.status, detail: verdict.message };
+    return { ...entry, outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry", status: verdict.status, detail: verdict.reason };
+  });
+}
+
+function countSettlements(settlements: readonly Settlement[]): Pick<CycleReport, "pushed" | "parked" | "released"> {
+  let pushed = 0;
+  let parked = 0;
+  let released = 0;
+  for (const s of settlements) {
+    if (s.outcome === "ack") pushed++;
+    else if (s.outcome === "park") parked++;
+    else released++;
+  }
+  return { pushed, parked, released };
+}
+
+function emptyReport(): CycleReport {
+  return { claimed: 0, pushed: 0, parked: 0, released: 0, requests: 0 };
+}
+
+function addReports(a: CycleReport, b: CycleReport): CycleReport {
+  return { claimed: a.claimed + b.claimed, pushed: a.pushed + b.pushed, parked: a.parked + b.parked, released: a.released + b.released, requests: a.requests + b.requests };
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
