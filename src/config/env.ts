@@ -40,6 +40,8 @@ export const envSchema = z.object({
 
   PLATFORM_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://rest.example.com" }).optional()),
   PLATFORM_API_KEY: optionalString,
+  /** Mirror sync: JSON {"<workspace>": "<REST API key>"} for preference centers; `default` falls back to PLATFORM_API_KEY. */
+  PLATFORM_WORKSPACE_API_KEYS: optionalString.pipe(jsonRecord.pipe(z.record(z.string(), z.string().min(1))).optional()),
   PLATFORM_SCIM_TOKEN: optionalString,
   PLATFORM_REQUEST_ORIGIN: optionalString,
   PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
