@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock.js";
+import { listParkedChanges } from "../../src/db/mirrorStatusRepository.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { API_KEY, WireRecorder, control, makeWorker, pendingCount, requestCounts, startEmulator, upsertEmailStates } from "./support.js";
+
+/** The mirror sync end to end: Postgres mirror tables → worker → the emulator over real HTTP. */
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+type Dump = {
+  emailStates: Record<string, string>;
+  users: { email: string | null; subscription_groups: Record<string, string> }[];
+  preferenceCenters: { preference_center_api_id: string; preference_center_title: string }[];
+};
+
+let t: TestDatabase;
+let emulator: Emulator;
+beforeAll(async () => {
+  t = await createTestDatabase();
+  emulator = await startEmulator({ port: 0, apiKeys: { [API_KEY]: "*", "eu-key": "*" } });
+});
+afterAll(async () => {
+  await emulator?.close();
+  await t?.drop();
+});
+beforeEach(async () => {
+  await control(emulator, "POST", "/reset");
+  await t.db.query(
+    `TRUNCATE mirror.email_subscription_states, mirror.subscription_group_states, mirror.preference_centers, mirror_sync.pending, mirror_sync.pace_slots, mirror_sync.push_log`,
+  );
+});
+
+const dump = () => control<Dump>(emulator, "GET", "/state");
+const EMAIL_STATUS = "POST /email/status";
+
+describe("email subscription states", () => {
+  it("10,000 changes arrive in exactly ceil(n/50) requests per state", async () => {
+    const counts = { subscribed: 6_010, unsubscribed: 2_990, opted_in: 1_000 };
+    const rows: [string, string][] = [];
+    let i = 0;
+    for (const [state, n] of Object.entries(counts)) for (let k = 0; k < n; k++) rows.push([`user${i++}@example.com`, state]);
+    // Interleave states, as an ETL would write them.
+    rows.sort((a, b) => (a[0].length % 3) - (b[0].length % 3) || a[0].localeCompare(b[0]));
+    await upsertEmailStates(t.db, rows);
+
+    const recorder = new WireRecorder();
+    const report = await makeWorker(t.db, emulator, { recorder }).drain();
+
+    expect(report.pushed).toBe(10_000);
+    const perState: Record<string, number> = {};
+    for (const b of recorder.bodies) {
+      const state = (b.body as { subscription_state: string }).subscription_state;
+      perState[state] = (perState[state] ?? 0) + 1;
+    }
+    expect(perState).toEqual({ subscribed: 121, unsubscribed: 60, opted_in: 20 });
+    expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(201);
+    const states = (await dump()).emailStates;
+    expect(Object.keys(states)).toHaveLength(10_000);
+    for (const [email, state] of rows) expect(states[email]).toBe(state);
+    expect(await pendingCount(t.db)).toBe(0);
+  });
+
+  it("a row updated while its previous value is in flight ends with the latest value", async () => {
+    await upsertEmailStates(t.db, [["late@example.com", "subscribed"]]);
+    await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", delayMs: 600, count: 1 });
+    const recorder = new WireRecorder();
+    const worker = makeWorker(t.db, emulator, { recorder });
+    const first = worker.runOnce();
+    await waitFor(async () => recorder.bodies.length === 1);
+    await upsertEmailStates(t.db, [["late@example.com", "unsubscribed"]]);
+    await first;
+    await worker.drain();
+    expect((await dump()).emailStates["late@example.com"]).toBe("unsubscribed");
+    expect(recorder.bodies.map((b) => (b.body as { subscription_state: string }).subscription_state)).toEqual(["subscribed", "unsubscribed"]);
+    expect(await pendingCount(t.db)).toBe(0);
+  });
+
+  it("a malformed row is parked with the platform's message and the rest of its batch lands", async () => {
+    // Rows that predate a constraint (or an ETL that disabled it) reach the sync: the platform is the judge.
+    await t.db.query(`ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`);
+    try {
+      const rows: [string, string][] = Array.from({ length: 120 }, (_, i) => [`ok${i}@example.com`, "subscribed"]);
+      rows.splice(37, 0, ["not-an-email", "subscribed"]);
+      rows.push(["also@bad", "unsubscribed"], ["fine@example.com", "unsubscribed"]);
+      await upsertEmailStates(t.db, rows);
+      const report = await makeWorker(t.db, emulator).drain();
+      expect(report).toMatchObject({ pushed: 121, parked: 2 });
+      const states = (await dump()).emailStates;
+      expect(Object.keys(states).sort()).toEqual(rows.map((r) => r[0]).filter((e) => !["not-an-email", "also@bad"].includes(e)).sort());
+      const parked = await listParkedChanges(t.db, { limit: 10 });
+      expect(parked.map((p) => p.key).sort()).toEqual(["also@bad", "not-an-email"]);
+      for (const p of parked) expect(p.reason).toMatch(/HTTP 400.*not an email address/);
+      expect(await pendingCount(t.db)).toBe(2);
+      // A fix by the ETL un-parks nothing else and the new value goes out.
+      await upsertEmailStates(t.db, [["also@bad", "subscribed"]]);
+      expect((await listParkedChanges(t.db, { limit: 10 })).map((p) => p.key)).toEqual(["not-an-email"]);
+    } finally {
+      await t.db.query(`DELETE FROM mirror.email_subscription_states WHERE NOT (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$')`);
+      await t.db.query(
+        `ALTER TABLE mirror.email_subscription_states ADD CONSTRAINT email_subscription_states_email_format CHECK (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' AND length(email) <= 255)`,
+      );
+    }
+  });
+
+  it("two sync workers at once push each change once", async () => {
+    const rows: [string, string][] = Array.from({ length: 3_000 }, (_, i) => [`both${i}@example.com`, i % 3 === 0 ? "unsubscribed" : "subscribed"]);
+    await upsertEmailStates(t.db, rows);
+    const recorder = new WireRecorder();
+    const workers = [makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 }), makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 })];
+    const reports = await Promise.all(workers.map((w) => w.drain()));
+    expect(reports.every((r) => r.pushed > 0)).toBe(true);
+    const sent = recorder.emailsSent();
+    expect(sent).toHaveLength(3_000);
+    expect(new Set(sent).size).toBe(3_000);
+    expect(Object.keys((await dump()).emailStates)).toHaveLength(3_000);
+    expect(await pendingCount(t.db)).toBe(0);
+  });
+});
+
+describe("subscription groups", () => {
+  it("sets each group's state by email, phone and external id, emails and phones in separate entries", async () => {
+    const attributes = [
+      { external_id: "u1", email: "u1@example.com", phone: "+14155550101" },
+      { external_id: "u2", email: "u2@example.com", phone: "+14155550102" },
+    ];
+    const track = await fetch(`${emulator.url}/users/track`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ attributes }),
+    });
+    expect(track.ok).toBe(true);
+    await t.db.query(
+      `INSERT INTO mirror.subscription_group_states (subscription_group_id, external_id, email, phone, subscription_state) VALUES
+         ('news', NULL, 'u1@example.com', NULL, 'subscribed'),
+         ('news', NULL, NULL, '+14155550102', 'subscribed'),
+         ('sms', 'u1', NULL, NULL, 'unsubscribed'),
+         ('sms', NULL, NULL, '+14155550102', 'subscribed')`,
+    );
+    const recorder = new WireRecorder();
+    await makeWorker(t.db, emulator, { recorder }).drain();
+    expect(recorder.bodies).toHaveLength(1);
+    const entries = (recorder.bodies[0].body as { subscription_groups: Record<string, unknown>[] }).subscription_groups;
+    expect(entries).toHaveLength(4);
+    for (const e of entries) expect("emails" in e && "phones" in e).toBe(false);
+    const users = Object.fromEntries((await dump()).users.map((u) => [u.email, u.subscription_groups]));
+    expect(users["u1@example.com"]).toEqual({ news: "subscribed", sms: "unsubscribed" });
+    expect(users["u2@example.com"]).toEqual({ news: "subscribed", sms: "subscribed" });
+  });
+});
+
+describe("preference centers", () => {
+  it("holds the pace of 10 per minute per workspace on the emulator's clock, and parks what cannot be sent", async () => {
+    const clock = new ManualClock();
+    const values = Array.from({ length: 25 }, (_, i) => `('pc${i}', 'default', 'Page ${i}', '<p>${i}</p>', '<p>thanks</p>')`);
+    values.push(...[0, 1, 2].map((i) => `('eu${i}', 'eu', 'EU ${i}', '<p>eu</p>', '<p>thanks</p>')`));
+    values.push(`('lost', 'apac', 'Nowhere', '<p>x</p>', '<p>x</p>')`);
+    await t.db.query(`INSERT INTO mirror.preference_centers (preference_center_external_id, workspace, title, page_html, confirmation_html) VALUES ${values.join(", ")}`);
+    await t.db.query(
+      `INSERT INTO mirror.preference_centers (preference_center_external_id, page_html, confirmation_html, options) VALUES ('odd', '<p>', '<p>', '{"colour": "red"}')`,
+    );
+    const worker = makeWorker(t.db, emulator, { clock, apiKeys: { default: API_KEY, eu: "eu-key" } });
+    const puts = async () => (await requestCounts(emulator))["PUT /preference_center/v1/{preferenceCenterExternalID}"] ?? 0;
+
+    await worker.runOnce();
+    expect(await puts()).toBe(10 + 3);
+    await worker.runOnce();
+    expect(await puts()).toBe(13);
+    for (const expected of [23, 29]) {
+      clock.advance(61_000);
+      await control(emulator, "POST", "/clock", { advanceMs: 61_000 });
+      await worker.runOnce();
+      expect(await puts()).toBe(expected);
+    }
+    // 25 + 1 refused (odd) in default, 3 in eu: 29 PUTs, each page once, so no 429 along the way.
+    clock.advance(61_000);
+    await control(emulator, "POST", "/clock", { advanceMs: 61_000 });
+    await worker.drain();
+    const centers = (await dump()).preferenceCenters;
+    expect(centers).toHaveLength(28);
+    expect(await puts()).toBe(29);
+    const parked = Object.fromEntries((await listParkedChanges(t.db, { limit: 10 })).map((p) => [p.key, p.reason]));
+    expect(Object.keys(parked).sort()).toEqual(["lost", "odd"]);
+    expect(parked.lost).toMatch(/no API key for workspace "apac"/);
+    expect(parked.odd).toMatch(/HTTP 400.*unknown option/);
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
