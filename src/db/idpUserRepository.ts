@@ -39,6 +39,15 @@ export const toStored = (r: Row): StoredResource => ({
   updatedAt: r.updated_at,
 });
 
+/**
+ * Rows of a query result. TypeORM's postgres driver returns `[rows, rowCount]` for UPDATE and
+ * DELETE (even with RETURNING) and plain rows for everything else.
+ */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === "number") return result[0] as T[];
+  return result as T[];
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids are UUIDs; anything else cannot exist, and must not reach a uuid parameter (SQLSTATE 22P02). */
 export const isResourceId = (id: string) => UUID.test(id);
@@ -87,12 +96,12 @@ export async function updateIdpUser(
 ): Promise<StoredResource | undefined> {
   if (!isResourceId(id)) return undefined;
   try {
-    const rows: Row[] = await q.query(
+    const rows = rowsOf<Row>(await q.query(
       `UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
               family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
         WHERE id = $1 RETURNING ${RETURNING}`,
       [id, ...columnParams(columns), resource],
-    );
+    ));
     return rows[0] && toStored(rows[0]);
   } catch (error) {
     uniqueness(error);
@@ -102,7 +111,7 @@ export async function updateIdpUser(
 /** Deletes the user (its memberships go with it); false when there was none. */
 export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> {
   if (!isResourceId(id)) return false;
-  const rows: unknown[] = await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]);
+  const rows = rowsOf(await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]));
   return rows.length > 0;
 }
 

@@ -1,7 +1,30 @@
 import { Router } from "express";
+import { ScimTokenVerifier } from "../../auth/scimTokens.js";
+import { TokenRepository } from "../../db/tokenRepository.js";
+import { NotFoundError } from "../../errors.js";
 import type { AppDeps } from "../app.js";
+import { requireScimToken } from "./auth.js";
+import { scimBody } from "./body.js";
+import { discoveryRouter } from "./discovery.js";
+import { scimErrorHandler } from "./errors.js";
+import { groupsRouter } from "./groups.js";
+import { usersRouter } from "./users.js";
 
-/** The IdP-facing SCIM 2.0 server. (Being built: see issue 2.) */
-export function scimRouter(_deps: AppDeps): Router {
-  return Router();
+/**
+ * The IdP-facing SCIM 2.0 server (RFC 7643/7644) mounted at /scim/v2: bearer auth first (so an
+ * unauthenticated client cannot make the server parse a body), then the body limits, then the
+ * resource routers, then one RFC 7644 error translator.
+ */
+export function scimRouter(deps: AppDeps): Router {
+  const baseUrl = `${deps.publicUrl}/scim/v2`;
+  const routeDeps = { db: deps.db, baseUrl, maxPageSize: deps.env.SCIM_MAX_PAGE_SIZE };
+  const router = Router();
+  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN)));
+  router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
+  router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
+  router.use("/Users", usersRouter(routeDeps));
+  router.use("/Groups", groupsRouter(routeDeps));
+  router.use((req, _res, next) => next(new NotFoundError(`No SCIM endpoint ${req.method} ${req.path.slice(0, 200)}`)));
+  router.use(scimErrorHandler);
+  return router;
 }

@@ -1,0 +1,60 @@
+import { Router, type Request, type Response } from "express";
+import type { DataSource } from "typeorm";
+import { parseProjection, project } from "../../scim/projection.js";
+import { etagOf, presentUser, type StoredRecord } from "../../scim/resources.js";
+import { LIST_RESPONSE_SCHEMA } from "../../scim/schemas.js";
+import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from "../../scim/userCommands.js";
+import type { WriteContext } from "../../scim/writeContext.js";
+import { parseListParams, parseProjectionParams } from "./params.js";
+import { sendScim } from "./respond.js";
+
+export type ScimRouteDeps = { db: DataSource; baseUrl: string; maxPageSize: number };
+
+export function writeContext(req: Request, res: Response): WriteContext {
+  return { requestId: res.locals.requestId as string | undefined, method: req.method, ifMatch: req.get("if-match") };
+}
+
+/** /Users: parse, call the user command, present. */
+export function usersRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Router {
+  const router = Router();
+
+  const sendUser = (req: Request, res: Response, status: number, user: StoredRecord) => {
+    const { attributes, excludedAttributes } = parseProjectionParams(req.query);
+    const body = project(presentUser(user, baseUrl), parseProjection("User", attributes, excludedAttributes));
+    res.setHeader("ETag", etagOf(user.version));
+    if (status === 201) res.setHeader("Location", `${baseUrl}/Users/${user.id}`);
+    sendScim(res, status, body);
+  };
+
+  router.get("/", async (req, res) => {
+    const params = parseListParams(req.query, maxPageSize);
+    const projection = parseProjection("User", params.attributes, params.excludedAttributes);
+    const page = await listUsers(db, params.filter, params.startIndex, params.count);
+    sendScim(res, 200, {
+      schemas: [LIST_RESPONSE_SCHEMA],
+      totalResults: page.total,
+      startIndex: params.startIndex,
+      itemsPerPage: page.items.length,
+      Resources: page.items.map((u) => project(presentUser(u, baseUrl), projection)),
+    });
+  });
+
+  router.post("/", async (req, res) => sendUser(req, res, 201, await createUser(db, req.body, writeContext(req, res))));
+  router.get("/:id", async (req, res) => sendUser(req, res, 200, await getUser(db, req.params.id)));
+  router.put("/:id", async (req, res) => sendUser(req, res, 200, await replaceUser(db, req.params.id, req.body, writeContext(req, res))));
+
+  router.patch("/:id", async (req, res) => {
+    const user = await patchUser(db, req.params.id, req.body, writeContext(req, res));
+    // RFC 7644 3.5.2: 204 is allowed, but a request naming attributes must get the resource back.
+    const { attributes, excludedAttributes } = parseProjectionParams(req.query);
+    if (attributes || excludedAttributes) return sendUser(req, res, 200, user);
+    res.setHeader("ETag", etagOf(user.version));
+    res.status(204).end();
+  });
+
+  router.delete("/:id", async (req, res) => {
+    await deleteUser(db, req.params.id, writeContext(req, res));
+    res.status(204).end();
+  });
+  return router;
+}
