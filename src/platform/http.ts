@@ -217,7 +217,7 @@ export class HttpTransport {
       family: req.family,
       method: req.method,
       route: req.route,
-      status: "status" in outcome ? outcome.status : undefined,
+      status: outcome.kind === "rate_limited" ? (outcome.sent ? 429 : undefined) : "status" in outcome ? outcome.status : undefined,
       outcome: outcome.kind,
       reason: "reason" in outcome ? outcome.reason : undefined,
       attempt,

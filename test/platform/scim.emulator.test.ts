@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import { Writable } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
@@ -241,5 +242,45 @@ describe("429: the whole family pauses until the platform says", () => {
     expect(calls).toEqual([1, 2]);
     expect(slept).toContain(1_000); // no Retry-After header: the one-second fallback pause
     expect(emulator.state.dashboardUsers.byId.size).toBe(1);
+  });
+});
+
+describe("logging", () => {
+  it("logs each attempt with method, route template, status and duration; never the email or a token", async () => {
+    const { setLogLevel, setLogTransport, resetLogger } = await import("../../src/logging/logger.js");
+    const { default: winston } = await import("winston");
+    const lines: Record<string, unknown>[] = [];
+    // An object-mode stream receives the structured entries themselves.
+    const sink = new Writable({
+      objectMode: true,
+      write(info: Record<string, unknown>, _encoding, done) {
+        lines.push(info);
+        done();
+      },
+    });
+    setLogTransport(new winston.transports.Stream({ stream: sink }));
+    setLogLevel("info");
+    let id = "";
+    try {
+      const scim = client();
+      id = scim.readResource(expectOk(await scim.createUser(ada)).body)!.id;
+      await scim.findUserByUserName(ada.userName);
+      await scim.deleteUser(id);
+      await scim.deleteUser(id);
+    } finally {
+      resetLogger();
+    }
+    const calls = lines.filter((l) => l.category === "platform");
+    expect(calls.map((l) => [l.method, l.route, l.status, l.outcome])).toEqual([
+      ["POST", "/scim/v2/Users", 201, "ok"],
+      ["GET", "/scim/v2/Users", 200, "ok"],
+      ["DELETE", "/scim/v2/Users/:id", 204, "ok"],
+      ["DELETE", "/scim/v2/Users/:id", 404, "http_error"],
+    ]);
+    for (const line of calls) expect(typeof line.durationMs).toBe("number");
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain("ada@");
+    expect(text).not.toContain("dev-scim-token");
+    expect(text).not.toContain(id);
   });
 });
