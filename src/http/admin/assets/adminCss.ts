@@ -72,6 +72,7 @@ textarea { width: 100%; min-height: 14rem; font-family: ui-monospace, Menlo, Con
 .gauge-reserve { fill: var(--reserve); opacity: 0.75; }
 .gauge figcaption { margin-top: 0.4rem; color: var(--muted); }
 .chart { margin: 0; }
+.chart-svg { max-width: 100%; height: auto; }
 .chart-axis { stroke: #9aa6bd; }
 .chart-label { font-size: 9px; fill: var(--muted); }
 .chart-value { font-size: 9px; fill: var(--ink); }

@@ -15,7 +15,7 @@ export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
   const pct = Math.round((props.used / limit) * 100);
   return (
     <figure class="gauge">
-      <svg viewBox={`0 0 ${width} 28`} width="100%" height="28" role="img" aria-label={`${props.used} of ${props.limit} calls used (${pct}%)`}>
+      <svg viewBox={`0 0 ${width} 28`} preserveAspectRatio="none" width="100%" height="28" role="img" aria-label={`${props.used} of ${props.limit} calls used (${pct}%)`}>
         <rect class="gauge-track" x="0" y="0" width={width} height="28" rx="4" />
         <rect class="gauge-used" x="0" y="0" width={usedW} height="28" rx="4" />
         <rect class="gauge-reserve" x={width - reserveW} y="0" width={reserveW} height="28" />
@@ -41,7 +41,7 @@ export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; 
   const width = props.days.length * (barW + gap) + gap;
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height + 34}`} width="100%" height={height + 34} role="img" aria-label={props.title}>
+      <svg viewBox={`0 0 ${width} ${height + 34}`} width={width * 1.4} height={(height + 34) * 1.4} class="chart-svg" role="img" aria-label={props.title}>
         <line class="chart-axis" x1="0" y1={height + top} x2={width} y2={height + top} />
         {props.days.map((day, i) => {
           const x = gap + i * (barW + gap);

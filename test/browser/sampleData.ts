@@ -1,0 +1,52 @@
+import type { AdminDataSources } from "../../src/http/admin/index.js";
+import type { LogRow } from "../../src/http/admin/ui/pages/log.js";
+
+/** Fixed, made-up page data for screenshots of the layout and components (not the reconciler's). */
+export function sampleSources(): AdminDataSources {
+  const day = (n: number) => new Date(Date.UTC(2026, 10, 7 + n)).toISOString().slice(0, 10);
+  const rows: LogRow[] = [
+    { id: "1", at: new Date("2026-11-20T09:15:00Z"), userName: "ada@example.com", action: "update", outcome: "succeeded", trigger: "IdP PATCH Groups/eng", platformStatus: 200, callsSpent: 1, actor: null },
+    { id: "2", at: new Date("2026-11-20T09:10:00Z"), userName: "bob@example.com", action: "deprovision", outcome: "held", trigger: "IdP PATCH Users/bob", platformStatus: null, callsSpent: 0, actor: null },
+    { id: "3", at: new Date("2026-11-20T08:55:00Z"), userName: "cy@example.com", action: "create", outcome: "failed", trigger: "mapping", platformStatus: 500, callsSpent: 1, actor: null },
+  ];
+  return {
+    overview: async () => ({
+      budget: { used: 1250, reserve: 500, limit: 5000, resetsAt: new Date("2026-11-21T00:00:00Z") },
+      callsPerDay: Array.from({ length: 14 }, (_, i) => ({ day: day(i), byAction: { deprovision: (i * 7) % 11, update: 40 + ((i * 13) % 30), create: (i * 5) % 17 } })),
+      queue: [
+        { priority: "remove access", depth: 3 },
+        { priority: "creates", depth: 41 },
+        { priority: "drift verification", depth: 1200 },
+      ],
+      queueEta: "about 6 hours at today's pace",
+      failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],
+      held: { deprovisions: 2, emailChanges: 1 },
+    }),
+    log: async () => ({ rows, hasNext: false, actions: ["create", "update", "deprovision"], outcomes: ["succeeded", "failed", "held"], triggers: ["idp", "mapping", "resync"] }),
+    logEntry: async (id) =>
+      id === "1"
+        ? {
+            id: "1",
+            at: rows[0]!.at,
+            userId: "u-1",
+            userName: "ada@example.com",
+            action: "update",
+            outcome: "succeeded",
+            trigger: { kind: "idp", requestId: "req-42", method: "PATCH", resource: "Groups/eng" },
+            triggerLabel: "IdP PATCH Groups/eng (request req-42)",
+            before: { department: "Sales", company: ["basic_access"], workspaces: { Marketing: ["read", "campaigns"] } },
+            after: { department: "Engineering", company: ["basic_access"], workspaces: { Marketing: ["read"], Product: ["read", "write"] } },
+            platformCall: { method: "PUT", path: "/scim/v2/Users/p-981", status: 200 },
+            callsSpent: 1,
+            error: null,
+            actor: null,
+          }
+        : undefined,
+    approvals: async () => ({
+      held: [
+        { id: "u-2", kind: "deprovision", userName: "bob@example.com", summary: "mass deprovision: 120 removals in 10 minutes", heldAt: new Date("2026-11-20T09:10:00Z") },
+        { id: "u-4", kind: "email_change", userName: "dee@example.com", summary: "dee@example.com → dee.smith@example.com", heldAt: new Date("2026-11-20T07:00:00Z") },
+      ],
+    }),
+  };
+}
