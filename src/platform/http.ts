@@ -127,6 +127,10 @@ export class HttpTransport {
     if (until.getTime() > current) this.pauses.set(family, until.getTime());
   }
 
+  /**
+   * Sends the request under the retry policy. Never throws for HTTP or network trouble; it
+   * throws only what `beforeSend` throws, or an AbortError while waiting when `signal` aborts.
+   */
   async request(req: HttpRequest): Promise<HttpOutcome> {
     const policy = req.retry ?? this.retry;
     const idempotent = req.idempotent ?? (req.method !== "POST" && req.method !== "PATCH");
@@ -190,7 +194,8 @@ export class HttpTransport {
       controller.abort();
     }, timeoutMs);
     const onCallerAbort = () => controller.abort();
-    req.signal?.addEventListener("abort", onCallerAbort, { once: true });
+    if (req.signal?.aborted) controller.abort();
+    else req.signal?.addEventListener("abort", onCallerAbort, { once: true });
 
     let outcome: HttpOutcome;
     try {
