@@ -150,7 +150,8 @@ export function subAttribute(parent: AttributeInfo, name: string): AttributeInfo
 export function describeSchemas(baseUrl: string): Record<string, unknown>[] {
   return [SCIMMY.Schemas.User.definition, SCIMMY.Schemas.EnterpriseUser.definition, SCIMMY.Schemas.Group.definition].map((d) => {
     const description = JSON.parse(JSON.stringify(d.describe())) as Record<string, unknown>;
-    description.attributes = (description.attributes as { name: string }[]).filter((a) => !COMMON.has(a.name) || a.name === "externalId");
+    // id, externalId and meta are common attributes (RFC 7643 3.1), not part of a schema's own list.
+    description.attributes = (description.attributes as { name: string }[]).filter((a) => !COMMON.has(a.name));
     description.meta = { resourceType: "Schema", location: `${baseUrl}/Schemas/${d.id}` };
     return description;
   });
