@@ -42,6 +42,48 @@ export function sampleSources(): AdminDataSources {
             actor: null,
           }
         : undefined,
+    logExport: async () => rows,
+    users: async (query) => ({
+      rows: [
+        { id: "u-1", userName: "ada@example.com", active: true, groups: 3, lastReconciledAt: new Date("2026-11-20T09:15:00Z"), state: "in sync" },
+        { id: "u-2", userName: "bob@example.com", active: false, groups: 0, lastReconciledAt: null, state: "held" },
+      ].filter((u) => !query.q || u.userName.includes(query.q)),
+      hasNext: false,
+    }),
+    user: async (id) =>
+      id === "u-1"
+        ? {
+            id: "u-1",
+            userName: "ada@example.com",
+            active: true,
+            idp: { name: { givenName: "Ada", familyName: "Lovelace" }, externalId: "00u1" },
+            groups: ["eng", "all-staff"],
+            matchedRules: [{ rule: "engineers", grants: "workspace Product: read, write" }],
+            desired: { department: "Engineering", workspaces: { Product: ["read", "write"] } },
+            lastApplied: { department: "Sales", workspaces: { Marketing: ["read"] } },
+            queued: false,
+            log: rows.slice(0, 1),
+          }
+        : undefined,
+    mapping: async () => ({ file: "config/mapping.yaml", source: "rules:\n  - name: engineers\n", rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }] }),
+    previewMapping: async (draft) =>
+      draft.includes("bad")
+        ? { errors: ["rules[0].group: is required"], changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" }
+        : {
+            errors: [],
+            changes: [{ userName: "ada@example.com", gains: ["workspace Product: admin"], losses: ["workspace Marketing: read"] }],
+            usersAffected: 1,
+            estimatedCalls: 1,
+            durationLabel: "within today's budget",
+          },
+    runs: async () => ({
+      runs: [{ id: "r1", startedAt: new Date("2026-11-20T02:00:00Z"), finishedAt: new Date("2026-11-20T02:40:00Z"), status: "finished", verified: 900, drift: 2, callsSpent: 902 }],
+      nextRunAt: new Date("2026-11-21T02:00:00Z"),
+    }),
+    mirror: async () => ({
+      tables: [{ name: "email_subscriptions", pending: 12, lagSeconds: 40, lastPushAt: new Date("2026-11-20T09:00:00Z"), state: "ok" }],
+      parked: [{ table: "email_subscriptions", key: "ada@example.com", error: "400 invalid email", parkedAt: new Date("2026-11-20T08:00:00Z") }],
+    }),
     approvals: async () => ({
       held: [
         { id: "u-2", kind: "deprovision", userName: "bob@example.com", summary: "mass deprovision: 120 removals in 10 minutes", heldAt: new Date("2026-11-20T09:10:00Z") },

@@ -53,7 +53,7 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
       <div class="grid">
         <Section title="Queue">
           <p>
-            <span class="stat">{queued}</span> users waiting{data.queueEta ? ` · ${data.queueEta}` : ""}
+            <span class="stat">{queued.toLocaleString("en")}</span> users waiting{data.queueEta ? ` · ${data.queueEta}` : ""}
           </p>
           <DataTable
             rows={data.queue}
