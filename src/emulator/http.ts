@@ -36,8 +36,13 @@ export function scimError(status: number, detail: string, contentType?: string, 
   return new EmulatorHttpError(status, body, contentType);
 }
 
+/** Writes JSON directly: Express's res.send re-parses the content type and checks freshness on every call, which the hot path does not need. */
 export function sendJson(res: Response, status: number, body: unknown): void {
-  res.status(status).type("application/json; charset=utf-8").send(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(text);
 }
 
 export type Method = "get" | "post" | "put" | "delete";

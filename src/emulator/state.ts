@@ -2,7 +2,7 @@ import { ManualClock } from "../clock.js";
 import { DashboardUserStore } from "./dashboardUsers.js";
 import { FaultList } from "./faults.js";
 import { presentProfile, ProfileStore } from "./profiles.js";
-import { RATE_LIMITS, RateLimiter } from "./rateLimits.js";
+import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./rateLimits.js";
 
 /**
  * Everything the emulator holds, in memory (a reset is instant). One instance per running
@@ -44,7 +44,15 @@ export class EmulatorState {
   readonly rateLimiter = new RateLimiter();
   readonly faults = new FaultList();
 
-  constructor(readonly clock: ManualClock) {}
+  /** The SCIM family's daily budget; 5,000 as documented unless a benchmark lifts it. */
+  readonly scimDaily: RateLimitRule;
+
+  constructor(
+    readonly clock: ManualClock,
+    options: { scimDailyLimit?: number } = {},
+  ) {
+    this.scimDaily = { ...RATE_LIMITS.scimDaily, limit: options.scimDailyLimit ?? RATE_LIMITS.scimDaily.limit };
+  }
 
   nowMs(): number {
     return this.clock.now().getTime();
@@ -72,7 +80,7 @@ export class EmulatorState {
   stats() {
     return {
       requests: Object.fromEntries(this.requestCounts),
-      scimDaily: { used: this.rateLimiter.used(RATE_LIMITS.scimDaily, this.nowMs()), limit: RATE_LIMITS.scimDaily.limit },
+      scimDaily: { used: this.rateLimiter.used(this.scimDaily, this.nowMs()), limit: this.scimDaily.limit },
     };
   }
 

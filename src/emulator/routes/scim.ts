@@ -2,7 +2,6 @@ import type { Request } from "express";
 import { rateLimit, requireScimToken } from "../auth.js";
 import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
 import { scimError, sendJson } from "../http.js";
-import { RATE_LIMITS } from "../rateLimits.js";
 import type { RouteContext } from "./context.js";
 
 /**
@@ -36,7 +35,7 @@ function parseBody(req: Request): DashboardUserInput {
 }
 
 export function scimRoutes({ state, auth, route }: RouteContext): void {
-  const guard = [requireScimToken(auth), rateLimit(state, RATE_LIMITS.scimDaily, { scim: true })];
+  const guard = [requireScimToken(auth), rateLimit(state, state.scimDaily, { scim: true })];
   const users = state.dashboardUsers;
 
   route("post", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
