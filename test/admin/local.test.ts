@@ -116,6 +116,18 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect((await agent.get("/admin")).status).toBe(303);
   });
 
+  it("moves the idle deadline forward on activity (rolling)", async () => {
+    const agent = request.agent(h.app);
+    const res = await signInLocally(agent);
+    const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
+    const deadline = async () => ((await h.database.db.query(`SELECT expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as { expires_at: Date }[])[0]!.expires_at.getTime();
+    const first = await deadline();
+    expect(first - Date.now()).toBeGreaterThan(29 * 60_000); // ADMIN_SESSION_IDLE_MINUTES default 30
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await agent.get("/admin")).status).toBe(200);
+    expect(await deadline()).toBeGreaterThan(first);
+  });
+
   it("ends a session after the idle timeout", async () => {
     const agent = request.agent(h.app);
     await signInLocally(agent);

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
+import { actorForLog } from "./actor.js";
 import { requireAction, type AdminAction } from "./policy.js";
 import type { AdminActions } from "./sources.js";
 
@@ -25,11 +26,11 @@ export function actionsRouter(actions: AdminActions): Router {
       if (!result) throw new AppError(`This action (${name}) is not available in this build yet`, 501);
       try {
         const message = await result;
-        log.info("admin", "admin action", { action: name, actor: actor.name, role: actor.role, via: actor.via });
+        log.info("admin", "admin action", { action: name, actor: actorForLog(actor.name), role: actor.role, via: actor.via });
         req.session.flash = { kind: "ok", text: message };
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
-        log.info("admin", "admin action refused", { action: name, actor: actor.name, reason: error.message });
+        log.info("admin", "admin action refused", { action: name, actor: actorForLog(actor.name), reason: error.message });
         req.session.flash = { kind: "error", text: error.message };
       }
       res.redirect(303, back(req));

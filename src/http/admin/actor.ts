@@ -33,3 +33,12 @@ declare global {
 export function isAdminRole(value: unknown): value is AdminRole {
   return value === "viewer" || value === "admin";
 }
+
+/**
+ * How an actor appears in process logs: emails stay out of logs (the reconciliation log in the
+ * database keeps the full name), so the local part is cut to its first character.
+ */
+export function actorForLog(name: string): string {
+  const at = name.indexOf("@");
+  return at > 0 ? `${name[0]}…${name.slice(at)}` : name;
+}

@@ -6,6 +6,7 @@ import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
+import { actorForLog } from "./actor.js";
 import { actionsRouter } from "./actionsRouter.js";
 import { ADMIN_CSS } from "./assets/adminCss.js";
 import { localLoginRouter } from "./auth/localLogin.js";
@@ -72,7 +73,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     const actor = req.adminActor;
     await endSession(req);
     res.clearCookie(SESSION_COOKIE, { path: "/admin" });
-    if (actor) log.info("admin", "signed out", { actor: actor.name });
+    if (actor) log.info("admin", "signed out", { actor: actorForLog(actor.name) });
     res.redirect(303, `${req.baseUrl || "/admin"}/login?signedOut=1`);
   });
 

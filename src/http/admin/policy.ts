@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { log } from "../../logging/logger.js";
-import type { AdminActor, AdminRole } from "./actor.js";
+import { actorForLog, type AdminActor, type AdminRole } from "./actor.js";
 import { renderMessagePage } from "./ui/render.js";
 
 /**
@@ -34,7 +34,7 @@ export function requireAction(action: AdminAction) {
     const actor: AdminActor | undefined = req.adminActor;
     if (!actor) return requireSignedIn(req, res, next);
     if (can(actor.role, action)) return next();
-    log.warn("admin", "action forbidden", { action, actor: actor.name, role: actor.role, path: req.path });
+    log.warn("admin", "action forbidden", { action, actor: actorForLog(actor.name), role: actor.role, path: req.path });
     renderMessagePage(
       res,
       403,

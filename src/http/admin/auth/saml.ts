@@ -4,7 +4,7 @@ import type { Clock } from "../../../clock.js";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
-import type { AdminActor } from "../actor.js";
+import { actorForLog, type AdminActor } from "../actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
 import { checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
@@ -100,7 +100,7 @@ export function samlRouter(deps: Deps): Router {
     instance.success = (user: unknown) => {
       const actor = user as AdminActor;
       establishSession(req, actor).then(() => {
-        log.info("admin", "signed in", { actor: actor.name, role: actor.role, via: "saml" });
+        log.info("admin", "signed in", { actor: actorForLog(actor.name), role: actor.role, via: "saml" });
         res.redirect(303, req.baseUrl || "/admin");
       }, next);
     };
@@ -115,7 +115,7 @@ export function samlRouter(deps: Deps): Router {
 
 function failedLogin(req: Request, res: Response, error: Error): void {
   if (error instanceof RefusedRole) {
-    log.warn("admin", "saml sign-in refused: no role", { user: error.message });
+    log.warn("admin", "saml sign-in refused: no role", { actor: actorForLog(error.message) });
     renderMessagePage(
       res,
       403,
