@@ -5,6 +5,7 @@ import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { TokenRepository } from "./db/tokenRepository.js";
 import { ensureDevScimToken, resolveDatabase } from "./boot.js";
 import { startService } from "./service.js";
+import { runEmulatorCommand } from "./emulator/cli.js";
 
 const USAGE = `Usage: scim-connector <command>
 
@@ -14,7 +15,7 @@ Commands:
   token create --name NAME   create an IdP bearer token (shown once)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
-  emulator [--port N]        run the platform emulator alone
+  emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -34,6 +35,8 @@ export async function runCli(argv: string[]): Promise<void> {
       });
     case "token":
       return tokenCommand(env, rest);
+    case "emulator":
+      return runEmulatorCommand(env, rest);
     default:
       process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`);
       process.exitCode = 2;

@@ -1,0 +1,45 @@
+import { parseArgs } from "node:util";
+import { ConfigError, type Env } from "../config/env.js";
+import { log } from "../logging/logger.js";
+import { startEmulator, type EmulatorOptions } from "./index.js";
+
+/**
+ * `scim-connector emulator [--port N] [--host H]`: runs the emulator alone until SIGINT/SIGTERM.
+ * Port: `--port`, else EMULATOR_PORT when set to a non-zero value, else 9090.
+ */
+
+export const DEFAULT_EMULATOR_PORT = 9090;
+
+/** EMULATOR_* settings as emulator options; a malformed EMULATOR_API_KEYS is a ConfigError. */
+export function emulatorOptionsFromEnv(env: Env): EmulatorOptions {
+  const apiKeys: Record<string, "*" | string[]> = {};
+  const problems: string[] = [];
+  for (const [key, grant] of Object.entries(env.EMULATOR_API_KEYS)) {
+    if (grant === "*" || (Array.isArray(grant) && grant.every((p) => typeof p === "string"))) apiKeys[key] = grant as "*" | string[];
+    else problems.push(`EMULATOR_API_KEYS: the value for a key must be "*" or a list of permission names (see docs/emulator.md)`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const origins = env.EMULATOR_REQUEST_ORIGINS?.split(",").map((o) => o.trim()).filter(Boolean) ?? [];
+  return { apiKeys, scimToken: env.EMULATOR_SCIM_TOKEN, ...(origins.length ? { requestOrigins: origins } : {}) };
+}
+
+export async function runEmulatorCommand(env: Env, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } } });
+  const port = values.port !== undefined ? Number(values.port) : env.EMULATOR_PORT || DEFAULT_EMULATOR_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number (got ${values.port})`);
+  const emulator = await startEmulator({ ...emulatorOptionsFromEnv(env), port, host: values.host ?? "127.0.0.1" });
+  log.info("emulator", "emulator started", { url: emulator.url });
+  console.log(`
+platform emulator is running (state in memory).
+
+  Base URL        ${emulator.url}
+  API keys        ${Object.keys(env.EMULATOR_API_KEYS).length} from EMULATOR_API_KEYS
+  Control plane   ${emulator.url}/_emulator/stats   (loopback callers only)
+`);
+  const stop = (signal: string) => {
+    console.log(`\n${signal}: stopping the emulator…`);
+    void emulator.close().then(() => process.exit(0));
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+}
