@@ -71,6 +71,15 @@ export class Reconciler1763700000200 implements MigrationInterface {
         decided_at timestamptz
       )`);
 
+    // The mapping in force, so that a change made while the connector was down is noticed at boot.
+    await q.query(`
+      CREATE TABLE mapping_state (
+        id smallint PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+        hash text NOT NULL,
+        source_text text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+
     // claimed_by: the worker's advisory-lock key; a claim whose worker holds no lock any more (it died) is void.
     await q.query(`ALTER TABLE reconcile_queue ADD COLUMN action text,
       ADD COLUMN claimed_by integer, ADD COLUMN claimed_at timestamptz`);
@@ -78,6 +87,7 @@ export class Reconciler1763700000200 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE reconcile_queue DROP COLUMN action, DROP COLUMN claimed_by, DROP COLUMN claimed_at`);
+    await q.query(`DROP TABLE mapping_state`);
     await q.query(`DROP TABLE reconcile_holds`);
     await q.query(`DROP TABLE reconcile_log`);
     await q.query(`DROP TABLE budget_debits`);

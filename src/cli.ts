@@ -4,6 +4,9 @@ import { ConfigError, loadEnv, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { TokenRepository } from "./db/tokenRepository.js";
 import { ensureDevScimToken, resolveDatabase } from "./boot.js";
+import { startEmulator } from "./emulator/index.js";
+import { ensureAdminToken } from "./http/admin/auth/localToken.js";
+import type { PlatformTarget } from "./reconcile/index.js";
 import { startService } from "./service.js";
 import { runEmulatorCommand } from "./emulator/cli.js";
 
@@ -100,9 +103,18 @@ async function tokenCommand(env: Env, args: string[]): Promise<void> {
 
 async function start(env: Env): Promise<void> {
   const database = await resolveDatabase(env);
-  const service = await startService({ env, databaseUrl: database.url });
+  // No platform configured: the emulator stands in for it, on a second port.
+  const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
+  const adminToken = env.ADMIN_TOKEN ?? (await ensureAdminToken(".data"));
+  const effective: Env = { ...env, ADMIN_TOKEN: adminToken };
+  const service = await startService({ env: effective, databaseUrl: database.url, platform: emulator?.target });
   const devToken = env.SCIM_TOKEN ? undefined : await ensureDevScimToken(service.db, ".data");
-  printBanner(service.url, env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : devToken!);
+  printBanner({
+    url: service.url,
+    idpToken: env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : devToken!,
+    adminToken: env.ADMIN_TOKEN ? "(ADMIN_TOKEN from the environment)" : adminToken,
+    platform: emulator ? `${emulator.running.url} (the embedded emulator; set PLATFORM_URL for a real platform)` : env.PLATFORM_URL!,
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -110,6 +122,7 @@ async function start(env: Env): Promise<void> {
     stopping = true;
     console.log(`\n${signal}: shutting down…`);
     await service.close();
+    await emulator?.running.close();
     await database.embedded?.stop();
     process.exit(0);
   };
@@ -117,12 +130,28 @@ async function start(env: Env): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
-function printBanner(url: string, token: string): void {
+async function startEmbeddedEmulator(env: Env) {
+  const origins = env.EMULATOR_REQUEST_ORIGINS?.split(",").map((o) => o.trim()).filter(Boolean);
+  const running = await startEmulator({
+    port: env.EMULATOR_PORT,
+    apiKeys: env.EMULATOR_API_KEYS as Record<string, "*" | string[]>,
+    scimToken: env.EMULATOR_SCIM_TOKEN,
+    ...(origins?.length ? { requestOrigins: origins } : {}),
+  });
+  const apiKey = Object.entries(env.EMULATOR_API_KEYS).find(([, permissions]) => permissions === "*")?.[0];
+  const target: PlatformTarget = { url: running.url, scimToken: env.EMULATOR_SCIM_TOKEN, apiKey, requestOrigin: origins?.[0] ?? "scim-connector" };
+  return { running, target };
+}
+
+function printBanner(b: { url: string; idpToken: string; adminToken: string; platform: string }): void {
   console.log(`
 scim-connector is running.
 
-  SCIM base URL   ${url}/scim/v2
-  IdP token       ${token}
-  Health          ${url}/healthz   ${url}/readyz
+  SCIM base URL   ${b.url}/scim/v2
+  IdP token       ${b.idpToken}
+  Admin UI        ${b.url}/admin
+  Admin token     ${b.adminToken}
+  Platform        ${b.platform}
+  Health          ${b.url}/healthz   ${b.url}/readyz
 `);
 }

@@ -1,18 +1,23 @@
 import { createServer, type Server } from "node:http";
 import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
-import type { Env } from "./config/env.js";
+import { ConfigError, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { createApp } from "./http/app.js";
 import { log } from "./logging/logger.js";
+import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
+import { MappingStore } from "./reconcile/mappingStore.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
- * `main.ts` starts one from the environment; integration tests start one in-process.
+ * `cli.ts start` starts one from the environment; integration tests start one in-process.
  */
 export type Service = {
   url: string;
   db: DataSource;
+  mappings: MappingStore;
+  /** Present when a platform is configured. */
+  reconciliation?: Reconciliation;
   close(): Promise<void>;
 };
 
@@ -20,29 +25,66 @@ export type ServiceOptions = {
   env: Env;
   databaseUrl: string;
   clock?: Clock;
+  /** Defaults to PLATFORM_URL and friends; without one, nothing is reconciled. */
+  platform?: PlatformTarget;
+  /** Run the reconcile worker in this process (default: when RECONCILE_WORKERS > 0). */
+  workers?: boolean;
 };
 
 export async function startService(options: ServiceOptions): Promise<Service> {
   const { env } = options;
   const clock = options.clock ?? systemClock;
+  const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
+  const platform = options.platform ?? platformFromEnv(env);
   const db = await createDataSource({ url: options.databaseUrl, poolSize: env.DATABASE_POOL_SIZE });
   const applied = await runMigrations(db);
   if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+  await mappings.putInForce(db);
+  const stopWatching = mappings.watch(db);
+
+  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform }) : undefined;
+  if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
+  const runWorkers = (options.workers ?? env.RECONCILE_WORKERS > 0) && reconciliation !== undefined;
+  if (runWorkers) await reconciliation!.worker.start();
 
   const server = await listen(env.HOST, env.PORT);
   const url = serverUrl(server, env);
-  server.on("request", createApp({ env, db, clock, publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url }));
+  const app = createApp({
+    env,
+    db,
+    clock,
+    publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url,
+    adminApi: {
+      budget: reconciliation?.budget ?? budgetPolicyFromEnv(env),
+      reconcileNow: reconciliation ? (userId, actor) => reconciliation.worker.reconcileNow(userId, actor) : undefined,
+    },
+  });
+  server.on("request", app);
   log.info("http", "listening", { url });
 
   return {
     url,
     db,
+    mappings,
+    reconciliation,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      stopWatching();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await reconciliation?.worker.stop();
       await db.destroy();
     },
   };
+}
+
+/** PLATFORM_URL with its credentials, or undefined when no platform is configured. */
+export function platformFromEnv(env: Env): PlatformTarget | undefined {
+  if (!env.PLATFORM_URL) return undefined;
+  const missing = (["PLATFORM_SCIM_TOKEN", "PLATFORM_REQUEST_ORIGIN"] as const).filter((name) => !env[name]);
+  if (missing.length) throw new ConfigError(missing.map((name) => `${name}: required when PLATFORM_URL is set`));
+  return { url: env.PLATFORM_URL, scimToken: env.PLATFORM_SCIM_TOKEN!, apiKey: env.PLATFORM_API_KEY, requestOrigin: env.PLATFORM_REQUEST_ORIGIN! };
 }
 
 function serverUrl(server: Server, env: Env): string {

@@ -45,6 +45,19 @@ export const envSchema = z.object({
   PLATFORM_SCIM_TOKEN: optionalString,
   PLATFORM_REQUEST_ORIGIN: optionalString,
   PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
+  /** Share of the daily budget only deprovisioning may spend. */
+  PLATFORM_SCIM_BUDGET_RESERVE_PERCENT: z.coerce.number().min(0).max(90).default(10),
+  /** `utc-day` matches the platform's day; `rolling-24h` is stricter when the two clocks may differ. */
+  PLATFORM_SCIM_BUDGET_WINDOW: z.enum(["utc-day", "rolling-24h"]).default("utc-day"),
+  /** What a changed userName (email) does: held for an admin, or delete + create. */
+  RECONCILE_ON_EMAIL_CHANGE: z.enum(["hold", "recreate"]).default("hold"),
+  /** Reconciles in flight at once per process (0 turns the worker off in this process). */
+  RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
+  RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+  RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
+  DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
+  DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
   PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from "typeorm";
+import { rowsOf } from "./sql.js";
 
 /** Actions held for an admin: mass deprovisions and email changes. */
 export type HoldKind = "deprovision" | "email_change";
@@ -64,9 +65,13 @@ export async function listHolds(db: Db, options: { pendingOnly?: boolean } = {})
 }
 
 export async function decideHold(db: Db, userId: string, decision: "approved" | "rejected", actor: string, now: Date): Promise<Hold | undefined> {
-  const rows: Row[] = await db.query(
-    `UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`,
-    [userId, decision, actor, now],
+  const rows = rowsOf<Row>(
+    await db.query(`UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`, [
+      userId,
+      decision,
+      actor,
+      now,
+    ]),
   );
   return rows[0] ? mapHold(rows[0]) : undefined;
 }

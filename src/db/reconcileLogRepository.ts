@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from "typeorm";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
+import { rowsOf } from "./sql.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
@@ -138,6 +139,6 @@ export async function countDeprovisionsSince(db: DataSource | EntityManager, sin
 }
 
 export async function deleteLogOlderThan(db: DataSource, cutoff: Date): Promise<number> {
-  const rows: unknown[] = await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]);
+  const rows = rowsOf(await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]));
   return rows.length;
 }

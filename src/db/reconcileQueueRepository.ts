@@ -1,4 +1,5 @@
 import type { EntityManager } from "typeorm";
+import { rowsOf } from "./sql.js";
 
 /** What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation log. */
 export type DirtyTrigger =
@@ -100,7 +101,7 @@ export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<voi
  * only for this statement: a reconcile in flight never blocks the IdP's writes to the queue.
  */
 export async function claimNext(db: Queryable, workerId: number, now: Date, maxPriority: number): Promise<QueueRow | undefined> {
-  const rows: Row[] = await db.query(
+  const rows = rowsOf<Row>(await db.query(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (
         SELECT user_id FROM reconcile_queue
@@ -108,18 +109,18 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
          ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
     [workerId, now, maxPriority],
-  );
+  ));
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
 /** Claims one specific user's row (provision on demand), if nobody else is working it. */
 export async function claimUser(db: Queryable, workerId: number, userId: string, now: Date): Promise<QueueRow | undefined> {
-  const rows: Row[] = await db.query(
+  const rows = rowsOf<Row>(await db.query(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
       RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
     [workerId, now, userId],
-  );
+  ));
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
@@ -128,10 +129,7 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
  * and sent back for classification, since the user changed while we worked.
  */
 export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
-  const rows: unknown[] = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [
-    row.userId,
-    row.generation,
-  ]);
+  const rows = rowsOf(await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]));
   if (!rows.length) {
     await db.query(`UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL, priority = NULL WHERE user_id = $1`, [row.userId]);
   }

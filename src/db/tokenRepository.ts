@@ -1,4 +1,5 @@
 import type { DataSource } from "typeorm";
+import { rowsOf } from "./sql.js";
 
 export type ScimTokenRecord = {
   id: string;
@@ -51,10 +52,12 @@ export class TokenRepository {
 
   /** Revokes the active token with this name or id; returns how many were revoked. */
   async revoke(nameOrId: string): Promise<number> {
-    const rows: unknown[] = await this.db.query(
-      `UPDATE scim_tokens SET revoked_at = now()
-        WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1) RETURNING id`,
-      [nameOrId],
+    const rows = rowsOf(
+      await this.db.query(
+        `UPDATE scim_tokens SET revoked_at = now()
+          WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1) RETURNING id`,
+        [nameOrId],
+      ),
     );
     return rows.length;
   }

@@ -48,6 +48,7 @@ export class ReconcileWorker {
   ) {}
 
   async start(): Promise<void> {
+    if (this.running) return;
     await this.lease.start();
     this.running = true;
     this.unsubscribe = this.lease.onNotify(() => this.nudge());

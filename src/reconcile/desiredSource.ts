@@ -1,0 +1,19 @@
+import type { DataSource } from "typeorm";
+import { getUserForReconcile } from "../db/idpReconcileRepository.js";
+import { desiredDashboardUser } from "../mapping/desired.js";
+import type { MappingStore } from "./mappingStore.js";
+import type { DesiredState, DesiredStateSource } from "./ports.js";
+
+/** The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in force. */
+export class MappedDesiredState implements DesiredStateSource {
+  constructor(
+    private readonly db: DataSource,
+    private readonly mappings: MappingStore,
+  ) {}
+
+  async load(userId: string): Promise<DesiredState> {
+    const user = await getUserForReconcile(this.db, userId);
+    if (!user) return { exists: false, userName: null, desired: null };
+    return { exists: true, userName: user.userName, desired: desiredDashboardUser(user, user.groups, this.mappings.current()) };
+  }
+}

@@ -1,0 +1,51 @@
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { WorkerLease } from "../db/workerLease.js";
+import { HttpTransport } from "../platform/http.js";
+import { PlatformScimClient } from "../platform/scim.js";
+import { budgetPolicy, type BudgetPolicy } from "./budget.js";
+import { MappedDesiredState } from "./desiredSource.js";
+import type { MappingStore } from "./mappingStore.js";
+import { Reconciler } from "./reconciler.js";
+import { ReconcileWorker } from "./worker.js";
+
+/** Where the connector sends SCIM calls: the platform, or the emulator standing in for it. */
+export type PlatformTarget = { url: string; scimToken: string; apiKey: string | undefined; requestOrigin: string };
+
+export function budgetPolicyFromEnv(env: Env): BudgetPolicy {
+  return budgetPolicy(env.PLATFORM_SCIM_DAILY_BUDGET, env.PLATFORM_SCIM_BUDGET_RESERVE_PERCENT, env.PLATFORM_SCIM_BUDGET_WINDOW);
+}
+
+export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy; transport: HttpTransport };
+
+/** Builds the reconciler and its worker for one process (the worker is started by the caller). */
+export function createReconciliation(options: {
+  env: Env;
+  db: DataSource;
+  databaseUrl: string;
+  clock: Clock;
+  mappings: MappingStore;
+  platform: PlatformTarget;
+}): Reconciliation {
+  const { env, db, clock } = options;
+  const transport = new HttpTransport({ baseUrl: options.platform.url, timeoutMs: env.PLATFORM_TIMEOUT_MS, clock });
+  const scim = new PlatformScimClient({ transport, scimToken: options.platform.scimToken, requestOrigin: options.platform.requestOrigin });
+  const budget = budgetPolicyFromEnv(env);
+  const reconciler = new Reconciler({
+    db,
+    clock,
+    platform: scim,
+    source: new MappedDesiredState(db, options.mappings),
+    budget,
+    policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE },
+    breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },
+  });
+  const lease = new WorkerLease(options.databaseUrl, ["reconcile_queue"]);
+  const worker = new ReconcileWorker(db, clock, reconciler, lease, {
+    concurrency: Math.max(1, env.RECONCILE_WORKERS),
+    pollMs: env.RECONCILE_POLL_MS,
+    classifyBatch: 500,
+  });
+  return { reconciler, worker, budget, transport };
+}

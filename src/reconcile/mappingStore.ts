@@ -1,0 +1,115 @@
+import { readFile } from "node:fs/promises";
+import { watchFile, unwatchFile } from "node:fs";
+import type { DataSource } from "typeorm";
+import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
+import { listIdpUserIds } from "../db/idpReconcileRepository.js";
+import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
+import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { log } from "../logging/logger.js";
+import { affectedByMappingChange } from "../mapping/change.js";
+
+/**
+ * The mapping in force. Loaded and validated at boot (a bad file stops the process); reloaded
+ * when the file changes or on SIGHUP (a bad file is refused and the old mapping stays). Putting a
+ * new mapping in force marks the users it may affect dirty, at mapping priority (behind IdP
+ * changes).
+ */
+export class MappingStore {
+  private mapping: Mapping;
+  private text: string;
+
+  private constructor(
+    private readonly path: string,
+    mapping: Mapping,
+    text: string,
+  ) {
+    this.mapping = mapping;
+    this.text = text;
+  }
+
+  static async load(path: string): Promise<MappingStore> {
+    const text = await readMappingText(path);
+    return new MappingStore(path, parseMapping(text, path), text);
+  }
+
+  current(): Mapping {
+    return this.mapping;
+  }
+
+  sourceText(): string {
+    return this.text;
+  }
+
+  /** Re-reads the file; returns the problems when it is invalid (the old mapping stays in force). */
+  async reload(db: DataSource): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
+    let text: string;
+    let mapping: Mapping;
+    try {
+      text = await readMappingText(this.path);
+      mapping = parseMapping(text, this.path);
+    } catch (error) {
+      const problems = error instanceof MappingError ? error.problems : [String(error)];
+      log.error("mapping", "mapping reload refused; the previous mapping stays in force", { problems });
+      return { ok: false, problems };
+    }
+    this.mapping = mapping;
+    this.text = text;
+    return { ok: true, changed: await this.putInForce(db) };
+  }
+
+  /**
+   * Records this mapping as the one in force and marks affected users dirty when it differs from
+   * the one recorded before (also across restarts). Safe to call from every replica.
+   */
+  async putInForce(db: DataSource): Promise<boolean> {
+    const { changed, previousText } = await swapMappingState(db, this.mapping.hash, this.text);
+    if (!changed) return false;
+    const trigger = { kind: "mapping" as const, mappingHash: this.mapping.hash };
+    let previous: Mapping | undefined;
+    try {
+      previous = previousText === undefined ? undefined : parseMapping(previousText, "previous mapping");
+    } catch {
+      previous = undefined; // the old text no longer parses (a newer vocabulary): re-derive everyone
+    }
+    const impact = previous ? affectedByMappingChange(previous, this.mapping, await listGroupRefs(db)) : ({ all: true } as const);
+    let marked = 0;
+    if (impact.all) {
+      for (let after: string | undefined, ids: string[]; (ids = await listIdpUserIds(db, after, 1000)).length; after = ids[ids.length - 1]) {
+        await db.transaction((tx) => markUsersDirty(tx, ids, trigger));
+        marked += ids.length;
+      }
+      const accounts = await listUsersToRederive(db, []);
+      await db.transaction((tx) => markUsersDirty(tx, accounts, trigger));
+    } else {
+      const ids = await listUsersToRederive(db, impact.groups.map((g) => g.id));
+      for (let i = 0; i < ids.length; i += 1000) await db.transaction((tx) => markUsersDirty(tx, ids.slice(i, i + 1000), trigger));
+      marked = ids.length;
+    }
+    log.info("mapping", "mapping put in force", { hash: this.mapping.hash, rules: this.mapping.rules.length, usersMarked: marked });
+    return true;
+  }
+
+  /** Reloads on file change and on SIGHUP. Returns a function that stops watching. */
+  watch(db: DataSource, intervalMs = 2_000): () => void {
+    const reload = () => void this.reload(db).catch((error) => log.error("mapping", "mapping reload failed", { error }));
+    watchFile(this.path, { interval: intervalMs }, (now, before) => {
+      if (now.mtimeMs !== before.mtimeMs) reload();
+    });
+    process.on("SIGHUP", reload);
+    return () => {
+      unwatchFile(this.path);
+      process.off("SIGHUP", reload);
+    };
+  }
+}
+
+async function readMappingText(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new MappingError([
+      { source: path, line: 1, column: 1, message: code === "ENOENT" ? "mapping file not found: create it (copy config/mapping.example.yaml) or set MAPPING_FILE" : `cannot read the mapping file (${code ?? "error"})` },
+    ]);
+  }
+}

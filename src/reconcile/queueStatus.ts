@@ -1,0 +1,42 @@
+import type { DataSource } from "typeorm";
+import { getBudgetStatus, type BudgetStatus } from "../db/budgetRepository.js";
+import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
+import { PRIORITY } from "./planner.js";
+
+const PRIORITY_NAMES: Record<number, string> = {
+  [PRIORITY.deprovision]: "deprovision",
+  [PRIORITY.reduction]: "permission reduction",
+  [PRIORITY.create]: "create",
+  [PRIORITY.update]: "update",
+  [PRIORITY.verify]: "verification",
+};
+
+export type QueueStatus = {
+  pending: { priority: number | null; name: string; action: string | null; count: number; ready: number }[];
+  total: number;
+  parked: number;
+  oldestEnqueuedAt: Date | null;
+  /** When the pending work should be done at the current budget (null when nothing waits). */
+  eta: Date | null;
+  budget: BudgetStatus;
+};
+
+/** Pending work by priority, and an ETA at the budget's pace (about one platform call per pending user). */
+export async function queueStatus(db: DataSource, policy: BudgetPolicy, now: Date): Promise<QueueStatus> {
+  const [depth, budget] = await Promise.all([queueDepth(db, now), getBudgetStatus(db, policy, now)]);
+  const pending = depth.byPriority.map((row) => ({
+    priority: row.priority,
+    name: row.priority === null ? "not yet classified" : (PRIORITY_NAMES[row.priority] ?? `priority ${row.priority}`),
+    action: row.action,
+    count: row.pending,
+    ready: row.ready,
+  }));
+  const total = pending.reduce((sum, p) => sum + p.count, 0);
+  const deprovisions = pending.filter((p) => p.priority === PRIORITY.deprovision).reduce((sum, p) => sum + p.count, 0);
+  const ordinary = total - deprovisions;
+  const etaOrdinary = estimateDrain(now, ordinary, budget.remaining, allowance(policy, false), budget.resetsAt);
+  const etaDeprovisions = estimateDrain(now, deprovisions, budget.remainingWithReserve, policy.limit, budget.resetsAt);
+  const eta = [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ?? null;
+  return { pending, total, parked: depth.parked, oldestEnqueuedAt: depth.oldestEnqueuedAt, eta, budget };
+}

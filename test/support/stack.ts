@@ -1,0 +1,147 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import request from "supertest";
+import type { Clock } from "../../src/clock.js";
+import { loadEnv } from "../../src/config/env.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startService, type Service } from "../../src/service.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
+
+/**
+ * The whole product in one process for end-to-end tests: a fresh database, the emulator as the
+ * platform (over real HTTP), and the connector pointed at it.
+ */
+
+export const IDP_TOKEN = "test-idp-token-0123456789abcdef";
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+
+export const TEST_MAPPING = `
+department:
+  default: engineering
+  fromAttribute: true
+  translate: { "Finance & Accounting": finance }
+rules:
+  - group: Platform Admins
+    companyPermissions: [admin]
+  - group: Marketing
+    department: marketing
+    workspaces:
+      - name: EU Production
+        permissions: [basic_access, send_campaigns_canvases]
+        teams:
+          - name: Lifecycle
+            permissions: [basic_access]
+  - groupPattern: "^Analysts-"
+    workspaces:
+      - name: EU Production
+        permissions: [export_user_data]
+`;
+
+export type Stack = {
+  database: TestDatabase;
+  emulator: RunningEmulator;
+  service: Service;
+  mappingFile: string;
+  close(): Promise<void>;
+};
+
+export async function startStack(options: { env?: Record<string, string>; mapping?: string; clock?: Clock; workers?: boolean } = {}): Promise<Stack> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-stack-"));
+  const mappingFile = path.join(dir, "mapping.yaml");
+  await writeFile(mappingFile, options.mapping ?? TEST_MAPPING);
+  const database = await createTestDatabase();
+  const emulator = await startEmulator(options.clock ? { clock: options.clock } : {});
+  const env = loadEnv({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SCIM_TOKEN: IDP_TOKEN,
+    ADMIN_TOKEN,
+    MAPPING_FILE: mappingFile,
+    RECONCILE_POLL_MS: "100",
+    ...options.env,
+  });
+  const service = await startService({
+    env,
+    databaseUrl: database.url,
+    platform: { url: emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+  });
+  return {
+    database,
+    emulator,
+    service,
+    mappingFile,
+    async close() {
+      await service.close();
+      await emulator.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A SCIM client acting as the IdP. */
+export function idp(stack: Stack) {
+  const send = (method: "get" | "post" | "put" | "patch" | "delete", path: string, body?: unknown) => {
+    const req = request(stack.service.url)[method](`/scim/v2${path}`).set("Authorization", `Bearer ${IDP_TOKEN}`);
+    return body === undefined ? req : req.set("Content-Type", "application/scim+json").send(JSON.stringify(body));
+  };
+  return {
+    send,
+    async createUser(userName: string, extra: Record<string, unknown> = {}): Promise<string> {
+      const res = await send("post", "/Users", {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+        userName,
+        name: { givenName: userName.split("@")[0], familyName: "Test" },
+        emails: [{ value: userName, type: "work", primary: true }],
+        active: true,
+        ...extra,
+      });
+      if (res.status !== 201) throw new Error(`create user ${res.status}: ${res.text}`);
+      return res.body.id as string;
+    },
+    async createGroup(displayName: string, memberIds: string[] = [], externalId?: string): Promise<string> {
+      const res = await send("post", "/Groups", {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        displayName,
+        ...(externalId ? { externalId } : {}),
+        members: memberIds.map((value) => ({ value })),
+      });
+      if (res.status !== 201) throw new Error(`create group ${res.status}: ${res.text}`);
+      return res.body.id as string;
+    },
+    async patch(path: string, operations: unknown[]) {
+      const res = await send("patch", path, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: operations });
+      if (res.status >= 300) throw new Error(`patch ${path} ${res.status}: ${res.text}`);
+      return res;
+    },
+  };
+}
+
+/** Waits until the reconcile queue has nothing ready to run (deferred rows may remain). */
+export async function waitForQueueIdle(stack: Stack, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows: { n: number }[] = await stack.database.db.query(
+      `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL AND (not_before <= now() OR priority IS NULL)`,
+    );
+    if (rows[0]!.n === 0) return;
+    if (Date.now() > deadline) throw new Error(`reconcile queue still has ${rows[0]!.n} ready rows`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function emulatorState(stack: Stack) {
+  const res = await request(stack.emulator.url).get("/_emulator/state");
+  return res.body as { dashboardUsers: { id: string; userName: string; department: string; permissions: { companyPermissions: string[]; appGroup: { appGroupName: string; appGroupPermissions: string[]; team: { teamName: string; teamPermissions: string[] }[] }[] } }[] };
+}
+
+export async function emulatorStats(stack: Stack) {
+  const res = await request(stack.emulator.url).get("/_emulator/stats");
+  return res.body as { requests: Record<string, number>; scimDaily: { used: number; limit: number } };
+}
+
+export function adminApi(stack: Stack) {
+  return (path: string) => request(stack.service.url).get(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+}
