@@ -1,4 +1,5 @@
 import type { SqlCondition } from "../scim/filterSql.js";
+import { readQuery } from "./idpReadPath.js";
 import { isResourceId, listPage, rowsOf, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
 
 /**
@@ -27,7 +28,7 @@ export async function insertIdpGroup(q: Queryable, columns: GroupColumns, resour
 
 export async function getIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
   if (!isResourceId(id)) return undefined;
-  const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_groups WHERE id = $1`, [id]);
+  const rows = await readQuery<Row>(q, `SELECT ${RETURNING} FROM idp_groups WHERE id = $1`, [id]);
   return rows[0] && toGroup(rows[0]);
 }
 
@@ -50,13 +51,17 @@ export async function updateIdpGroup(q: Queryable, id: string, columns: GroupCol
   return toGroup(rows[0]!);
 }
 
-/** A membership-only change still moves the group's version and lastModified. */
-export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGroup> {
+/**
+ * A membership-only change still moves the group's version and lastModified. Doing it first also
+ * takes the row lock (like lockIdpGroup) in one round trip; undefined when there is no group.
+ */
+export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
+  if (!isResourceId(id)) return undefined;
   const rows = rowsOf<Row>(await q.query(
     `UPDATE idp_groups SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${RETURNING}`,
     [id],
   ));
-  return toGroup(rows[0]!);
+  return rows[0] && toGroup(rows[0]);
 }
 
 /** Deletes the group; returns the ids of the users who were its members, or undefined if there was no group. */
@@ -75,7 +80,8 @@ export async function listIdpGroups(q: Queryable, where: SqlCondition | undefine
 export async function membersOfGroups(q: Queryable, groupIds: string[]): Promise<Map<string, GroupMember[]>> {
   const byGroup = new Map<string, GroupMember[]>(groupIds.map((id) => [id, []]));
   if (!groupIds.length) return byGroup;
-  const rows: { group_id: string; user_id: string; display: string | null }[] = await q.query(
+  const rows = await readQuery<{ group_id: string; user_id: string; display: string | null }>(
+    q,
     `SELECT m.group_id, m.user_id, COALESCE(m.display, u.display_name, u.user_name) AS display
        FROM idp_group_members m JOIN idp_users u ON u.id = m.user_id
       WHERE m.group_id = ANY($1::uuid[])

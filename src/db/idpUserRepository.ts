@@ -1,5 +1,6 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
 import type { SqlCondition } from "../scim/filterSql.js";
+import { readQuery } from "./idpReadPath.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
@@ -76,7 +77,7 @@ export async function insertIdpUser(q: Queryable, columns: IdpUserColumns, resou
 
 export async function getIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
   if (!isResourceId(id)) return undefined;
-  const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_users WHERE id = $1`, [id]);
+  const rows = await readQuery<Row>(q, `SELECT ${RETURNING} FROM idp_users WHERE id = $1`, [id]);
   return rows[0] && toStored(rows[0]);
 }
 
@@ -133,11 +134,12 @@ export async function listPage(
   const condition = where ? `WHERE ${where.sql}` : "";
   const params = where ? [...where.params] : [];
   if (count === 0) {
-    const rows: { total: number }[] = await q.query(`SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
+    const rows = await readQuery<{ total: number }>(q, `SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
     return { total: rows[0]?.total ?? 0, items: [] };
   }
   const n = params.length;
-  const rows: (Row & { total: number })[] = await q.query(
+  const rows = await readQuery<Row & { total: number }>(
+    q,
     `SELECT ${alias}.id, ${alias}.resource, ${alias}.version, ${alias}.created_at, ${alias}.updated_at, count(*) OVER ()::int AS total
        FROM ${table} ${condition}
       ORDER BY ${alias}.created_at, ${alias}.id
@@ -147,6 +149,6 @@ export async function listPage(
   if (rows.length) return { total: rows[0]!.total, items: rows.map(toStored) };
   if (startIndex <= 1) return { total: 0, items: [] };
   // Past the last page: the window count has no row to ride on, so count separately.
-  const totals: { total: number }[] = await q.query(`SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
+  const totals = await readQuery<{ total: number }>(q, `SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
   return { total: totals[0]?.total ?? 0, items: [] };
 }

@@ -134,15 +134,20 @@ export async function replaceGroup(db: DataSource, id: string, body: unknown, co
 export async function patchGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { attributeOps, membership } = splitGroupPatch(normalisePatchRequest("Group", body));
   return inIdpTransaction(db, async (manager) => {
-    const before = await lockIdpGroup(manager, id);
-    if (!before) throw notFound(id);
-    checkIfMatch(context, before.version);
-    let after: StoredGroup;
+    let before: StoredGroup | undefined;
+    let after: StoredGroup | undefined;
     if (attributeOps.length) {
+      before = await lockIdpGroup(manager, id);
+      if (!before) throw notFound(id);
+      checkIfMatch(context, before.version);
       const resource = coerceResource("Group", applyPatch("Group", before.resource, attributeOps));
       after = await updateIdpGroup(manager, id, groupColumns(resource), resource);
     } else {
+      // Membership only (the common case): bump the version first, which also takes the lock.
       after = await touchIdpGroup(manager, id);
+      if (!after) throw notFound(id);
+      before = after;
+      checkIfMatch(context, after.version - 1);
     }
     const changed = await changeMembership(manager, id, membership);
     const everyone = identityChanged(before, after) ? await memberIdsOfGroup(manager, id) : [];
