@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, Response } from "express";
 import { rateLimit, requirePermission } from "../auth.js";
 import { badRequest, bodyObject, sendJson } from "../http.js";
 import { RATE_LIMITS } from "../rateLimits.js";
@@ -41,7 +41,7 @@ export function parsePreferenceCenterBody(body: Record<string, unknown>): Prefer
 }
 
 export function preferenceCenterRoutes({ state, auth, route }: RouteContext): void {
-  const handler = (req: Request, res: import("express").Response) => {
+  const handler = (req: Request, res: Response) => {
     const id = String(req.params.preferenceCenterExternalID);
     const input = parsePreferenceCenterBody(bodyObject(req));
     const now = state.clock.now().toISOString();
