@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
+import { log } from "../logging/logger.js";
 
 /**
  * Small HTTP vocabulary of the emulator: one error type that carries the exact status, body and
@@ -63,10 +64,10 @@ export function errorRenderer(scimPrefix: string) {
     let rendered: EmulatorHttpError;
     if (error instanceof EmulatorHttpError) rendered = error;
     else if (isBodyParserError(error)) {
-      const message = error.type === "entity.too.large" ? "Request body too large" : "Malformed JSON body";
-      const status = error.type === "entity.too.large" ? 413 : 400;
+      const [status, message] = bodyErrorAnswer(error);
       rendered = req.path.startsWith(scimPrefix) ? scimError(status, message, undefined, "invalidSyntax") : restError(status, message);
     } else {
+      log.error("emulator", "unhandled error in a route", { error, method: req.method, path: req.path });
       rendered = restError(500, "Internal emulator error");
     }
     for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
@@ -74,6 +75,12 @@ export function errorRenderer(scimPrefix: string) {
     res.status(rendered.status).setHeader("Content-Type", rendered.contentType);
     res.send(Buffer.from(JSON.stringify(rendered.body)));
   };
+}
+
+function bodyErrorAnswer(error: { type: string; status: number }): [number, string] {
+  if (error.type === "entity.parse.failed") return [400, "Malformed JSON body"];
+  if (error.type === "entity.too.large") return [413, "Request body too large"];
+  return [error.status >= 400 && error.status < 500 ? error.status : 400, "Unreadable request body"];
 }
 
 function isBodyParserError(error: unknown): error is { type: string; status: number } {
