@@ -3,6 +3,7 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
+import { createAdminData } from "./http/admin/data/index.js";
 import { createApp } from "./http/app.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
@@ -49,15 +50,20 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const server = await listen(env.HOST, env.PORT);
   const url = serverUrl(server, env);
+  const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
+  const budget = reconciliation?.budget ?? budgetPolicyFromEnv(env);
+  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow });
   const app = createApp({
     env,
     db,
     clock,
     publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url,
     adminApi: {
-      budget: reconciliation?.budget ?? budgetPolicyFromEnv(env),
-      reconcileNow: reconciliation ? (userId, actor) => reconciliation.worker.reconcileNow(userId, actor) : undefined,
+      budget,
+      reconcileNow,
     },
+    adminSources: admin.sources,
+    adminActions: admin.actions,
   });
   server.on("request", app);
   log.info("http", "listening", { url });

@@ -9,6 +9,8 @@ export type MappingData = {
   /** The mapping in force, as text (YAML). */
   source: string;
   rules: { name: string; groups: string; grants: string }[];
+  /** When set, drafts are not applied from the UI: this says how to apply one instead. */
+  applyInstructions?: string;
 };
 
 /** One user's change under a draft: what they gain and lose. */
@@ -35,6 +37,7 @@ export function MappingPage(props: { data: MappingData | undefined; draft?: stri
           <>
             <p class="hint">
               From <code>{data.file}</code>
+              {data.applyInstructions ? " · reloaded automatically when the file changes" : ""}
             </p>
             <DataTable
               rows={data.rules}
@@ -62,12 +65,13 @@ export function MappingPage(props: { data: MappingData | undefined; draft?: stri
           </button>
         </form>
       </Section>
-      {preview ? <PreviewResult preview={preview} draft={draft} ctx={ctx} /> : null}
+      {preview ? <PreviewResult preview={preview} draft={draft} applyInstructions={data?.applyInstructions} ctx={ctx} /> : null}
     </div>
   );
 }
 
-function PreviewResult({ preview, draft, ctx }: { preview: MappingPreview; draft: string; ctx: PageContext }) {
+function PreviewResult(props: { preview: MappingPreview; draft: string; applyInstructions?: string; ctx: PageContext }) {
+  const { preview, draft, ctx } = props;
   if (preview.errors.length) {
     return (
       <Section title="The draft has problems">
@@ -85,6 +89,9 @@ function PreviewResult({ preview, draft, ctx }: { preview: MappingPreview; draft
         <span class="stat">{preview.usersAffected}</span> users affected · about <strong>{preview.estimatedCalls}</strong> platform calls ·{" "}
         {preview.durationLabel}
       </p>
+      {preview.changes.length < preview.usersAffected ? (
+        <p class="hint">{`Showing the first ${preview.changes.length} of ${preview.usersAffected} users.`}</p>
+      ) : null}
       <DataTable
         rows={preview.changes}
         empty="No user's permissions would change."
@@ -94,7 +101,9 @@ function PreviewResult({ preview, draft, ctx }: { preview: MappingPreview; draft
           { label: "Loses", cell: (c) => c.losses.map((l) => <Badge tone="bad">{`− ${l}`}</Badge>) },
         ]}
       />
-      {can(ctx.actor.role, "applyMapping") ? (
+      {props.applyInstructions ? (
+        <p class="hint">{props.applyInstructions}</p>
+      ) : can(ctx.actor.role, "applyMapping") ? (
         <form method="post" action={`${ctx.basePath}/mapping/apply`}>
           <CsrfField token={ctx.csrf} />
           <input type="hidden" name="draft" value={draft} />

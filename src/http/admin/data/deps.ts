@@ -1,0 +1,18 @@
+import type { DataSource } from "typeorm";
+import type { Clock } from "../../../clock.js";
+import type { Mapping } from "../../../config/mapping.js";
+import type { BudgetPolicy } from "../../../reconcile/budget.js";
+import type { ReconcileResult } from "../../../reconcile/outcomes.js";
+
+/** What the admin UI's data sources and actions read and call. service.ts supplies it. */
+export type AdminDataDeps = {
+  db: DataSource;
+  clock: Clock;
+  budget: BudgetPolicy;
+  /** The mapping in force (the reconciler's MappingStore). */
+  mappings: { current(): Mapping; sourceText(): string };
+  /** MAPPING_FILE, shown on the mapping page. */
+  mappingFile: string;
+  /** The reconcile worker's provision on demand; absent when this process reconciles nothing. */
+  reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
+};

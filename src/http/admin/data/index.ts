@@ -1,0 +1,42 @@
+import { mirrorPageData } from "../../../mirror/status.js";
+import type { AdminActions, AdminDataSources } from "../sources.js";
+import { approvalsData, decideHolds } from "./approvals.js";
+import type { AdminDataDeps } from "./deps.js";
+import { logEntry, logExport, logPage } from "./log.js";
+import { AppError } from "../../../errors.js";
+import { APPLY_BY_FILE, mappingData, previewMapping } from "./mapping.js";
+import { overviewData } from "./overview.js";
+import { reconcileUserNow } from "./reconcileNow.js";
+import { userDetail, usersPage } from "./users.js";
+
+export type { AdminDataDeps } from "./deps.js";
+
+/**
+ * The admin UI's data sources and actions, from the repositories and the reconciler. Runs
+ * (full resyncs) are not wired here yet. Applying a mapping is done by editing MAPPING_FILE (see
+ * APPLY_BY_FILE): `applyMapping` refuses with that explanation rather than write the file.
+ */
+export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSources; actions: AdminActions } {
+  const { reconcileNow } = deps;
+  const sources: AdminDataSources = {
+    overview: () => overviewData(deps),
+    log: (filter, limit, offset) => logPage(deps, filter, limit, offset),
+    logExport: (filter) => logExport(deps, filter),
+    logEntry: (id) => logEntry(deps, id),
+    users: (query, limit, offset) => usersPage(deps, query, limit, offset),
+    user: (id) => userDetail(deps, id),
+    mapping: async () => mappingData(deps),
+    previewMapping: (draft) => previewMapping(deps, draft),
+    approvals: () => approvalsData(deps),
+    mirror: () => mirrorPageData(deps.db, deps.clock.now()),
+  };
+  const actions: AdminActions = {
+    approve: (ids, actor) => decideHolds(deps, ids, "approved", actor),
+    reject: (ids, actor) => decideHolds(deps, ids, "rejected", actor),
+    applyMapping: async () => {
+      throw new AppError(APPLY_BY_FILE, 409);
+    },
+    ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
+  };
+  return { sources, actions };
+}

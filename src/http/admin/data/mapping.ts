@@ -1,0 +1,79 @@
+import { MappingError, parseMapping, type Mapping } from "../../../config/mapping.js";
+import { getBudgetStatus } from "../../../db/budgetRepository.js";
+import { listUsersWithGroups } from "../../../db/idpReconcileRepository.js";
+import { queueDepth } from "../../../db/reconcileQueueRepository.js";
+import { desiredDashboardUser } from "../../../mapping/desired.js";
+import { allowance } from "../../../reconcile/budget.js";
+import type { MappingData, MappingPreview } from "../ui/pages/mapping.js";
+import type { AdminDataDeps } from "./deps.js";
+import { durationLabel } from "./format.js";
+import type { MappingChange } from "../ui/pages/mapping.js";
+import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
+
+/** Users read per query while previewing (the whole IdP directory is streamed, 100k users included). */
+export const PREVIEW_BATCH = 1000;
+/** Changes listed on the page; the counts cover everyone. */
+export const PREVIEW_CHANGES_SHOWN = 500;
+
+/**
+ * Why the UI does not write MAPPING_FILE: every replica reads its own copy of the file (often
+ * a read-only ConfigMap or a file under version control), so a write from one replica would
+ * put two mappings in force at once, and the next deploy would silently undo it.
+ */
+export const APPLY_BY_FILE =
+  "Mappings are applied by editing MAPPING_FILE on every replica (or its source in version control): the connector reloads it automatically, marks the affected users, and the reconciler works through them. This console previews drafts; it does not write the file.";
+
+export function mappingData(deps: AdminDataDeps): MappingData {
+  const mapping = deps.mappings.current();
+  return {
+    file: deps.mappingFile,
+    source: deps.mappings.sourceText(),
+    rules: mapping.rules.map((rule) => ({ name: ruleName(rule), groups: ruleGroupsText(rule), grants: ruleGrantsText(rule) })),
+    applyInstructions: APPLY_BY_FILE,
+  };
+}
+
+/**
+ * A dry run of a draft: every IdP user's desired dashboard user under the mapping in force and
+ * under the draft, compared. Reads only; nothing is marked, queued or sent.
+ */
+export async function previewMapping(deps: AdminDataDeps, draft: string): Promise<MappingPreview> {
+  let next: Mapping;
+  try {
+    next = parseMapping(draft, "draft");
+  } catch (error) {
+    if (error instanceof MappingError) return { errors: error.problems, changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
+    throw error;
+  }
+  const { changes, usersAffected } = await compareMappings(deps, deps.mappings.current(), next);
+  const now = deps.clock.now();
+  const [budget, depth] = await Promise.all([getBudgetStatus(deps.db, deps.budget, now), queueDepth(deps.db, now)]);
+  const queued = depth.byPriority.reduce((n, p) => n + p.pending, 0);
+  // One platform call per affected user: a create is one POST, an update one PUT, a removal one DELETE.
+  const estimatedCalls = usersAffected;
+  return {
+    errors: [],
+    changes,
+    usersAffected,
+    estimatedCalls,
+    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, false) }),
+  };
+}
+
+async function compareMappings(deps: AdminDataDeps, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
+  const changes: MappingChange[] = [];
+  let usersAffected = 0;
+  for (let after: string | undefined; ; ) {
+    const users = await listUsersWithGroups(deps.db, after, PREVIEW_BATCH);
+    for (const user of users) {
+      const change = mappingChangeOf(user.userName, desiredDashboardUser(user, user.groups, current), desiredDashboardUser(user, user.groups, next));
+      if (!change) continue;
+      usersAffected++;
+      if (changes.length < PREVIEW_CHANGES_SHOWN) changes.push(change);
+    }
+    if (users.length < PREVIEW_BATCH) break;
+    after = users[users.length - 1]!.id;
+  }
+  changes.sort((a, b) => a.userName.localeCompare(b.userName));
+  return { changes, usersAffected };
+}

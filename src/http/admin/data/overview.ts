@@ -1,0 +1,62 @@
+import { callsPerDay } from "../../../db/budgetRepository.js";
+import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../../../db/adminLogRepository.js";
+import { mirrorLag } from "../../../mirror/status.js";
+import { queueStatus } from "../../../reconcile/queueStatus.js";
+import { formatTime } from "../ui/components/basics.js";
+import type { OverviewData } from "../ui/pages/overview.js";
+import type { AdminDataDeps } from "./deps.js";
+import { etaText } from "./format.js";
+
+const DAY_MS = 86_400_000;
+const CHART_DAYS = 14;
+const FAILURES_SHOWN = 20;
+
+/** The overview: today's budget, 14 days of calls, the queue and its ETA, what needs attention. */
+export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
+  const { db } = deps;
+  const now = deps.clock.now();
+  const [queue, calls, held, parked, failed, mirror] = await Promise.all([
+    queueStatus(db, deps.budget, now),
+    callsPerDay(db, now, CHART_DAYS),
+    countPendingHolds(db),
+    listParkedWithNames(db, FAILURES_SHOWN),
+    listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
+    mirrorLag(db, now),
+  ]);
+  const parkedUsers = new Set(parked.map((p) => p.userId));
+  const failures = [
+    ...parked.map((p) => ({ userId: p.userId, userName: p.userName ?? p.userId, error: `parked: ${p.error ?? "terminal failure"}`, at: p.parkedAt })),
+    ...failed
+      .filter((f) => f.userId && !parkedUsers.has(f.userId))
+      .map((f) => ({ userId: f.userId ?? undefined, userName: f.userName ?? f.userId ?? "—", error: `${f.action} failed: ${f.error ?? "no detail"}`, at: f.at })),
+  ]
+    .sort((a, b) => b.at.getTime() - a.at.getTime())
+    .slice(0, FAILURES_SHOWN);
+  return {
+    budget: { used: queue.budget.used, reserve: queue.budget.reserve, limit: queue.budget.limit, resetsAt: queue.budget.resetsAt },
+    callsPerDay: chartDays(now, calls),
+    queue: queueByPriority(queue.pending),
+    queueEta: etaText(now, queue.eta, formatTime),
+    failures,
+    held,
+    mirrorLag: mirror,
+  };
+}
+
+/** Every one of the last 14 UTC days, oldest first, days without calls included (none at all: empty). */
+export function chartDays(now: Date, rows: { day: string; action: string; calls: number }[]): OverviewData["callsPerDay"] {
+  if (!rows.length) return []; // the page says "no platform calls yet" rather than drawing 14 empty days
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: CHART_DAYS }, (_, i) => {
+    const day = new Date(today - (CHART_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10);
+    const byAction: Record<string, number> = {};
+    for (const r of rows) if (r.day === day) byAction[r.action] = (byAction[r.action] ?? 0) + r.calls;
+    return { day, byAction };
+  });
+}
+
+function queueByPriority(pending: { name: string; count: number }[]): OverviewData["queue"] {
+  const depth = new Map<string, number>();
+  for (const p of pending) depth.set(p.name, (depth.get(p.name) ?? 0) + p.count);
+  return [...depth.entries()].map(([priority, n]) => ({ priority, depth: n }));
+}

@@ -1,0 +1,52 @@
+import { knownUserName } from "../../../db/adminUserRepository.js";
+import { writeLogEntry, type LogOutcome } from "../../../db/reconcileLogRepository.js";
+import { NotFoundError } from "../../../errors.js";
+import type { ReconcileResult } from "../../../reconcile/outcomes.js";
+import type { AdminActor } from "../actor.js";
+import type { AdminDataDeps } from "./deps.js";
+
+/** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */
+export function reconcileNowReport(result: ReconcileResult | "busy", userName: string): { outcome: LogOutcome; message: string; error: string | null } {
+  if (result === "busy") {
+    return { outcome: "retrying", message: `${userName} is being reconciled right now; the result will appear in the log shortly.`, error: "another worker held the user" };
+  }
+  switch (result.kind) {
+    case "done":
+      return { outcome: "succeeded", message: `Reconciled ${userName}. The log below shows what, if anything, changed.`, error: null };
+    case "retry":
+      return { outcome: "retrying", message: `Reconciling ${userName} failed and will be retried: ${result.error}`, error: result.error };
+    case "rate-limited":
+      return { outcome: "retrying", message: `The platform asked to wait; ${userName} will be retried after ${result.until.toISOString()}.`, error: "rate limited" };
+    case "budget":
+      return {
+        outcome: "deferred-for-budget",
+        message: `Today's platform budget is spent; ${userName} will be reconciled after ${result.resetsAt.toISOString()}.`,
+        error: "budget exhausted",
+      };
+    case "terminal":
+      return { outcome: "failed", message: `Reconciling ${userName} failed: ${result.error}`, error: result.error };
+  }
+}
+
+/**
+ * Provision on demand: the worker marks, claims and reconciles the user at once (the
+ * reconciler logs any platform change with the actor). This adds the receipt: who asked, and
+ * how it ended, even when nothing needed changing.
+ */
+export async function reconcileUserNow(deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>, userId: string, actor: AdminActor): Promise<string> {
+  const userName = await knownUserName(deps.db, userId);
+  if (!userName) throw new NotFoundError("There is no user with that id");
+  const result = await deps.reconcileNow(userId, actor.name);
+  const report = reconcileNowReport(result, userName);
+  await writeLogEntry(deps.db, {
+    at: deps.clock.now(),
+    userId,
+    userName,
+    action: "reconcile-now",
+    outcome: report.outcome,
+    trigger: { kind: "admin", actor: actor.name },
+    error: report.error,
+    actor: actor.name,
+  });
+  return report.message;
+}

@@ -1,0 +1,72 @@
+import type { MappingRule } from "../../../config/mapping.js";
+import type { RuleMatch } from "../../../mapping/match.js";
+import type { DesiredDashboardUser } from "../../../mapping/types.js";
+import { diffDashboardUsers, type Change } from "../../../reconcile/diff.js";
+import type { MappingChange } from "../ui/pages/mapping.js";
+
+/** Mapping rules and their effects in the admin UI's words. Pure; table-tested. */
+
+export function ruleName(rule: MappingRule): string {
+  return `${rule.description ?? `Rule ${rule.index + 1}`} (line ${rule.line})`;
+}
+
+/** Which IdP groups a rule matches: its matchers are alternatives. */
+export function ruleGroupsText(rule: MappingRule): string {
+  const parts = [
+    ...rule.groups.map((g) => `"${g}"`),
+    ...(rule.groupExternalId !== undefined ? [`externalId ${rule.groupExternalId}`] : []),
+    ...(rule.groupPattern ? [`pattern /${rule.groupPattern.source}/`] : []),
+  ];
+  return parts.join(" or ") || "—";
+}
+
+/** What a rule grants, e.g. `company: admin; EU Production: basic_access; team EU Production/Lifecycle: basic_access`. */
+export function ruleGrantsText(rule: MappingRule): string {
+  const parts: string[] = [];
+  if (rule.department !== undefined) parts.push(`department ${rule.department}`);
+  if (rule.companyPermissions.length) parts.push(`company: ${rule.companyPermissions.join(", ")}`);
+  for (const ws of rule.workspaces) {
+    if (ws.permissions.length || (!ws.permissionSets.length && !ws.teams.length)) parts.push(`${ws.name}: ${ws.permissions.join(", ") || "(no permissions)"}`);
+    if (ws.permissionSets.length) parts.push(`${ws.name} permission sets: ${ws.permissionSets.join(", ")}`);
+    for (const team of ws.teams) parts.push(`team ${ws.name}/${team.name}: ${team.permissions.join(", ") || "(no permissions)"}`);
+  }
+  return parts.join("; ") || "nothing";
+}
+
+const REASON = { group: "by name", groupExternalId: "by externalId", groupPattern: "by pattern" } as const;
+
+/** "Rule 2 (line 8) — group "Analysts-EU" by pattern". */
+export function matchedRuleText(match: RuleMatch): string {
+  const groups = match.matches.map((m) => `"${m.group.displayName}" ${REASON[m.by]}`).join(", ");
+  return `${ruleName(match.rule)} — group ${groups}`;
+}
+
+export function mappingChangeOf(userName: string, current: DesiredDashboardUser | null, draft: DesiredDashboardUser | null): MappingChange | undefined {
+  const changes = diffDashboardUsers(current, draft);
+  if (!changes.length) return undefined;
+  const accountChange = changes.some((c) => c.kind === "account");
+  const gains: string[] = [];
+  const losses: string[] = [];
+  for (const change of changes) {
+    if (change.kind === "account") (change.new === "present" ? gains : losses).push("dashboard account");
+    else if (change.kind === "set" && !accountChange) gains.push(`${change.path}: ${change.old ?? "—"} → ${change.new ?? "—"}`);
+    else if (change.kind === "permissions") {
+      const label = permissionLabel(change);
+      gains.push(...change.added.map((p) => `${label}${p}`));
+      losses.push(...change.removed.map((p) => `${label}${p}`));
+    }
+  }
+  return { userName, gains, losses };
+}
+
+const TEAM_PATH = /^workspaces\[(.+)\]\.teams\[(.+)\]\.permissions$/;
+const WORKSPACE_PATH = /^workspaces\[(.+)\]\.(permissions|permissionSets)$/;
+
+function permissionLabel(change: Extract<Change, { kind: "permissions" }>): string {
+  if (change.path === "companyPermissions") return "company: ";
+  const team = TEAM_PATH.exec(change.path);
+  if (team) return `team ${team[1]}/${team[2]}: `;
+  const workspace = WORKSPACE_PATH.exec(change.path);
+  if (workspace) return workspace[2] === "permissionSets" ? `workspace ${workspace[1]} permission set: ` : `workspace ${workspace[1]}: `;
+  return `${change.path}: `;
+}

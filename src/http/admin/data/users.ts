@@ -1,0 +1,65 @@
+import { listUserLog } from "../../../db/adminLogRepository.js";
+import { getUserRow, searchUsers, type AdminUserRow } from "../../../db/adminUserRepository.js";
+import { getUserForReconcile } from "../../../db/idpReconcileRepository.js";
+import { getIdpUser } from "../../../db/idpUserRepository.js";
+import { getAccount } from "../../../db/platformAccountRepository.js";
+import { desiredDashboardUser } from "../../../mapping/desired.js";
+import { matchingRules } from "../../../mapping/match.js";
+import type { UserDetail, UserRow, UsersPageData, UsersQuery } from "../ui/pages/users.js";
+import type { AdminDataDeps } from "./deps.js";
+import { presentLogRow } from "./log.js";
+import { permissionTree } from "./permissionTree.js";
+import { matchedRuleText, ruleGrantsText } from "./rules.js";
+
+const USER_LOG_SHOWN = 25;
+
+/** One word for where a user stands: held, parked, queued, on the platform, or nothing yet. */
+export function userState(u: Pick<AdminUserRow, "accountState" | "queued" | "parked" | "hold">): string {
+  if (u.hold === "deprovision") return "deprovision held for approval";
+  if (u.hold === "email_change") return "email change held for approval";
+  if (u.parked) return "parked (failed)";
+  const account = u.accountState === "active" ? "on the platform" : u.accountState === "creating" ? "being created" : "no platform account";
+  return u.queued ? `${account} · queued` : account;
+}
+
+const presentUserRow = (u: AdminUserRow): UserRow => ({
+  id: u.id,
+  userName: u.userName,
+  active: u.active,
+  groups: u.groups,
+  lastReconciledAt: u.appliedAt,
+  state: userState(u),
+});
+
+export async function usersPage(deps: AdminDataDeps, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
+  const page = await searchUsers(deps.db, query.q, limit, offset);
+  return { rows: page.rows.map(presentUserRow), hasNext: page.hasNext };
+}
+
+/**
+ * One user, as the reconciler sees them: IdP record and groups → the rules that match → the
+ * desired dashboard user under the mapping in force → what was last applied → the log.
+ */
+export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
+  const [row, stored, user, account, log] = await Promise.all([
+    getUserRow(deps.db, id),
+    getIdpUser(deps.db, id),
+    getUserForReconcile(deps.db, id),
+    getAccount(deps.db, id),
+    listUserLog(deps.db, id, USER_LOG_SHOWN),
+  ]);
+  if (!row || !stored || !user) return undefined;
+  const mapping = deps.mappings.current();
+  return {
+    id: user.id,
+    userName: user.userName,
+    active: user.active,
+    idp: stored.resource,
+    groups: user.groups.map((g) => g.displayName),
+    matchedRules: matchingRules(user.groups, mapping).map((m) => ({ rule: matchedRuleText(m), grants: ruleGrantsText(m.rule) })),
+    desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)),
+    lastApplied: permissionTree(account?.lastApplied),
+    queued: row.queued,
+    log: log.map(presentLogRow),
+  };
+}
