@@ -52,6 +52,13 @@ describe("IdP quirks", () => {
       expect((await read(user.id)).emails).toEqual([{ type: "work", value: "w@example.com" }]);
     });
 
+    it("ignores the aadOptscim062020 flag when Entra carries it in the URL", async () => {
+      const created = await h.post("/Users?aadOptscim062020", userBody());
+      expect(created.status).toBe(201);
+      const listed = await h.get(`/Users?aadOptscim062020&filter=${encodeURIComponent(`userName eq "${created.body.userName}"`)}`);
+      expect(listed.body.totalResults).toBe(1);
+    });
+
     it("answers the random-GUID probe filter with 200 and an empty list", async () => {
       const res = await h.get(`/Users?filter=${encodeURIComponent('userName eq "3e8d5f9a-7c21-4b0e-9f44-2a1d6c8b7e55"')}`);
       expect(res.status).toBe(200);
