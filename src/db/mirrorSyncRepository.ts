@@ -10,7 +10,15 @@ import type { DataSource } from "typeorm";
 export type MirrorKind = "email" | "subscription_group" | "preference_center";
 export const MIRROR_KINDS: readonly MirrorKind[] = ["email", "subscription_group", "preference_center"];
 
-export type ClaimedRow = { key: string; batchKey: string; version: string; payload: unknown };
+export type ClaimedRow = {
+  key: string;
+  batchKey: string;
+  version: string;
+  payload: unknown;
+  /** Database-clock ages: of this key's latest change, and of its oldest change not yet pushed. */
+  changedAgeMs: number;
+  firstChangedAgeMs: number;
+};
 
 export type ClaimOptions = {
   kind: MirrorKind;
@@ -29,23 +37,34 @@ export type ClaimOptions = {
  * order. A claim is a lease: if the worker dies, `claimed_until` passes and another takes over.
  */
 export async function claimPendingChanges(db: DataSource, o: ClaimOptions): Promise<ClaimedRow[]> {
-  const rows: { key: string; batch_key: string; version: string; payload: unknown }[] = await db.query(
+  const rows: { key: string; batch_key: string; version: string; payload: unknown; changed_age_ms: number; first_age_ms: number }[] = await db.query(
     `WITH picked AS (
-       SELECT kind, key FROM mirror_sync.pending
+       SELECT key FROM mirror_sync.pending
         WHERE kind = $1 AND parked_at IS NULL AND (claimed_until IS NULL OR claimed_until < $2)
           AND batch_key >= $3 AND ($7::text IS NULL OR batch_key = $7)
         ORDER BY batch_key, version
         LIMIT $4
         FOR UPDATE SKIP LOCKED),
+     -- Primary-key probes, not a hash join over the whole table (which the planner prefers).
      claimed AS (
        UPDATE mirror_sync.pending p
           SET claim_id = $5, claimed_until = $2::timestamptz + $6 * interval '1 millisecond', attempts = p.attempts + 1
-         FROM picked WHERE p.kind = picked.kind AND p.key = picked.key
-       RETURNING p.key, p.batch_key, p.version, p.payload)
-     SELECT key, batch_key, version::text AS version, payload FROM claimed ORDER BY batch_key, version`,
+        WHERE p.kind = $1 AND p.key = ANY(ARRAY(SELECT key FROM picked))
+       RETURNING p.key, p.batch_key, p.version, p.payload, p.changed_at, p.first_changed_at)
+     SELECT key, batch_key, version::text AS version, payload,
+            (extract(epoch FROM now() - changed_at) * 1000)::float8 AS changed_age_ms,
+            (extract(epoch FROM now() - first_changed_at) * 1000)::float8 AS first_age_ms
+       FROM claimed ORDER BY batch_key, version`,
     [o.kind, o.now, o.fromBatchKey ?? "", o.limit, o.claimId, o.leaseMs, o.batchKey ?? null],
   );
-  return rows.map((r) => ({ key: r.key, batchKey: r.batch_key, version: r.version, payload: r.payload }));
+  return rows.map((r) => ({
+    key: r.key,
+    batchKey: r.batch_key,
+    version: r.version,
+    payload: r.payload,
+    changedAgeMs: r.changed_age_ms,
+    firstChangedAgeMs: r.first_age_ms,
+  }));
 }
 
 export type Settlement =
@@ -68,37 +87,33 @@ export async function settleClaimedChanges(
   now: Date,
 ): Promise<Settlement[]> {
   if (!settlements.length) return [];
+  // Keys drive the lookup (primary-key probes via = ANY); what to do with each key comes in a
+  // jsonb map. Joining the pending rows with an unnest() of the input instead lets the planner,
+  // which expects one row per claim id, pick a nested loop of claims × input: seconds per batch.
+  const plan: Record<string, [string, string, string | null]> = {};
+  for (const s of settlements) plan[s.key] = [s.version, s.outcome, "reason" in s ? (s.reason ?? null) : null];
   const done: { key: string }[] = await db.query(
-    `WITH input AS (
-       SELECT * FROM unnest($3::text[], $4::bigint[], $5::text[], $6::text[]) AS i(key, version, outcome, reason)),
-     locked AS (
-       SELECT p.key, i.outcome, i.reason, p.version = i.version AS current
-         FROM mirror_sync.pending p JOIN input i ON p.key = i.key
-        WHERE p.kind = $1 AND p.claim_id = $2
+    `WITH locked AS (
+       SELECT p.key, ($4::jsonb -> p.key ->> 0)::bigint = p.version AS current,
+              $4::jsonb -> p.key ->> 1 AS outcome, $4::jsonb -> p.key ->> 2 AS reason
+         FROM mirror_sync.pending p
+        WHERE p.kind = $1 AND p.key = ANY($3::text[]) AND p.claim_id = $2
         FOR UPDATE OF p SKIP LOCKED),
      deleted AS (
-       DELETE FROM mirror_sync.pending p USING locked l
-        WHERE p.kind = $1 AND p.key = l.key AND l.current AND l.outcome = 'ack'
+       DELETE FROM mirror_sync.pending p
+        WHERE p.kind = $1 AND p.key IN (SELECT key FROM locked WHERE current AND outcome = 'ack')
        RETURNING p.key),
      updated AS (
        UPDATE mirror_sync.pending p
           SET claim_id = NULL, claimed_until = NULL,
-              parked_at = CASE WHEN l.current AND l.outcome = 'park' THEN $7::timestamptz END,
+              parked_at = CASE WHEN l.current AND l.outcome = 'park' THEN $5::timestamptz END,
               park_reason = CASE WHEN l.current AND l.outcome = 'park' THEN l.reason END,
               last_error = CASE WHEN l.outcome = 'release' THEN l.reason ELSE p.last_error END
          FROM locked l
         WHERE p.kind = $1 AND p.key = l.key AND NOT (l.current AND l.outcome = 'ack')
        RETURNING p.key)
      SELECT key FROM deleted UNION ALL SELECT key FROM updated`,
-    [
-      kind,
-      claimId,
-      settlements.map((s) => s.key),
-      settlements.map((s) => s.version),
-      settlements.map((s) => s.outcome),
-      settlements.map((s) => ("reason" in s ? (s.reason ?? null) : null)),
-      now,
-    ],
+    [kind, claimId, Object.keys(plan), JSON.stringify(plan), now],
   );
   if (done.length === settlements.length) return [];
   const handled = new Set(done.map((r) => r.key));

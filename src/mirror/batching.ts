@@ -53,26 +53,39 @@ export function toUnits<P>(changes: readonly PendingChange<P>[], size = MAX_IDEN
 
 export type PushPlan<P> = { requests: Unit<P>[][]; leftover: PendingChange<P>[] };
 
+export type PlanOptions = {
+  unitsPerRequest: number;
+  /** The claim hit its row limit: more of its last batch key (and beyond) is still pending. */
+  claimWasFull: boolean;
+  /** Changes are still arriving (the newest claimed change is younger than the linger time). */
+  busy?: boolean;
+  unitSize?: number;
+};
+
 /**
- * Packs units into requests of at most `unitsPerRequest`. When the claim was cut by its row
- * limit (`claimWasFull`), the partial tail it ends with is handed back as leftover: the rest of
- * that batch key (and further units) are still pending, and sending them now would cost an extra,
- * half-empty request. Claims are ordered by batch key, so only the last unit can be cut short.
+ * Packs units into requests of at most `unitsPerRequest` and hands back what should wait:
+ * - busy: only full units in full requests go; partial ones wait for the changes still arriving
+ *   (an ETL writing 200,000 rows fills them within moments), like a producer's linger;
+ * - a full claim: its last unit may be cut short by the row limit, and a last request short of
+ *   units would be followed by more, so both wait for the next claim;
+ * - otherwise everything goes: this is all there is.
+ * Claims are ordered by batch key, so only the last unit of a full claim can be cut short.
  */
-export function planPushes<P>(
-  units: readonly Unit<P>[],
-  options: { unitsPerRequest: number; claimWasFull: boolean; unitSize?: number },
-): PushPlan<P> {
+export function planPushes<P>(units: readonly Unit<P>[], options: PlanOptions): PushPlan<P> {
   const unitSize = options.unitSize ?? MAX_IDENTIFIERS_PER_ARRAY;
-  const kept = [...units];
   const leftover: PendingChange<P>[] = [];
-  if (options.claimWasFull && kept.length > 1 && kept[kept.length - 1].changes.length < unitSize) {
+  let kept = [...units];
+  if (options.busy) {
+    kept = units.filter((u) => u.changes.length >= unitSize);
+    for (const u of units) if (u.changes.length < unitSize) leftover.push(...u.changes);
+  } else if (options.claimWasFull && kept.length > 1 && kept[kept.length - 1].changes.length < unitSize) {
     leftover.push(...kept.pop()!.changes);
   }
   const requests: Unit<P>[][] = [];
   for (let i = 0; i < kept.length; i += options.unitsPerRequest) requests.push(kept.slice(i, i + options.unitsPerRequest));
   const last = requests[requests.length - 1];
-  if (options.claimWasFull && requests.length > 1 && last.length < options.unitsPerRequest) {
+  const holdShortLast = options.busy || (options.claimWasFull && requests.length > 1);
+  if (last && holdShortLast && last.length < options.unitsPerRequest) {
     requests.pop();
     for (const unit of last) leftover.push(...unit.changes);
   }

@@ -31,8 +31,13 @@ describe("planPushes: pack units, hand back a cut tail", () => {
     { name: "entries share a request", input: { g1: 60, g2: 10, g3: 50 }, per: 50, full: false, requests: [[50, 10, 10, 50]], leftover: 0 },
     { name: "entries cap per request", input: { g: 130 }, per: 2, full: false, requests: [[50, 50], [30]], leftover: 0 },
     { name: "full claim drops a half-empty last request", input: { g: 250 }, per: 2, full: true, requests: [[50, 50], [50, 50]], leftover: 50 },
-  ])("$name", ({ input, per, full, requests, leftover }) => {
-    const plan = planPushes(toUnits(changes(input as Record<string, number | undefined>)), { unitsPerRequest: per, claimWasFull: full });
+    { name: "busy: partial units wait", input: { a: 120, b: 10 }, per: 1, full: false, busy: true, requests: [[50], [50]], leftover: 30 },
+    { name: "busy: a short request waits", input: { a: 150 }, per: 2, full: false, busy: true, requests: [[50, 50]], leftover: 50 },
+    { name: "busy: nothing full, nothing sent", input: { a: 49, b: 49 }, per: 1, full: true, busy: true, requests: [], leftover: 98 },
+    { name: "quiet: tails go", input: { a: 120, b: 10 }, per: 1, full: false, busy: false, requests: [[50], [50], [20], [10]], leftover: 0 },
+  ])("$name", ({ input, per, full, requests, leftover, ...rest }) => {
+    const busy = "busy" in rest ? (rest as { busy: boolean }).busy : false;
+    const plan = planPushes(toUnits(changes(input as Record<string, number | undefined>)), { unitsPerRequest: per, claimWasFull: full, busy });
     expect(plan.requests.map((r) => r.map((u) => u.changes.length))).toEqual(requests);
     expect(plan.leftover).toHaveLength(leftover);
   });

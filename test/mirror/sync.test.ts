@@ -64,7 +64,8 @@ describe("email subscription states", () => {
     await upsertEmailStates(t.db, [["late@example.com", "subscribed"]]);
     await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", delayMs: 600, count: 1 });
     const recorder = new WireRecorder();
-    const worker = makeWorker(t.db, emulator, { recorder });
+    // No linger: the single change goes out in this very cycle.
+    const worker = makeWorker(t.db, emulator, { recorder, lingerMs: 0 });
     const first = worker.runOnce();
     await waitFor(async () => recorder.bodies.length === 1);
     await upsertEmailStates(t.db, [["late@example.com", "unsubscribed"]]);
