@@ -24,11 +24,13 @@ export type PreferenceCenterDeps = {
   paceLimit: number;
   paceWindowMs: number;
   signal: AbortSignal;
-  /** Per-workspace hold (pace exhausted, 429, bad key), epoch ms; shared with the worker. */
+  /** Holds (pace exhausted, 429, bad key) by `holdKey(workspace)`, epoch ms; shared with the worker. */
   holds: Map<string, number>;
 };
 
 export type PreferenceCenterReport = { claimed: number; settlements: Settlement[]; log: PushLogEntry[]; deferred: { claimId: string; settlements: Settlement[] }[] };
+
+export const holdKey = (workspace: string) => `preference_center:${workspace}`;
 
 class PaceExhausted extends Error {
   constructor(readonly nextAt: Date) {
@@ -49,7 +51,7 @@ export async function pushPreferenceCenters(deps: PreferenceCenterDeps): Promise
   const report: PreferenceCenterReport = { claimed: 0, settlements: [], log: [], deferred: [] };
   for (const workspace of await readyPreferenceCenterWorkspaces(deps.db, deps.clock.now())) {
     for (let sent = 0; sent < deps.paceLimit; sent++) {
-      if ((deps.holds.get(workspace) ?? 0) > deps.clock.now().getTime()) break;
+      if ((deps.holds.get(holdKey(workspace)) ?? 0) > deps.clock.now().getTime()) break;
       const claimId = randomUUID();
       const [row] = await claimPendingChanges(deps.db, {
         kind: "preference_center",
@@ -92,7 +94,7 @@ async function pushOne(deps: PreferenceCenterDeps, workspace: string, change: Pe
     verdict = verdictOf(outcome);
   } catch (error) {
     if (!(error instanceof PaceExhausted)) throw error;
-    deps.holds.set(workspace, error.nextAt.getTime());
+    deps.holds.set(holdKey(workspace), error.nextAt.getTime());
     return { key, version, outcome: "release" };
   }
   const entry: PushLogEntry = { kind: "preference_center", endpoint: "PUT /preference_center/v1/{id}", workspace, changes: 1, outcome: "ok" };
@@ -106,6 +108,6 @@ async function pushOne(deps: PreferenceCenterDeps, workspace: string, change: Pe
   }
   report.log.push({ ...entry, outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry", status: verdict.status, detail: verdict.reason });
   const holdMs = verdict.until ? verdict.until.getTime() : deps.clock.now().getTime() + (verdict.cause === "auth" ? 60_000 : 5_000);
-  deps.holds.set(workspace, holdMs);
+  deps.holds.set(holdKey(workspace), holdMs);
   return { key, version, outcome: "release", reason: verdict.reason };
 }

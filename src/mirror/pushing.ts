@@ -30,7 +30,10 @@ export function verdictOf(outcome: HttpOutcome): SendVerdict {
       }
       return { kind: "retry", cause: "transient", status: outcome.status, reason: `HTTP ${outcome.status}` };
     case "rate_limited":
-      return { kind: "retry", cause: "rate_limited", until: outcome.until, reason: "rate limited" };
+      // Not sent means the transport held it back (the family is paused): not a request.
+      return outcome.sent
+        ? { kind: "retry", cause: "rate_limited", until: outcome.until, reason: "rate limited" }
+        : { kind: "retry", cause: "paced", until: outcome.until, reason: "family paused after a 429" };
     case "uncertain":
     case "unreachable":
       return { kind: "retry", cause: "transient", status: "status" in outcome ? outcome.status : undefined, reason: outcome.reason };

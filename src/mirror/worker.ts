@@ -267,7 +267,7 @@ export class MirrorSyncWorker {
       return;
     }
     const now = this.clock.now().getTime();
-    if (retry.cause === "rate_limited" && retry.until) this.holds.set(family, retry.until.getTime());
+    if (retry.until) this.holds.set(family, retry.until.getTime());
     else if (retry.cause === "auth") {
       this.holds.set(family, now + 60_000);
       log.error("mirror", "platform refused the API key", { family, status: retry.status });

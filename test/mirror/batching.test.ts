@@ -85,6 +85,7 @@ describe("verdictOf", () => {
     { outcome: { kind: "http_error", status: 408, body: {}, attempts: 1 } as const, verdict: "retry:transient" },
     { outcome: { kind: "http_error", status: 503, body: {}, attempts: 3 } as const, verdict: "retry:transient" },
     { outcome: { kind: "rate_limited", until: new Date(), sent: true, attempts: 1 } as const, verdict: "retry:rate_limited" },
+    { outcome: { kind: "rate_limited", until: new Date(), sent: false, attempts: 0 } as const, verdict: "retry:paced" },
     { outcome: { kind: "uncertain", reason: "timeout", attempts: 3 } as const, verdict: "retry:transient" },
     { outcome: { kind: "unreachable", reason: "ECONNREFUSED", attempts: 3 } as const, verdict: "retry:transient" },
   ])("$outcome.kind $outcome.status → $verdict", ({ outcome, verdict }) => {

@@ -118,6 +118,25 @@ describe("email subscription states", () => {
   });
 });
 
+describe("rate limits", () => {
+  it("a 429 holds the family, releases the batch, and the changes land once the pause is over", async () => {
+    await upsertEmailStates(t.db, Array.from({ length: 60 }, (_, i): [string, string] => [`slow${i}@example.com`, "opted_in"]));
+    await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", status: 429, count: 1 });
+    const worker = makeWorker(t.db, emulator, { lingerMs: 0, concurrency: 1 });
+    const first = await worker.runOnce();
+    expect(first.pushed).toBe(0);
+    expect(first.released).toBe(60);
+    const rows: { outcome: string }[] = await t.db.query(`SELECT outcome FROM mirror_sync.push_log ORDER BY id`);
+    expect(rows.map((r) => r.outcome)).toEqual(["rate_limited"]);
+    // Held: the next cycle sends nothing until the pause (1 s without Retry-After) has passed.
+    expect((await worker.runOnce()).requests).toBe(0);
+    await new Promise((r) => setTimeout(r, 1_100));
+    await worker.drain();
+    expect(Object.keys((await dump()).emailStates)).toHaveLength(60);
+    expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(1 + 2);
+  });
+});
+
 describe("subscription groups", () => {
   it("sets each group's state by email, phone and external id, emails and phones in separate entries", async () => {
     const attributes = [
@@ -183,6 +202,18 @@ describe("preference centers", () => {
     expect(Object.keys(parked).sort()).toEqual(["lost", "odd"]);
     expect(parked.lost).toMatch(/no API key for workspace "apac"/);
     expect(parked.odd).toMatch(/HTTP 400.*unknown option/);
+  });
+
+  it("two replicas share one workspace's pace", async () => {
+    const values = Array.from({ length: 15 }, (_, i) => `('shared${i}', '<p>${i}</p>', '<p>thanks</p>')`);
+    await t.db.query(`INSERT INTO mirror.preference_centers (preference_center_external_id, page_html, confirmation_html) VALUES ${values.join(", ")}`);
+    const clock = new ManualClock();
+    const workers = [makeWorker(t.db, emulator, { clock }), makeWorker(t.db, emulator, { clock })];
+    await Promise.all(workers.map((w) => w.runOnce()));
+    await Promise.all(workers.map((w) => w.runOnce()));
+    const stats = await requestCounts(emulator);
+    expect(stats["PUT /preference_center/v1/{preferenceCenterExternalID}"]).toBe(10);
+    expect((await dump()).preferenceCenters).toHaveLength(10);
   });
 });
 
