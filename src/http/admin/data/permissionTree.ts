@@ -61,6 +61,15 @@ export function treeAfterChanges(before: PermissionTree | null, changes: readonl
       ws[key] = apply(ws[key]);
     }
   }
+  return pruned(tree);
+}
+
+/** Teams and workspaces left with nothing are gone, as they are from a desired user. */
+function pruned(tree: PermissionTree): PermissionTree {
+  for (const [name, ws] of Object.entries(tree.workspaces)) {
+    for (const [team, perms] of Object.entries(ws.teams)) if (!perms.length) delete ws.teams[team];
+    if (!ws.permissions.length && !ws.permissionSets.length && !Object.keys(ws.teams).length) delete tree.workspaces[name];
+  }
   return tree;
 }
 

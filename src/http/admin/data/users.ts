@@ -1,7 +1,7 @@
 import { listUserLog } from "../../../db/adminLogRepository.js";
 import { getUserRow, searchUsers, type AdminUserRow } from "../../../db/adminUserRepository.js";
 import { getUserForReconcile } from "../../../db/idpReconcileRepository.js";
-import { getIdpUser } from "../../../db/idpUserRepository.js";
+import { getIdpUser, isResourceId } from "../../../db/idpUserRepository.js";
 import { getAccount } from "../../../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../../../mapping/desired.js";
 import { matchingRules } from "../../../mapping/match.js";
@@ -41,6 +41,7 @@ export async function usersPage(deps: AdminDataDeps, query: UsersQuery, limit: n
  * desired dashboard user under the mapping in force → what was last applied → the log.
  */
 export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
+  if (!isResourceId(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
   const [row, stored, user, account, log] = await Promise.all([
     getUserRow(deps.db, id),
     getIdpUser(deps.db, id),

@@ -1,0 +1,194 @@
+import request from "supertest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.js";
+import { createAdminData } from "../../src/http/admin/data/index.js";
+import type { AdminDataSources } from "../../src/http/admin/index.js";
+import { emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { csrfFrom, signInLocally } from "./harness.js";
+
+/**
+ * The admin UI's data sources and actions over a real stack: users pushed through the SCIM API,
+ * reconciled against the emulator over HTTP, read back through the pages and the sources.
+ */
+
+const DRAFT = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]").replace(
+  "companyPermissions: [admin]",
+  "companyPermissions: [admin, manage_company_settings]",
+);
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("admin data sources against the reconciler and the emulator", () => {
+  let stack: Stack;
+  let sources: AdminDataSources;
+  let agent: request.Agent;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    // A breaker that holds any wave of two or more deprovisions, so the approvals have work.
+    stack = await startStack({ env: { DEPROVISION_BREAKER_MIN: "1", DEPROVISION_BREAKER_PERCENT: "0" } });
+    const scim = idp(stack);
+    for (const name of ["ann", "bob", "cat", "dan", "eve"]) ids[name] = await scim.createUser(`${name}@example.com`);
+    await scim.createGroup("Marketing", [ids.ann!, ids.bob!, ids.cat!, ids.dan!]);
+    await scim.createGroup("Platform Admins", [ids.eve!]);
+    await waitForQueueIdle(stack);
+    await until(async () => (await emulatorState(stack)).dashboardUsers.length === 5, "five dashboard users");
+    const reconciliation = stack.service.reconciliation!;
+    sources = createAdminData({
+      db: stack.service.db,
+      clock: systemClock,
+      budget: reconciliation.budget,
+      mappings: stack.service.mappings,
+      mappingFile: stack.mappingFile,
+    }).sources;
+    agent = request.agent(stack.service.url);
+    await signInLocally(agent);
+  });
+  afterAll(async () => stack?.close());
+
+  const csrf = async (path = "/admin/mapping") => csrfFrom((await agent.get(path)).text);
+
+  it("the overview counts today's calls by action and finds nothing to worry about", async () => {
+    const overview = await sources.overview!();
+    expect(overview.budget).toMatchObject({ used: 5, limit: 5000, reserve: 500 });
+    expect(overview.callsPerDay).toHaveLength(14);
+    expect(overview.callsPerDay.at(-1)!.byAction).toEqual({ create: 5 });
+    expect(overview.failures).toEqual([]);
+    expect(overview.held).toEqual({ deprovisions: 0, emailChanges: 0 });
+    expect(overview.queue).toEqual([]);
+    expect(overview.mirrorLag?.length).toBe(3);
+    const page = await agent.get("/admin");
+    expect(page.text).toContain("of 5,000 calls used (0%)");
+  });
+
+  it("the log filters and pages, and an entry shows its permissions and its platform request", async () => {
+    const creates = { action: "create", page: 1 };
+    const first = await sources.log!(creates, 2, 0);
+    expect(first.rows).toHaveLength(2);
+    expect(first.hasNext).toBe(true);
+    const last = await sources.log!(creates, 2, 4);
+    expect(last.rows).toHaveLength(1);
+    expect(last.hasNext).toBe(false);
+    const ann = await sources.log!({ user: "ANN@", page: 1 }, 50, 0);
+    expect(ann.rows.map((r) => [r.userName, r.action, r.outcome, r.platformStatus, r.callsSpent])).toEqual([["ann@example.com", "create", "succeeded", 201, 1]]);
+    expect(ann.rows[0]!.trigger).toMatch(/^IdP (POST|PATCH)/);
+    expect((await sources.log!({ trigger: "mapping", page: 1 }, 50, 0)).rows).toEqual([]);
+    expect((await sources.log!({ from: "2100-01-01T00:00", page: 1 }, 50, 0)).rows).toEqual([]);
+    expect((await sources.logExport!({ outcome: "succeeded", page: 1 })).length).toBe(5);
+
+    const entry = (await sources.logEntry!(ann.rows[0]!.id))!;
+    expect(entry.platformCall).toEqual({ method: "POST", path: "/scim/v2/Users", status: 201 });
+    expect(entry.before).toBeNull();
+    expect(entry.after).toMatchObject({ department: "marketing", workspaces: { "EU Production": { teams: { Lifecycle: ["basic_access"] } } } });
+    const page = await agent.get(`/admin/log/${ann.rows[0]!.id}`);
+    expect(page.text).toContain("POST /scim/v2/Users");
+    expect(page.text).toContain("workspaces.EU Production.permissions[send_campaigns_canvases]");
+    expect((await agent.get("/admin/log?from=yesterday")).status).toBe(400);
+    expect((await agent.get("/admin/log/99999999999999999999")).status).toBe(404);
+  });
+
+  it("a user's page goes from IdP groups through the rules to the desired and applied user", async () => {
+    const found = await sources.users!({ q: "an", page: 1 }, 50, 0);
+    expect(found.rows.map((r) => [r.userName, r.groups, r.state])).toEqual([["ann@example.com", 1, "on the platform"]]);
+    const user = (await sources.user!(ids.ann!))!;
+    expect(user.groups).toEqual(["Marketing"]);
+    expect(user.matchedRules).toEqual([
+      { rule: 'Rule 2 (line 9) — group "Marketing" by name', grants: "department marketing; EU Production: basic_access, send_campaigns_canvases; team EU Production/Lifecycle: basic_access" },
+    ]);
+    expect(user.desired).toEqual(user.lastApplied);
+    expect(user.log.map((l) => l.action)).toEqual(["create"]);
+    expect(await sources.user!("not-a-uuid")).toBeUndefined();
+    expect((await agent.get(`/admin/users/${ids.ann}`)).text).toContain("Reconcile now");
+  });
+
+  it("a mapping preview lists who gains and loses what, and changes nothing in the database or on the emulator", async () => {
+    const snapshot = async () => ({
+      db: await stack.service.db.query(
+        `SELECT (SELECT count(*)::int FROM reconcile_queue) AS queue, (SELECT count(*)::int FROM reconcile_log) AS log,
+                (SELECT count(*)::int FROM budget_debits) AS debits, (SELECT hash FROM mapping_state) AS mapping,
+                (SELECT json_agg(json_build_object('u', user_id, 'a', last_applied) ORDER BY user_id) FROM platform_accounts) AS accounts`,
+      ),
+      emulator: { ...(await emulatorState(stack)), now: undefined }, // the emulator's clock moves on
+      requests: (await emulatorStats(stack)).requests,
+      mapping: stack.service.mappings.sourceText(),
+    });
+    const before = await snapshot();
+
+    const preview = await sources.previewMapping!(DRAFT);
+    expect(preview.errors).toEqual([]);
+    expect(preview.usersAffected).toBe(5);
+    expect(preview.estimatedCalls).toBe(5);
+    expect(preview.durationLabel).toMatch(/^fits in today's remaining budget/);
+    expect(preview.changes.find((c) => c.userName === "ann@example.com")).toEqual({
+      userName: "ann@example.com",
+      gains: [],
+      losses: ["workspace EU Production: send_campaigns_canvases"],
+    });
+    expect(preview.changes.find((c) => c.userName === "eve@example.com")?.gains).toEqual(["company: manage_company_settings"]);
+
+    const page = await agent.post("/admin/mapping/preview").type("form").send({ _csrf: await csrf(), draft: DRAFT });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("− workspace EU Production: send_campaigns_canvases");
+    expect(page.text).toContain("editing MAPPING_FILE");
+    expect(page.text).not.toContain("Apply this mapping");
+    const apply = await agent.post("/admin/mapping/apply").type("form").send({ _csrf: await csrf(), draft: DRAFT });
+    expect(apply.status).toBe(303);
+    expect((await agent.get("/admin/mapping")).text).toContain("does not write the file");
+
+    const broken = await sources.previewMapping!(DRAFT.replace("companyPermissions: [admin,", "companyPermissions: [admn,"));
+    expect(broken.errors.join("\n")).toMatch(/^draft:\d+:\d+: .*admn/m);
+
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("reconcile now, from the user's page, is logged with who asked even when nothing needed changing", async () => {
+    const res = await agent.post(`/admin/users/${ids.ann}/reconcile`).type("form").send({ _csrf: await csrf(`/admin/users/${ids.ann}`) });
+    expect(res.status).toBe(303);
+    const page = await agent.get(res.headers.location!);
+    expect(page.text).toContain("Reconciled ann@example.com");
+    const receipt = (await sources.log!({ action: "reconcile-now", page: 1 }, 50, 0)).rows;
+    expect(receipt.map((r) => [r.userName, r.outcome, r.actor, r.callsSpent])).toEqual([["ann@example.com", "succeeded", "local admin", 0]]);
+    const unknown = await agent.post("/admin/users/00000000-0000-4000-8000-000000000000/reconcile").type("form").send({ _csrf: await csrf() });
+    expect((await agent.get(unknown.headers.location!)).text).toContain("There is no user with that id");
+  });
+
+  it("approving a held deprovision in the UI releases it, and the emulator loses that account", async () => {
+    const scim = idp(stack);
+    await Promise.all(["bob", "cat", "dan"].map((n) => scim.patch(`/Users/${ids[n]}`, [{ op: "replace", value: { active: false } }])));
+    await waitForQueueIdle(stack);
+    const held = (await sources.approvals!()).held;
+    expect(held.length).toBeGreaterThanOrEqual(2); // the first of the wave may go through before the breaker counts the rest
+    expect(held.every((h) => h.kind === "deprovision")).toBe(true);
+    const [approved, ...rest] = held;
+    expect((await sources.overview!()).held.deprovisions).toBe(held.length);
+
+    const page = await agent.get("/admin/approvals");
+    expect(page.text).toContain(approved!.userName);
+    const res = await agent.post("/admin/approvals/approve").type("form").send({ _csrf: csrfFrom(page.text), id: approved!.id });
+    expect(res.status).toBe(303);
+    expect((await agent.get("/admin/approvals")).text).toContain("Approved 1 held action.");
+    await waitForQueueIdle(stack);
+    await until(async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === approved!.userName), "the approved deprovision");
+    const names = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
+    for (const h of rest) expect(names).toContain(h.userName);
+    const decisions = (await sources.log!({ user: approved!.userName, page: 1 }, 50, 0)).rows.map((r) => [r.action, r.outcome, r.actor]);
+    expect(decisions.slice(0, 2)).toEqual([
+      ["deprovision", "succeeded", null],
+      ["approve", "succeeded", "local admin"],
+    ]);
+
+    const reject = await agent.post("/admin/approvals/reject").type("form").send({ _csrf: await csrf("/admin/approvals"), all: "1" });
+    expect(reject.status).toBe(303);
+    expect((await agent.get("/admin/approvals")).text).toContain(`Rejected ${rest.length} held action`);
+    await waitForQueueIdle(stack);
+    expect((await sources.approvals!()).held).toEqual([]);
+    const after = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
+    for (const h of rest) expect(after).toContain(h.userName);
+  });
+});
