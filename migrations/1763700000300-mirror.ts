@@ -128,6 +128,7 @@ export class Mirror1763700000300 implements MigrationInterface {
     const upsert = `
       ON CONFLICT (kind, key) DO UPDATE SET
         version = EXCLUDED.version, payload = EXCLUDED.payload, batch_key = EXCLUDED.batch_key,
+        first_changed_at = CASE WHEN pending.parked_at IS NULL THEN pending.first_changed_at ELSE now() END,
         changed_at = now(), attempts = 0, last_error = NULL, parked_at = NULL, park_reason = NULL`;
     // old_rows exists only in UPDATE triggers, and plpgsql plans a statement when it first runs it,
     // so the two statements live in separate branches. An update that changes nothing the platform

@@ -60,7 +60,7 @@ export async function listParkedChanges(db: DataSource, options: { kind?: Mirror
 /** Puts parked changes back in line (after the ETL data or the configuration was fixed). */
 export async function requeueParkedChanges(db: DataSource, options: { kind?: MirrorKind; keys?: string[] }): Promise<number> {
   const [, count]: [unknown, number] = await db.query(
-    `UPDATE mirror_sync.pending SET parked_at = NULL, park_reason = NULL, attempts = 0
+    `UPDATE mirror_sync.pending SET parked_at = NULL, park_reason = NULL, attempts = 0, first_changed_at = now()
       WHERE parked_at IS NOT NULL AND ($1::text IS NULL OR kind = $1) AND ($2::text[] IS NULL OR key = ANY($2))`,
     [options.kind ?? null, options.keys ?? null],
   );
