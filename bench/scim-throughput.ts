@@ -34,7 +34,7 @@ const { values } = parseArgs({
 
 if (values.serve) {
   const service = await startService({
-    env: loadEnv({ ...process.env, PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: TOKEN, DATABASE_POOL_SIZE: "20", LOG_LEVEL: "warn" }),
+    env: loadEnv({ ...process.env, PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: TOKEN, LOG_LEVEL: "warn" }),
     databaseUrl: values.serve,
   });
   process.stdout.write(`${service.url}\n`);
@@ -49,7 +49,16 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-pg-"));
   await chmod(dir, 0o755);
   const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false });
-  const { url, stop } = await childService(pg.url);
+  try {
+    await measure(pg.url, seconds, concurrency);
+  } finally {
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(databaseUrl: string, seconds: number, concurrency: number): Promise<void> {
+  const { url, stop } = await childService(databaseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL(url);
   const call = (method: string, urlPath: string, body?: string) =>
@@ -109,8 +118,6 @@ async function main(): Promise<void> {
   } finally {
     agent.destroy();
     await stop();
-    await pg.stop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 

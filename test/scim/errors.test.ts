@@ -113,6 +113,19 @@ describe("SCIM errors", () => {
       expectError(await h.get("/Bulk"), 404);
       expectError(await h.get("/serviceConfiguration"), 404);
     });
+    it("never answers 500 to odd but well-formed input", async () => {
+      expectError(await h.get("/Users/%E0%A4%A"), 400);
+      expect((await h.post("/Users", JSON.parse('{"userName":"proto@example.com","__proto__":{"active":"zzz"}}'))).status).toBeLessThan(500);
+      expect((await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", value: JSON.parse('{"__proto__":{"x":1}}') }] })).status).toBeLessThan(500);
+      expectError(await h.get(`/Users?filter=${encodeURIComponent('addresses eq "x"')}`), 400, "invalidFilter");
+      expect((await h.get(`/Users?filter=${encodeURIComponent('groups.value eq "x"')}`)).status).toBe(200);
+      expect((await h.get(`/Users?filter=${encodeURIComponent('x509Certificates.value co "x"')}`)).status).toBe(200);
+      expect((await h.get("/Users?startIndex=999999999999&count=1")).status).toBe(200);
+      expectError(await h.get(`/Users?filter=${encodeURIComponent('meta.version eq "x"')}`), 400, "invalidFilter");
+      expectError(await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", path: "groups", value: [] }] }), 400, "mutability");
+      expectError(await h.post("/Groups", { displayName: "G", members: 5 }), 400, "invalidValue");
+    });
+
     it("409 uniqueness when a PUT or PATCH takes another user's userName", async () => {
       const other = (await h.post("/Users", userBody())).body;
       expectError(await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", path: "userName", value: other.userName.toUpperCase() }] }), 409, "uniqueness");

@@ -42,6 +42,10 @@ describe("SCIM /Groups", () => {
     expect(byMember.body.Resources.map((r: { id: string }) => r.id)).toEqual([g.id]);
     const byMemberPath = await h.get(`/Groups?filter=${encodeURIComponent(`members[value eq "${users[1]}"]`)}`);
     expect(byMemberPath.body.totalResults).toBe(1);
+    // Entra checks one membership this way before it adds or removes a member.
+    const check = (user: string) => h.get(`/Groups?excludedAttributes=members&filter=${encodeURIComponent(`id eq "${g.id}" and members[value eq "${user}"]`)}`);
+    expect((await check(users[1]!)).body.totalResults).toBe(1);
+    expect((await check(users[2]!)).body.totalResults).toBe(0);
     const lean = await h.get(`/Groups?excludedAttributes=members&filter=${encodeURIComponent('displayName eq "Filterable"')}`);
     expect(lean.body.Resources[0].members).toBeUndefined();
     expect(lean.body.Resources[0].displayName).toBe("Filterable");

@@ -24,6 +24,10 @@ export function classifyScimError(error: unknown): Classified {
     }
     return { status: parser.status, detail: "The request body could not be read", scimType: parser.status === 400 ? "invalidSyntax" : undefined };
   }
+  // http-errors style client errors from Express itself (e.g. a path parameter that is not valid percent-encoding).
+  if (typeof parser?.status === "number" && parser.status >= 400 && parser.status < 500 && (parser.expose === true || error instanceof URIError)) {
+    return { status: parser.status, detail: "The request could not be understood", scimType: parser.status === 400 ? "invalidSyntax" : undefined };
+  }
   const state = sqlState(error);
   if (state === "23505") return { status: 409, detail: "The resource conflicts with an existing one", scimType: "uniqueness" };
   if (state === "23503") return { status: 404, detail: "The resource no longer exists" };
