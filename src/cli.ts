@@ -6,7 +6,9 @@ import { TokenRepository } from "./db/tokenRepository.js";
 import { ensureDevScimToken, resolveDatabase } from "./boot.js";
 import { startEmulator } from "./emulator/index.js";
 import { ensureAdminToken } from "./http/admin/auth/localToken.js";
+import { resolveListenHost } from "./http/admin/exposure.js";
 import type { PlatformTarget } from "./reconcile/index.js";
+import { resyncCommand } from "./cliResync.js";
 import { startService } from "./service.js";
 import { runEmulatorCommand } from "./emulator/cli.js";
 
@@ -18,6 +20,10 @@ Commands:
   token create --name NAME   create an IdP bearer token (shown once)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
+  resync [--dry-run] [--verify]
+                             full resync: re-derive every user and queue the differences
+                             (--verify: also check platform accounts with spare budget;
+                             --dry-run: only print what would change and what it would cost)
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -38,6 +44,8 @@ export async function runCli(argv: string[]): Promise<void> {
       });
     case "token":
       return tokenCommand(env, rest);
+    case "resync":
+      return withDatabase(env, (db) => resyncCommand(env, db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:
@@ -106,7 +114,8 @@ async function start(env: Env): Promise<void> {
   // No platform configured: the emulator stands in for it, on a second port.
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
   const adminToken = env.ADMIN_TOKEN ?? (await ensureAdminToken(".data"));
-  const effective: Env = { ...env, ADMIN_TOKEN: adminToken };
+  // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
+  const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
   const service = await startService({ env: effective, databaseUrl: database.url, platform: emulator?.target });
   const devToken = env.SCIM_TOKEN ? undefined : await ensureDevScimToken(service.db, ".data");
   printBanner({

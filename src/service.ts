@@ -4,7 +4,9 @@ import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAdminData } from "./http/admin/data/index.js";
+import { runsApiRouter } from "./http/admin/api/runs.js";
 import { createApp } from "./http/app.js";
+import { assertCron, Scheduler } from "./jobs/scheduler.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
 import { MappingStore } from "./reconcile/mappingStore.js";
@@ -19,6 +21,7 @@ export type Service = {
   mappings: MappingStore;
   /** Present when a platform is configured. */
   reconciliation?: Reconciliation;
+  scheduler?: Scheduler;
   close(): Promise<void>;
 };
 
@@ -45,13 +48,20 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
-  const runWorkers = (options.workers ?? env.RECONCILE_WORKERS > 0) && reconciliation !== undefined;
+  const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
-  const server = await listen(env.HOST, env.PORT);
-  const url = serverUrl(server, env);
-  const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const budget = reconciliation?.budget ?? budgetPolicyFromEnv(env);
+  const resyncDeps = { db, clock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
+  assertCron(env.RESYNC_CRON);
+  const scheduler = env.ROLES.has("scheduler")
+    ? new Scheduler(resyncDeps, { cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY, tickMs: env.SCHEDULER_TICK_MS, logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS, staleAfterMs: 60_000 })
+    : undefined;
+  scheduler?.start();
+
+  const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT) : undefined;
+  const url = server ? serverUrl(server, env) : "";
+  const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow });
   const app = createApp({
     env,
@@ -61,24 +71,29 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       reconcileNow,
+      extensions: [runsApiRouter({ ...resyncDeps, budget })],
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
   });
-  server.on("request", app);
-  log.info("http", "listening", { url });
+  server?.on("request", app);
+  if (server)   log.info("http", "listening", { url });
 
   return {
     url,
     db,
     mappings,
     reconciliation,
+    scheduler,
     async close() {
       stopWatching();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await scheduler?.stop();
+      if (server) {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      }
       await reconciliation?.worker.stop();
       await db.destroy();
     },

@@ -58,6 +58,29 @@ export const envSchema = z.object({
   /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
   DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
   DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  /** Full resync: cron expression (UTC) for scheduled runs; "off" disables the schedule. */
+  RESYNC_CRON: z.string().default("0 2 * * *"),
+  /** Whether scheduled runs also verify platform accounts (phase 2, spare budget only). */
+  RESYNC_VERIFY: z.stringbool().default(true),
+  /** Drift found by verification: enforce (put back what was applied) or report only. */
+  RESYNC_DRIFT: z.enum(["enforce", "report"]).default("enforce"),
+  /** How often the scheduler looks at the cron, stalled runs and finished verifications. */
+  SCHEDULER_TICK_MS: z.coerce.number().int().min(50).default(15_000),
+  /** Share of the daily budget verification leaves for live changes (on top of the reserve). */
+  RESYNC_VERIFY_HEADROOM_PERCENT: z.coerce.number().min(0).max(90).default(10),
+  /** Which parts of the service this process runs: any of web, worker, scheduler (default all). */
+  ROLES: z
+    .string()
+    .default("web,worker,scheduler")
+    .transform((raw, ctx) => {
+      const roles = raw.split(",").map((r) => r.trim()).filter(Boolean);
+      const bad = roles.filter((r) => !["web", "worker", "scheduler"].includes(r));
+      if (bad.length || !roles.length) {
+        ctx.addIssue({ code: "custom", message: `must be a comma-separated list of web, worker, scheduler (got ${bad.join(", ") || "nothing"})` });
+        return z.NEVER;
+      }
+      return new Set(roles as ("web" | "worker" | "scheduler")[]);
+    }),
   PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 

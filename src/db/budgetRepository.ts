@@ -1,5 +1,5 @@
 import type { DataSource } from "typeorm";
-import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy } from "../reconcile/budget.js";
+import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy, type SpendKind } from "../reconcile/budget.js";
 
 /**
  * The budget ledger: one row per platform SCIM request, written BEFORE the request is sent, under
@@ -10,19 +10,20 @@ import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy } from "../r
 
 const LEDGER_LOCK = 7_429_001;
 
-export type Debit = { action: string; usesReserve: boolean; userId?: string; reconcileId?: string };
+export type Debit = { action: string; usesReserve: boolean; verification?: boolean; userId?: string; reconcileId?: string; runId?: string };
 export type DebitResult = { ok: true; used: number } | { ok: false; used: number; resetsAt: Date };
 
 export async function debitBudget(db: DataSource, policy: BudgetPolicy, now: Date, debit: Debit): Promise<DebitResult> {
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock($1)`, [LEDGER_LOCK]);
     const used = await countInWindow(tx, policy, now);
-    if (used + 1 > allowance(policy, debit.usesReserve)) {
-      return { ok: false, used, resetsAt: await resetsAt(tx, policy, now, debit.usesReserve) };
+    const kind = debit.usesReserve ? "deprovision" : debit.verification ? "verify" : "ordinary";
+    if (used + 1 > allowance(policy, kind)) {
+      return { ok: false, used, resetsAt: await resetsAt(tx, policy, now, kind) };
     }
     await tx.query(
-      `INSERT INTO budget_debits (spent_at, action, uses_reserve, user_id, reconcile_id) VALUES ($1, $2, $3, $4, $5)`,
-      [now, debit.action, debit.usesReserve, debit.userId ?? null, debit.reconcileId ?? null],
+      `INSERT INTO budget_debits (spent_at, action, uses_reserve, user_id, reconcile_id, run_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [now, debit.action, debit.usesReserve, debit.userId ?? null, debit.reconcileId ?? null, debit.runId ?? null],
     );
     return { ok: true, used: used + 1 };
   });
@@ -32,6 +33,8 @@ export type BudgetStatus = {
   limit: number;
   reserve: number;
   used: number;
+  /** Calls still spendable on drift verification in this window. */
+  spareForVerification: number;
   /** Calls still spendable on ordinary work in this window (the reserve excluded). */
   remaining: number;
   /** Including the reserve. */
@@ -46,6 +49,7 @@ export async function getBudgetStatus(db: DataSource, policy: BudgetPolicy, now:
     limit: policy.limit,
     reserve: policy.reserve,
     used,
+    spareForVerification: Math.max(0, allowance(policy, "verify") - used),
     remaining: Math.max(0, allowance(policy, false) - used),
     remainingWithReserve: Math.max(0, policy.limit - used),
     resetsAt: await resetsAt(db, policy, now, false),
@@ -78,7 +82,7 @@ async function countInWindow(q: Queryable, policy: BudgetPolicy, now: Date): Pro
 }
 
 /** When the next call of this kind becomes affordable. */
-async function resetsAt(q: Queryable, policy: BudgetPolicy, now: Date, usesReserve: boolean): Promise<Date> {
+async function resetsAt(q: Queryable, policy: BudgetPolicy, now: Date, usesReserve: boolean | SpendKind): Promise<Date> {
   if (policy.window === "utc-day") return nextUtcMidnight(now);
   // Rolling: a slot frees when the oldest debit that keeps us at the allowance leaves the window.
   const used = await countInWindow(q, policy, now);

@@ -81,3 +81,7 @@ export async function countAccounts(db: Db): Promise<number> {
   const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM platform_accounts WHERE platform_id IS NOT NULL`);
   return rows[0]?.n ?? 0;
 }
+
+export async function markVerified(db: Db, userId: string, now: Date): Promise<void> {
+  await db.query(`UPDATE platform_accounts SET last_verified_at = $2 WHERE user_id = $1`, [userId, now]);
+}

@@ -6,7 +6,7 @@ import { rowsOf } from "./sql.js";
 /** The reconciliation log: one row per decision, read by admins. */
 
 export type LogAction = "create" | "update" | "deprovision" | "adopt" | "verify" | "drift" | "hold" | "needs-admin" | "approve" | "reject" | "reconcile-now" | "resync" | "mapping";
-export type LogOutcome = "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported";
+export type LogOutcome = "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
 
 export type LogEntryInput = {
   at: Date;

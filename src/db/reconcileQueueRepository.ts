@@ -15,15 +15,19 @@ const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, ma
  * change that caused it. Coalesced: one row per user; a new mark bumps the generation, clears
  * the classification and any backoff, and keeps the earliest enqueue time. A mark from a more
  * urgent source (IdP over mapping over resync) lowers the row's source rank; never raises it.
+ *
+ * Generations start at the mark's time in microseconds (not at 1), so a row that was dropped and
+ * marked again never repeats a generation an older reader still holds: a loop that classified the
+ * old row as "nothing to do" cannot delete the new mark (dropIfUnchanged matches on generation).
  */
 export async function markUsersDirty(manager: EntityManager, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
   await manager.query(
-    `INSERT INTO reconcile_queue (user_id, trigger, source_rank)
-       SELECT id, $2::jsonb, $3 FROM unnest($1::uuid[]) AS id ORDER BY id
+    `INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation)
+       SELECT id, $2::jsonb, $3, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint FROM unnest($1::uuid[]) AS id ORDER BY id
      ON CONFLICT (user_id) DO UPDATE SET
-       generation = reconcile_queue.generation + 1,
+       generation = GREATEST(reconcile_queue.generation + 1, EXCLUDED.generation),
        priority = NULL,
        trigger = CASE WHEN EXCLUDED.source_rank <= reconcile_queue.source_rank THEN EXCLUDED.trigger ELSE reconcile_queue.trigger END,
        source_rank = LEAST(reconcile_queue.source_rank, EXCLUDED.source_rank),
@@ -47,9 +51,19 @@ export type QueueRow = {
   trigger: DirtyTrigger;
   attempts: number;
   enqueuedAt: Date;
+  /** A full resync asked for this user's account to be checked against the platform. */
+  verifyRun: string | null;
 };
 
-type Row = { user_id: string; generation: string; priority: number | null; trigger: DirtyTrigger; attempts: number; enqueued_at: Date };
+type Row = {
+  user_id: string;
+  generation: string;
+  priority: number | null;
+  trigger: DirtyTrigger;
+  attempts: number;
+  enqueued_at: Date;
+  verify_run: string | null;
+};
 const mapRow = (r: Row): QueueRow => ({
   userId: r.user_id,
   generation: Number(r.generation),
@@ -57,6 +71,7 @@ const mapRow = (r: Row): QueueRow => ({
   trigger: r.trigger,
   attempts: r.attempts,
   enqueuedAt: r.enqueued_at,
+  verifyRun: r.verify_run,
 });
 
 /**
@@ -74,7 +89,7 @@ const CLAIMABLE = `(claimed_by IS NULL OR claimed_by NOT IN (
 /** Rows not yet classified by the planner (and not being worked). */
 export async function listUnclassified(db: Queryable, limit: number): Promise<QueueRow[]> {
   const rows: Row[] = await db.query(
-    `SELECT user_id, generation, priority, trigger, attempts, enqueued_at FROM reconcile_queue
+    `SELECT user_id, generation, priority, trigger, attempts, enqueued_at, verify_run FROM reconcile_queue
       WHERE priority IS NULL AND parked_at IS NULL AND ${CLAIMABLE} ORDER BY source_rank, enqueued_at LIMIT $1`,
     [limit],
   );
@@ -107,7 +122,7 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
         SELECT user_id FROM reconcile_queue
          WHERE priority IS NOT NULL AND priority <= $3 AND parked_at IS NULL AND not_before <= $2 AND ${CLAIMABLE}
          ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
+      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at, verify_run`,
     [workerId, now, maxPriority],
   ));
   return rows[0] ? mapRow(rows[0]) : undefined;
@@ -118,7 +133,7 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
   const rows = rowsOf<Row>(await db.query(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
-      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at`,
+      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at, verify_run`,
     [workerId, now, userId],
   ));
   return rows[0] ? mapRow(rows[0]) : undefined;

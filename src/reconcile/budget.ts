@@ -9,13 +9,16 @@ export type BudgetPolicy = {
   /** Kept for deprovisioning only. */
   reserve: number;
   window: BudgetWindow;
+  /** Kept free of drift verification, for live changes later in the window. */
+  verifyHeadroom: number;
 };
 
 const DAY_MS = 86_400_000;
 
-export function budgetPolicy(limit: number, reservePercent: number, window: BudgetWindow): BudgetPolicy {
+export function budgetPolicy(limit: number, reservePercent: number, window: BudgetWindow, verifyHeadroomPercent = 10): BudgetPolicy {
   const reserve = Math.min(limit - 1, Math.max(0, Math.ceil((limit * reservePercent) / 100)));
-  return { limit, reserve, window };
+  const verifyHeadroom = Math.min(limit - reserve, Math.max(0, Math.ceil((limit * verifyHeadroomPercent) / 100)));
+  return { limit, reserve, window, verifyHeadroom };
 }
 
 /** The start of the window that `now` falls in (for a rolling window: 24 hours back). */
@@ -29,9 +32,17 @@ export function nextUtcMidnight(now: Date): Date {
   return new Date(windowStart(now, "utc-day").getTime() + DAY_MS);
 }
 
-/** How many calls a request of this kind may bring the window's total up to. */
-export function allowance(policy: BudgetPolicy, usesReserve: boolean): number {
-  return usesReserve ? policy.limit : policy.limit - policy.reserve;
+export type SpendKind = "deprovision" | "ordinary" | "verify";
+
+/**
+ * How many calls a request of this kind may bring the window's total up to: deprovisions may
+ * use the reserve; verification may not use the reserve nor the headroom kept for live changes.
+ */
+export function allowance(policy: BudgetPolicy, usesReserve: boolean | SpendKind): number {
+  const kind: SpendKind = usesReserve === true ? "deprovision" : usesReserve === false ? "ordinary" : usesReserve;
+  if (kind === "deprovision") return policy.limit;
+  if (kind === "verify") return policy.limit - policy.reserve - policy.verifyHeadroom;
+  return policy.limit - policy.reserve;
 }
 
 /**

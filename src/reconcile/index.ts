@@ -14,7 +14,12 @@ import { ReconcileWorker } from "./worker.js";
 export type PlatformTarget = { url: string; scimToken: string; apiKey: string | undefined; requestOrigin: string };
 
 export function budgetPolicyFromEnv(env: Env): BudgetPolicy {
-  return budgetPolicy(env.PLATFORM_SCIM_DAILY_BUDGET, env.PLATFORM_SCIM_BUDGET_RESERVE_PERCENT, env.PLATFORM_SCIM_BUDGET_WINDOW);
+  return budgetPolicy(
+    env.PLATFORM_SCIM_DAILY_BUDGET,
+    env.PLATFORM_SCIM_BUDGET_RESERVE_PERCENT,
+    env.PLATFORM_SCIM_BUDGET_WINDOW,
+    env.RESYNC_VERIFY_HEADROOM_PERCENT,
+  );
 }
 
 export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy; transport: HttpTransport };
@@ -40,9 +45,10 @@ export function createReconciliation(options: {
     budget,
     policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE },
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },
+    drift: env.RESYNC_DRIFT,
   });
   const lease = new WorkerLease(options.databaseUrl, ["reconcile_queue"]);
-  const worker = new ReconcileWorker(db, clock, reconciler, lease, {
+  const worker = new ReconcileWorker(db, clock, reconciler, lease, budget, {
     concurrency: Math.max(1, env.RECONCILE_WORKERS),
     pollMs: env.RECONCILE_POLL_MS,
     classifyBatch: 500,

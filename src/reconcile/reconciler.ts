@@ -3,10 +3,12 @@ import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "../db/budgetRepository.js";
 import { createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
+import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import {
   countAccounts,
   getAccount,
   markCreating,
+  markVerified,
   recordApplied,
   removeAccount,
   type PlatformAccount,
@@ -31,12 +33,16 @@ export type ReconcilerDeps = {
   budget: BudgetPolicy;
   policies: Policies;
   breaker: BreakerPolicy;
+  /** What verification does with drift: put back what was applied, or only report it. */
+  drift: "enforce" | "report";
 };
 
 /** One reconcile of one user: everything it learned and spent, for the log. */
 type Run = {
   userId: string;
   reconcileId: string;
+  /** The full resync this work belongs to, if any (its calls are counted for the run). */
+  runId: string | null;
   trigger: unknown;
   actor: string | null;
   userName: string | null;
@@ -59,11 +65,19 @@ export class Reconciler {
     return { plan: planReconcile(state.desired, account, this.deps.policies), account, desired: state.desired, hold };
   }
 
-  async reconcile(userId: string, trigger: unknown, actor: string | null = null): Promise<ReconcileResult> {
+  async reconcile(userId: string, trigger: unknown, actor: string | null = null, options: { verifyRun?: string | null } = {}): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
+      const runId = options.verifyRun ?? runIdOf(trigger);
+      const unverified = options.verifyRun ? await this.verify(userId, options.verifyRun, reconcileId, trigger) : undefined;
       const { plan, account, hold } = await this.plan(userId);
-      const run: Run = { userId, reconcileId, trigger, actor, userName: account?.userName ?? null, before: account?.lastApplied ?? null, calls: 0, lastStatus: null };
+      if (unverified) {
+        // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
+        // account anyway); an account with nothing to change waits for spare budget.
+        if (unverified.kind !== "budget" || plan.action === "none") return unverified;
+        await clearVerification(this.deps.db, userId);
+      }
+      const run: Run = { userId, reconcileId, trigger, actor, runId, userName: account?.userName ?? null, before: account?.lastApplied ?? null, calls: 0, lastStatus: null };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
         return await this.execute(run, plan, account, hold);
@@ -233,10 +247,62 @@ export class Reconciler {
     return { match };
   }
 
+  /**
+   * Phase 2 of a full resync for one account: GET it by id with spare budget only, compare with
+   * what was last applied, and log drift. With `drift: enforce` the observed state is recorded as
+   * the last applied one, so the reconcile that follows puts the desired state back (a missing
+   * account is recreated). Returns a result only when the verification could not be done now.
+   */
+  private async verify(userId: string, runId: string, reconcileId: string, trigger: unknown): Promise<ReconcileResult | undefined> {
+    const { db, clock } = this.deps;
+    const account = await getAccount(db, userId);
+    if (!account?.platformId || !account.lastApplied) {
+      await clearVerification(db, userId);
+      return undefined;
+    }
+    const run: Run = { userId, reconcileId, trigger, actor: null, runId, userName: account.userName, before: account.lastApplied, calls: 0, lastStatus: null };
+    let outcome: HttpOutcome;
+    try {
+      outcome = await this.deps.platform.getUser(account.platformId, this.spend(run, "verify", false, undefined, true));
+    } catch (error) {
+      if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
+      throw error;
+    }
+    this.note(run, outcome);
+    const enforce = this.deps.drift === "enforce";
+    let observed: DesiredDashboardUser | null;
+    if (outcome.kind === "ok") observed = this.deps.platform.readResource(outcome.body)?.user ?? null;
+    else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
+    else return this.fail(run, "verify", [], resultOfFailure(outcome), outcome);
+
+    const changes = diffDashboardUsers(account.lastApplied, observed);
+    if (changes.length) {
+      await this.write(run, "drift", enforce ? "enforced" : "reported", changes, {
+        after: observed,
+        error: observed ? "the platform holds something other than what was last applied" : "the account is missing on the platform",
+      });
+      if (enforce) {
+        if (observed) await recordApplied(db, userId, account.platformId, observed, clock.now(), { verified: true });
+        else await removeAccount(db, userId);
+      }
+    }
+    if (!enforce || observed) await markVerified(db, userId, clock.now());
+    await countVerified(db, runId, { drifted: changes.length > 0 });
+    await clearVerification(db, userId);
+    return undefined;
+  }
+
   /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
-  private spend(run: Run, action: string, usesReserve: boolean, then?: () => Promise<void>): BeforeSend {
+  private spend(run: Run, action: string, usesReserve: boolean, then?: () => Promise<void>, verification = false): BeforeSend {
     return async () => {
-      const debit = await debitBudget(this.deps.db, this.deps.budget, this.deps.clock.now(), { action, usesReserve, userId: run.userId, reconcileId: run.reconcileId });
+      const debit = await debitBudget(this.deps.db, this.deps.budget, this.deps.clock.now(), {
+        action,
+        usesReserve,
+        verification,
+        userId: run.userId,
+        reconcileId: run.reconcileId,
+        ...(run.runId ? { runId: run.runId } : {}),
+      });
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
       await then?.();
@@ -276,6 +342,11 @@ export class Reconciler {
     });
     run.calls = 0; // each entry reports the calls spent since the previous one
   }
+}
+
+function runIdOf(trigger: unknown): string | null {
+  const t = trigger as { kind?: unknown; runId?: unknown } | null;
+  return t?.kind === "resync" && typeof t.runId === "string" ? t.runId : null;
 }
 
 function actionOf(plan: Plan): LogAction {

@@ -13,6 +13,8 @@ import {
   type QueueRow,
 } from "../db/reconcileQueueRepository.js";
 import type { WorkerLease } from "../db/workerLease.js";
+import { getBudgetStatus } from "../db/budgetRepository.js";
+import type { BudgetPolicy } from "./budget.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";
 import { retryDelayMs, type ReconcileResult } from "./outcomes.js";
@@ -44,6 +46,7 @@ export class ReconcileWorker {
     private readonly clock: Clock,
     private readonly reconciler: Reconciler,
     private readonly lease: WorkerLease,
+    private readonly budget: BudgetPolicy,
     private readonly options: WorkerOptions,
   ) {}
 
@@ -82,7 +85,11 @@ export class ReconcileWorker {
   async runOnce(): Promise<boolean> {
     if (!(await this.lease.ensure())) return false;
     const classified = await this.classify();
-    const row = await claimNext(this.db, this.lease.id, this.clock.now(), PRIORITY.verify);
+    const now = this.clock.now();
+    // Verification runs on spare budget only: live changes always go first, and it never touches
+    // the reserve nor the headroom kept for changes later in the window.
+    const spare = (await getBudgetStatus(this.db, this.budget, now)).spareForVerification > 0;
+    const row = await claimNext(this.db, this.lease.id, now, spare ? PRIORITY.verify : PRIORITY.verify - 1);
     if (row) await this.work(row, null);
     return classified > 0 || row !== undefined;
   }
@@ -118,7 +125,8 @@ export class ReconcileWorker {
     for (const row of rows) {
       const { plan } = await this.reconciler.plan(row.userId);
       const priority = priorityOf(plan);
-      if (plan.action === "none") await dropIfUnchanged(this.db, row);
+      if (plan.action === "none" && row.verifyRun) await setPriority(this.db, row, PRIORITY.verify, "verify");
+      else if (plan.action === "none") await dropIfUnchanged(this.db, row);
       // Free work (forget, holds) is filed first: it costs no budget.
       else await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action);
     }
@@ -128,7 +136,7 @@ export class ReconcileWorker {
   private async work(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
-      result = await this.reconciler.reconcile(row.userId, row.trigger, actor);
+      result = await this.reconciler.reconcile(row.userId, row.trigger, actor, { verifyRun: row.verifyRun });
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error; // the claim dies with the connection; another pass retries
       result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };

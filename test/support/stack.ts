@@ -119,12 +119,16 @@ export function idp(stack: Stack) {
   };
 }
 
-/** Waits until the reconcile queue has nothing ready to run (deferred rows may remain). */
+/**
+ * Waits until the reconcile queue has nothing left to do soon: rows retrying after a failure
+ * (seconds to minutes) are waited for; rows deferred for budget until a later day, and parked
+ * rows, are not.
+ */
 export async function waitForQueueIdle(stack: Stack, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows: { n: number }[] = await stack.database.db.query(
-      `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL AND (not_before <= now() OR priority IS NULL)`,
+      `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL AND (not_before <= now() + interval '2 minutes' OR priority IS NULL)`,
     );
     if (rows[0]!.n === 0) return;
     if (Date.now() > deadline) throw new Error(`reconcile queue still has ${rows[0]!.n} ready rows`);

@@ -1,0 +1,63 @@
+import { parseArgs } from "node:util";
+import type { DataSource } from "typeorm";
+import { systemClock } from "./clock.js";
+import type { Env } from "./config/env.js";
+import { getBudgetStatus } from "./db/budgetRepository.js";
+import { createRun, runPlanPhase, type ProgressListener } from "./jobs/resync.js";
+import { daysAtPace } from "./jobs/resyncCost.js";
+import { allowance } from "./reconcile/budget.js";
+import { budgetPolicyFromEnv } from "./reconcile/index.js";
+import { MappingStore } from "./reconcile/mappingStore.js";
+
+/**
+ * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a
+ * progress bar on a terminal and plain lines otherwise. The running service's workers do the
+ * queued work and phase 2; a dry run only reports what would change and what it would cost.
+ */
+export async function resyncCommand(env: Env, db: DataSource, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { "dry-run": { type: "boolean" }, verify: { type: "boolean" } } });
+  const dryRun = values["dry-run"] ?? false;
+  const verify = values.verify ?? false;
+  const mappings = await MappingStore.load(env.MAPPING_FILE);
+  const deps = { db, clock: systemClock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
+  const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: process.env.USER ?? "cli" });
+  console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`);
+  const run = await runPlanPhase(deps, runId, progressReporter(process.stderr));
+
+  const policy = budgetPolicyFromEnv(env);
+  const budget = await getBudgetStatus(db, policy, new Date());
+  const { calls = 0, verify: verifications = 0, ...actions } = run.planSummary;
+  console.log(`\nEvaluated ${run.usersEvaluated} users; ${dryRun ? "would queue" : "queued"} ${run.usersQueued}.`);
+  for (const [action, count] of Object.entries(actions).sort()) console.log(`  ${action.padEnd(16)} ${count}`);
+  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, false)))} at the daily budget).`);
+  if (verify) {
+    console.log(`Accounts to verify: ${verifications} (${describeDays(daysAtPace(verifications, budget.spareForVerification, allowance(policy, "verify")))} of spare budget).`);
+    if (!dryRun) console.log(`Verification continues in the service's workers; follow it with GET /admin/api/runs/${runId}.`);
+  }
+  if (dryRun) console.log("Nothing was queued and no budget was spent.");
+}
+
+function describeDays(days: number): string {
+  if (days === 0) return "within today's budget";
+  return Number.isFinite(days) ? `about ${days} more day${days === 1 ? "" : "s"}` : "never, with no budget configured";
+}
+
+/** A bar redrawn in place on a terminal; a line per 10% otherwise (logs, CI). */
+export function progressReporter(out: NodeJS.WriteStream): ProgressListener {
+  let lastDecile = -1;
+  return ({ evaluated, total, queued }) => {
+    const fraction = total > 0 ? Math.min(1, evaluated / total) : 1;
+    if (out.isTTY) {
+      const width = 30;
+      const filled = Math.round(fraction * width);
+      out.write(`\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.round(fraction * 100)}%  ${evaluated}/${total} users, ${queued} queued`);
+      if (fraction === 1) out.write("\n");
+      return;
+    }
+    const decile = Math.floor(fraction * 10);
+    if (decile !== lastDecile) {
+      lastDecile = decile;
+      out.write(`resync: ${evaluated}/${total} users evaluated, ${queued} queued\n`);
+    }
+  };
+}

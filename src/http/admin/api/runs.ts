@@ -1,0 +1,66 @@
+import { Router } from "express";
+import type { DataSource } from "typeorm";
+import { z } from "zod";
+import { getBudgetStatus } from "../../../db/budgetRepository.js";
+import { getRun, listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
+import { BadRequestError, NotFoundError } from "../../../errors.js";
+import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
+import { allowance, estimateDrain, type BudgetPolicy } from "../../../reconcile/budget.js";
+
+const resyncBody = z.strictObject({ dryRun: z.boolean().default(false), verify: z.boolean().default(false) });
+
+/** POST /resync, GET /runs, GET /runs/:runId (mounted under /admin/api). */
+export function runsApiRouter(deps: ResyncDeps & { budget: BudgetPolicy }): Router {
+  const router = Router();
+  router.post("/resync", async (req, res) => {
+    const parsed = resyncBody.safeParse(req.body ?? {});
+    if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
+    const runId = await startResync(deps, { ...parsed.data, trigger: "api", actor });
+    res.status(202).location(`${req.baseUrl}/runs/${runId}`).json({ runId });
+  });
+  router.get("/runs", async (_req, res) => {
+    const runs = await listRuns(deps.db, 50);
+    res.json({ runs: await Promise.all(runs.map((r) => presentRun(deps.db, deps.budget, r, deps.clock.now()))) });
+  });
+  router.get("/runs/:runId", async (req, res) => {
+    const run = await getRun(deps.db, String(req.params.runId));
+    if (!run) throw new NotFoundError("No resync run with that id");
+    res.json(await presentRun(deps.db, deps.budget, run, deps.clock.now()));
+  });
+  return router;
+}
+
+export async function presentRun(db: DataSource, budget: BudgetPolicy, run: ResyncRun, now: Date) {
+  return {
+    runId: run.id,
+    status: run.status,
+    phase: run.phase,
+    dryRun: run.dryRun,
+    verify: run.verify,
+    trigger: run.trigger,
+    actor: run.actor,
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: run.finishedAt?.toISOString() ?? null,
+    progress: {
+      usersTotal: run.usersTotal,
+      usersEvaluated: run.usersEvaluated,
+      usersQueued: run.usersQueued,
+      verifyTotal: run.verifyTotal,
+      verified: run.verified,
+      drifted: run.drifted,
+      callsSpent: run.callsSpent,
+    },
+    /** For a dry run: what would change, and the platform calls it would cost. */
+    plan: run.planSummary,
+    eta: (await runEta(db, budget, run, now))?.toISOString() ?? null,
+    error: run.error,
+  };
+}
+
+/** When verification should be done at the spare-budget pace (null when nothing is left to verify). */
+async function runEta(db: DataSource, budget: BudgetPolicy, run: ResyncRun, now: Date): Promise<Date | null> {
+  if (run.status !== "running" || run.phase !== "verify") return null;
+  const status = await getBudgetStatus(db, budget, now);
+  return estimateDrain(now, Math.max(0, run.verifyTotal - run.verified), status.spareForVerification, allowance(budget, "verify"), status.resetsAt);
+}

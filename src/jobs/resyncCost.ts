@@ -1,0 +1,23 @@
+import type { Plan } from "../reconcile/planner.js";
+
+/** Platform calls a plan is expected to cost (the dry run's price list). Pure. */
+export function callsOf(plan: Plan): number {
+  switch (plan.action) {
+    case "none":
+    case "forget":
+    case "email-change":
+      return 0;
+    case "create":
+    case "update":
+    case "deprovision":
+      return 1;
+    case "resolve-create":
+      return 2; // a lookup, then a create or a delete
+  }
+}
+
+/** Days of budget a cost takes at `perDay` calls, after `remainingToday`. */
+export function daysAtPace(calls: number, remainingToday: number, perDay: number): number {
+  if (calls <= remainingToday) return 0;
+  return perDay > 0 ? Math.ceil((calls - remainingToday) / perDay) : Infinity;
+}

@@ -1,0 +1,127 @@
+import { CronExpressionParser } from "cron-parser";
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
+import {
+  claimScheduleSlot,
+  countPendingVerifications,
+  getRunningRun,
+  lastScheduleSlot,
+  setRunPhase,
+  setScheduleRun,
+  takeOverStaleRun,
+} from "../db/resyncRepository.js";
+import { isTransientDatabaseError } from "../errors.js";
+import { log } from "../logging/logger.js";
+import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
+
+export type SchedulerOptions = {
+  /** Cron expression in UTC, or "off". */
+  cron: string;
+  verify: boolean;
+  tickMs: number;
+  logRetentionDays: number;
+  /** A phase-1 owner silent this long is presumed dead and its run is taken over. */
+  staleAfterMs: number;
+};
+
+/** The most recent time the schedule fired at or before `now`, or undefined for "off". Pure. */
+export function lastFiring(cron: string, now: Date): Date | undefined {
+  if (cron.trim().toLowerCase() === "off") return undefined;
+  return CronExpressionParser.parse(cron, { currentDate: now, tz: "UTC" }).prev().toDate();
+}
+
+/** Throws a readable error for a bad expression (called at boot). */
+export function assertCron(cron: string): void {
+  if (cron.trim().toLowerCase() === "off") return;
+  try {
+    CronExpressionParser.parse(cron, { tz: "UTC" });
+  } catch (error) {
+    throw new Error(`RESYNC_CRON: "${cron}" is not a cron expression (${error instanceof Error ? error.message : error}); e.g. "0 2 * * *" or "off"`);
+  }
+}
+
+/**
+ * The scheduler role: fires the resync cron once across all replicas (the first replica to
+ * insert the slot wins), resumes a run whose phase-1 owner died, closes runs whose verification
+ * is done, and trims the reconciliation log.
+ */
+export class Scheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private readonly startedAt: Date;
+  private lastTrim = 0;
+
+  constructor(
+    private readonly deps: ResyncDeps,
+    private readonly options: SchedulerOptions,
+  ) {
+    this.startedAt = deps.clock.now();
+  }
+
+  start(): void {
+    const loop = () => {
+      this.ticking = this.tick().finally(() => {
+        if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.tickMs);
+      });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+
+  async tick(): Promise<void> {
+    try {
+      await this.fireCron();
+      await this.superviseRunningRun();
+      await this.trimLog();
+    } catch (error) {
+      log.error("scheduler", isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed", { error });
+    }
+  }
+
+  private async fireCron(): Promise<void> {
+    const { db, clock } = this.deps;
+    const slot = lastFiring(this.options.cron, clock.now());
+    if (!slot) return;
+    // Fire for a slot only once, and only for slots since this process started or the last firing:
+    // a replica starting at 09:00 does not run the 02:00 resync late.
+    const last = await lastScheduleSlot(db);
+    if ((last && slot <= last) || slot < this.startedAt) return;
+    if (!(await claimScheduleSlot(db, slot))) return;
+    if (await getRunningRun(db)) {
+      log.warn("scheduler", "scheduled resync skipped: one is still running", { slot: slot.toISOString() });
+      return;
+    }
+    const runId = await createRun(this.deps, { dryRun: false, verify: this.options.verify, trigger: "cron", actor: null });
+    await setScheduleRun(db, slot, runId);
+    void runPlanPhase(this.deps, runId).catch((error) => log.error("resync", "scheduled resync failed", { runId, error }));
+  }
+
+  private async superviseRunningRun(): Promise<void> {
+    const { db, clock } = this.deps;
+    const run = await getRunningRun(db);
+    if (!run) return;
+    if (run.phase === "plan" && (await takeOverStaleRun(db, run.id, PROCESS_ID, this.options.staleAfterMs))) {
+      log.warn("resync", "resuming a resync whose process stopped", { runId: run.id });
+      void runPlanPhase(this.deps, run.id).catch((error) => log.error("resync", "resumed resync failed", { runId: run.id, error }));
+      return;
+    }
+    if (run.phase === "verify" && (await countPendingVerifications(db, run.id)) === 0) {
+      await setRunPhase(db, run.id, "done", { status: "succeeded", finishedAt: clock.now() });
+      log.info("resync", "resync finished", { runId: run.id, verified: run.verified, drifted: run.drifted });
+    }
+  }
+
+  private async trimLog(): Promise<void> {
+    const now = this.deps.clock.now().getTime();
+    if (now - this.lastTrim < 3_600_000) return;
+    this.lastTrim = now;
+    const removed = await deleteLogOlderThan(this.deps.db, new Date(now - this.options.logRetentionDays * 86_400_000));
+    if (removed) log.info("scheduler", "old log entries removed", { removed });
+  }
+}

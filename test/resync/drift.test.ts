@@ -1,0 +1,108 @@
+import request from "supertest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+
+const SCIM = { Authorization: "Bearer dev-scim-token", "X-Request-Origin": "someone-by-hand", "Content-Type": "application/json" };
+
+async function seed(stack: Stack) {
+  const scim = idp(stack);
+  const ann = await scim.createUser("ann@example.com");
+  const bob = await scim.createUser("bob@example.com");
+  await scim.createGroup("Marketing", [ann, bob]);
+  await waitForQueueIdle(stack);
+  return { ann, bob };
+}
+
+/** Someone edits one account in the platform's UI and deletes another, behind the connector's back. */
+async function tamper(stack: Stack) {
+  const { dashboardUsers } = await emulatorState(stack);
+  const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
+  const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
+  const edited = { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: ann.userName, name: { givenName: "ann", familyName: "Test" }, department: "marketing", permissions: { companyPermissions: ["admin"], appGroup: [] } };
+  expect((await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited)).status).toBe(200);
+  expect((await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM)).status).toBe(204);
+}
+
+async function resync(stack: Stack, body: object): Promise<Record<string, any>> {
+  const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
+  expect(started.status).toBe(202);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const run = await adminApi(stack)(`/runs/${started.body.runId}`);
+    if (run.body.status !== "running") return run.body;
+    if (Date.now() > deadline) throw new Error(`run still running: ${JSON.stringify(run.body)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("full resync: drift verification", () => {
+  let stack: Stack | undefined;
+  afterEach(async () => {
+    await stack?.close();
+    stack = undefined;
+  });
+
+  it("with drift: enforce, finds edited and deleted accounts and puts back what was applied", async () => {
+    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100" } });
+    await seed(stack);
+    await tamper(stack);
+    const run = await resync(stack, { verify: true });
+    expect(run).toMatchObject({ status: "succeeded", progress: { usersEvaluated: 2, verifyTotal: 2, verified: 2, drifted: 2 } });
+    await waitForQueueIdle(stack);
+
+    const { dashboardUsers } = await emulatorState(stack);
+    expect(dashboardUsers.map((u) => u.userName).sort()).toEqual(["ann@example.com", "bob@example.com"]);
+    for (const user of dashboardUsers) {
+      expect(user.permissions.companyPermissions).toEqual([]);
+      expect(user.permissions.appGroup[0]!.appGroupName).toBe("EU Production");
+    }
+    const drift = await adminApi(stack)("/log?action=drift");
+    expect(drift.body.entries).toHaveLength(2);
+    expect(drift.body.entries.every((e: { outcome: string }) => e.outcome === "enforced")).toBe(true);
+    const annDrift = drift.body.entries.find((e: { userName: string }) => e.userName === "ann@example.com");
+    expect(annDrift.changes).toContainEqual({ kind: "permissions", path: "companyPermissions", added: ["admin"], removed: [] });
+  });
+
+  it("with drift: report, logs the drift and changes nothing", async () => {
+    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100", RESYNC_DRIFT: "report" } });
+    await seed(stack);
+    await tamper(stack);
+    const callsBefore = (await emulatorStats(stack)).scimDaily.used;
+    const run = await resync(stack, { verify: true });
+    expect(run).toMatchObject({ status: "succeeded", progress: { verified: 2, drifted: 2, callsSpent: 2 } });
+    await waitForQueueIdle(stack);
+    expect((await emulatorStats(stack)).scimDaily.used).toBe(callsBefore + 2); // the two GETs, nothing else
+    const { dashboardUsers } = await emulatorState(stack);
+    expect(dashboardUsers.map((u) => u.userName)).toEqual(["ann@example.com"]);
+    const drift = await adminApi(stack)("/log?action=drift");
+    expect(drift.body.entries.map((e: { outcome: string }) => e.outcome)).toEqual(["reported", "reported"]);
+  });
+
+  it("a dry run reports what would change and what it would cost, and spends nothing", async () => {
+    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100" }, workers: false });
+    const scim = idp(stack);
+    const ids = [await scim.createUser("c1@example.com"), await scim.createUser("c2@example.com"), await scim.createUser("c3@example.com")];
+    await scim.createGroup("Platform Admins", ids);
+    await stack.database.db.query(`DELETE FROM reconcile_queue`);
+    const run = await resync(stack, { dryRun: true, verify: true });
+    expect(run).toMatchObject({ status: "succeeded", dryRun: true, plan: { create: 3, calls: 3 }, progress: { usersQueued: 3, callsSpent: 0 } });
+    const [{ n }] = await stack.database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
+    expect(n).toBe(0);
+    expect((await emulatorStats(stack)).scimDaily.used).toBe(0);
+  });
+
+  it("a live (non-dry) resync queues the differences it finds, which the workers then apply", async () => {
+    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100" }, workers: false });
+    const scim = idp(stack);
+    const ids = [await scim.createUser("d1@example.com"), await scim.createUser("d2@example.com")];
+    await scim.createGroup("Platform Admins", ids);
+    await stack.database.db.query(`DELETE FROM reconcile_queue`); // as if the marks were lost
+    const run = await resync(stack, {});
+    expect(run).toMatchObject({ status: "succeeded", progress: { usersQueued: 2 } });
+    await stack.service.reconciliation!.worker.start();
+    await waitForQueueIdle(stack);
+    expect((await emulatorState(stack)).dashboardUsers).toHaveLength(2);
+    const second = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ dryRun: "yes" });
+    expect(second.status).toBe(400);
+  });
+});
