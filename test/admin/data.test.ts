@@ -84,7 +84,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
 
     const entry = (await sources.logEntry!(ann.rows[0]!.id))!;
     expect(entry.platformCall).toEqual({ method: "POST", path: "/scim/v2/Users", status: 201 });
-    expect(entry.before).toBeNull();
+    expect(entry.before).toBeUndefined();
     expect(entry.after).toMatchObject({ department: "marketing", workspaces: { "EU Production": { teams: { Lifecycle: ["basic_access"] } } } });
     const page = await agent.get(`/admin/log/${ann.rows[0]!.id}`);
     expect(page.text).toContain("POST /scim/v2/Users");

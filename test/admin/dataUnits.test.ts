@@ -26,7 +26,7 @@ const annReduced: DesiredDashboardUser = {
 
 describe("admin data: words for stored facts", () => {
   it.each([
-    [{ kind: "idp", method: "PATCH", resource: "Groups/g-1", requestId: "r-9" }, "IdP PATCH Groups/g-1 (request r-9)"],
+    [{ kind: "idp", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", requestId: "r-9" }, "IdP PATCH Groups/5dbe7d8c…"],
     [{ kind: "idp" }, "IdP change"],
     [{ kind: "mapping", mappingHash: "0123456789abcdef" }, "mapping change (01234567)"],
     [{ kind: "resync", runId: "abcdef12-3456" }, "full resync (run abcdef12)"],
@@ -35,6 +35,11 @@ describe("admin data: words for stored facts", () => {
     [null, "—"],
   ])("trigger %j reads %s", (trigger, label) => {
     expect(triggerLabel(trigger)).toBe(label);
+  });
+
+  it("names the IdP request in full on an entry's own page", () => {
+    const trigger = { kind: "idp", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", requestId: "r-9" };
+    expect(triggerLabel(trigger, true)).toBe("IdP PATCH Groups/5dbe7d8c-acfb-4191-aa34-932284491259 (request r-9)");
   });
 
   it.each([

@@ -5,15 +5,22 @@
 
 const DAY_MS = 86_400_000;
 
-/** The reconcile trigger as one short line ("IdP PATCH Groups/… (request r-1)", "mapping change"). */
-export function triggerLabel(trigger: unknown): string {
+const UUIDS = /\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+/** Ids cut to their first 8 characters, which is enough to tell them apart on one screen. */
+const shortIds = (text: string) => text.replace(UUIDS, "$1…");
+
+/**
+ * The reconcile trigger as one short line ("IdP PATCH Groups/5dbe7d8c…", "mapping change");
+ * `detailed` adds the IdP request id for the entry's own page.
+ */
+export function triggerLabel(trigger: unknown, detailed = false): string {
   const t = (trigger && typeof trigger === "object" ? trigger : {}) as Record<string, unknown>;
   const text = (key: string) => (typeof t[key] === "string" && t[key] !== "" ? (t[key] as string) : undefined);
   switch (t.kind) {
     case "idp": {
       const what = [text("method"), text("resource")].filter(Boolean).join(" ");
-      const request = text("requestId");
-      return `IdP ${what || "change"}${request ? ` (request ${request})` : ""}`;
+      const request = detailed ? text("requestId") : undefined;
+      return `IdP ${(detailed ? what : shortIds(what)) || "change"}${request ? ` (request ${request})` : ""}`;
     }
     case "mapping":
       return text("mappingHash") ? `mapping change (${text("mappingHash")!.slice(0, 8)})` : "mapping change";

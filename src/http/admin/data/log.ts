@@ -71,9 +71,10 @@ export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntr
     action: entry.action,
     outcome: entry.outcome,
     trigger: entry.trigger,
-    triggerLabel: triggerLabel(entry.trigger),
-    before: trees.before,
-    after: trees.after,
+    triggerLabel: triggerLabel(entry.trigger, true),
+    // No account is no rows at all (undefined), rather than a "null" value in the diff.
+    before: trees.before ?? undefined,
+    after: trees.after ?? undefined,
     platformCall: platformCallOf(entry, account?.platformId ?? null),
     callsSpent: entry.callsSpent,
     error: entry.error,

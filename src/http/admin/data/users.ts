@@ -58,8 +58,8 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     idp: stored.resource,
     groups: user.groups.map((g) => g.displayName),
     matchedRules: matchingRules(user.groups, mapping).map((m) => ({ rule: matchedRuleText(m), grants: ruleGrantsText(m.rule) })),
-    desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)),
-    lastApplied: permissionTree(account?.lastApplied),
+    desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)) ?? undefined,
+    lastApplied: permissionTree(account?.lastApplied) ?? undefined,
     queued: row.queued,
     log: log.map(presentLogRow),
   };

@@ -30,8 +30,12 @@ export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
 
 export type BarChartDay = { label: string; values: Record<string, number> };
 
-/** Stacked bars, one per day, one colour per series (series index → CSS class chart-s0…s5). */
-export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; title: string }) {
+/**
+ * Stacked bars, one per day, one colour per series (CSS classes chart-s0…s5): by the series'
+ * index, or by `colorOf` so that a series keeps its colour whichever others are present.
+ */
+export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; title: string; colorOf?: (series: string, index: number) => number }) {
+  const color = (s: string, si: number) => `chart-s${(props.colorOf?.(s, si) ?? si) % 6}`;
   const barW = 28;
   const gap = 10;
   const height = 160;
@@ -52,7 +56,7 @@ export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; 
               {props.series.map((s, si) => {
                 const h = ((day.values[s] ?? 0) / max) * height;
                 y -= h;
-                return h > 0 ? <rect class={`chart-s${si % 6}`} x={x} y={y} width={barW} height={h} /> : null;
+                return h > 0 ? <rect class={color(s, si)} x={x} y={y} width={barW} height={h} /> : null;
               })}
               <text class="chart-label" x={x + barW / 2} y={height + top + 14} text-anchor="middle">
                 {day.label}
@@ -70,7 +74,7 @@ export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; 
         {props.series.map((s, si) => (
           <span>
             <svg width="12" height="12" aria-hidden="true">
-              <rect class={`chart-s${si % 6}`} width="12" height="12" />
+              <rect class={color(s, si)} width="12" height="12" />
             </svg>{" "}
             {s}
           </span>

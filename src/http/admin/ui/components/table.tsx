@@ -6,6 +6,8 @@ export type Column<T> = {
   cell: (row: T) => ComponentChildren;
   /** Right-aligned, tabular figures. */
   numeric?: boolean;
+  /** Kept on one line (times, short codes). */
+  nowrap?: boolean;
 };
 
 export function DataTable<T>(props: { columns: Column<T>[]; rows: T[]; empty?: string; caption?: string }) {
@@ -27,7 +29,7 @@ export function DataTable<T>(props: { columns: Column<T>[]; rows: T[]; empty?: s
           {props.rows.map((row) => (
             <tr>
               {props.columns.map((c) => (
-                <td class={c.numeric ? "num" : undefined}>{c.cell(row)}</td>
+                <td class={[c.numeric ? "num" : "", c.nowrap ? "nowrap" : ""].filter(Boolean).join(" ") || undefined}>{c.cell(row)}</td>
               ))}
             </tr>
           ))}

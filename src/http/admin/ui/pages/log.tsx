@@ -82,9 +82,9 @@ export function LogPage({ data, filter, ctx }: { data: LogPageData; filter: LogF
         rows={data.rows}
         empty="No log entries match these filters."
         columns={[
-          { label: "When", cell: (r) => <a href={`${base}/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a> },
+          { label: "When", cell: (r) => <a href={`${base}/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>, nowrap: true },
           { label: "User", cell: (r) => r.userName ?? "—" },
-          { label: "Action", cell: (r) => r.action },
+          { label: "Action", cell: (r) => r.action, nowrap: true },
           { label: "Outcome", cell: (r) => <Badge tone={outcomeTone(r.outcome)}>{r.outcome}</Badge> },
           { label: "Trigger", cell: (r) => r.trigger },
           { label: "Platform", cell: (r) => r.platformStatus ?? "—", numeric: true },

@@ -56,7 +56,11 @@ export function MappingPage(props: { data: MappingData | undefined; draft?: stri
       <Section title="Preview a draft">
         <form method="post" action={`${base}/preview`} class="stack">
           <CsrfField token={ctx.csrf} />
-          <label for="draft">Paste a draft mapping (YAML). Nothing changes until you apply it.</label>
+          <label for="draft">
+            {data?.applyInstructions
+              ? "Paste a draft mapping (YAML) to see whom it would change and what it would cost. A preview changes nothing."
+              : "Paste a draft mapping (YAML). Nothing changes until you apply it."}
+          </label>
           <textarea id="draft" name="draft" spellcheck={false}>
             {draft}
           </textarea>

@@ -44,6 +44,7 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
           <StackedBarChart
             title="Platform SCIM calls per day by action"
             series={series}
+            colorOf={(s, i) => (SERIES_ORDER.includes(s) ? SERIES_ORDER.indexOf(s) : i)}
             days={data.callsPerDay.map((d) => ({ label: d.day.slice(5), values: d.byAction }))}
           />
         ) : (

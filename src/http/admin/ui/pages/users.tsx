@@ -94,8 +94,8 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
           rows={user.log}
           empty="No log entries for this user."
           columns={[
-            { label: "When", cell: (r) => <a href={`${base}/log/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a> },
-            { label: "Action", cell: (r) => r.action },
+            { label: "When", cell: (r) => <a href={`${base}/log/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>, nowrap: true },
+            { label: "Action", cell: (r) => r.action, nowrap: true },
             { label: "Outcome", cell: (r) => <Badge tone={outcomeTone(r.outcome)}>{r.outcome}</Badge> },
             { label: "Trigger", cell: (r) => r.trigger },
           ]}

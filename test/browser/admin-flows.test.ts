@@ -1,0 +1,155 @@
+import request from "supertest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+
+/**
+ * The admin console driven in chromium against the whole product: users pushed through the SCIM
+ * API, reconciled against the emulator over HTTP, and an admin reading and acting on it.
+ */
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("admin console flows in a browser", () => {
+  let browser: Browser;
+  let stack: Stack;
+  let page: Page;
+  let base: string;
+  const ids: Record<string, string> = {};
+  const onPlatform = async (userName: string) => (await emulatorState(stack)).dashboardUsers.some((u) => u.userName === userName);
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    // The breaker holds any wave of two or more deprovisions, so there is something to approve.
+    stack = await startStack({ env: { DEPROVISION_BREAKER_MIN: "1", DEPROVISION_BREAKER_PERCENT: "0" } });
+    base = `${stack.service.url}/admin`;
+    const scim = idp(stack);
+    for (const name of ["ann", "bob", "cat", "dan", "eve"]) ids[name] = await scim.createUser(`${name}@example.com`);
+    ids.marketing = await scim.createGroup("Marketing", [ids.ann!, ids.bob!, ids.cat!, ids.dan!]);
+    await scim.createGroup("Platform Admins", [ids.eve!]);
+    await waitForQueueIdle(stack);
+    await until(async () => (await emulatorState(stack)).dashboardUsers.length === 5, "five dashboard users");
+    page = await newLaptopPage(browser);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  it("signs in, filters the log and opens an entry", async () => {
+    await page.goto(base);
+    await page.fill("#token", ADMIN_TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForURL(base);
+    expect(await page.locator("figure.gauge figcaption").textContent()).toContain("5 of 5,000 calls used");
+    await screenshot(page, "flow-overview");
+
+    await page.click("nav >> text=Reconciliation log");
+    await page.fill("input[name=user]", "ann");
+    await page.selectOption("select[name=action]", "create");
+    await page.click("form.filters button[type=submit]");
+    await page.waitForURL(/\/admin\/log\?user=ann&action=create/);
+    const rows = page.locator("table tbody tr");
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("ann@example.com");
+    await screenshot(page, "flow-log-filtered");
+
+    await rows.first().locator("a").first().click();
+    await page.waitForURL(/\/admin\/log\/\d+$/);
+    expect(await page.textContent("h1")).toBe("Log entry");
+    expect(await page.textContent("main")).toContain("POST /scim/v2/Users");
+    expect(await page.locator("tr.diff-added").count()).toBeGreaterThan(3);
+    await screenshot(page, "flow-log-entry");
+  });
+
+  it("starts a reconcile on demand for a user the platform refused, and sees it land", async () => {
+    // The platform refuses the next create once: a terminal answer parks the user for an admin.
+    await request(stack.emulator.url).post("/_emulator/faults").send({ method: "POST", path: "/scim/v2/Users", status: 400, count: 1 }).expect(201);
+    const scim = idp(stack);
+    ids.fay = await scim.createUser("fay@example.com");
+    await scim.patch(`/Groups/${ids.marketing}`, [{ op: "add", path: "members", value: [{ value: ids.fay }] }]);
+    await until(async () => {
+      const rows: unknown[] = await stack.service.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NOT NULL`, [ids.fay]);
+      return rows.length > 0;
+    }, "fay parked");
+    expect(await onPlatform("fay@example.com")).toBe(false);
+
+    await page.goto(base);
+    const failure = page.locator("section:has(h2:text('Failures needing attention')) tbody tr");
+    expect(await failure.first().textContent()).toContain("fay@example.com");
+    await screenshot(page, "flow-overview-failure");
+
+    await failure.first().locator("a").click();
+    await page.waitForURL(`${base}/users/${ids.fay}`);
+    expect(await page.textContent("main")).toContain("Rule 2 (line 9)");
+    await page.click("button:text('Reconcile now')");
+    await page.waitForURL(`${base}/users/${ids.fay}`);
+    expect(await page.textContent(".flash")).toContain("Reconciled fay@example.com");
+    expect(await onPlatform("fay@example.com")).toBe(true);
+    const log = page.locator("section:has(h2:text('Log entries')) tbody tr");
+    expect(await log.first().textContent()).toContain("reconcile-now");
+    expect(await log.nth(1).textContent()).toContain("create");
+    expect(await log.nth(1).textContent()).toContain("succeeded");
+    await screenshot(page, "flow-reconcile-now");
+
+    await page.goto(`${base}/log?action=create&user=fay`);
+    expect(await page.locator("table tbody tr").first().textContent()).toContain("local admin");
+  });
+
+  it("previews a draft mapping without changing anything", async () => {
+    const before = await emulatorStats(stack);
+    await page.goto(`${base}/mapping`);
+    const draft = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]").replace(
+      "companyPermissions: [admin]",
+      "companyPermissions: [admin, manage_company_settings]",
+    );
+    await page.fill("#draft", draft);
+    await page.click("button:text('Preview changes')");
+    await page.waitForURL(`${base}/mapping/preview`);
+    const preview = page.locator("#preview");
+    expect(await preview.textContent()).toContain("6 users affected");
+    expect(await preview.textContent()).toContain("− workspace EU Production: send_campaigns_canvases");
+    expect(await preview.textContent()).toContain("+ company: manage_company_settings");
+    expect(await preview.textContent()).toContain("editing MAPPING_FILE");
+    await screenshot(page, "flow-mapping-preview");
+    expect((await emulatorStats(stack)).requests).toEqual(before.requests);
+    expect(stack.service.mappings.sourceText()).toBe(TEST_MAPPING);
+  });
+
+  it("approves a held deprovision, and the platform loses that account", async () => {
+    const scim = idp(stack);
+    await Promise.all(["bob", "cat", "dan"].map((n) => scim.patch(`/Users/${ids[n]}`, [{ op: "replace", value: { active: false } }])));
+    await waitForQueueIdle(stack);
+
+    await page.goto(base);
+    expect(Number(await page.locator("section:has(h2:text('Waiting for approval')) .stat").first().textContent())).toBeGreaterThanOrEqual(2);
+    await page.click("text=Review approvals →");
+    await page.waitForURL(`${base}/approvals`);
+    const held = page.locator("form:has(input[name=id]) tbody tr");
+    expect(await held.count()).toBeGreaterThanOrEqual(2);
+    await screenshot(page, "flow-approvals");
+
+    const first = held.first();
+    const userName = (await first.locator("td").nth(1).textContent())!.trim();
+    expect(await onPlatform(userName)).toBe(true);
+    await first.locator("input[type=checkbox]").check();
+    await page.click("button:text('Approve selected')");
+    await page.waitForURL(`${base}/approvals`);
+    expect(await page.textContent(".flash")).toContain("Approved 1 held action.");
+    await until(async () => !(await onPlatform(userName)), `${userName} deprovisioned`);
+
+    await page.goto(`${base}/log?user=${encodeURIComponent(userName)}`);
+    const latest = page.locator("table tbody tr");
+    expect(await latest.nth(0).textContent()).toContain("deprovision");
+    expect(await latest.nth(1).textContent()).toContain("approve");
+    expect(await latest.nth(1).textContent()).toContain("local admin");
+    await screenshot(page, "flow-approved");
+  });
+});
