@@ -101,7 +101,8 @@ async function measure(databaseUrl: string, seconds: number, concurrency: number
           `/Groups/${groupIds[i % GROUPS]}`,
           JSON.stringify({
             schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-            Operations: [{ op: "add", path: "members", value: [{ value: userIds[Math.floor(i / GROUPS) % userIds.length] }] }],
+            // Consecutive requests touch different groups and different users, as separate IdP pushes would.
+            Operations: [{ op: "add", path: "members", value: [{ value: userIds[(i * 104_729) % userIds.length] }] }],
           }),
         ),
       ),
