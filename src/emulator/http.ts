@@ -53,7 +53,29 @@ export type RouteRegistrar = (method: Method, expressPath: string, template: str
 
 export function makeRegistrar(router: Router, before: (template: string) => RequestHandler[]): RouteRegistrar {
   return (method, expressPath, template, ...handlers) => {
-    router[method](expressPath, ...before(`${method.toUpperCase()} ${template}`), ...handlers);
+    router[method](expressPath, pipeline([...before(`${method.toUpperCase()} ${template}`), ...handlers]));
+  };
+}
+
+/**
+ * Runs a route's handlers as one Express layer. Express pays per layer (matching, promise
+ * checks); the emulator's pipelines are synchronous except for an injected delay, so a plain
+ * index walk is enough. A throw, in the first call or after a delay, goes to the error renderer.
+ */
+function pipeline(handlers: RequestHandler[]): RequestHandler {
+  return (req, res, done) => {
+    let index = 0;
+    const next = (error?: unknown): void => {
+      if (error !== undefined) return done(error);
+      const handler = handlers[index++];
+      if (!handler) return done();
+      try {
+        void handler(req, res, next);
+      } catch (thrown) {
+        done(thrown);
+      }
+    };
+    next();
   };
 }
 
