@@ -52,6 +52,8 @@ export function parseFaultSpec(input: unknown): FaultSpec {
 export class FaultList {
   private faults: Fault[] = [];
   private nextId = 1;
+  /** Delays in progress, so closing the emulator does not wait for (or act after) them. */
+  readonly pendingDelays = new Set<NodeJS.Timeout>();
 
   constructor(private readonly random: () => number = Math.random) {}
 
@@ -63,6 +65,11 @@ export class FaultList {
 
   clear(): void {
     this.faults = [];
+  }
+
+  cancelPendingDelays(): void {
+    for (const timer of this.pendingDelays) clearTimeout(timer);
+    this.pendingDelays.clear();
   }
 
   list(): Fault[] {
@@ -102,7 +109,11 @@ export function faultMiddleware(faults: FaultList): RequestHandler {
       }
       next();
     };
-    if (fault.delayMs > 0) setTimeout(act, fault.delayMs);
-    else act();
+    if (fault.delayMs === 0) return act();
+    const timer = setTimeout(() => {
+      faults.pendingDelays.delete(timer);
+      act();
+    }, fault.delayMs);
+    faults.pendingDelays.add(timer);
   };
 }

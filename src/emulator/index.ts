@@ -45,6 +45,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     state,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        state.faults.cancelPendingDelays();
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),

@@ -140,3 +140,16 @@ describe("control plane is loopback only", () => {
     expect(isLoopback(address)).toBe(expected);
   });
 });
+
+describe("closing the emulator", () => {
+  it("close() does not wait for an injected delay in progress", async () => {
+    const c = await startClient();
+    await c.control("POST", "/faults", { path: "/scim", status: null, delayMs: 60_000 });
+    const pending = c.scim("GET", "/scim/v2/Users/x").catch(() => "dropped");
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await c.close();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await pending).toBe("dropped");
+  });
+});
