@@ -62,7 +62,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT) : undefined;
   const url = server ? serverUrl(server, env) : "";
   const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
-  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow });
+  const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
+  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync });
   const app = createApp({
     env,
     db,

@@ -191,4 +191,21 @@ describe("admin data sources against the reconciler and the emulator", () => {
     const after = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
     for (const h of rest) expect(after).toContain(h.userName);
   });
+
+  it("a full resync started from the Runs page is listed, and logged with who started it", async () => {
+    const runs = await agent.get("/admin/runs");
+    expect(runs.text).toContain("Next scheduled full resync");
+    const res = await agent.post("/admin/runs/resync").type("form").send({ _csrf: csrfFrom(runs.text) });
+    expect(res.status).toBe(303);
+    const page = await agent.get("/admin/runs");
+    expect(page.text).toContain("Full resync started (run ");
+    const logged = (await sources.log!({ action: "resync", page: 1 }, 50, 0)).rows;
+    expect(logged.map((r) => [r.outcome, r.actor, r.trigger])).toEqual([["succeeded", "local admin", "admin: local admin"]]);
+    await until(async () => {
+      const rows: { status: string; phase: string }[] = await stack.service.db.query(`SELECT status, phase FROM resync_runs WHERE actor = 'local admin'`);
+      return rows.length === 1 && rows[0]!.phase !== "plan";
+    }, "the resync's re-derivation");
+    await waitForQueueIdle(stack);
+    expect((await agent.get("/admin")).text).not.toContain("Full resyncs are not available");
+  });
 });

@@ -7,6 +7,7 @@ import { reconcileNowReport } from "../../src/http/admin/data/reconcileNow.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/http/admin/data/rules.js";
 import { userState } from "../../src/http/admin/data/users.js";
 import { holdSummary } from "../../src/http/admin/data/approvals.js";
+import { nextFiring, runStatus } from "../../src/http/admin/data/runs.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { diffDashboardUsers } from "../../src/reconcile/diff.js";
 
@@ -123,6 +124,23 @@ describe("admin data: words for stored facts", () => {
     ["busy", "retrying"],
   ] as const)("reconcile now ending %j is logged %s", (result, outcome) => {
     expect(reconcileNowReport(result, "ann@example.com").outcome).toBe(outcome);
+  });
+});
+
+describe("admin data: runs", () => {
+  it.each([
+    [{ status: "running", phase: "plan", dryRun: false }, "running (re-deriving)"],
+    [{ status: "running", phase: "verify", dryRun: false }, "running (verifying)"],
+    [{ status: "succeeded", phase: "done", dryRun: true }, "succeeded · dry run"],
+    [{ status: "failed", phase: "plan", dryRun: false }, "failed"],
+  ] as const)("run %j reads %s", (run, text) => {
+    expect(runStatus(run)).toBe(text);
+  });
+
+  it("knows when the schedule fires next", () => {
+    expect(nextFiring("0 2 * * *", new Date("2026-11-21T10:00:00Z"))?.toISOString()).toBe("2026-11-22T02:00:00.000Z");
+    expect(nextFiring("off", new Date())).toBeNull();
+    expect(nextFiring("not cron", new Date())).toBeNull();
   });
 });
 

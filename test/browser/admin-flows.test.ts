@@ -152,4 +152,19 @@ describe("admin console flows in a browser", () => {
     expect(await latest.nth(1).textContent()).toContain("local admin");
     await screenshot(page, "flow-approved");
   });
+
+  it("starts a full resync from the Runs page and watches it", async () => {
+    await page.goto(`${base}/runs`);
+    await page.click("button:text('Start a full resync now')");
+    await page.waitForURL(`${base}/runs`);
+    expect(await page.textContent(".flash")).toContain("Full resync started");
+    expect(await page.locator("table tbody tr").count()).toBeGreaterThanOrEqual(1);
+    await until(async () => {
+      const rows: { phase: string }[] = await stack.service.db.query(`SELECT phase FROM resync_runs WHERE actor = 'local admin'`);
+      return rows[0]?.phase !== "plan";
+    }, "the resync's re-derivation");
+    await waitForQueueIdle(stack);
+    await page.reload();
+    await screenshot(page, "flow-runs");
+  });
 });

@@ -3,6 +3,7 @@ import type { Clock } from "../../../clock.js";
 import type { Mapping } from "../../../config/mapping.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import type { ReconcileResult } from "../../../reconcile/outcomes.js";
+import type { ResyncSettings } from "./runs.js";
 
 /** What the admin UI's data sources and actions read and call. service.ts supplies it. */
 export type AdminDataDeps = {
@@ -15,4 +16,6 @@ export type AdminDataDeps = {
   mappingFile: string;
   /** The reconcile worker's provision on demand; absent when this process reconciles nothing. */
   reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
+  /** Full resyncs (the Runs page, the overview's last runs, the resync button). */
+  resync?: ResyncSettings;
 };

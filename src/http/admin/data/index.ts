@@ -7,17 +7,18 @@ import { AppError } from "../../../errors.js";
 import { APPLY_BY_FILE, mappingData, previewMapping } from "./mapping.js";
 import { overviewData } from "./overview.js";
 import { reconcileUserNow } from "./reconcileNow.js";
+import { runsData, startResyncNow } from "./runs.js";
 import { userDetail, usersPage } from "./users.js";
 
 export type { AdminDataDeps } from "./deps.js";
 
 /**
- * The admin UI's data sources and actions, from the repositories and the reconciler. Runs
- * (full resyncs) are not wired here yet. Applying a mapping is done by editing MAPPING_FILE (see
+ * The admin UI's data sources and actions, from the repositories, the reconciler and the
+ * resync job (when `resync` is given). Applying a mapping is done by editing MAPPING_FILE (see
  * APPLY_BY_FILE): `applyMapping` refuses with that explanation rather than write the file.
  */
 export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSources; actions: AdminActions } {
-  const { reconcileNow } = deps;
+  const { reconcileNow, resync } = deps;
   const sources: AdminDataSources = {
     overview: () => overviewData(deps),
     log: (filter, limit, offset) => logPage(deps, filter, limit, offset),
@@ -29,6 +30,7 @@ export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSource
     previewMapping: (draft) => previewMapping(deps, draft),
     approvals: () => approvalsData(deps),
     mirror: () => mirrorPageData(deps.db, deps.clock.now()),
+    ...(resync ? { runs: () => runsData(deps, resync) } : {}),
   };
   const actions: AdminActions = {
     approve: (ids, actor) => decideHolds(deps, ids, "approved", actor),
@@ -37,6 +39,7 @@ export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSource
       throw new AppError(APPLY_BY_FILE, 409);
     },
     ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
+    ...(resync ? { startResync: (actor) => startResyncNow(deps, resync, actor) } : {}),
   };
   return { sources, actions };
 }

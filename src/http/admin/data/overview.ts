@@ -6,6 +6,7 @@ import { formatTime } from "../ui/components/basics.js";
 import type { OverviewData } from "../ui/pages/overview.js";
 import type { AdminDataDeps } from "./deps.js";
 import { etaText } from "./format.js";
+import { lastRuns } from "./runs.js";
 
 const DAY_MS = 86_400_000;
 const CHART_DAYS = 14;
@@ -15,13 +16,14 @@ const FAILURES_SHOWN = 20;
 export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
-  const [queue, calls, held, parked, failed, mirror] = await Promise.all([
+  const [queue, calls, held, parked, failed, mirror, runs] = await Promise.all([
     queueStatus(db, deps.budget, now),
     callsPerDay(db, now, CHART_DAYS),
     countPendingHolds(db),
     listParkedWithNames(db, FAILURES_SHOWN),
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
     mirrorLag(db, now),
+    deps.resync ? lastRuns(deps) : undefined,
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -40,6 +42,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     failures,
     held,
     mirrorLag: mirror,
+    ...(runs ? { lastRuns: runs } : {}),
   };
 }
 

@@ -1,0 +1,60 @@
+import { CronExpressionParser } from "cron-parser";
+import { listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
+import { writeLogEntry } from "../../../db/reconcileLogRepository.js";
+import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
+import type { AdminActor } from "../actor.js";
+import type { OverviewData } from "../ui/pages/overview.js";
+import type { RunRow, RunsData } from "../ui/pages/runs.js";
+import type { AdminDataDeps } from "./deps.js";
+
+/** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
+export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
+
+/** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */
+export function runStatus(run: Pick<ResyncRun, "status" | "phase" | "dryRun">): string {
+  const parts = [run.status === "running" ? `running (${run.phase === "plan" ? "re-deriving" : "verifying"})` : run.status];
+  if (run.dryRun) parts.push("dry run");
+  return parts.join(" · ");
+}
+
+/** The next time the cron fires after `now`, or null when it is "off" or unreadable. */
+export function nextFiring(cron: string, now: Date): Date | null {
+  if (cron.trim().toLowerCase() === "off") return null;
+  try {
+    return CronExpressionParser.parse(cron, { currentDate: now, tz: "UTC" }).next().toDate();
+  } catch {
+    return null;
+  }
+}
+
+const presentRun = (r: ResyncRun): RunRow => ({
+  id: r.id,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  status: runStatus(r),
+  verified: r.verified,
+  drift: r.drifted,
+  callsSpent: r.callsSpent,
+});
+
+export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
+  const runs = await listRuns(deps.db, 50);
+  return { runs: runs.map(presentRun), nextRunAt: nextFiring(resync.cron, deps.clock.now()) };
+}
+
+export async function lastRuns(deps: AdminDataDeps): Promise<NonNullable<OverviewData["lastRuns"]>> {
+  return (await listRuns(deps.db, 5)).map((r) => ({ ...presentRun(r), drift: r.drifted }));
+}
+
+/** Starts a full resync (phase 1 runs in the background) and logs who started it. */
+export async function startResyncNow(deps: AdminDataDeps, resync: ResyncSettings, actor: AdminActor): Promise<string> {
+  const runId = await startResync(resync.deps, { dryRun: false, verify: resync.verify, trigger: "ui", actor: actor.name });
+  await writeLogEntry(deps.db, {
+    at: deps.clock.now(),
+    action: "resync",
+    outcome: "succeeded",
+    trigger: { kind: "admin", actor: actor.name, runId },
+    actor: actor.name,
+  });
+  return `Full resync started (run ${runId.slice(0, 8)}). Changed users are queued behind live IdP changes${resync.verify ? "; accounts are verified with spare budget" : ""}.`;
+}
