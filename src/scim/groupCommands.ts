@@ -48,8 +48,11 @@ function splitGroupBody(body: unknown): { resource: Record<string, unknown>; mem
   return { resource: coerceResource("Group", input), members };
 }
 
+// Member ids come from the client and could be anything, even an email: never log one whole.
+const loggableId = (id: string) => (id.includes("@") ? `…${id.slice(id.indexOf("@"))}` : id).slice(0, 64);
+
 function logUnknownMembers(groupId: string, unknown: string[]): void {
-  if (unknown.length) log.warn("scim", "unknown group members skipped", { groupId, count: unknown.length, memberIds: unknown.slice(0, 20) });
+  if (unknown.length) log.warn("scim", "unknown group members skipped", { groupId, count: unknown.length, memberIds: unknown.slice(0, 20).map(loggableId) });
 }
 
 async function withMembers(manager: EntityManager, group: StoredResource): Promise<GroupWithMembers> {

@@ -10,12 +10,15 @@ import { fileURLToPath } from "node:url";
  */
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const conformanceDir = path.resolve(projectRoot, "../shared/conformance");
+/** SCIM_CONFORMANCE_DIR overrides the location (and lets the skip/fail behaviour itself be checked). */
+export const conformanceDir = path.resolve(process.env.SCIM_CONFORMANCE_DIR ?? path.resolve(projectRoot, "../shared/conformance"));
 export const suitesPresent = existsSync(conformanceDir);
 export const mustRun = process.env.CI === "true";
 export const projectBin = (name: string) => path.join(projectRoot, "node_modules/.bin", name);
 
-export const skipMessage = `SKIPPED: the conformance suites are not at ${conformanceDir} (they live beside the project, not in it)`;
+const absent = `the conformance suites are not at ${conformanceDir} (they live beside the project, not in it)`;
+export const skipMessage = `SKIPPED: ${absent}`;
+export const ciFailure = `CI=true requires the conformance suites, but ${absent}`;
 
 export type ProcessResult = { code: number; stdout: string; stderr: string };
 
