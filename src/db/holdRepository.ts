@@ -76,6 +76,12 @@ export async function decideHold(db: Db, userId: string, decision: "approved" | 
   return rows[0] ? mapHold(rows[0]) : undefined;
 }
 
+/** Holds of this kind still waiting for an admin (the breaker counts held deprovisions as part of the wave). */
+export async function countUndecidedHolds(db: Db, kind: HoldKind): Promise<number> {
+  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_holds WHERE kind = $1 AND decision IS NULL`, [kind]);
+  return rows[0]?.n ?? 0;
+}
+
 export async function deleteHold(db: Db, userId: string): Promise<void> {
   await db.query(`DELETE FROM reconcile_holds WHERE user_id = $1`, [userId]);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "../db/budgetRepository.js";
-import { createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
+import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import {
   countAccounts,
@@ -198,11 +198,15 @@ export class Reconciler {
     if (hold?.kind !== "deprovision") {
       const { db, clock, breaker } = this.deps;
       const now = clock.now();
-      const [accounts, doneLastHour, pending] = await Promise.all([
+      // The wave is what waits in the queue plus what is already held: without the held ones, a
+      // wave would be held only until the rest of it fit under the threshold, which then ran.
+      const [accounts, doneLastHour, queued, held] = await Promise.all([
         countAccounts(db),
         countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
         countPendingDeprovisions(db),
+        countUndecidedHolds(db, "deprovision"),
       ]);
+      const pending = queued + held;
       if (shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) {
         await createHold(db, { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now });
         await this.write(run, "hold", "held", changes, { error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending` });
