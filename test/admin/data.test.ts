@@ -53,6 +53,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
   afterAll(async () => stack?.close());
 
   const csrf = async (path = "/admin/mapping") => csrfFrom((await agent.get(path)).text);
+  const onPlatform = async (userName: string) => (await emulatorState(stack)).dashboardUsers.some((u) => u.userName === userName);
 
   it("the overview counts today's calls by action and finds nothing to worry about", async () => {
     const overview = await sources.overview!();
@@ -190,6 +191,24 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect((await sources.approvals!()).held).toEqual([]);
     const after = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
     for (const h of rest) expect(after).toContain(h.userName);
+  });
+
+  it("an email change waits for an admin; approved, the account is re-created under the new name", async () => {
+    await idp(stack).patch(`/Users/${ids.ann}`, [{ op: "replace", path: "userName", value: "ann.new@example.com" }]);
+    await until(async () => (await sources.approvals!()).held.length === 1, "the email change hold");
+    const [hold] = (await sources.approvals!()).held;
+    expect(hold).toMatchObject({ id: ids.ann, kind: "email_change", userName: "ann.new@example.com" });
+    expect(hold!.summary).toContain("ann@example.com → ann.new@example.com");
+    expect((await sources.overview!()).held).toEqual({ deprovisions: 0, emailChanges: 1 });
+
+    const page = await agent.get("/admin/approvals");
+    expect(page.text).toContain("email change");
+    await agent.post("/admin/approvals/approve").type("form").send({ _csrf: csrfFrom(page.text), id: ids.ann });
+    await until(async () => (await onPlatform("ann.new@example.com")) && !(await onPlatform("ann@example.com")), "ann re-created under her new name");
+    await waitForQueueIdle(stack);
+    const user = (await sources.user!(ids.ann!))!;
+    expect(user.userName).toBe("ann.new@example.com");
+    expect(user.desired).toEqual(user.lastApplied);
   });
 
   it("a full resync started from the Runs page is listed, and logged with who started it", async () => {

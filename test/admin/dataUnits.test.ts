@@ -112,6 +112,7 @@ describe("admin data: words for stored facts", () => {
 
   it("summarises holds", () => {
     expect(holdSummary({ kind: "email_change", detail: { from: "a@x", to: "b@x" } })).toContain("a@x → b@x");
+    expect(holdSummary({ kind: "email_change", detail: { from: "b@x", to: "b@x" } }, "a@x")).toContain("a@x → b@x");
     expect(holdSummary({ kind: "deprovision", detail: {} })).toContain("mass-deprovision breaker");
   });
 

@@ -1,4 +1,5 @@
 import { listHolds, type Hold } from "../../../db/holdRepository.js";
+import { getAccounts } from "../../../db/platformAccountRepository.js";
 import { BadRequestError } from "../../../errors.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { AdminActor } from "../actor.js";
@@ -7,10 +8,13 @@ import type { AdminDataDeps } from "./deps.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why an action waits, in one line. */
-export function holdSummary(hold: Pick<Hold, "kind" | "detail">): string {
+/**
+ * Why an action waits, in one line. For an email change the old name is the platform account's
+ * (`accountUserName`) when known: the account keeps it until the change is carried out.
+ */
+export function holdSummary(hold: Pick<Hold, "kind" | "detail">, accountUserName?: string): string {
   if (hold.kind === "email_change") {
-    const from = typeof hold.detail.from === "string" ? hold.detail.from : "?";
+    const from = accountUserName ?? (typeof hold.detail.from === "string" ? hold.detail.from : "?");
     const to = typeof hold.detail.to === "string" ? hold.detail.to : "?";
     return `userName changed ${from} → ${to}: approving deletes the platform account and creates it under the new name`;
   }
@@ -19,8 +23,11 @@ export function holdSummary(hold: Pick<Hold, "kind" | "detail">): string {
 
 export async function approvalsData(deps: AdminDataDeps): Promise<ApprovalsData> {
   const holds = await listHolds(deps.db, { pendingOnly: true });
+  const accounts = await getAccounts(deps.db, holds.filter((h) => h.kind === "email_change").map((h) => h.userId));
   return {
-    held: holds.map((h): HeldItem => ({ id: h.userId, kind: h.kind, userName: h.userName ?? h.userId, summary: holdSummary(h), heldAt: h.createdAt })),
+    held: holds.map(
+      (h): HeldItem => ({ id: h.userId, kind: h.kind, userName: h.userName ?? h.userId, summary: holdSummary(h, accounts.get(h.userId)?.userName), heldAt: h.createdAt }),
+    ),
   };
 }
 
