@@ -26,6 +26,25 @@ describe("mapping preview at scale", () => {
   }, 600_000);
   afterAll(async () => database?.drop());
 
+  it("searches users by userName prefix, paged", async () => {
+    const { sources } = createAdminData({
+      db: database.db,
+      clock: systemClock,
+      budget: budgetPolicy(5000, 10, "utc-day"),
+      mappings: { current: () => parseMapping(TEST_MAPPING, "m"), sourceText: () => TEST_MAPPING },
+      mappingFile: "m",
+    });
+    const t0 = Date.now();
+    const first = await sources.users!({ page: 1 }, 50, 0);
+    const found = await sources.users!({ q: "U1999@", page: 1 }, 50, 0);
+    const deep = await sources.users!({ page: 100 }, 50, 99 * 50);
+    console.log(`user search over ${USERS} users: ${Date.now() - t0} ms for three pages`);
+    expect(first.rows).toHaveLength(50);
+    expect(first.hasNext).toBe(true);
+    expect(found.rows.map((r) => r.userName)).toEqual(["u1999@example.com"]);
+    expect(deep.rows).toHaveLength(50);
+  });
+
   it("compares every user under both mappings, and lists only the first changes", async () => {
     const mapping = parseMapping(TEST_MAPPING, "m");
     const { sources } = createAdminData({
