@@ -92,10 +92,8 @@ export class Mirror1763700000300 implements MigrationInterface {
         parked_at timestamptz,
         park_reason text,
         PRIMARY KEY (kind, key)
-      ) WITH (fillfactor = 80)`);
+      ) WITH (fillfactor = 80)`); // room for HOT updates: a claim changes no indexed column
     await q.query(`CREATE INDEX pending_ready ON mirror_sync.pending (kind, batch_key, version) WHERE parked_at IS NULL`);
-    // Settlement finds a claim's rows by claim id; only claimed rows are indexed.
-    await q.query(`CREATE INDEX pending_claim ON mirror_sync.pending (claim_id) WHERE claim_id IS NOT NULL`);
     await q.query(`CREATE INDEX pending_parked ON mirror_sync.pending (parked_at) WHERE parked_at IS NOT NULL`);
 
     // One row per request sent (or refused), for the status API and the admin UI's history.

@@ -87,18 +87,20 @@ export async function settleClaimedChanges(
   now: Date,
 ): Promise<Settlement[]> {
   if (!settlements.length) return [];
-  // Keys drive the lookup (primary-key probes via = ANY); what to do with each key comes in a
-  // jsonb map. Joining the pending rows with an unnest() of the input instead lets the planner,
-  // which expects one row per claim id, pick a nested loop of claims × input: seconds per batch.
+  // One primary-key probe per input key (the LATERAL forces it: left to itself the planner scans
+  // every pending row of the kind, or, filtering by claim id, which it expects to match one row,
+  // loops claims × input: seconds per batch). What to do with each key comes in a jsonb map.
   const plan: Record<string, [string, string, string | null]> = {};
   for (const s of settlements) plan[s.key] = [s.version, s.outcome, "reason" in s ? (s.reason ?? null) : null];
   const done: { key: string }[] = await db.query(
     `WITH locked AS (
        SELECT p.key, ($4::jsonb -> p.key ->> 0)::bigint = p.version AS current,
               $4::jsonb -> p.key ->> 1 AS outcome, $4::jsonb -> p.key ->> 2 AS reason
-         FROM mirror_sync.pending p
-        WHERE p.kind = $1 AND p.key = ANY($3::text[]) AND p.claim_id = $2
-        FOR UPDATE OF p SKIP LOCKED),
+         FROM unnest($3::text[]) AS k(key)
+        CROSS JOIN LATERAL (
+              SELECT key, version FROM mirror_sync.pending
+               WHERE kind = $1 AND key = k.key AND claim_id = $2
+                 FOR UPDATE SKIP LOCKED) p),
      deleted AS (
        DELETE FROM mirror_sync.pending p
         WHERE p.kind = $1 AND p.key IN (SELECT key FROM locked WHERE current AND outcome = 'ack')

@@ -59,7 +59,15 @@ export type MirrorSyncWorkerOptions = {
   pushLogRetentionDays?: number;
 };
 
-export type CycleReport = { claimed: number; pushed: number; parked: number; released: number; requests: number };
+export type CycleReport = {
+  claimed: number;
+  pushed: number;
+  parked: number;
+  released: number;
+  requests: number;
+  /** Changes held back to fill their arrays (the linger): the loop pauses briefly rather than re-claim them at once. */
+  lingering: number;
+};
 
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
 export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
@@ -171,6 +179,8 @@ export class MirrorSyncWorker {
         const report = await this.runOnce();
         idle = report.pushed + report.parked === 0;
         await this.housekeeping();
+        // Mostly lingering: give the load a moment to fill the arrays instead of re-claiming them now.
+        if (!idle && report.lingering > report.pushed) await this.idle(Math.max(50, (this.options.lingerMs ?? 500) / 2));
       } catch (error) {
         if (this.stopping) break;
         log.error("mirror", "mirror sync cycle failed", { error });
@@ -228,7 +238,7 @@ export class MirrorSyncWorker {
     const full = rows.length === limit;
     const busy =
       Math.min(...rows.map((r) => r.changedAgeMs)) < (this.options.lingerMs ?? 500) &&
-      Math.max(...rows.map((r) => r.firstChangedAgeMs)) < (this.options.maxLingerMs ?? 10_000);
+      Math.max(...rows.map((r) => r.firstChangedAgeMs)) < (this.options.maxLingerMs ?? 30_000);
     const plan = planPushes(toUnits(changes), { unitsPerRequest: spec.unitsPerRequest, claimWasFull: full, busy });
     // A full claim continues from its last (cut) batch key; anything else wraps to the start.
     this.cursors.set(spec.kind, full ? changes[changes.length - 1].batchKey : "");
@@ -244,7 +254,8 @@ export class MirrorSyncWorker {
     const entries = pushLogEntries(spec, result);
     this.count(spec.kind, result.settlements, entries);
     await recordPushes(this.db, entries, this.clock.now());
-    return { ...report, ...countSettlements(result.settlements), requests: result.requests.filter((r) => sent(r.verdict)).length };
+    const requests = result.requests.filter((r) => sent(r.verdict)).length;
+    return { ...report, ...countSettlements(result.settlements), requests, lingering: busy ? plan.leftover.length : 0 };
   }
 
   private async send(spec: BatchSpec, changes: PendingChange<unknown>[], apiKey: string): Promise<SendVerdict> {
@@ -295,7 +306,7 @@ export class MirrorSyncWorker {
     for (const d of result.deferred) this.deferred.push({ kind: "preference_center", ...d, tries: 0 });
     this.count("preference_center", result.settlements, result.log);
     await recordPushes(this.db, result.log, this.clock.now());
-    return { claimed: result.claimed, ...countSettlements(result.settlements), requests: result.log.length };
+    return { claimed: result.claimed, ...countSettlements(result.settlements), requests: result.log.length, lingering: 0 };
   }
 
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
@@ -351,11 +362,18 @@ function countSettlements(settlements: readonly Settlement[]): Pick<CycleReport,
 }
 
 function emptyReport(): CycleReport {
-  return { claimed: 0, pushed: 0, parked: 0, released: 0, requests: 0 };
+  return { claimed: 0, pushed: 0, parked: 0, released: 0, requests: 0, lingering: 0 };
 }
 
 function addReports(a: CycleReport, b: CycleReport): CycleReport {
-  return { claimed: a.claimed + b.claimed, pushed: a.pushed + b.pushed, parked: a.parked + b.parked, released: a.released + b.released, requests: a.requests + b.requests };
+  return {
+    claimed: a.claimed + b.claimed,
+    pushed: a.pushed + b.pushed,
+    parked: a.parked + b.parked,
+    released: a.released + b.released,
+    requests: a.requests + b.requests,
+    lingering: a.lingering + b.lingering,
+  };
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {
