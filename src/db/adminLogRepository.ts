@@ -6,7 +6,7 @@ import type { DataSource } from "typeorm";
  */
 
 export type AdminLogFilter = {
-  /** A userName prefix (case-insensitive) or a user id. */
+  /** A whole userName, a userName prefix (both case-insensitive), or a user id. */
   user?: string;
   action?: string;
   outcome?: string;
@@ -61,6 +61,7 @@ const mapRow = (r: Row): AdminLogRow => ({
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /** `LIKE` pattern for a literal prefix. */
 export function likePrefix(text: string): string {
@@ -75,6 +76,8 @@ function whereOf(filter: AdminLogFilter): { sql: string; params: unknown[] } {
     where.push(sql.replaceAll("$?", `$${params.length}`));
   };
   if (filter.user && UUID.test(filter.user)) add(`user_id = $?::uuid`, filter.user);
+  // A whole email is an exact match (the user_name index serves it); anything shorter is a prefix.
+  else if (filter.user && EMAIL.test(filter.user)) add(`lower(user_name) = lower($?)`, filter.user);
   else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
   if (filter.action) add(`action = $?`, filter.action);
   if (filter.outcome) add(`outcome = $?`, filter.outcome);
