@@ -90,6 +90,8 @@ async function measure(databaseUrl: string, seconds: number, concurrency: number
     }
 
     console.log(`SCIM server throughput: ${concurrency} concurrent keep-alive clients, ${seconds}s per scenario, ${SEED_USERS} users, service in a child process, embedded PostgreSQL (fsync on)`);
+    // Figures on a shared machine mean little without the load they were measured under.
+    console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} before measuring`);
     let created = 0;
     const only = new Set(values.only!.split(","));
     const results: Result[] = [];
