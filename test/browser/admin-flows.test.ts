@@ -67,6 +67,15 @@ describe("admin console flows in a browser", () => {
     expect(await page.textContent("main")).toContain("POST /scim/v2/Users");
     expect(await page.locator("tr.diff-added").count()).toBeGreaterThan(3);
     await screenshot(page, "flow-log-entry");
+
+    await page.click("nav >> text=Users");
+    await page.fill("input[name=q]", "e");
+    await page.click("form.filters button[type=submit]");
+    await page.waitForURL(/\/admin\/users\?q=e$/);
+    expect(await page.locator("table tbody tr").count()).toBe(1); // eve
+    await page.goto(`${base}/users`);
+    expect(await page.locator("table tbody tr").count()).toBe(5);
+    await screenshot(page, "flow-users");
   });
 
   it("starts a reconcile on demand for a user the platform refused, and sees it land", async () => {

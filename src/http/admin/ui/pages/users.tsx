@@ -29,7 +29,7 @@ export function UsersPage({ data, query, ctx }: { data: UsersPageData; query: Us
   const base = `${ctx.basePath}/users`;
   return (
     <div>
-      <FilterForm action={base} submitLabel="Search" fields={[{ kind: "text", name: "q", label: "userName", value: query.q, placeholder: "name@example.com" }]} />
+      <FilterForm action={base} submitLabel="Search" fields={[{ kind: "text", name: "q", label: "userName starts with", value: query.q, placeholder: "name@example.com" }]} />
       <DataTable
         rows={data.rows}
         empty={query.q ? "No user matches that search." : "No users have been provisioned yet."}
