@@ -5,25 +5,18 @@ import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
 import { log } from "../logging/logger.js";
-import type { HttpOutcome, RetryPolicy } from "../platform/http.js";
+import type { RetryPolicy } from "../platform/http.js";
 import type { PlatformRestClient } from "../platform/rest.js";
-import {
-  MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
-  MAX_IDENTIFIERS_PER_ARRAY,
-  emailStatusBody,
-  planPushes,
-  subscriptionEntry,
-  toUnits,
-  type EmailPayload,
-  type PendingChange,
-  type SubscriptionPayload,
-  type Unit,
-} from "./batching.js";
+import { batchSpecs, pushLogEntries, requestBatches, sent, type BatchKind, type BatchSpec } from "./batchKinds.js";
+import { MAX_IDENTIFIERS_PER_ARRAY, planPushes, toUnits, type PendingChange } from "./batching.js";
 import type { WorkspaceApiKeys } from "./config.js";
 import { mirrorMetrics } from "./metrics.js";
 import { MIRROR_RATE_LIMITS, TokenBucket, type BucketRule } from "./pacing.js";
 import { pushPreferenceCenters } from "./preferenceCenters.js";
 import { forEachLimited, pushWithBisection, verdictOf, type PushResult, type SendVerdict } from "./pushing.js";
+import { addReports, countSettlements, emptyReport, type CycleReport } from "./report.js";
+
+export type { CycleReport } from "./report.js";
 
 /**
  * The mirror sync: claims pending mirror changes, batches them to the API's maxima, pushes them
@@ -59,27 +52,8 @@ export type MirrorSyncWorkerOptions = {
   pushLogRetentionDays?: number;
 };
 
-export type CycleReport = {
-  claimed: number;
-  pushed: number;
-  parked: number;
-  released: number;
-  requests: number;
-  /** Changes held back to fill their arrays (the linger): the loop pauses briefly rather than re-claim them at once. */
-  lingering: number;
-};
-
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
 export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
-
-type BatchKind = "email" | "subscription_group";
-type BatchSpec = {
-  kind: BatchKind;
-  endpoint: string;
-  unitsPerRequest: number;
-  requestsPerClaim: number;
-  send(units: Unit<unknown>[], apiKey: string, signal: AbortSignal): Promise<HttpOutcome>;
-};
 
 export class MirrorSyncWorker {
   private readonly db: DataSource;
@@ -104,28 +78,7 @@ export class MirrorSyncWorker {
     this.clock = options.clock ?? systemClock;
     this.leaseMs = options.leaseMs ?? 120_000;
     this.retry = options.retry ?? MIRROR_RETRY;
-    const rest = options.rest;
-    const retry = this.retry;
-    this.specs = [
-      {
-        kind: "email",
-        endpoint: "POST /email/status",
-        unitsPerRequest: 1,
-        requestsPerClaim: options.emailRequestsPerClaim ?? 20,
-        send: (units, apiKey, signal) => {
-          const { emails, state } = emailStatusBody(units[0] as Unit<EmailPayload>);
-          return rest.setEmailStatus(emails, state, { apiKey, retry, signal });
-        },
-      },
-      {
-        kind: "subscription_group",
-        endpoint: "POST /v2/subscription/status/set",
-        unitsPerRequest: options.entriesPerSubscriptionRequest ?? MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
-        requestsPerClaim: options.subscriptionRequestsPerClaim ?? 2,
-        send: (units, apiKey, signal) =>
-          rest.setSubscriptionStatuses((units as Unit<SubscriptionPayload>[]).map(subscriptionEntry), { apiKey, retry, signal }),
-      },
-    ];
+    this.specs = batchSpecs(options.rest, this.retry, options);
     this.buckets = {
       email: new TokenBucket(options.rateLimits?.emailStatus ?? MIRROR_RATE_LIMITS.emailStatus),
       subscription_group: new TokenBucket(options.rateLimits?.subscriptionSet ?? MIRROR_RATE_LIMITS.subscriptionSet),
@@ -236,15 +189,15 @@ export class MirrorSyncWorker {
 
     const changes = rows as PendingChange<unknown>[];
     const full = rows.length === limit;
-    const busy =
-      Math.min(...rows.map((r) => r.changedAgeMs)) < (this.options.lingerMs ?? 500) &&
-      Math.max(...rows.map((r) => r.firstChangedAgeMs)) < (this.options.maxLingerMs ?? 30_000);
+    const newestAgeMs = rows.reduce((min, r) => Math.min(min, r.changedAgeMs), Infinity);
+    const oldestAgeMs = rows.reduce((max, r) => Math.max(max, r.firstChangedAgeMs), 0);
+    const busy = newestAgeMs < (this.options.lingerMs ?? 500) && oldestAgeMs < (this.options.maxLingerMs ?? 30_000);
     const plan = planPushes(toUnits(changes), { unitsPerRequest: spec.unitsPerRequest, claimWasFull: full, busy });
     // A full claim continues from its last (cut) batch key; anything else wraps to the start.
     this.cursors.set(spec.kind, full ? changes[changes.length - 1].batchKey : "");
 
     const result: PushResult = { settlements: plan.leftover.map((c) => ({ key: c.key, version: c.version, outcome: "release" as const })), requests: [] };
-    const asBatches = (cs: PendingChange<unknown>[]) => chunk(toUnits(cs), spec.unitsPerRequest).map((units) => units.flatMap((u) => u.changes));
+    const asBatches = (cs: PendingChange<unknown>[]) => requestBatches(spec, cs);
     const send = (cs: PendingChange<unknown>[]) => this.send(spec, cs, apiKey);
     await forEachLimited(plan.requests.map((units) => units.flatMap((u) => u.changes)), this.options.concurrency ?? 4, (batch) =>
       pushWithBisection(batch, asBatches, send, result),
@@ -334,50 +287,4 @@ export class MirrorSyncWorker {
     }
     for (const e of entries) mirrorMetrics.requests.inc({ kind, outcome: e.outcome });
   }
-}
-
-function sent(verdict: SendVerdict): boolean {
-  return !(verdict.kind === "retry" && verdict.cause === "paced");
-}
-
-function pushLogEntries(spec: BatchSpec, result: PushResult): PushLogEntry[] {
-  return result.requests.filter((r) => sent(r.verdict)).map(({ changes, verdict }): PushLogEntry => {
-    const entry: PushLogEntry = { kind: spec.kind, endpoint: spec.endpoint, changes, outcome: "ok" };
-    if (verdict.kind === "ok") return { ...entry, status: verdict.status };
-    if (verdict.kind === "rejected") return { ...entry, outcome: "rejected", status: verdict.status, detail: verdict.message };
-    return { ...entry, outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry", status: verdict.status, detail: verdict.reason };
-  });
-}
-
-function countSettlements(settlements: readonly Settlement[]): Pick<CycleReport, "pushed" | "parked" | "released"> {
-  let pushed = 0;
-  let parked = 0;
-  let released = 0;
-  for (const s of settlements) {
-    if (s.outcome === "ack") pushed++;
-    else if (s.outcome === "park") parked++;
-    else released++;
-  }
-  return { pushed, parked, released };
-}
-
-function emptyReport(): CycleReport {
-  return { claimed: 0, pushed: 0, parked: 0, released: 0, requests: 0, lingering: 0 };
-}
-
-function addReports(a: CycleReport, b: CycleReport): CycleReport {
-  return {
-    claimed: a.claimed + b.claimed,
-    pushed: a.pushed + b.pushed,
-    parked: a.parked + b.parked,
-    released: a.released + b.released,
-    requests: a.requests + b.requests,
-    lingering: a.lingering + b.lingering,
-  };
-}
-
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
