@@ -71,7 +71,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url,
     adminApi: {
       budget,
-      reconcileNow,
+      reconcileNow: admin.apiReconcileNow,
       extensions: [runsApiRouter({ ...resyncDeps, budget })],
     },
     adminSources: admin.sources,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { createAdminData } from "../../src/http/admin/data/index.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
-import { emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { csrfFrom, signInLocally } from "./harness.js";
 
 /**
@@ -155,6 +155,10 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(page.text).toContain("Reconciled ann@example.com");
     const receipt = (await sources.log!({ action: "reconcile-now", page: 1 }, 50, 0)).rows;
     expect(receipt.map((r) => [r.userName, r.outcome, r.actor, r.callsSpent])).toEqual([["ann@example.com", "succeeded", "local admin", 0]]);
+    const api = await request(stack.service.url).post(`/admin/api/users/${ids.eve}/reconcile`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    expect(api.body).toEqual({ result: { kind: "done" } });
+    const apiReceipt = (await sources.log!({ action: "reconcile-now", user: "eve@example.com", page: 1 }, 50, 0)).rows;
+    expect(apiReceipt.map((r) => [r.outcome, r.actor])).toEqual([["succeeded", "admin-api"]]);
     const unknown = await agent.post("/admin/users/00000000-0000-4000-8000-000000000000/reconcile").type("form").send({ _csrf: await csrf() });
     expect((await agent.get(unknown.headers.location!)).text).toContain("There is no user with that id");
   });

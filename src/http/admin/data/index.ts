@@ -6,7 +6,7 @@ import { logEntry, logExport, logPage } from "./log.js";
 import { AppError } from "../../../errors.js";
 import { APPLY_BY_FILE, mappingData, previewMapping } from "./mapping.js";
 import { overviewData } from "./overview.js";
-import { reconcileUserNow } from "./reconcileNow.js";
+import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
 import { userDetail, usersPage } from "./users.js";
 
@@ -17,7 +17,12 @@ export type { AdminDataDeps } from "./deps.js";
  * resync job (when `resync` is given). Applying a mapping is done by editing MAPPING_FILE (see
  * APPLY_BY_FILE): `applyMapping` refuses with that explanation rather than write the file.
  */
-export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSources; actions: AdminActions } {
+export function createAdminData(deps: AdminDataDeps): {
+  sources: AdminDataSources;
+  actions: AdminActions;
+  /** Reconcile now for the JSON API (POST /admin/api/users/:id/reconcile): the same receipt in the log; answers the result. */
+  apiReconcileNow?: (userId: string, actor: string) => Promise<unknown>;
+} {
   const { reconcileNow, resync } = deps;
   const sources: AdminDataSources = {
     overview: () => overviewData(deps),
@@ -41,5 +46,6 @@ export function createAdminData(deps: AdminDataDeps): { sources: AdminDataSource
     ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
     ...(resync ? { startResync: (actor) => startResyncNow(deps, resync, actor) } : {}),
   };
-  return { sources, actions };
+  const apiReconcileNow = reconcileNow && (async (userId: string, actor: string) => (await reconcileWithReceipt({ ...deps, reconcileNow }, userId, actor)).result);
+  return { sources, actions, ...(apiReconcileNow ? { apiReconcileNow } : {}) };
 }

@@ -33,10 +33,14 @@ export function reconcileNowReport(result: ReconcileResult | "busy", userName: s
  * reconciler logs any platform change with the actor). This adds the receipt: who asked, and
  * how it ended, even when nothing needed changing.
  */
-export async function reconcileUserNow(deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>, userId: string, actor: AdminActor): Promise<string> {
+export async function reconcileWithReceipt(
+  deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>,
+  userId: string,
+  actor: string,
+): Promise<{ result: ReconcileResult | "busy"; message: string }> {
   const userName = await knownUserName(deps.db, userId);
   if (!userName) throw new NotFoundError("There is no user with that id");
-  const result = await deps.reconcileNow(userId, actor.name);
+  const result = await deps.reconcileNow(userId, actor);
   const report = reconcileNowReport(result, userName);
   await writeLogEntry(deps.db, {
     at: deps.clock.now(),
@@ -44,9 +48,14 @@ export async function reconcileUserNow(deps: AdminDataDeps & Required<Pick<Admin
     userName,
     action: "reconcile-now",
     outcome: report.outcome,
-    trigger: { kind: "admin", actor: actor.name },
+    trigger: { kind: "admin", actor },
     error: report.error,
-    actor: actor.name,
+    actor,
   });
-  return report.message;
+  return { result, message: report.message };
+}
+
+/** The UI's button: the confirmation sentence. */
+export async function reconcileUserNow(deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>, userId: string, actor: AdminActor): Promise<string> {
+  return (await reconcileWithReceipt(deps, userId, actor.name)).message;
 }
