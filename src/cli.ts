@@ -8,9 +8,10 @@ import { startEmulator } from "./emulator/index.js";
 import { ensureAdminToken } from "./http/admin/auth/localToken.js";
 import { resolveListenHost } from "./http/admin/exposure.js";
 import type { PlatformTarget } from "./reconcile/index.js";
+import { approvalsCommand, planCommand } from "./cliReconcile.js";
 import { resyncCommand } from "./cliResync.js";
 import { startService } from "./service.js";
-import { runEmulatorCommand } from "./emulator/cli.js";
+import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator/cli.js";
 
 const USAGE = `Usage: scim-connector <command>
 
@@ -24,6 +25,10 @@ Commands:
                              full resync: re-derive every user and queue the differences
                              (--verify: also check platform accounts with spare budget;
                              --dry-run: only print what would change and what it would cost)
+  plan <userName> [--json]   what the reconciler would do for one user (desired, last applied,
+                             difference, action); calls nothing, spends no budget
+  approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
+  approvals approve|reject <userId|userName|all>
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -46,6 +51,10 @@ export async function runCli(argv: string[]): Promise<void> {
       return tokenCommand(env, rest);
     case "resync":
       return withDatabase(env, (db) => resyncCommand(env, db, rest));
+    case "plan":
+      return withDatabase(env, (db) => planCommand(env, db, rest));
+    case "approvals":
+      return withDatabase(env, (db) => approvalsCommand(db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:
@@ -140,15 +149,10 @@ async function start(env: Env): Promise<void> {
 }
 
 async function startEmbeddedEmulator(env: Env) {
-  const origins = env.EMULATOR_REQUEST_ORIGINS?.split(",").map((o) => o.trim()).filter(Boolean);
-  const running = await startEmulator({
-    port: env.EMULATOR_PORT,
-    apiKeys: env.EMULATOR_API_KEYS as Record<string, "*" | string[]>,
-    scimToken: env.EMULATOR_SCIM_TOKEN,
-    ...(origins?.length ? { requestOrigins: origins } : {}),
-  });
-  const apiKey = Object.entries(env.EMULATOR_API_KEYS).find(([, permissions]) => permissions === "*")?.[0];
-  const target: PlatformTarget = { url: running.url, scimToken: env.EMULATOR_SCIM_TOKEN, apiKey, requestOrigin: origins?.[0] ?? "scim-connector" };
+  const options = emulatorOptionsFromEnv(env);
+  const running = await startEmulator({ ...options, port: env.EMULATOR_PORT });
+  const apiKey = Object.entries(options.apiKeys ?? {}).find(([, permissions]) => permissions === "*")?.[0];
+  const target: PlatformTarget = { url: running.url, scimToken: env.EMULATOR_SCIM_TOKEN, apiKey, requestOrigin: options.requestOrigins?.[0] ?? "scim-connector" };
   return { running, target };
 }
 
