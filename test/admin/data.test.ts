@@ -90,6 +90,9 @@ describe("admin data sources against the reconciler and the emulator", () => {
     const page = await agent.get(`/admin/log/${ann.rows[0]!.id}`);
     expect(page.text).toContain("POST /scim/v2/Users");
     expect(page.text).toContain("workspaces.EU Production.permissions[send_campaigns_canvases]");
+    const csv = await agent.get("/admin/log/export.csv?action=create");
+    expect(csv.text.trim().split("\n")).toHaveLength(6); // a header and the five creates
+    expect(csv.text).toContain("ann@example.com");
     expect((await agent.get("/admin/log?from=yesterday")).status).toBe(400);
     expect((await agent.get("/admin/log/99999999999999999999")).status).toBe(404);
   });
