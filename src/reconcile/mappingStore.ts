@@ -85,7 +85,7 @@ export class MappingStore {
       for (let i = 0; i < ids.length; i += 1000) await db.transaction((tx) => markUsersDirty(tx, ids.slice(i, i + 1000), trigger));
       marked = ids.length;
     }
-    log.info("mapping", "mapping put in force", { hash: this.mapping.hash, rules: this.mapping.rules.length, usersMarked: marked });
+    log.info("mapping", "mapping put in force", { version: this.mapping.hash.slice(0, 12), rules: this.mapping.rules.length, usersMarked: marked });
     return true;
   }
 
