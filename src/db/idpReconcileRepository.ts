@@ -83,3 +83,18 @@ export async function listUserIdsInGroupsNamed(q: Queryable, displayNames: strin
   );
   return rows.map((r) => r.user_id);
 }
+
+/**
+ * The user id a userName (email, case-insensitive) refers to: the IdP's user, else the account
+ * the connector still holds for a user the IdP deleted (whose next reconcile is a deprovision).
+ */
+export async function findUserIdByUserName(q: Queryable, userName: string): Promise<string | undefined> {
+  const rows: { id: string }[] = await q.query(
+    `SELECT id FROM idp_users WHERE lower(user_name) = lower($1)
+     UNION ALL
+     SELECT user_id FROM platform_accounts WHERE lower(user_name) = lower($1)
+     LIMIT 1`,
+    [userName],
+  );
+  return rows[0]?.id;
+}

@@ -1,0 +1,147 @@
+import { parseArgs } from "node:util";
+import type { DataSource } from "typeorm";
+import { systemClock } from "./clock.js";
+import type { Env } from "./config/env.js";
+import { getHold, listHolds, type Hold } from "./db/holdRepository.js";
+import { findUserIdByUserName } from "./db/idpReconcileRepository.js";
+import { getAccount, type PlatformAccount } from "./db/platformAccountRepository.js";
+import type { DesiredDashboardUser } from "./mapping/types.js";
+import { decide, decideAll } from "./reconcile/approvals.js";
+import { MappedDesiredState } from "./reconcile/desiredSource.js";
+import { describeChange, diffDashboardUsers, type Change } from "./reconcile/diff.js";
+import { MappingStore } from "./reconcile/mappingStore.js";
+import { planReconcile, type Plan, type Policies } from "./reconcile/planner.js";
+
+/**
+ * `scim-connector plan <userName>` and `scim-connector approvals list|approve|reject`. Both read
+ * and write the database only: `plan` never calls the platform (it spends no budget), and an
+ * approval marks the user dirty for the running service's workers to carry out.
+ */
+
+export type PlanReport = {
+  userName: string;
+  userId: string;
+  desired: DesiredDashboardUser | null;
+  account: PlatformAccount | undefined;
+  changes: Change[];
+  plan: Plan;
+  hold: Hold | undefined;
+  action: string;
+};
+
+/** What the reconciler would do for this user right now, read from the database and the mapping in force. */
+export async function buildPlanReport(db: DataSource, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
+  const userId = await findUserIdByUserName(db, userName);
+  if (!userId) return undefined;
+  const [state, account, hold] = await Promise.all([new MappedDesiredState(db, mappings).load(userId), getAccount(db, userId), getHold(db, userId)]);
+  const plan = planReconcile(state.desired, account, policies);
+  return {
+    userName: state.userName ?? account?.userName ?? userName,
+    userId,
+    desired: state.desired,
+    account,
+    changes: diffDashboardUsers(account?.lastApplied ?? null, state.desired),
+    plan,
+    hold,
+    action: describeAction(plan, hold),
+  };
+}
+
+export function describeAction(plan: Plan, hold: Hold | undefined): string {
+  const waiting = hold && hold.decision === null ? ` (held for an admin since ${hold.createdAt.toISOString()}: scim-connector approvals approve ${hold.userId})` : "";
+  const approved = hold?.decision === "approved" ? " (approved by an admin)" : hold?.decision === "rejected" ? " (rejected by an admin: nothing will be done)" : "";
+  switch (plan.action) {
+    case "none":
+      return `none: ${plan.reason} (0 calls)`;
+    case "forget":
+      return `forget the local record: ${plan.reason} (0 calls)`;
+    case "create":
+      return "create: 1 POST (its answer gives the platform id)";
+    case "resolve-create":
+      return `resolve an unanswered create: 1 lookup by userName, then ${plan.desired ? "adopt it (a PUT only if it differs) or create it" : "delete what it finds"}`;
+    case "update":
+      return `update: 1 PUT of the complete resource${plan.reduction ? " (a permission reduction: queued ahead of creates)" : ""}`;
+    case "deprovision":
+      return `deprovision: 1 DELETE, may use the reserve; subject to the mass-deprovision breaker${waiting}${approved}`;
+    case "email-change":
+      return `needs an admin: the userName changed and the platform cannot rename; approving deletes and re-creates the account (2 calls)${waiting}${approved}`;
+  }
+}
+
+export function formatPlanReport(report: PlanReport): string {
+  const lines = [`User ${report.userName} (IdP id ${report.userId})`, "", "Desired dashboard user:", ...formatUser(report.desired, "no account (not active, or in no mapped group)")];
+  const account = report.account;
+  const where = account ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""})` : "";
+  lines.push("", `Last applied${where}:`, ...formatUser(account?.lastApplied ?? null, account?.state === "creating" ? "a create was sent; its answer was not recorded" : "nothing (no account created by the connector)"));
+  lines.push("", "Difference:", ...(report.changes.length ? report.changes.map((c) => `  ${describeChange(c)}`) : ["  none"]));
+  lines.push("", `Action: ${report.action}`, "", "Nothing was sent to the platform; no budget was spent.");
+  return lines.join("\n");
+}
+
+function formatUser(user: DesiredDashboardUser | null, absent: string): string[] {
+  if (!user) return [`  ${absent}`];
+  const lines = [
+    `  userName: ${user.userName}`,
+    `  name: ${user.givenName} ${user.familyName}`,
+    `  department: ${user.department}`,
+    `  companyPermissions: ${user.companyPermissions.join(", ") || "-"}`,
+  ];
+  for (const ws of user.workspaces) {
+    lines.push(`  workspace ${ws.appGroupName}: ${ws.appGroupPermissions.join(", ") || "-"}${ws.appGroupPermissionSets.length ? `; permission sets: ${ws.appGroupPermissionSets.join(", ")}` : ""}`);
+    for (const team of ws.team) lines.push(`    team ${team.teamName}: ${team.teamPermissions.join(", ") || "-"}`);
+  }
+  return lines;
+}
+
+export async function planCommand(env: Env, db: DataSource, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { json: { type: "boolean" } }, allowPositionals: true });
+  const userName = positionals[0];
+  if (!userName) throw new Error("plan needs a userName, for example: scim-connector plan ann@example.com");
+  const mappings = await MappingStore.load(env.MAPPING_FILE);
+  const report = await buildPlanReport(db, mappings, { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE }, userName);
+  if (!report) {
+    process.stderr.write(`No IdP user or platform account with the userName "${userName}".\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (values.json) {
+    const { account, plan, hold, ...rest } = report;
+    console.log(JSON.stringify({ ...rest, action: plan.action, description: report.action, lastApplied: account?.lastApplied ?? null, platformId: account?.platformId ?? null, hold: hold ?? null }, null, 2));
+  } else {
+    console.log(formatPlanReport(report));
+  }
+}
+
+export async function approvalsCommand(db: DataSource, args: string[], actor = `cli:${process.env.USER ?? "unknown"}`): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({ args: rest, options: { all: { type: "boolean" } }, allowPositionals: true });
+  if (sub === "list") {
+    const holds = await listHolds(db, { pendingOnly: !values.all });
+    if (!holds.length) console.log(values.all ? "No holds." : "Nothing is waiting for approval.");
+    for (const hold of holds) console.log(formatHold(hold));
+    return;
+  }
+  if (sub !== "approve" && sub !== "reject") throw new Error("approvals needs a subcommand: list [--all], approve <userId|userName|all>, reject <userId|userName|all>");
+  const target = positionals[0];
+  if (!target) throw new Error(`approvals ${sub} needs a user id, a userName, or "all"`);
+  const decision = sub === "approve" ? "approved" : "rejected";
+  if (target === "all") {
+    const count = await decideAll(db, decision, actor, systemClock.now());
+    console.log(`${decision === "approved" ? "Approved" : "Rejected"} ${count} held action(s).${decision === "approved" && count ? " The service's workers carry them out." : ""}`);
+    return;
+  }
+  const userId = /^[0-9a-f-]{36}$/i.test(target) ? target : await findUserIdByUserName(db, target);
+  const hold = userId ? await decide(db, userId, decision, actor, systemClock.now()) : undefined;
+  if (!hold) {
+    process.stderr.write(`No undecided hold for "${target}". See: scim-connector approvals list\n`);
+    process.exitCode = 1;
+    return;
+  }
+  console.log(`${decision === "approved" ? "Approved" : "Rejected"}: ${formatHold({ ...hold, decision })}`);
+}
+
+function formatHold(hold: Hold): string {
+  const what = hold.kind === "deprovision" ? "deprovision (mass-deprovision breaker)" : `email change ${String(hold.detail.from ?? "?")} → ${String(hold.detail.to ?? hold.userName ?? "?")}`;
+  const decided = hold.decision ? `  ${hold.decision} by ${hold.decidedBy ?? "?"} ${hold.decidedAt?.toISOString() ?? ""}` : "";
+  return `${hold.userId}  ${(hold.userName ?? "").padEnd(32)} ${what}  held since ${hold.createdAt.toISOString()}${decided}`;
+}
