@@ -67,6 +67,13 @@ export async function getUserRow(db: DataSource, userId: string): Promise<AdminU
   return rows[0] && mapRow(rows[0]);
 }
 
+/** Whether the user has a queue row waiting (not parked). */
+export async function isQueued(db: DataSource, userId: string): Promise<boolean> {
+  if (!UUID.test(userId)) return false;
+  const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
+  return rows.length > 0;
+}
+
 /** The user's name when the connector knows them: in the IdP tables, or by their platform account (a user the IdP deleted). */
 export async function knownUserName(db: DataSource, userId: string): Promise<string | undefined> {
   if (!UUID.test(userId)) return undefined;

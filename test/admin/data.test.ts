@@ -198,6 +198,13 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect((await sources.approvals!()).held).toEqual([]);
     const after = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
     for (const h of rest) expect(after).toContain(h.userName);
+
+    // Deleted in the IdP, the rejected removal still stands; the user's page shows what the platform keeps.
+    expect((await idp(stack).send("delete", `/Users/${rest[0]!.id}`)).status).toBe(204);
+    await waitForQueueIdle(stack);
+    const gone = (await sources.user!(rest[0]!.id))!;
+    expect(gone).toMatchObject({ userName: rest[0]!.userName, active: false, idp: { deletedInTheIdp: true }, groups: [], desired: undefined });
+    expect(gone.lastApplied).toMatchObject({ department: "marketing" });
   });
 
   it("an email change waits for an admin; approved, the account is re-created under the new name", async () => {

@@ -1,8 +1,8 @@
 import { listUserLog } from "../../../db/adminLogRepository.js";
-import { getUserRow, searchUsers, type AdminUserRow } from "../../../db/adminUserRepository.js";
+import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../../../db/adminUserRepository.js";
 import { getUserForReconcile } from "../../../db/idpReconcileRepository.js";
 import { getIdpUser, isResourceId } from "../../../db/idpUserRepository.js";
-import { getAccount } from "../../../db/platformAccountRepository.js";
+import { getAccount, type PlatformAccount } from "../../../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../../../mapping/desired.js";
 import { matchingRules } from "../../../mapping/match.js";
 import type { UserDetail, UserRow, UsersPageData, UsersQuery } from "../ui/pages/users.js";
@@ -49,7 +49,7 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     getAccount(deps.db, id),
     listUserLog(deps.db, id, USER_LOG_SHOWN),
   ]);
-  if (!row || !stored || !user) return undefined;
+  if (!row || !stored || !user) return account ? deletedUserDetail(deps, account, log.map(presentLogRow)) : undefined;
   const mapping = deps.mappings.current();
   return {
     id: user.id,
@@ -62,5 +62,21 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     lastApplied: permissionTree(account?.lastApplied) ?? undefined,
     queued: row.queued,
     log: log.map(presentLogRow),
+  };
+}
+
+/** A user the IdP deleted while the platform still has their account: nothing is desired any more. */
+async function deletedUserDetail(deps: AdminDataDeps, account: PlatformAccount, log: UserDetail["log"]): Promise<UserDetail> {
+  return {
+    id: account.userId,
+    userName: account.userName,
+    active: false,
+    idp: { deletedInTheIdp: true },
+    groups: [],
+    matchedRules: [],
+    desired: undefined,
+    lastApplied: permissionTree(account.lastApplied) ?? undefined,
+    queued: await isQueued(deps.db, account.userId),
+    log,
   };
 }
