@@ -67,7 +67,7 @@ export class MirrorSyncWorker {
   private readonly failures = new Map<string, number>();
   private readonly cursors = new Map<MirrorKind, string>();
   private readonly deferred: { kind: MirrorKind; claimId: string; settlements: Settlement[]; tries: number }[] = [];
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private loop?: Promise<void>;
   private stopping = false;
   private wake?: () => void;
@@ -108,6 +108,7 @@ export class MirrorSyncWorker {
   start(): void {
     if (this.loop) return;
     this.stopping = false;
+    if (this.abort.signal.aborted) this.abort = new AbortController();
     this.loop = this.run();
   }
 
@@ -126,19 +127,25 @@ export class MirrorSyncWorker {
 
   private async run(): Promise<void> {
     const pollMs = this.options.pollIntervalMs ?? 1_000;
+    let failures = 0;
     while (!this.stopping) {
+      let idleMs = pollMs;
       let idle = true;
       try {
         const report = await this.runOnce();
+        failures = 0;
         idle = report.pushed + report.parked === 0;
         await this.housekeeping();
         // Mostly lingering: give the load a moment to fill the arrays instead of re-claiming them now.
         if (!idle && report.lingering > report.pushed) await this.idle(Math.max(50, (this.options.lingerMs ?? 500) / 2));
       } catch (error) {
         if (this.stopping) break;
-        log.error("mirror", "mirror sync cycle failed", { error });
+        // The database restarting, most likely: claims are leases, so nothing is lost meanwhile.
+        failures++;
+        idleMs = Math.min(30_000, pollMs * 2 ** Math.min(failures, 5));
+        log.error("mirror", "mirror sync cycle failed", { error, failures, retryInMs: idleMs });
       }
-      if (idle && !this.stopping) await this.idle(pollMs);
+      if (idle && !this.stopping) await this.idle(idleMs);
     }
   }
 

@@ -118,6 +118,23 @@ describe("email subscription states", () => {
   });
 });
 
+describe("the running worker", () => {
+  it("start() picks changes up as they commit, stop() ends the loop", async () => {
+    const worker = makeWorker(t.db, emulator, { pollIntervalMs: 50, lingerMs: 100 });
+    worker.start();
+    try {
+      await upsertEmailStates(t.db, Array.from({ length: 75 }, (_, i): [string, string] => [`loop${i}@example.com`, "subscribed"]));
+      await waitFor(async () => (await pendingCount(t.db)) === 0);
+      await upsertEmailStates(t.db, [["loop0@example.com", "unsubscribed"]]);
+      await waitFor(async () => (await dump()).emailStates["loop0@example.com"] === "unsubscribed");
+    } finally {
+      await worker.stop();
+    }
+    expect(Object.keys((await dump()).emailStates)).toHaveLength(75);
+    expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(3);
+  });
+});
+
 describe("rate limits", () => {
   it("a 429 holds the family, releases the batch, and the changes land once the pause is over", async () => {
     await upsertEmailStates(t.db, Array.from({ length: 60 }, (_, i): [string, string] => [`slow${i}@example.com`, "opted_in"]));
