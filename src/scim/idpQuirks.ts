@@ -54,6 +54,11 @@ function normaliseOperation(kind: ResourceKind, raw: unknown, index: number): Pa
     return expandPathless(kind, op, value);
   }
   if (op !== "remove" && value === undefined) throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
+  const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === path.toLowerCase());
+  // A path naming a whole extension (`urn:...:enterprise:2.0:User`) sets its sub-attributes.
+  if (extension && op !== "remove" && isRecord(value)) {
+    return Object.entries(value).map(([sub, subValue]) => ({ op, path: `${extension.urn}:${sub}`, value: subValue }));
+  }
   return [{ op, path, value }];
 }
 

@@ -19,6 +19,7 @@ describe("normalisePatchRequest (IdP dialects)", () => {
     ["Entra capitalised op", { op: "Replace", path: "active", value: "False" }, [{ op: "replace", path: "active", value: "False" }]],
     ["Okta path-less replace", { op: "replace", value: { active: false } }, [{ op: "replace", path: "active", value: false, lenient: true }]],
     ["path-less value with an extension object", { op: "add", value: { [ENT]: { department: "D" }, id: "ignored" } }, [{ op: "add", path: `${ENT}:department`, value: "D", lenient: true }]],
+    ["a path naming the whole extension", { op: "replace", path: ENT, value: { department: "D" } }, [{ op: "replace", path: `${ENT}:department`, value: "D" }]],
     ["empty path is path-less", { op: "replace", path: "", value: { title: "T" } }, [{ op: "replace", path: "title", value: "T", lenient: true }]],
   ])("%s", (_name, operation, expected) => {
     expect(normalisePatchRequest("User", { Operations: [operation] })).toEqual(expected);
