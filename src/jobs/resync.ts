@@ -34,7 +34,7 @@ export type ResyncDeps = { db: DataSource; clock: Clock; mappings: MappingStore;
 export type ResyncRequest = { dryRun: boolean; verify: boolean; trigger: "cron" | "cli" | "ui" | "api"; actor: string | null };
 export type ProgressListener = (run: { evaluated: number; total: number; queued: number }) => void;
 
-const BATCH = 1000;
+const BATCH = 2500;
 export const PROCESS_ID = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
 /** Creates the run; phase 1 is then run by `runPlanPhase` (in the background for the API and cron). */
@@ -82,10 +82,13 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
   const summary = { ...run.planSummary };
   let evaluated = run.usersEvaluated;
   let queued = run.usersQueued;
-  for (let after = run.cursor ?? undefined; ; ) {
-    const users = await listUsersWithGroups(db, after, BATCH);
-    if (!users.length) break;
-    const accounts = await getAccounts(db, users.map((u) => u.id));
+  // The next batch is read while this one is planned and written (the database and the CPU overlap).
+  const read = (after: string | undefined) =>
+    listUsersWithGroups(db, after, BATCH).then(async (users) => ({ users, accounts: await getAccounts(db, users.map((u) => u.id)) }));
+  for (let batch = await read(run.cursor ?? undefined); batch.users.length; ) {
+    const { users, accounts } = batch;
+    const next = read(users[users.length - 1]!.id);
+    next.catch(() => undefined); // awaited below; keeps an early failure from going unhandled
     const mapping = deps.mappings.current();
     const changed: string[] = [];
     for (const user of users) {
@@ -103,11 +106,12 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
         if (run.verify) await queueVerifications(tx, run.id, withAccounts);
       });
     }
-    after = users[users.length - 1]!.id;
+    const cursor = users[users.length - 1]!.id;
     evaluated += users.length;
     queued += changed.length;
-    await savePlanProgress(db, run.id, { cursor: after, orphanCursor: null, evaluated: users.length, queued: changed.length, summary });
+    await savePlanProgress(db, run.id, { cursor, orphanCursor: null, evaluated: users.length, queued: changed.length, summary });
     onProgress?.({ evaluated, total: run.usersTotal, queued });
+    batch = await next;
   }
 }
 
