@@ -45,7 +45,7 @@ export type SentRequest = { changes: number; verdict: SendVerdict };
 export type PushResult = {
   settlements: Settlement[];
   requests: SentRequest[];
-  /** The first retry verdict seen, so the worker can pause the family. */
+  /** The retry verdict that decides the family's hold: the first platform failure, else the first local one. */
   retry?: Extract<SendVerdict, { kind: "retry" }>;
 };
 
@@ -64,7 +64,8 @@ export async function pushWithBisection<P>(
   if (verdict.kind === "ok") {
     for (const c of batch) result.settlements.push({ key: c.key, version: c.version, outcome: "ack" });
   } else if (verdict.kind === "retry") {
-    result.retry ??= verdict;
+    // A platform failure outranks a local "not sent" in deciding how long the family is held.
+    if (!result.retry || result.retry.cause === "paced") result.retry = verdict;
     for (const c of batch) result.settlements.push({ key: c.key, version: c.version, outcome: "release", reason: verdict.reason });
   } else if (batch.length === 1) {
     const reason = `platform refused (HTTP ${verdict.status}): ${verdict.message}`;

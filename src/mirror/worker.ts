@@ -205,7 +205,14 @@ export class MirrorSyncWorker {
 
     const result: PushResult = { settlements: plan.leftover.map((c) => ({ key: c.key, version: c.version, outcome: "release" as const })), requests: [] };
     const asBatches = (cs: PendingChange<unknown>[]) => requestBatches(spec, cs);
-    const send = (cs: PendingChange<unknown>[]) => this.send(spec, cs, apiKey);
+    const claimedAt = this.clock.now().getTime();
+    const send = (cs: PendingChange<unknown>[]): Promise<SendVerdict> => {
+      // Once the platform failed for this claim, or half the lease is gone, the rest is released
+      // unsent: a request still in flight when the lease ends could race another replica's newer push.
+      if (result.retry && result.retry.cause !== "paced") return Promise.resolve({ kind: "retry", cause: "paced", reason: "platform failing" });
+      if (this.clock.now().getTime() - claimedAt > this.leaseMs / 2) return Promise.resolve({ kind: "retry", cause: "paced", reason: "lease running out" });
+      return this.send(spec, cs, apiKey);
+    };
     await forEachLimited(plan.requests.map((units) => units.flatMap((u) => u.changes)), this.options.concurrency ?? 4, (batch) =>
       pushWithBisection(batch, asBatches, send, result),
     );
