@@ -4,8 +4,8 @@ import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harn
 /** Seeded random input of every shape: whatever a client sends, the answer is never a 5xx. */
 describe("SCIM robustness", () => {
   let h: ScimHarness;
-  let userId: string;
-  let groupId: string;
+  let userId = "";
+  let groupId = "";
   beforeAll(async () => {
     h = await startScimHarness();
     userId = (await h.post("/Users", userBody())).body.id;
@@ -20,7 +20,7 @@ describe("SCIM robustness", () => {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const NAMES = ["userName", "active", "name", "givenName", "emails", "value", "type", "primary", "members", "display", "displayName", "externalId", "id", "meta",
     "schemas", ENTERPRISE, `${ENTERPRISE}:manager`, "manager", "Operations", "op", "path", "groups", "password", "__proto__", "x".repeat(300), "\u0000", "é"];
-  const STRINGS = ["", "True", "false", "a@b.c", "\u0000", "😀", "x".repeat(5000), 'emails[type eq "work"].value', "members[value eq \"x\"]", userId, "Replace", "remove", "add", "urn:x"];
+  const STRINGS = ["", "True", "false", "a@b.c", "\u0000", "😀", "x".repeat(5000), 'emails[type eq "work"].value', "members[value eq \"x\"]", "6f1f0d7e-0000-4000-8000-000000000000", "Replace", "remove", "add", "urn:x"];
   const value = (depth: number): unknown => {
     const r = random();
     if (depth > 3 || r < 0.3) return pick<unknown>([null, true, false, 0, -1, 1.5, 1e308, ...STRINGS]);
