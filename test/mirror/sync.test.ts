@@ -154,6 +154,26 @@ describe("rate limits", () => {
   });
 });
 
+describe("platform outage", () => {
+  it("5xx after retries releases the claim without sending the rest, backs off, and converges when the platform recovers", async () => {
+    await upsertEmailStates(t.db, Array.from({ length: 500 }, (_, i): [string, string] => [`down${i}@example.com`, "unsubscribed"]));
+    await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", status: 503 });
+    const clock = new ManualClock();
+    const worker = makeWorker(t.db, emulator, { clock, lingerMs: 0, concurrency: 1 });
+    const first = await worker.runOnce();
+    expect(first).toMatchObject({ pushed: 0, released: 500 });
+    // One request, tried three times by the transport; the other nine of the claim were never sent.
+    expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(3);
+    expect((await worker.runOnce()).requests).toBe(0); // held (backoff)
+    await control(emulator, "DELETE", "/faults");
+    clock.advance(2_000);
+    await worker.drain();
+    expect(Object.keys((await dump()).emailStates)).toHaveLength(500);
+    expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(3 + 10);
+    expect(await pendingCount(t.db)).toBe(0);
+  });
+});
+
 describe("subscription groups", () => {
   it("sets each group's state by email, phone and external id, emails and phones in separate entries", async () => {
     const attributes = [
