@@ -7,6 +7,7 @@ import { getAccounts } from "../db/platformAccountRepository.js";
 import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
 import { countIdpUsers, listOrphanAccounts } from "../db/resyncReadRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import {
   getRun,
   insertRun,
@@ -52,6 +53,14 @@ export async function createRun(deps: ResyncDeps, request: ResyncRequest): Promi
     if (sqlState(error) === "23505") throw new ConflictError("A full resync is already running; wait for it or watch it under Runs", "uniqueness");
     throw error;
   }
+  // Every start is written down with who (or which schedule) started it.
+  await writeLogEntry(deps.db, {
+    at: deps.clock.now(),
+    action: "resync",
+    outcome: "succeeded",
+    trigger: request.actor ? { kind: "admin", actor: request.actor, runId: id, via: request.trigger, dryRun: request.dryRun } : { kind: "resync", runId: id, via: request.trigger },
+    actor: request.actor,
+  });
   log.info("resync", "resync started", { runId: id, dryRun: request.dryRun, verify: request.verify, trigger: request.trigger });
   return id;
 }

@@ -74,9 +74,12 @@ export class ReconcileWorker {
 
   /** Provision on demand: mark, claim and reconcile this user now, ahead of the queue. */
   async reconcileNow(userId: string, actor: string): Promise<ReconcileResult | "busy"> {
-    await this.db.transaction((tx) => markUsersDirty(tx, [userId], { kind: "admin", actor }));
     if (!(await this.lease.ensure())) return "busy";
-    const row = await claimUser(this.db, this.lease.id, userId, this.clock.now());
+    // Marked and claimed in one transaction, so no other worker can take the row in between.
+    const row = await this.db.transaction(async (tx) => {
+      await markUsersDirty(tx, [userId], { kind: "admin", actor });
+      return claimUser(tx, this.lease.id, userId, this.clock.now());
+    });
     if (!row) return "busy";
     return this.work(row, actor);
   }

@@ -44,7 +44,7 @@ export function createAdminData(deps: AdminDataDeps): {
       throw new AppError(APPLY_BY_FILE, 409);
     },
     ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
-    ...(resync ? { startResync: (actor) => startResyncNow(deps, resync, actor) } : {}),
+    ...(resync ? { startResync: (actor) => startResyncNow(resync, actor) } : {}),
   };
   const apiReconcileNow = reconcileNow && (async (userId: string, actor: string) => (await reconcileWithReceipt({ ...deps, reconcileNow }, userId, actor)).result);
   return { sources, actions, ...(apiReconcileNow ? { apiReconcileNow } : {}) };

@@ -1,6 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
 import { listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
-import { writeLogEntry } from "../../../db/reconcileLogRepository.js";
 import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
 import type { AdminActor } from "../actor.js";
 import type { OverviewData } from "../ui/pages/overview.js";
@@ -46,15 +45,8 @@ export async function lastRuns(deps: AdminDataDeps): Promise<NonNullable<Overvie
   return (await listRuns(deps.db, 5)).map((r) => ({ ...presentRun(r), drift: r.drifted }));
 }
 
-/** Starts a full resync (phase 1 runs in the background) and logs who started it. */
-export async function startResyncNow(deps: AdminDataDeps, resync: ResyncSettings, actor: AdminActor): Promise<string> {
+/** Starts a full resync (phase 1 runs in the background; the start is logged with the actor). */
+export async function startResyncNow(resync: ResyncSettings, actor: AdminActor): Promise<string> {
   const runId = await startResync(resync.deps, { dryRun: false, verify: resync.verify, trigger: "ui", actor: actor.name });
-  await writeLogEntry(deps.db, {
-    at: deps.clock.now(),
-    action: "resync",
-    outcome: "succeeded",
-    trigger: { kind: "admin", actor: actor.name, runId },
-    actor: actor.name,
-  });
   return `Full resync started (run ${runId.slice(0, 8)}). Changed users are queued behind live IdP changes${resync.verify ? "; accounts are verified with spare budget" : ""}.`;
 }
