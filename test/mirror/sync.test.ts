@@ -205,6 +205,37 @@ describe("subscription groups", () => {
   });
 });
 
+describe("subscription groups: a bad identifier in a multi-entry request", () => {
+  it("is parked by bisection; every other entry lands", async () => {
+    await t.db.query(`ALTER TABLE mirror.subscription_group_states DROP CONSTRAINT subscription_group_states_phone_e164`);
+    try {
+      await t.db.query(
+        `INSERT INTO mirror.subscription_group_states (subscription_group_id, phone, subscription_state)
+         SELECT 'g' || (i % 3), '+1415555' || lpad(i::text, 4, '0'), CASE WHEN i % 2 = 0 THEN 'subscribed' ELSE 'unsubscribed' END
+           FROM generate_series(1, 300) i`,
+      );
+      await t.db.query(`INSERT INTO mirror.subscription_group_states (subscription_group_id, phone, subscription_state) VALUES ('g1', '555-0100', 'subscribed')`);
+      const recorder = new WireRecorder();
+      const report = await makeWorker(t.db, emulator, { recorder }).drain();
+      expect(report).toMatchObject({ pushed: 300, parked: 1 });
+      const parked = await listParkedChanges(t.db, { limit: 10 });
+      expect(parked).toEqual([expect.objectContaining({ kind: "subscription_group", reason: expect.stringMatching(/HTTP 400.*E\.164/) })]);
+      // Every good phone reached the platform in a request it accepted.
+      const rows: { outcome: string; changes: number }[] = await t.db.query(`SELECT outcome, changes FROM mirror_sync.push_log`);
+      expect(rows.filter((r) => r.outcome === "ok").reduce((n, r) => n + r.changes, 0)).toBe(300);
+      const sentPhones = new Set(
+        recorder.bodies.flatMap((b) => (b.body as { subscription_groups: { phones?: string[] }[] }).subscription_groups.flatMap((e) => e.phones ?? [])),
+      );
+      expect(sentPhones.size).toBe(301);
+    } finally {
+      await t.db.query(`DELETE FROM mirror.subscription_group_states WHERE phone !~ '^\\+[1-9][0-9]{1,14}$'`);
+      await t.db.query(
+        `ALTER TABLE mirror.subscription_group_states ADD CONSTRAINT subscription_group_states_phone_e164 CHECK (phone ~ '^\\+[1-9][0-9]{1,14}$')`,
+      );
+    }
+  });
+});
+
 describe("preference centers", () => {
   it("holds the pace of 10 per minute per workspace on the emulator's clock, and parks what cannot be sent", async () => {
     const clock = new ManualClock();
