@@ -7,6 +7,8 @@ import { createAdminData } from "./http/admin/data/index.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
+import { createMirrorSync, mirrorAdminRouter } from "./mirror/index.js";
+import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
 import { MappingStore } from "./reconcile/mappingStore.js";
@@ -22,6 +24,7 @@ export type Service = {
   /** Present when a platform is configured. */
   reconciliation?: Reconciliation;
   scheduler?: Scheduler;
+  mirror?: MirrorSyncWorker;
   close(): Promise<void>;
 };
 
@@ -51,6 +54,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
+  // The mirror sync shares the platform transport (and so its per-family rate-limit pauses).
+  const mirror = reconciliation
+    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db, clock, transport: reconciliation.transport })
+    : undefined;
+  const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
+  if (runMirror) mirror!.start();
+
   const budget = reconciliation?.budget ?? budgetPolicyFromEnv(env);
   const resyncDeps = { db, clock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
   assertCron(env.RESYNC_CRON);
@@ -72,7 +82,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget })],
+      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() })],
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
@@ -86,6 +96,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     mappings,
     reconciliation,
     scheduler,
+    mirror,
     async close() {
       stopWatching();
       await scheduler?.stop();
@@ -96,6 +107,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         });
       }
       await reconciliation?.worker.stop();
+      await mirror?.stop();
       await db.destroy();
     },
   };
