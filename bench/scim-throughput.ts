@@ -8,6 +8,7 @@
  *   npm run bench:scim [-- --seconds 5 --concurrency 32 --only get,post,patch]
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
@@ -51,15 +52,20 @@ async function main(): Promise<void> {
   await chmod(dir, 0o755);
   const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false });
   try {
-    await measure(pg.url, seconds, concurrency);
+    await measure(pg.url, path.join(dir, "data"), seconds, concurrency);
   } finally {
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-async function measure(databaseUrl: string, seconds: number, concurrency: number): Promise<void> {
-  const { url, stop } = await childService(databaseUrl);
+async function measure(databaseUrl: string, dataDir: string, seconds: number, concurrency: number): Promise<void> {
+  const { url, stop, pid } = await childService(databaseUrl);
+  const serverCpu: CpuMeter = () => {
+    const service = cpuMsOf([pid]);
+    const postgres = cpuMsOf(postgresPids(dataDir));
+    return service === undefined || postgres === undefined ? undefined : [service, postgres];
+  };
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL(url);
   const call = (method: string, urlPath: string, body?: string) =>
@@ -96,15 +102,15 @@ async function measure(databaseUrl: string, seconds: number, concurrency: number
     const only = new Set(values.only!.split(","));
     const results: Result[] = [];
     if (only.has("get")) {
-      results.push(await scenario("GET /Users?filter=userName eq", "read", seconds, concurrency, 200, (i) =>
+      results.push(await scenario(serverCpu, "GET /Users?filter=userName eq", "read", seconds, concurrency, 200, (i) =>
         call("GET", `/Users?filter=${encodeURIComponent(`userName eq "${userNames[(i * 7919) % userNames.length]}"`)}`),
       ));
     }
     if (only.has("post")) {
-      results.push(await scenario("POST /Users", "write", seconds, concurrency, 201, () => call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`)))));
+      results.push(await scenario(serverCpu, "POST /Users", "write", seconds, concurrency, 201, () => call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`)))));
     }
     if (only.has("patch")) {
-      results.push(await scenario("PATCH /Groups/{id} add member", "write", seconds, concurrency, 204, (i) =>
+      results.push(await scenario(serverCpu, "PATCH /Groups/{id} add member", "write", seconds, concurrency, 204, (i) =>
         call(
           "PATCH",
           `/Groups/${groupIds[i % GROUPS]}`,
@@ -124,6 +130,16 @@ async function measure(databaseUrl: string, seconds: number, concurrency: number
           `${meets ? "meets" : "BELOW"} target ${goal}/s, p99 < ${TARGETS.p99Ms} ms (×${(r.perSecond / goal).toFixed(2)})`,
       );
     }
+    // On a shared machine req/s depends on the neighbours; CPU per request does not, so it also
+    // gives the rate two dedicated cores would sustain (service + PostgreSQL + this load generator).
+    for (const r of results) {
+      if (Number.isNaN(r.serverCpuMs)) continue;
+      const capacity = (os.cpus().length * 1000) / (r.serverCpuMs + r.postgresCpuMs + r.clientCpuMs);
+      console.log(
+        `${r.name.padEnd(32)} CPU per request: service ${r.serverCpuMs.toFixed(3)} ms, PostgreSQL ${r.postgresCpuMs.toFixed(3)} ms, load generator ${r.clientCpuMs.toFixed(3)} ms → ` +
+          `~${capacity.toFixed(0)} req/s on ${os.cpus().length} dedicated cores`,
+      );
+    }
     if (results.some((r) => r.perSecond < TARGETS[r.kind] || r.p99 >= TARGETS.p99Ms || r.errors > 0)) process.exitCode = 1;
   } finally {
     agent.destroy();
@@ -131,7 +147,8 @@ async function measure(databaseUrl: string, seconds: number, concurrency: number
   }
 }
 
-type Result = { name: string; kind: "read" | "write"; perSecond: number; p50: number; p99: number; errors: number };
+type Result = { name: string; kind: "read" | "write"; perSecond: number; p50: number; p99: number; errors: number; serverCpuMs: number; postgresCpuMs: number; clientCpuMs: number };
+type CpuMeter = () => [service: number, postgres: number] | undefined;
 
 async function inParallel(count: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -141,6 +158,7 @@ async function inParallel(count: number, concurrency: number, work: (i: number) 
 }
 
 async function scenario(
+  serverCpu: CpuMeter,
   name: string,
   kind: Result["kind"],
   seconds: number,
@@ -156,6 +174,8 @@ async function scenario(
   }));
   const latencies: number[] = [];
   let errors = 0;
+  const serverBefore = serverCpu();
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   const until = started + seconds * 1000;
   await Promise.all(Array.from({ length: concurrency }, async () => {
@@ -167,12 +187,16 @@ async function scenario(
     }
   }));
   const elapsed = (performance.now() - started) / 1000;
+  const serverAfter = serverCpu();
+  const client = process.cpuUsage(clientBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { name, kind, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors };
+  const perRequest = (i: 0 | 1) => (serverBefore && serverAfter ? (serverAfter[i] - serverBefore[i]) / latencies.length : NaN);
+  const clientCpuMs = (client.user + client.system) / 1000 / latencies.length;
+  return { name, kind, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, serverCpuMs: perRequest(0), postgresCpuMs: perRequest(1), clientCpuMs };
 }
 
-async function childService(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
+async function childService(databaseUrl: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve", databaseUrl], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, LOG_LEVEL: "warn", NODE_ENV: "production" },
@@ -188,12 +212,49 @@ async function childService(databaseUrl: string): Promise<{ url: string; stop: (
   });
   return {
     url,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
       }),
   };
+}
+
+/** CPU time (user + system) of these processes from /proc, in ms; undefined where /proc is unavailable. */
+function cpuMsOf(pids: number[]): number | undefined {
+  try {
+    let ticks = 0;
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks * 10; // USER_HZ is 100 on Linux: a tick is 10 ms
+  } catch {
+    return undefined;
+  }
+}
+
+/** The embedded PostgreSQL postmaster and its backends. */
+function postgresPids(dataDir: string): number[] {
+  try {
+    const postmaster = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    const children = readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .filter((name) => {
+        try {
+          const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+          return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [postmaster, ...children];
+  } catch {
+    return [];
+  }
 }
 
 function user(userName: string) {
