@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
  * The mass-deprovision breaker (minimum lowered to 3 with DEPROVISION_BREAKER_MIN): a wave of
@@ -64,5 +64,27 @@ describe("mass-deprovision breaker", () => {
     expect(approved.body.entries).toHaveLength(6);
     const done = await adminApi(stack)("/log?action=deprovision&outcome=succeeded");
     expect(done.body.entries).toHaveLength(7);
+  });
+});
+
+describe("mass-deprovision breaker with live workers", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { DEPROVISION_BREAKER_MIN: "3" } });
+  });
+  afterAll(async () => stack?.close());
+
+  it("holds the whole wave when it arrives in one IdP request, whichever loop picks it up", async () => {
+    const scim = idp(stack);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await scim.createUser(`live${i}@example.com`));
+    const group = await scim.createGroup("Marketing", ids);
+    await waitForQueueIdle(stack);
+    expect((await emulatorState(stack)).dashboardUsers).toHaveLength(8);
+    // Each loop classifies every unclassified row before it claims one, so the wave is seen whole.
+    await scim.patch(`/Groups/${group}`, ids.slice(0, 6).map((id) => ({ op: "remove", path: `members[value eq "${id}"]` })));
+    await waitForQueueIdle(stack);
+    expect((await emulatorState(stack)).dashboardUsers).toHaveLength(8);
+    expect((await adminApi(stack)("/approvals")).body.holds).toHaveLength(6);
   });
 });
