@@ -4,6 +4,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAdminData } from "./http/admin/data/index.js";
+import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -12,6 +13,7 @@ import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
 import { MappingStore } from "./reconcile/mappingStore.js";
+import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -25,6 +27,7 @@ export type Service = {
   reconciliation?: Reconciliation;
   scheduler?: Scheduler;
   mirror?: MirrorSyncWorker;
+  quarantine: PlatformQuarantine;
   close(): Promise<void>;
 };
 
@@ -49,14 +52,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   await mappings.putInForce(db);
   const stopWatching = mappings.watch(db);
 
-  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform }) : undefined;
+  // Shared through its table: a family one replica quarantines is paused on every replica.
+  const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
+  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform, quarantine }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
   const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
   // The mirror sync shares the platform transport (and so its per-family rate-limit pauses).
   const mirror = reconciliation
-    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db, clock, transport: reconciliation.transport })
+    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db, clock, transport: reconciliation.transport, gate: quarantine })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
   if (runMirror) mirror!.start();
@@ -73,7 +78,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const url = server ? serverUrl(server, env) : "";
   const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
-  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync });
+  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine });
   const app = createApp({
     env,
     db,
@@ -82,7 +87,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() })],
+      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine)],
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
@@ -97,6 +102,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     reconciliation,
     scheduler,
     mirror,
+    quarantine,
     async close() {
       stopWatching();
       await scheduler?.stop();
@@ -108,6 +114,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       }
       await reconciliation?.worker.stop();
       await mirror?.stop();
+      await quarantine.settled();
       await db.destroy();
     },
   };

@@ -82,6 +82,18 @@ export const envSchema = z.object({
       return new Set(roles as ("web" | "worker" | "scheduler")[]);
     }),
   PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Platform quarantine (docs/operations.md): pause a family's work after sustained auth failures or a high failure rate. */
+  QUARANTINE_ENABLED: z.stringbool().default(true),
+  /** Consecutive 401/403 that quarantine a family (0: never for auth). */
+  QUARANTINE_AUTH_FAILURES: z.coerce.number().int().min(0).default(5),
+  /** Failed share of the last QUARANTINE_WINDOW calls (at least QUARANTINE_MIN_CALLS) that quarantines a family (0: never). */
+  QUARANTINE_FAILURE_RATE_PERCENT: z.coerce.number().min(0).max(100).default(50),
+  QUARANTINE_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
+  QUARANTINE_MIN_CALLS: z.coerce.number().int().min(1).default(10),
+  /** How long a quarantine lasts before one probe call may decide to resume. */
+  QUARANTINE_COOLING_SECONDS: z.coerce.number().min(0.1).default(900),
+  /** Bearer token for GET /metrics; without it /metrics answers loopback callers only. */
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),

@@ -5,7 +5,7 @@ import { log } from "../logging/logger.js";
 import type { HttpTransport } from "../platform/http.js";
 import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
-import { MirrorSyncWorker } from "./worker.js";
+import { MirrorSyncWorker, type MirrorSyncWorkerOptions } from "./worker.js";
 
 export { mirrorAdminRouter } from "./adminApi.js";
 export { mirrorLag, mirrorPageData, mirrorStatus } from "./status.js";
@@ -17,11 +17,17 @@ export { MirrorSyncWorker } from "./worker.js";
  * from PLATFORM_WORKSPACE_API_KEYS. Undefined (and a log line) when no REST API key is configured.
  * The caller starts it (`start()`) and stops it on shutdown (`stop()`).
  */
-export function createMirrorSync(deps: { env: Pick<Env, "PLATFORM_API_KEY" | "PLATFORM_WORKSPACE_API_KEYS">; db: DataSource; clock: Clock; transport: HttpTransport }): MirrorSyncWorker | undefined {
+export function createMirrorSync(deps: {
+  env: Pick<Env, "PLATFORM_API_KEY" | "PLATFORM_WORKSPACE_API_KEYS">;
+  db: DataSource;
+  clock: Clock;
+  transport: HttpTransport;
+  gate?: MirrorSyncWorkerOptions["gate"];
+}): MirrorSyncWorker | undefined {
   const apiKeys = workspaceApiKeys(deps.env);
   if (Object.keys(apiKeys).length === 0) {
     log.warn("mirror", "mirror sync off: set PLATFORM_API_KEY (and PLATFORM_WORKSPACE_API_KEYS for other workspaces)");
     return undefined;
   }
-  return new MirrorSyncWorker({ db: deps.db, rest: new PlatformRestClient(deps.transport), apiKeys, clock: deps.clock });
+  return new MirrorSyncWorker({ db: deps.db, rest: new PlatformRestClient(deps.transport), apiKeys, clock: deps.clock, ...(deps.gate ? { gate: deps.gate } : {}) });
 }

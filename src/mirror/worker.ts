@@ -6,7 +6,8 @@ import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
 import { log } from "../logging/logger.js";
 import type { RetryPolicy } from "../platform/http.js";
-import type { PlatformRestClient } from "../platform/rest.js";
+import type { Admission } from "../platform/quarantine.js";
+import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
 import { batchSpecs, pushLogEntries, requestBatches, sent, type BatchKind, type BatchSpec } from "./batchKinds.js";
 import { MAX_IDENTIFIERS_PER_ARRAY, planPushes, toUnits, type PendingChange } from "./batching.js";
 import type { WorkspaceApiKeys } from "./config.js";
@@ -50,6 +51,8 @@ export type MirrorSyncWorkerOptions = {
   preferenceCenterPace?: { limit: number; windowMs: number };
   rateLimits?: { emailStatus?: BucketRule; subscriptionSet?: BucketRule };
   pushLogRetentionDays?: number;
+  /** The platform quarantine: a quarantined family's changes are not claimed (they stay pending). */
+  gate?: { admit(family: string): Promise<Admission>; probeFinished(family: string): Promise<void> };
 };
 
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
@@ -184,6 +187,18 @@ export class MirrorSyncWorker {
     const report = emptyReport();
     const apiKey = this.options.apiKeys.default;
     if (!apiKey || this.held(spec.kind)) return report;
+    const family = spec.kind === "email" ? REST_FAMILIES.emailStatus : REST_FAMILIES.subscriptionSet;
+    const admission = this.options.gate ? await this.options.gate.admit(family) : "open";
+    if (admission === "closed") return report;
+    try {
+      return await this.pushClaim(spec, apiKey, report);
+    } finally {
+      // Half-open: the claim's first request decided; an unused probe goes back.
+      if (admission === "probe") await this.options.gate!.probeFinished(family);
+    }
+  }
+
+  private async pushClaim(spec: BatchSpec, apiKey: string, report: CycleReport): Promise<CycleReport> {
     const claimId = randomUUID();
     const limit = spec.unitsPerRequest * MAX_IDENTIFIERS_PER_ARRAY * spec.requestsPerClaim;
     const claim = (fromBatchKey?: string) =>

@@ -85,6 +85,8 @@ export type HttpTransportOptions = {
   random?: () => number;
   fetch?: typeof fetch;
   userAgent?: string;
+  /** Told of every attempt's outcome (the quarantine counts failures per family). Must not throw. */
+  observe?: (family: string, outcome: HttpOutcome) => void;
 };
 
 export class HttpTransport {
@@ -96,6 +98,7 @@ export class HttpTransport {
   private readonly random: () => number;
   private readonly fetchImpl: typeof fetch;
   private readonly userAgent: string;
+  private readonly observe: ((family: string, outcome: HttpOutcome) => void) | undefined;
   /** Family → epoch ms until which its calls are held back. */
   private readonly pauses = new Map<string, number>();
 
@@ -108,6 +111,7 @@ export class HttpTransport {
     this.random = options.random ?? Math.random;
     this.fetchImpl = options.fetch ?? fetch;
     this.userAgent = options.userAgent ?? "scim-connector";
+    this.observe = options.observe;
   }
 
   /** When the family may be called again, or undefined when it is not paused. */
@@ -230,6 +234,8 @@ export class HttpTransport {
     };
     if (outcome.kind === "ok") log.info("platform", "platform call", fields);
     else log.warn("platform", "platform call failed", fields);
+    // A call the caller aborted (shutdown) says nothing about the platform.
+    if (!req.signal?.aborted) this.observe?.(req.family, outcome);
     return outcome;
   }
 

@@ -2,7 +2,8 @@ import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { WorkerLease } from "../db/workerLease.js";
-import { HttpTransport } from "../platform/http.js";
+import { HttpTransport, type HttpOutcome } from "../platform/http.js";
+import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
@@ -32,9 +33,12 @@ export function createReconciliation(options: {
   clock: Clock;
   mappings: MappingStore;
   platform: PlatformTarget;
+  /** Counts the transport's outcomes and gates the worker's claims (see platform/quarantine.ts). */
+  quarantine?: PlatformQuarantine;
 }): Reconciliation {
-  const { env, db, clock } = options;
-  const transport = new HttpTransport({ baseUrl: options.platform.url, timeoutMs: env.PLATFORM_TIMEOUT_MS, clock });
+  const { env, db, clock, quarantine } = options;
+  const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
+  const transport = new HttpTransport({ baseUrl: options.platform.url, timeoutMs: env.PLATFORM_TIMEOUT_MS, clock, ...(observe ? { observe } : {}) });
   const scim = new PlatformScimClient({ transport, scimToken: options.platform.scimToken, requestOrigin: options.platform.requestOrigin });
   const budget = budgetPolicyFromEnv(env);
   const reconciler = new Reconciler({
@@ -52,6 +56,7 @@ export function createReconciliation(options: {
     concurrency: Math.max(1, env.RECONCILE_WORKERS),
     pollMs: env.RECONCILE_POLL_MS,
     classifyBatch: 500,
+    ...(quarantine ? { gate: quarantine } : {}),
   });
   return { reconciler, worker, budget, transport };
 }

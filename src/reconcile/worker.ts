@@ -17,6 +17,8 @@ import { getBudgetStatus } from "../db/budgetRepository.js";
 import type { BudgetPolicy } from "./budget.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";
+import type { Admission } from "../platform/quarantine.js";
+import { SCIM_FAMILY } from "../platform/scim.js";
 import { retryDelayMs, type ReconcileResult } from "./outcomes.js";
 import { PRIORITY, priorityOf } from "./planner.js";
 import type { Reconciler } from "./reconciler.js";
@@ -27,6 +29,8 @@ export type WorkerOptions = {
   /** Longest idle wait between queue checks (a NOTIFY wakes the worker sooner). */
   pollMs: number;
   classifyBatch: number;
+  /** The platform quarantine: while the SCIM family is quarantined no row is claimed (they wait in the queue). */
+  gate?: { admit(family: string): Promise<Admission>; probeFinished(family: string): Promise<void> };
 };
 
 /**
@@ -88,12 +92,20 @@ export class ReconcileWorker {
   async runOnce(): Promise<boolean> {
     if (!(await this.lease.ensure())) return false;
     const classified = await this.classify();
+    // Quarantined: classifying is free and goes on; claiming would spend budget on failing calls.
+    const admission = this.options.gate ? await this.options.gate.admit(SCIM_FAMILY) : "open";
+    if (admission === "closed") return classified > 0;
     const now = this.clock.now();
     // Verification runs on spare budget only: live changes always go first, and it never touches
     // the reserve nor the headroom kept for changes later in the window.
     const spare = (await getBudgetStatus(this.db, this.budget, now)).spareForVerification > 0;
     const row = await claimNext(this.db, this.lease.id, now, spare ? PRIORITY.verify : PRIORITY.verify - 1);
-    if (row) await this.work(row, null);
+    try {
+      if (row) await this.work(row, null);
+    } finally {
+      // Half-open: this reconcile's first platform call decided; an unused probe goes back.
+      if (admission === "probe") await this.options.gate!.probeFinished(SCIM_FAMILY);
+    }
     return classified > 0 || row !== undefined;
   }
 

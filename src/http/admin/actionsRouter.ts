@@ -53,6 +53,13 @@ export function actionsRouter(actions: AdminActions): Router {
     (req) => actions.reconcileNow?.(String(req.params.id), req.adminActor!),
     (req) => `${base(req)}/users/${encodeURIComponent(String(req.params.id))}`,
   );
+  handle(
+    "/quarantine/:family/resume",
+    "resume",
+    "resumeFamily",
+    (req) => actions.resumeFamily?.(String(req.params.family), req.adminActor!),
+    (req) => base(req),
+  );
   handle("/runs/resync", "resync", "startResync", (req) => actions.startResync?.(req.adminActor!), (req) => `${base(req)}/runs`);
   handle(
     "/mapping/apply",

@@ -5,14 +5,14 @@ import { renderMessagePage } from "./ui/render.js";
 
 /**
  * Every admin UI authorization rule lives here. A viewer reads; an admin also approves held
- * changes, reconciles on demand, starts resyncs and applies mappings.
+ * changes, reconciles on demand, starts resyncs, applies mappings and resumes quarantined families.
  */
 
-export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping";
+export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping" | "resume";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read"]),
-  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping"]),
+  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping", "resume"]),
 };
 
 export function can(role: AdminRole | undefined, action: AdminAction): boolean {
@@ -50,4 +50,5 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   reconcile: "reconcile users on demand",
   resync: "start a full resync",
   applyMapping: "apply a mapping",
+  resume: "resume a quarantined platform family",
 };

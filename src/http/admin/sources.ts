@@ -42,4 +42,6 @@ export type AdminActions = {
   reconcileNow?(userId: string, actor: AdminActor): Promise<string>;
   startResync?(actor: AdminActor): Promise<string>;
   applyMapping?(draft: string, actor: AdminActor): Promise<string>;
+  /** Lifts a platform family's quarantine (platform/quarantine.ts). */
+  resumeFamily?(family: string, actor: AdminActor): Promise<string>;
 };

@@ -1,6 +1,7 @@
 import type { DataSource } from "typeorm";
 import type { Clock } from "../../../clock.js";
 import type { Mapping } from "../../../config/mapping.js";
+import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import type { ReconcileResult } from "../../../reconcile/outcomes.js";
 import type { ResyncSettings } from "./runs.js";
@@ -18,4 +19,6 @@ export type AdminDataDeps = {
   reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
   /** Full resyncs (the Runs page, the overview's last runs, the resync button). */
   resync?: ResyncSettings;
+  /** The platform quarantine (overview panel, resume button). */
+  quarantine?: Pick<PlatformQuarantine, "list" | "resume">;
 };

@@ -5,7 +5,7 @@ import type { AdminDataDeps } from "./deps.js";
 import { logEntry, logExport, logPage } from "./log.js";
 import { AppError } from "../../../errors.js";
 import { APPLY_BY_FILE, mappingData, previewMapping } from "./mapping.js";
-import { overviewData } from "./overview.js";
+import { overviewData, resumeFamily } from "./overview.js";
 import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
 import { userDetail, usersPage } from "./users.js";
@@ -45,6 +45,7 @@ export function createAdminData(deps: AdminDataDeps): {
     },
     ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
     ...(resync ? { startResync: (actor) => startResyncNow(resync, actor) } : {}),
+    ...(deps.quarantine ? { resumeFamily: (family, actor) => resumeFamily(deps.quarantine!, family, actor) } : {}),
   };
   const apiReconcileNow = reconcileNow && (async (userId: string, actor: string) => (await reconcileWithReceipt({ ...deps, reconcileNow }, userId, actor)).result);
   return { sources, actions, ...(apiReconcileNow ? { apiReconcileNow } : {}) };

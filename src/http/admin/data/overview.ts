@@ -1,4 +1,6 @@
 import { callsPerDay } from "../../../db/budgetRepository.js";
+import { NotFoundError } from "../../../errors.js";
+import { actorForLog, type AdminActor } from "../actor.js";
 import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../../../db/adminLogRepository.js";
 import { mirrorLag } from "../../../mirror/status.js";
 import { queueStatus } from "../../../reconcile/queueStatus.js";
@@ -16,7 +18,7 @@ const FAILURES_SHOWN = 20;
 export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
-  const [queue, calls, held, parked, failed, mirror, runs] = await Promise.all([
+  const [queue, calls, held, parked, failed, mirror, runs, quarantined] = await Promise.all([
     queueStatus(db, deps.budget, now),
     callsPerDay(db, now, CHART_DAYS),
     countPendingHolds(db),
@@ -24,6 +26,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
     mirrorLag(db, now),
     deps.resync ? lastRuns(deps) : undefined,
+    deps.quarantine?.list(),
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -43,7 +46,15 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     held,
     mirrorLag: mirror,
     ...(runs ? { lastRuns: runs } : {}),
+    ...(quarantined ? { quarantine: quarantined.map((q) => ({ family: q.family, state: q.state, reason: q.reason, detail: q.detail, since: q.since, resumeAt: q.resumeAt })) } : {}),
   };
+}
+
+/** The resume button: lifts the quarantine; the quarantine logs who did it. */
+export async function resumeFamily(quarantine: NonNullable<AdminDataDeps["quarantine"]>, family: string, actor: AdminActor): Promise<string> {
+  const row = await quarantine.resume(family, `${actor.via}:${actorForLog(actor.name)}`);
+  if (!row) throw new NotFoundError(`The ${family} family is not quarantined.`);
+  return `Resumed ${family}: workers claim its work again.`;
 }
 
 /** Every one of the last 14 UTC days, oldest first, days without calls included (none at all: empty). */

@@ -1,6 +1,7 @@
-import { Badge, formatTime, NoData, Section } from "../components/basics.js";
+import { ActionButton, Badge, formatTime, NoData, Section } from "../components/basics.js";
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
+import { can } from "../../policy.js";
 import type { PageContext } from "../render.js";
 
 /** What the overview shows. Optional parts are sections whose data source may not exist yet. */
@@ -15,6 +16,8 @@ export type OverviewData = {
   held: { deprovisions: number; emailChanges: number };
   mirrorLag?: { table: string; pending: number; lagSeconds: number | null }[];
   lastRuns?: { id: string; startedAt: Date; finishedAt: Date | null; status: string; verified: number; drift: number }[];
+  /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
+  quarantine?: { family: string; state: string; reason: string; detail: string; since: Date; resumeAt: Date }[];
 };
 
 const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
@@ -27,6 +30,7 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
   const queued = data.queue.reduce((n, q) => n + q.depth, 0);
   return (
     <div>
+      {data.quarantine ? <QuarantinePanel rows={data.quarantine} ctx={ctx} /> : null}
       <div class="grid">
         <Section title="Today's platform SCIM budget">
           <BudgetGauge {...data.budget} resetsLabel={formatTime(data.budget.resetsAt)} />
@@ -111,5 +115,34 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
         </Section>
       </div>
     </div>
+  );
+}
+
+const STATE_WORDS: Record<string, string> = {
+  cooling: "paused",
+  "awaiting-probe": "cooling over: the next unit of work probes",
+  probing: "probing now",
+};
+
+/** Quarantined families first on the page: while one is listed, its work waits in the queue. */
+function QuarantinePanel({ rows, ctx }: { rows: NonNullable<OverviewData["quarantine"]>; ctx: PageContext }) {
+  const mayResume = can(ctx.actor.role, "resume");
+  return (
+    <Section title="Platform quarantine">
+      <DataTable
+        rows={rows}
+        empty="No platform family is quarantined."
+        columns={[
+          { label: "Family", cell: (q) => q.family },
+          { label: "State", cell: (q) => <Badge tone="bad">{STATE_WORDS[q.state] ?? q.state}</Badge> },
+          { label: "Why", cell: (q) => `${q.reason === "auth" ? "credentials refused" : "failure rate"}: ${q.detail}` },
+          { label: "Since", cell: (q) => formatTime(q.since) },
+          { label: "Probe from", cell: (q) => formatTime(q.resumeAt) },
+          ...(mayResume
+            ? [{ label: "", cell: (q: { family: string }) => <ActionButton action={`${ctx.basePath}/quarantine/${encodeURIComponent(q.family)}/resume`} csrf={ctx.csrf} label="Resume now" /> }]
+            : []),
+        ]}
+      />
+    </Section>
   );
 }

@@ -1,0 +1,42 @@
+import { Router } from "express";
+import { NotFoundError } from "../../../errors.js";
+import type { PlatformQuarantine, QuarantineView } from "../../../platform/quarantine.js";
+
+/** GET /quarantine and POST /quarantine/:family/resume (mounted under /admin/api, admin token). */
+export function quarantineApiRouter(quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">): Router {
+  const router = Router();
+  router.get("/quarantine", async (_req, res) => {
+    const { rules } = quarantine;
+    res.json({
+      families: (await quarantine.list()).map(presentQuarantine),
+      rules: {
+        enabled: rules.enabled,
+        authFailures: rules.authFailures,
+        failureRatePercent: rules.failureRatePercent,
+        window: rules.window,
+        minCalls: rules.minCalls,
+        coolingSeconds: rules.coolingMs / 1000,
+      },
+    });
+  });
+  router.post("/quarantine/:family/resume", async (req, res) => {
+    const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
+    const row = await quarantine.resume(String(req.params.family), actor);
+    if (!row) throw new NotFoundError("That family is not quarantined");
+    res.json({ resumed: row.family });
+  });
+  return router;
+}
+
+export function presentQuarantine(q: QuarantineView) {
+  return {
+    family: q.family,
+    state: q.state,
+    reason: q.reason,
+    detail: q.detail,
+    lastStatus: q.lastStatus,
+    since: q.since.toISOString(),
+    resumeAt: q.resumeAt.toISOString(),
+    failedProbes: q.failedProbes,
+  };
+}

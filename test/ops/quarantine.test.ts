@@ -1,0 +1,139 @@
+import request from "supertest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+
+/**
+ * Quarantine end to end: the emulator refuses the SCIM family (401) or fails it (503); the
+ * connector pauses SCIM work on its own, spends nothing while paused, keeps the queue, and
+ * converges once the platform is healthy and the quarantine lifts (admin resume, or cooling
+ * then a successful probe).
+ */
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const USERS = 12;
+
+async function fault(s: Stack, body: Record<string, unknown>) {
+  const res = await request(s.emulator.url).post("/_emulator/faults").send(body);
+  expect(res.status).toBe(201);
+}
+const clearFaults = (s: Stack) => request(s.emulator.url).delete("/_emulator/faults");
+
+async function debits(s: Stack): Promise<number> {
+  const rows: { n: number }[] = await s.database.db.query(`SELECT count(*)::int AS n FROM budget_debits`);
+  return rows[0]!.n;
+}
+async function queued(s: Stack): Promise<number> {
+  const rows: { n: number }[] = await s.database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`);
+  return rows[0]!.n;
+}
+
+type Family = { family: string; state: string; reason: string; failedProbes: number };
+async function quarantined(s: Stack): Promise<Family[]> {
+  const res = await adminApi(s)("/quarantine");
+  expect(res.status).toBe(200);
+  return res.body.families as Family[];
+}
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function provision(s: Stack): Promise<void> {
+  const client = idp(s);
+  const ids: string[] = [];
+  for (let i = 0; i < USERS; i++) ids.push(await client.createUser(`q${i}@example.com`));
+  await client.createGroup("Marketing", ids);
+}
+
+async function expectNoSpendFor(s: Stack, ms: number): Promise<void> {
+  await s.service.quarantine.settled();
+  await new Promise((r) => setTimeout(r, 500)); // reconciles already in flight finish
+  const before = await debits(s);
+  await new Promise((r) => setTimeout(r, ms));
+  expect(await debits(s)).toBe(before);
+}
+
+async function expectConverged(s: Stack): Promise<void> {
+  await waitForQueueIdle(s, 60_000);
+  const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("q"));
+  expect(users.map((u) => u.userName).sort()).toEqual(Array.from({ length: USERS }, (_, i) => `q${i}@example.com`).sort());
+  expect(await quarantined(s)).toEqual([]);
+}
+
+describe("platform quarantine", () => {
+  it("sustained 401s quarantine the SCIM family; nothing is spent or lost; an admin resumes it and the queue converges", async () => {
+    stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
+    const s = stack;
+    await fault(s, { path: "/scim/v2", status: 401 });
+    await provision(s);
+
+    const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    expect(family).toMatchObject({ family: "scim", state: "cooling", reason: "auth" });
+    await expectNoSpendFor(s, 1_500);
+    expect(await queued(s)).toBeGreaterThan(0); // the work waits in the queue
+
+    // The overview shows the panel with a resume button (admin); the UI action lifts it.
+    const agent = request.agent(s.service.url);
+    const login = await agent.get("/admin/login");
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(login.text)![1]!;
+    await agent.post("/admin/login").type("form").send({ _csrf: csrf, token: ADMIN_TOKEN });
+    const page = await agent.get("/admin");
+    expect(page.text).toContain("Platform quarantine");
+    expect(page.text).toContain("credentials refused");
+    expect(page.text).toContain('action="/admin/quarantine/scim/resume"');
+
+    await clearFaults(s);
+    const pageCsrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const resumed = await agent.post("/admin/quarantine/scim/resume").type("form").send({ _csrf: pageCsrf });
+    expect(resumed.status).toBe(303);
+    const forged = await agent.post("/admin/quarantine/scim/resume").type("form").send({ _csrf: "forged" });
+    expect(forged.status).toBe(403);
+    await expectConverged(s);
+
+    // The admin API answers 404 for a family that is not quarantined.
+    const again = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    expect(again.status).toBe(404);
+  });
+
+  it("after the cooling period one probe decides: a failing probe extends it, a healthy one lifts it", async () => {
+    stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "1" } });
+    const s = stack;
+    await fault(s, { path: "/scim/v2", status: 403 });
+    await provision(s);
+    await waitFor("the quarantine", async () => (await quarantined(s)).length > 0);
+    const failed = await waitFor("a failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 2));
+    expect(failed.reason).toBe("auth");
+    // Each probe is one call: two failed probes cost at most a few calls, not a reconcile pass each second.
+    const spentWhileQuarantined = await debits(s);
+    await waitFor("a third failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 3));
+    expect((await debits(s)) - spentWhileQuarantined).toBeLessThanOrEqual(3);
+
+    await clearFaults(s);
+    await expectConverged(s);
+  });
+
+  it("a failure rate over the threshold (503s) quarantines the family; the admin API resumes it", async () => {
+    stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
+    const s = stack;
+    await fault(s, { path: "/scim/v2", status: 503, probability: 0.8 });
+    await provision(s);
+    const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    expect(family).toMatchObject({ family: "scim", reason: "failure_rate" });
+    await expectNoSpendFor(s, 1_500);
+
+    await clearFaults(s);
+    const res = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    expect(res.status).toBe(200);
+    await expectConverged(s);
+  });
+});
