@@ -101,8 +101,15 @@ describe("three replicas on one database", () => {
     // No duplicate calls: one POST per account ever created, one DELETE per deactivation, and every
     // call the platform saw was debited once in the shared ledger.
     const stats = (await request(emulator.url).get("/_emulator/stats")).body as { requests: Record<string, number>; scimDaily: { used: number } };
-    expect(stats.requests["POST /scim/v2/Users"]).toBe(USERS);
-    expect(stats.requests["DELETE /scim/v2/Users/{id}"]).toBe(5);
+    const [created] = await database.db.query(
+      `SELECT count(*)::int AS n, count(DISTINCT lower(user_name))::int AS users FROM reconcile_log WHERE action = 'create' AND outcome = 'succeeded'`,
+    );
+    const [removed] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_log WHERE action = 'deprovision' AND outcome = 'succeeded'`);
+    expect(stats.requests["POST /scim/v2/Users"]).toBe(created.n);
+    expect(created.n).toBe(created.users); // never two creates for one user
+    // Users deactivated before their account was made need no call at all.
+    expect(created.n - removed.n).toBe(USERS - 5);
+    expect(stats.requests["DELETE /scim/v2/Users/{id}"] ?? 0).toBe(removed.n);
     const debits: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM budget_debits`);
     expect(stats.scimDaily.used).toBe(debits[0]!.n);
     const verifications: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM budget_debits WHERE action = 'verify'`);
