@@ -94,18 +94,27 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     }
   }
 
-  /** Kills the connector at a random moment of the burst that was just pushed; returns when it is gone. */
+  /**
+   * Kills the connector at a random moment of the burst that was just pushed; returns when it is
+   * gone. If the burst is nearly drained before that moment (a loaded machine), it kills at once,
+   * so that every trial kills with work still queued and calls in flight.
+   */
   async function killMidBurst(maxDelayMs = 1000): Promise<void> {
-    const delay = 100 + Math.floor(Math.random() * (maxDelayMs - 100));
-    killMoments.push(delay);
-    await new Promise((r) => setTimeout(r, delay));
-    // The burst must still be under way: otherwise the trial proves nothing.
-    const pending: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
+    const target = Date.now() + 50 + Math.floor(Math.random() * (maxDelayMs - 50));
+    const started = Date.now();
+    let queued = 0;
+    for (;;) {
+      const rows: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
+      queued = rows[0]!.n;
+      if (Date.now() >= target || queued <= 2) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    killMoments.push(Date.now() - started);
     const exited = new Promise((resolve) => child!.once("exit", resolve));
     child!.kill("SIGKILL");
     await exited;
     child = undefined;
-    expect(pending[0]!.n, "work was still queued when the connector was killed").toBeGreaterThan(0);
+    expect(queued, "work was still queued when the connector was killed").toBeGreaterThan(0);
   }
 
   const scim = (method: "get" | "post" | "patch", p: string, body?: unknown) => {
