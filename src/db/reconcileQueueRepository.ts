@@ -24,7 +24,8 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
   await manager.query(
-    `INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation)
+    `WITH marked AS (
+     INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation)
        SELECT id, $2::jsonb, $3, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint FROM unnest($1::uuid[]) AS id ORDER BY id
      ON CONFLICT (user_id) DO UPDATE SET
        generation = GREATEST(reconcile_queue.generation + 1, EXCLUDED.generation),
@@ -35,11 +36,12 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
        not_before = '-infinity',
        attempts = 0,
        last_error = NULL,
-       parked_at = NULL`,
+       parked_at = NULL
+     RETURNING 1)
+     -- The NOTIFY is delivered at commit and wakes idle workers on every replica; one statement, one round trip.
+     SELECT pg_notify('reconcile_queue', '') WHERE EXISTS (SELECT 1 FROM marked)`,
     [ids, JSON.stringify(trigger), SOURCE_RANK[trigger.kind]],
   );
-  // Delivered at commit: wakes idle reconcile workers on every replica.
-  await manager.query(`SELECT pg_notify('reconcile_queue', '')`);
 }
 
 type Queryable = { query(sql: string, params?: unknown[]): Promise<any> };
