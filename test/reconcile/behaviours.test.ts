@@ -33,7 +33,7 @@ describe("reconciler behaviours against the emulator", () => {
 
   beforeAll(async () => {
     // A short platform timeout lets a delayed create time out after the platform applied it.
-    stack = await startStack({ env: { PLATFORM_TIMEOUT_MS: "1000" } });
+    stack = await startStack({ env: { PLATFORM_TIMEOUT_MS: "2000" } });
     marketing = await idp(stack).createGroup("Marketing");
     analysts = await idp(stack).createGroup("Analysts-EU");
   });
@@ -106,7 +106,7 @@ describe("reconciler behaviours against the emulator", () => {
 
   it("a create that timed out after the platform applied it is adopted by lookup, never POSTed again", async () => {
     const userName = "timed-out@example.com";
-    await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", delayMs: 2_500, count: 1 });
+    await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", delayMs: 3_000, count: 1 });
     const before = await counts();
     await provisioned(userName);
     expect(await delta(before)).toEqual({ post: 1, lookup: 1, put: 0 });
