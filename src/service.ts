@@ -14,6 +14,7 @@ import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
 import { MappingStore } from "./reconcile/mappingStore.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
+import { ServiceMetrics } from "./metrics/index.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -54,7 +55,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
-  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform, quarantine }) : undefined;
+  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine });
+  const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
+  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform, quarantine, onLogged }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
   const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
@@ -91,6 +94,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
+    metrics,
   });
   server?.on("request", app);
   if (server)   log.info("http", "listening", { url });

@@ -4,7 +4,9 @@ import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
+import type { ServiceMetrics } from "../metrics/index.js";
 import { healthRouter } from "./health.js";
+import { metricsRouter, scimLatency } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimRouter } from "./scim/index.js";
 
@@ -19,6 +21,8 @@ export type AppDeps = {
   adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken">;
   adminSources?: AdminDataSources;
   adminActions?: AdminActions;
+  /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
+  metrics?: ServiceMetrics;
 };
 
 export function createApp(deps: AppDeps): Express {
@@ -27,7 +31,8 @@ export function createApp(deps: AppDeps): Express {
   app.set("trust proxy", "loopback");
   app.use(requestContext);
   app.use(healthRouter(deps.db));
-  app.use("/scim/v2", scimRouter(deps));
+  if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
+  app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
   app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN }));
   app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
   return app;

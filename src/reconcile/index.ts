@@ -8,7 +8,7 @@ import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
 import type { MappingStore } from "./mappingStore.js";
-import { Reconciler } from "./reconciler.js";
+import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
 import { ReconcileWorker } from "./worker.js";
 
 /** Where the connector sends SCIM calls: the platform, or the emulator standing in for it. */
@@ -35,6 +35,8 @@ export function createReconciliation(options: {
   platform: PlatformTarget;
   /** Counts the transport's outcomes and gates the worker's claims (see platform/quarantine.ts). */
   quarantine?: PlatformQuarantine;
+  /** Told of each reconciliation-log entry the reconciler writes (metrics). */
+  onLogged?: ReconcilerDeps["onLogged"];
 }): Reconciliation {
   const { env, db, clock, quarantine } = options;
   const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
@@ -50,6 +52,7 @@ export function createReconciliation(options: {
     policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE },
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },
     drift: env.RESYNC_DRIFT,
+    ...(options.onLogged ? { onLogged: options.onLogged } : {}),
   });
   const lease = new WorkerLease(options.databaseUrl, ["reconcile_queue"]);
   const worker = new ReconcileWorker(db, clock, reconciler, lease, budget, {

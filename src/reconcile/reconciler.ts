@@ -35,6 +35,8 @@ export type ReconcilerDeps = {
   breaker: BreakerPolicy;
   /** What verification does with drift: put back what was applied, or only report it. */
   drift: "enforce" | "report";
+  /** Told of each log entry written (the reconcile-outcome metric). */
+  onLogged?: (action: LogAction, outcome: LogOutcome) => void;
 };
 
 /** One reconcile of one user: everything it learned and spent, for the log. */
@@ -344,6 +346,7 @@ export class Reconciler {
       error: extra.error,
       actor: run.actor,
     });
+    this.deps.onLogged?.(action, outcome);
     run.calls = 0; // each entry reports the calls spent since the previous one
   }
 }

@@ -1,0 +1,51 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Router, type NextFunction, type Request, type Response } from "express";
+import { methodLabel, scimRouteTemplate, statusClass } from "../metrics/scimRoutes.js";
+import type { ServiceMetrics } from "../metrics/index.js";
+import { isLoopbackAddress } from "./admin/exposure.js";
+
+/**
+ * GET /metrics (Prometheus text). This service holds the keys to a company's dashboard, so even
+ * its metrics let no one in: with METRICS_TOKEN set, a scraper sends `Authorization: Bearer
+ * <METRICS_TOKEN>`; without it, only a caller on this machine that did not come through a proxy
+ * (no X-Forwarded-For) is answered.
+ */
+export function metricsRouter(metrics: ServiceMetrics, token: string | undefined): Router {
+  const router = Router();
+  const expected = token ? digest(token) : undefined;
+  router.get("/metrics", async (req, res) => {
+    if (!allowed(req, expected)) {
+      if (expected) res.setHeader("WWW-Authenticate", 'Bearer realm="scim-connector metrics"');
+      res.status(expected ? 401 : 403).type("text/plain").send(expected ? "Send Authorization: Bearer <METRICS_TOKEN>.\n" : "Set METRICS_TOKEN to scrape from another host.\n");
+      return;
+    }
+    res.setHeader("Cache-Control", "no-store");
+    res.type(metrics.contentType).send(await metrics.render());
+  });
+  return router;
+}
+
+function allowed(req: Request, expected: Buffer | undefined): boolean {
+  if (expected) {
+    const match = /^Bearer\s+(.+)$/i.exec(req.get("authorization") ?? "");
+    return match !== null && timingSafeEqual(digest(match[1]!.trim()), expected);
+  }
+  return isLoopbackAddress(req.socket.remoteAddress) && req.get("x-forwarded-for") === undefined && req.get("forwarded") === undefined;
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+/** Times every request under /scim/v2 (mounted before the SCIM router, so 401s and 4xx count too). */
+export function scimLatency(metrics: ServiceMetrics) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    const route = scimRouteTemplate(req.path); // now: nested routers rewrite req.url while they run
+    res.once("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.scimRequestDuration.observe({ method: methodLabel(req.method), route, status_class: statusClass(res.statusCode) }, seconds);
+    });
+    next();
+  };
+}

@@ -1,0 +1,102 @@
+import client, { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import { log } from "../logging/logger.js";
+import { mirrorLag } from "../mirror/status.js";
+import { QUARANTINED_FAMILIES, type PlatformQuarantine } from "../platform/quarantine.js";
+import type { BudgetPolicy } from "../reconcile/budget.js";
+import { queueStatus } from "../reconcile/queueStatus.js";
+
+/**
+ * The service's Prometheus metrics, on a registry per service (not prom-client's global one),
+ * so that tests can run several services in one process. Counters and the SCIM latency
+ * histogram are updated as things happen; everything stored in PostgreSQL (budget, queue, mirror
+ * lag, quarantine) is read at scrape time, so every replica answers with the same shared truth.
+ */
+
+export type ScrapeSources = {
+  db: DataSource;
+  clock: Clock;
+  budget: BudgetPolicy;
+  quarantine: Pick<PlatformQuarantine, "list">;
+};
+
+const PREFIX = "scim_connector_";
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly reconcileOutcomes: Counter<"action" | "outcome">;
+  readonly scimRequestDuration: Histogram<"method" | "route" | "status_class">;
+  private readonly gauges;
+
+  constructor(private readonly sources: ScrapeSources) {
+    const registers = [this.registry];
+    this.reconcileOutcomes = new Counter({
+      name: `${PREFIX}reconcile_outcomes_total`,
+      help: "Reconciliation log entries written, by action and outcome",
+      labelNames: ["action", "outcome"],
+      registers,
+    });
+    this.scimRequestDuration = new Histogram({
+      name: `${PREFIX}scim_request_duration_seconds`,
+      help: "IdP-facing SCIM request latency, by method, route template and status class",
+      labelNames: ["method", "route", "status_class"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name: PREFIX + name, help, labelNames, registers });
+    this.gauges = {
+      budgetLimit: gauge("budget_limit_calls", "Platform SCIM calls allowed in the current budget window"),
+      budgetUsed: gauge("budget_used_calls", "Platform SCIM calls debited in the current budget window"),
+      budgetRemaining: gauge("budget_remaining_calls", "Platform SCIM calls left in the window: ordinary work (reserve excluded) or with_reserve (deprovisions)", ["kind"]),
+      budgetResets: gauge("budget_resets_at_seconds", "When the budget window resets (Unix time)"),
+      queueDepth: gauge("reconcile_queue_depth", "Users waiting in the reconcile queue, by priority", ["priority"]),
+      queueParked: gauge("reconcile_queue_parked", "Users parked after a terminal failure (need an admin)"),
+      mirrorPending: gauge("mirror_pending_rows", "Mirror changes not yet pushed, by mirror table", ["table"]),
+      mirrorOldest: gauge("mirror_oldest_pending_seconds", "Age of the oldest mirror change not yet pushed, by mirror table (0 when none)", ["table"]),
+      quarantined: gauge("platform_quarantined", "1 while a platform family is quarantined (its work paused)", ["family"]),
+      databaseUp: gauge("metrics_database_up", "0 when the last scrape could not read PostgreSQL (the stored gauges are then stale)"),
+    };
+  }
+
+  /** Prometheus text: this service's registry, then prom-client's default one (the mirror worker's counters). */
+  async render(): Promise<string> {
+    await this.refresh();
+    return `${await this.registry.metrics()}\n${await client.register.metrics()}`;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Reads the stored state into the gauges; a database outage leaves them stale and says so. */
+  private async refresh(): Promise<void> {
+    const { db, clock, budget, quarantine } = this.sources;
+    const now = clock.now();
+    const g = this.gauges;
+    try {
+      const [queue, mirror, quarantined] = await Promise.all([queueStatus(db, budget, now), mirrorLag(db, now), quarantine.list()]);
+      g.budgetLimit.set(queue.budget.limit);
+      g.budgetUsed.set(queue.budget.used);
+      g.budgetRemaining.set({ kind: "ordinary" }, queue.budget.remaining);
+      g.budgetRemaining.set({ kind: "with_reserve" }, queue.budget.remainingWithReserve);
+      g.budgetResets.set(Math.floor(queue.budget.resetsAt.getTime() / 1000));
+      g.queueDepth.reset();
+      for (const p of queue.pending) g.queueDepth.inc({ priority: p.name }, p.count);
+      g.queueParked.set(queue.parked);
+      g.mirrorPending.reset();
+      g.mirrorOldest.reset();
+      for (const m of mirror) {
+        g.mirrorPending.set({ table: m.table }, m.pending);
+        g.mirrorOldest.set({ table: m.table }, m.lagSeconds ?? 0);
+      }
+      g.quarantined.reset();
+      for (const family of QUARANTINED_FAMILIES) g.quarantined.set({ family }, 0);
+      for (const q of quarantined) g.quarantined.set({ family: q.family }, 1);
+      g.databaseUp.set(1);
+    } catch (error) {
+      g.databaseUp.set(0);
+      log.warn("metrics", "stored gauges not refreshed", { error });
+    }
+  }
+}
