@@ -1,0 +1,33 @@
+# scim-connector image: `docker build -t scim-connector .`
+# Runs `node dist/main.js` as a non-root user; PostgreSQL comes from DATABASE_URL (see
+# docker-compose.yml and docs/operations.md).
+
+# --- build: all dependencies, TypeScript compiled to dist/ ---
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build
+
+# --- runtime: production dependencies only, the build output, the CLI shim and the default config ---
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    PORT=8080 \
+    HOST=0.0.0.0
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+COPY config ./config
+# .data holds the development IdP token when SCIM_TOKEN is unset; the image user must own it.
+RUN mkdir -p /app/.data && chown node:node /app/.data && ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/main.js"]
