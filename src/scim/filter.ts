@@ -62,7 +62,9 @@ function tokenize(input: string): Token[] {
       i = j + 1;
     } else {
       let j = i;
-      while (j < input.length && !/[\s()[\]"]/.test(input[j]!)) j++;
+      // Words end only at the whitespace skipped above: ending them at any other \s (U+00A0, U+FEFF)
+      // made an empty word that never advanced, and the tokenizer looped until the heap ran out.
+      while (j < input.length && !/[ \t\n\r()[\]"]/.test(input[j]!)) j++;
       tokens.push({ kind: "word", text: input.slice(i, j), at: i });
       i = j;
     }
