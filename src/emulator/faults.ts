@@ -17,6 +17,8 @@ export type Fault = {
   probability?: number;
   delayMs: number;
   dropConnection: boolean;
+  /** Seconds sent as `Retry-After` with the status (a 429 or 503 that says when to come back). */
+  retryAfter?: number;
 };
 
 export type FaultSpec = Omit<Fault, "id">;
@@ -38,6 +40,9 @@ export function parseFaultSpec(input: unknown): FaultSpec {
   const dropConnection = o.dropConnection ?? false;
   if (typeof dropConnection !== "boolean") throw badRequest("dropConnection must be a boolean");
   if (status === null && !dropConnection && delayMs === 0) throw badRequest("a fault needs a status, a delayMs or dropConnection");
+  if (o.retryAfter !== undefined && (typeof o.retryAfter !== "number" || !Number.isInteger(o.retryAfter) || o.retryAfter < 0 || status === null)) {
+    throw badRequest("retryAfter must be whole seconds, with a status");
+  }
   return {
     method: typeof o.method === "string" ? o.method.toUpperCase() : undefined,
     path,
@@ -46,6 +51,7 @@ export function parseFaultSpec(input: unknown): FaultSpec {
     probability: o.probability as number | undefined,
     delayMs,
     dropConnection,
+    ...(o.retryAfter !== undefined ? { retryAfter: o.retryAfter as number } : {}),
   };
 }
 
@@ -104,6 +110,7 @@ export function faultMiddleware(faults: FaultList): RequestHandler {
         return;
       }
       if (fault.status !== null) {
+        if (fault.retryAfter !== undefined) res.set("Retry-After", String(fault.retryAfter));
         res.status(fault.status).type("application/json; charset=utf-8").send(JSON.stringify({ message: "Injected fault" }));
         return;
       }
