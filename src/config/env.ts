@@ -28,6 +28,21 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
   PORT: port(8080),
   HOST: z.string().default("0.0.0.0"),
+  /**
+   * Which proxies' X-Forwarded-* headers to believe (Express "trust proxy"): "loopback" (a proxy on
+   * this host), a hop count, or comma-separated addresses/CIDRs of the TLS-terminating proxy.
+   * Decides req.secure (the admin cookie's Secure flag) and the client address in logs.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default("loopback")
+    .transform((raw): string | number | false => {
+      const value = raw.trim();
+      if (value === "") return "loopback"; // empty counts as unset, like every other setting
+      if (value === "false") return false;
+      return /^\d+$/.test(value) ? Number(value) : value;
+    })
+    .refine((v) => v !== "true", { message: 'trusting every proxy lets any client forge its address; name the proxy (e.g. "10.0.0.0/8") or a hop count' }),
   PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),

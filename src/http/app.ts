@@ -28,7 +28,7 @@ export type AppDeps = {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", "loopback");
+  app.set("trust proxy", deps.env.TRUST_PROXY);
   app.use(requestContext);
   app.use(healthRouter(deps.db));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
