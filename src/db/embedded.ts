@@ -30,6 +30,8 @@ export type EmbeddedOptions = {
   /** Trade durability for speed (fsync off): only for throwaway test clusters. */
   throwaway?: boolean;
   database?: string;
+  /** A fixed port (a test restarting the server where its clients expect it); default a free one. */
+  port?: number;
 };
 
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
@@ -38,7 +40,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const passwordFile = `${dir}.password`;
   const fresh = !existsSync(path.join(dir, "PG_VERSION"));
   const password = fresh ? randomPassword() : await readFile(passwordFile, "utf8").catch(() => "postgres");
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
