@@ -1,0 +1,101 @@
+import request from "supertest";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadEnv } from "../../src/config/env.js";
+import { startService, type Service } from "../../src/service.js";
+import { ADMIN_TOKEN, IDP_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+
+/**
+ * The quarantine is shared state: a family one replica quarantines is paused on every replica
+ * (a second service on the same database claims nothing), and the mirror sync's REST families
+ * are quarantined and resumed like the SCIM family.
+ */
+
+let stack: Stack | undefined;
+let second: Service | undefined;
+afterEach(async () => {
+  await second?.close();
+  second = undefined;
+  await stack?.close();
+  stack = undefined;
+});
+
+async function count(s: Stack, sql: string): Promise<number> {
+  const rows: { n: number }[] = await s.database.db.query(sql);
+  return rows[0]!.n;
+}
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const families = async (url: string) =>
+  (await request(url).get("/admin/api/quarantine").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.families as { family: string; reason: string }[];
+
+describe("shared quarantine", () => {
+  it("one replica's discovery pauses another replica on the same database; resuming on either resumes both", async () => {
+    stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
+    const s = stack;
+    await request(s.emulator.url).post("/_emulator/faults").send({ path: "/scim/v2", status: 401 });
+    const client = idp(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await client.createUser(`r${i}@example.com`));
+    await client.createGroup("Marketing", ids);
+    await waitFor("the first replica to quarantine scim", async () => (await families(s.service.url)).length > 0);
+
+    // A second replica starts with its own workers, and learns of the quarantine from the table.
+    second = await startService({
+      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: s.mappingFile, RECONCILE_POLL_MS: "100", QUARANTINE_COOLING_SECONDS: "3600" }),
+      databaseUrl: s.database.url,
+      platform: { url: s.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
+    });
+    await s.service.quarantine.settled();
+    await new Promise((r) => setTimeout(r, 500));
+    const spent = await count(s, `SELECT count(*)::int AS n FROM budget_debits`);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await count(s, `SELECT count(*)::int AS n FROM budget_debits`)).toBe(spent);
+    expect(await families(second.url)).toMatchObject([{ family: "scim", reason: "auth" }]);
+    const metrics = await request(second.url).get("/metrics");
+    expect(metrics.text).toContain('scim_connector_platform_quarantined{family="scim"} 1');
+
+    await request(s.emulator.url).delete("/_emulator/faults");
+    expect((await request(second.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
+    await waitForQueueIdle(s, 60_000);
+    const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("r"));
+    expect(users).toHaveLength(10);
+    expect(await families(s.service.url)).toEqual([]);
+  });
+
+  it("the mirror sync's email family: 503s quarantine it, changes stay pending, a resume pushes them", async () => {
+    stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
+    const s = stack;
+    await request(s.emulator.url).post("/_emulator/faults").send({ path: "/email/status", status: 503 });
+    await s.database.db.query(
+      `INSERT INTO mirror.email_subscription_states (email, subscription_state) SELECT 'm' || i || '@example.com', 'subscribed' FROM generate_series(1, 30) AS i`,
+    );
+    const [family] = await waitFor("the email family's quarantine", async () => {
+      const list = await families(s.service.url);
+      return list.length > 0 && list;
+    });
+    expect(family).toMatchObject({ family: "email.status", reason: "failure_rate" });
+    const pending = `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE kind = 'email'`;
+    expect(await count(s, pending)).toBe(30); // nothing lost
+    // Paused: no request of the family reaches the platform any more.
+    await s.service.quarantine.settled();
+    await new Promise((r) => setTimeout(r, 500));
+    const sent = (await emulatorStats(s)).requests["POST /email/status"] ?? 0;
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect((await emulatorStats(s)).requests["POST /email/status"] ?? 0).toBe(sent);
+
+    await request(s.emulator.url).delete("/_emulator/faults");
+    expect((await adminApi(s)("/quarantine")).body.families).toHaveLength(1);
+    const resumed = await request(s.service.url).post(`/admin/api/quarantine/${encodeURIComponent("email.status")}/resume`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    expect(resumed.status).toBe(200);
+    await waitFor("the pending emails to be pushed", async () => (await count(s, pending)) === 0);
+    const state = (await request(s.emulator.url).get("/_emulator/state")).body as { emailStates: Record<string, unknown> };
+    expect(Object.keys(state.emailStates).filter((e) => e.startsWith("m"))).toHaveLength(30);
+  });
+});
