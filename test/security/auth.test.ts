@@ -99,7 +99,7 @@ for (const mode of ["local", "saml"] as const) {
     let revoked: string;
 
     beforeAll(async () => {
-      const saml = mode === "saml" ? { SAML_ENTRY_POINT: "https://idp.example.test/sso", SAML_ISSUER: "https://scim.example.test/admin/saml/metadata", SAML_IDP_CERT: makeIdpKeys().cert, SAML_CALLBACK_URL: SAML_ACS } : {};
+      const saml: Record<string, string> = mode === "saml" ? { SAML_ENTRY_POINT: "https://idp.example.test/sso", SAML_ISSUER: "https://scim.example.test/admin/saml/metadata", SAML_IDP_CERT: makeIdpKeys().cert, SAML_CALLBACK_URL: SAML_ACS } : {};
       stack = await startStack({ workers: false, env: { METRICS_TOKEN, ...saml } });
       routes = enumerateRoutes(appListeningOn(stack.service.url));
       // A token made and revoked with the CLI, as an operator would.
