@@ -22,21 +22,29 @@ export function currentLogContext(): Context {
 const SECRET_KEY = /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash/i;
 const TRUNCATE_KEY = /html|body/i;
 const MAX_FIELD_CHARS = 500;
+// Emails in any logged string (an error detail can echo a filter or a PATCH path) keep only the
+// first character of the local part, as actorForLog does; the database logs keep the full name.
+const EMAIL = /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
+
+function scrubText(value: string): string {
+  const text = value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value;
+  return text.replace(EMAIL, "$1…@$2");
+}
 
 export function scrub(value: unknown, depth = 0): unknown {
   if (depth > 6) return "[deep]";
   if (Array.isArray(value)) return value.slice(0, 50).map((v) => scrub(v, depth + 1));
-  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value instanceof Error) return { name: value.name, message: scrubText(value.message) };
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
       if (SECRET_KEY.test(key)) out[key] = "[redacted]";
-      else if (TRUNCATE_KEY.test(key) && typeof inner === "string" && inner.length > 80) out[key] = `${inner.slice(0, 80)}…`;
+      else if (TRUNCATE_KEY.test(key) && typeof inner === "string" && inner.length > 80) out[key] = scrubText(`${inner.slice(0, 80)}…`);
       else out[key] = scrub(inner, depth + 1);
     }
     return out;
   }
-  if (typeof value === "string" && value.length > MAX_FIELD_CHARS) return `${value.slice(0, MAX_FIELD_CHARS)}…`;
+  if (typeof value === "string") return scrubText(value);
   return value;
 }
 
