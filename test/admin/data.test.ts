@@ -240,5 +240,10 @@ describe("admin data sources against the reconciler and the emulator", () => {
     }, "the resync's re-derivation");
     await waitForQueueIdle(stack);
     expect((await agent.get("/admin")).text).not.toContain("Full resyncs are not available");
+    // The run's progress is on the page: users evaluated out of the total, and the ETA column.
+    const [{ n: users }] = await stack.service.db.query(`SELECT count(*)::int AS n FROM idp_users`);
+    const after = await agent.get("/admin/runs");
+    expect(after.text).toContain(`${users} / ${users}`);
+    expect(after.text).toContain("ETA");
   });
 });

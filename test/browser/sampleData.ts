@@ -77,7 +77,7 @@ export function sampleSources(): AdminDataSources {
             durationLabel: "within today's budget",
           },
     runs: async () => ({
-      runs: [{ id: "r1", startedAt: new Date("2026-11-20T02:00:00Z"), finishedAt: new Date("2026-11-20T02:40:00Z"), status: "finished", verified: 900, drift: 2, callsSpent: 902 }],
+      runs: [{ id: "r1", startedAt: new Date("2026-11-20T02:00:00Z"), finishedAt: new Date("2026-11-20T02:40:00Z"), status: "finished", evaluated: 1200, usersTotal: 1200, queued: 3, verified: 900, verifyTotal: 900, drift: 2, callsSpent: 902, eta: null }],
       nextRunAt: new Date("2026-11-21T02:00:00Z"),
     }),
     mirror: async () => ({

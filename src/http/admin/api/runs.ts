@@ -1,11 +1,11 @@
 import { Router } from "express";
 import type { DataSource } from "typeorm";
 import { z } from "zod";
-import { getBudgetStatus } from "../../../db/budgetRepository.js";
 import { getRun, listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
 import { BadRequestError, NotFoundError } from "../../../errors.js";
 import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
-import { allowance, estimateDrain, type BudgetPolicy } from "../../../reconcile/budget.js";
+import { resyncEta } from "../../../jobs/resyncEta.js";
+import type { BudgetPolicy } from "../../../reconcile/budget.js";
 
 const resyncBody = z.strictObject({ dryRun: z.boolean().default(false), verify: z.boolean().default(false) });
 
@@ -53,14 +53,7 @@ export async function presentRun(db: DataSource, budget: BudgetPolicy, run: Resy
     },
     /** For a dry run: what would change, and the platform calls it would cost. */
     plan: run.planSummary,
-    eta: (await runEta(db, budget, run, now))?.toISOString() ?? null,
+    eta: (await resyncEta(db, budget, run, now))?.toISOString() ?? null,
     error: run.error,
   };
-}
-
-/** When verification should be done at the spare-budget pace (null when nothing is left to verify). */
-async function runEta(db: DataSource, budget: BudgetPolicy, run: ResyncRun, now: Date): Promise<Date | null> {
-  if (run.status !== "running" || run.phase !== "verify") return null;
-  const status = await getBudgetStatus(db, budget, now);
-  return estimateDrain(now, Math.max(0, run.verifyTotal - run.verified), status.spareForVerification, allowance(budget, "verify"), status.resetsAt);
 }

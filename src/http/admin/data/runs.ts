@@ -1,6 +1,7 @@
 import { CronExpressionParser } from "cron-parser";
 import { listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
 import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
+import { resyncEta } from "../../../jobs/resyncEta.js";
 import type { AdminActor } from "../actor.js";
 import type { OverviewData } from "../ui/pages/overview.js";
 import type { RunRow, RunsData } from "../ui/pages/runs.js";
@@ -26,19 +27,26 @@ export function nextFiring(cron: string, now: Date): Date | null {
   }
 }
 
-const presentRun = (r: ResyncRun): RunRow => ({
+const presentRun = (r: ResyncRun, eta: Date | null = null): RunRow => ({
   id: r.id,
   startedAt: r.startedAt,
   finishedAt: r.finishedAt,
   status: runStatus(r),
+  evaluated: r.usersEvaluated,
+  usersTotal: r.usersTotal,
+  queued: r.usersQueued,
   verified: r.verified,
+  verifyTotal: r.verifyTotal,
   drift: r.drifted,
   callsSpent: r.callsSpent,
+  eta,
 });
 
 export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
   const runs = await listRuns(deps.db, 50);
-  return { runs: runs.map(presentRun), nextRunAt: nextFiring(resync.cron, deps.clock.now()) };
+  const now = deps.clock.now();
+  const rows = await Promise.all(runs.map(async (r) => presentRun(r, await resyncEta(deps.db, deps.budget, r, now))));
+  return { runs: rows, nextRunAt: nextFiring(resync.cron, now) };
 }
 
 export async function lastRuns(deps: AdminDataDeps): Promise<NonNullable<OverviewData["lastRuns"]>> {
