@@ -141,6 +141,14 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(page.text).toContain("− workspace EU Production: send_campaigns_canvases");
     expect(page.text).toContain("editing MAPPING_FILE");
     expect(page.text).not.toContain("Apply this mapping");
+    // The same draft uploaded as a file (multipart) previews the same; without the CSRF field it is refused.
+    const uploaded = await agent.post("/admin/mapping/preview").field("_csrf", await csrf()).field("draft", "").attach("draftFile", Buffer.from(DRAFT), "mapping.yaml");
+    expect(uploaded.status).toBe(200);
+    expect(uploaded.text).toContain("− workspace EU Production: send_campaigns_canvases");
+    const forged = await agent.post("/admin/mapping/preview").attach("draftFile", Buffer.from(DRAFT), "mapping.yaml");
+    expect(forged.status).toBe(403);
+    const tooLarge = await agent.post("/admin/mapping/preview").field("_csrf", await csrf()).attach("draftFile", Buffer.alloc(1_100_000, "a"), "big.yaml");
+    expect(tooLarge.status).toBe(413);
     const apply = await agent.post("/admin/mapping/apply").type("form").send({ _csrf: await csrf(), draft: DRAFT });
     expect(apply.status).toBe(303);
     expect((await agent.get("/admin/mapping")).text).toContain("does not write the file");

@@ -13,6 +13,7 @@ import { localLoginRouter } from "./auth/localLogin.js";
 import { samlRouter } from "./auth/saml.js";
 import { renderSignInPage } from "./auth/signInPage.js";
 import { verifyCsrf } from "./csrf.js";
+import { draftUpload } from "./upload.js";
 import { adminAuthMode, isLoopbackAddress } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { requireSignedIn } from "./policy.js";
@@ -62,6 +63,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES }));
   router.use(loadActor);
   if (saml) router.use(saml); // metadata, login redirect and the ACS
+  router.use("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
   router.use(verifyCsrf);
 
   router.get("/login", (req, res) => {

@@ -54,16 +54,18 @@ export function MappingPage(props: { data: MappingData | undefined; draft?: stri
         )}
       </Section>
       <Section title="Preview a draft">
-        <form method="post" action={`${base}/preview`} class="stack">
+        <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
           <CsrfField token={ctx.csrf} />
           <label for="draft">
             {data?.applyInstructions
-              ? "Paste a draft mapping (YAML) to see whom it would change and what it would cost. A preview changes nothing."
-              : "Paste a draft mapping (YAML). Nothing changes until you apply it."}
+              ? "Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A preview changes nothing."
+              : "Paste a draft mapping (YAML), or upload the file. Nothing changes until you apply it."}
           </label>
           <textarea id="draft" name="draft" spellcheck={false}>
             {draft}
           </textarea>
+          <label for="draftFile">Or upload a mapping file (used instead of the text above when given)</label>
+          <input type="file" id="draftFile" name="draftFile" accept=".yaml,.yml,text/yaml,text/plain" />
           <button type="submit" class="button">
             Preview changes
           </button>

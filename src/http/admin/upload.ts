@@ -1,0 +1,38 @@
+import busboy from "busboy";
+import type { NextFunction, Request, Response } from "express";
+import { renderMessagePage } from "./ui/render.js";
+
+/**
+ * multipart/form-data for the one form that uploads a file (the draft mapping). Fields become
+ * `req.body` (so the CSRF check reads `_csrf` as for any form); an uploaded file's text becomes
+ * the `draft` field when it is not empty. Bounded: one file, at most `maxBytes`, a few fields.
+ */
+export function draftUpload(maxBytes: number) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!req.is("multipart/form-data")) return next();
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: maxBytes, parts: 12 } });
+    } catch {
+      return renderMessagePage(res, 400, "Bad request", "The upload could not be read.");
+    }
+    const fields: Record<string, string> = {};
+    const chunks: Buffer[] = [];
+    let tooLarge = false;
+    parser.on("field", (name, value) => {
+      fields[name] = value;
+    });
+    parser.on("file", (_name, stream) => {
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("limit", () => (tooLarge = true));
+    });
+    parser.on("error", () => renderMessagePage(res, 400, "Bad request", "The upload could not be read."));
+    parser.on("close", () => {
+      if (tooLarge) return renderMessagePage(res, 413, "Too large", `The uploaded file is larger than ${Math.round(maxBytes / 1024)} KB.`);
+      const file = Buffer.concat(chunks).toString("utf8");
+      req.body = { ...fields, ...(file.trim() ? { draft: file } : {}) };
+      next();
+    });
+    req.pipe(parser);
+  };
+}
