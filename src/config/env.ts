@@ -97,6 +97,8 @@ export const envSchema = z.object({
       return new Set(roles as ("web" | "worker" | "scheduler")[]);
     }),
   PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Mirror sync: how long a claim of pending changes is a worker's; after a crash its changes wait this long (docs/mirror.md). */
+  MIRROR_LEASE_MS: z.coerce.number().int().min(1_000).default(120_000),
   /** Platform quarantine (docs/operations.md): pause a family's work after sustained auth failures or a high failure rate. */
   QUARANTINE_ENABLED: z.stringbool().default(true),
   /** Consecutive 401/403 that quarantine a family (0: never for auth). */

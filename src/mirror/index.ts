@@ -18,7 +18,7 @@ export { MirrorSyncWorker } from "./worker.js";
  * The caller starts it (`start()`) and stops it on shutdown (`stop()`).
  */
 export function createMirrorSync(deps: {
-  env: Pick<Env, "PLATFORM_API_KEY" | "PLATFORM_WORKSPACE_API_KEYS">;
+  env: Pick<Env, "PLATFORM_API_KEY" | "PLATFORM_WORKSPACE_API_KEYS"> & Partial<Pick<Env, "MIRROR_LEASE_MS">>;
   db: DataSource;
   clock: Clock;
   transport: HttpTransport;
@@ -29,5 +29,5 @@ export function createMirrorSync(deps: {
     log.warn("mirror", "mirror sync off: set PLATFORM_API_KEY (and PLATFORM_WORKSPACE_API_KEYS for other workspaces)");
     return undefined;
   }
-  return new MirrorSyncWorker({ db: deps.db, rest: new PlatformRestClient(deps.transport), apiKeys, clock: deps.clock, ...(deps.gate ? { gate: deps.gate } : {}) });
+  return new MirrorSyncWorker({ db: deps.db, rest: new PlatformRestClient(deps.transport), apiKeys, clock: deps.clock, leaseMs: deps.env.MIRROR_LEASE_MS, ...(deps.gate ? { gate: deps.gate } : {}) });
 }

@@ -124,7 +124,13 @@ export async function waitForQuiet(db: Sql, timeoutMs = 60_000): Promise<void> {
               (SELECT count(*) FROM mirror_sync.pending WHERE parked_at IS NULL)::int AS mirror`,
     );
     if (row.queue === 0 && row.mirror === 0) return;
-    if (Date.now() > deadline) throw new Error(`not quiet after ${timeoutMs} ms: ${row.queue} reconcile rows, ${row.mirror} mirror changes`);
+    if (Date.now() > deadline) {
+      const rows = await db.query(
+        `SELECT q.user_id, u.user_name, q.priority, q.action, q.attempts, q.not_before, q.claimed_by, q.last_error FROM reconcile_queue q
+           LEFT JOIN idp_users u ON u.id = q.user_id WHERE q.parked_at IS NULL LIMIT 5`,
+      );
+      throw new Error(`not quiet after ${timeoutMs} ms: ${row.queue} reconcile rows, ${row.mirror} mirror changes; ${JSON.stringify(rows)}`);
+    }
     await delay(100);
   }
 }

@@ -1,0 +1,163 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { addFault, emulatorCounts, EtlWriter, IdpModel, ledgerDebits, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+
+/**
+ * The connector (a child process) SIGKILLed at a random moment, 20 trials in a row. In each
+ * trial the IdP pushes a burst of changes (creates, group moves, deactivations and
+ * reactivations), the workers reconcile them and the ETL keeps writing mirror rows, all at once;
+ * the kill lands somewhere in there. The IdP re-sends what got no answer, as Okta and Entra do.
+ * After a restart every trial must end with the platform exactly as desired, one account per
+ * user, no platform call without a debit, no debit beyond the budget, and every mirror email
+ * state on the platform with its latest value.
+ */
+
+const TRIALS = Number(process.env.SIGKILL_TRIALS ?? 20);
+const BUDGET = 2_000;
+
+describe("SIGKILL at random moments, 20 trials", () => {
+  let database: TestDatabase;
+  let emulator: RunningEmulator;
+  let dir: string;
+  let env: Record<string, string>;
+  let connector: ConnectorProcess | undefined;
+  let lastUrl = "";
+  let idp: ResilientIdp;
+  let etl: EtlWriter;
+  const model = new IdpModel();
+  const figures: { killAtMs: number; idpPushing: boolean; queued: number; mirrorPending: number; settleMs: number }[] = [];
+  const emails = Array.from({ length: 300 }, (_, i) => `kill${i}@example.com`);
+  const GROUPS = ["Marketing", "Analysts-EU", "Platform Admins"];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    emulator = await startEmulator();
+    dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-sigkill-"));
+    await writeFile(path.join(dir, "mapping.yaml"), TEST_MAPPING);
+    env = {
+      DATABASE_URL: database.url,
+      PLATFORM_URL: emulator.url,
+      PLATFORM_SCIM_TOKEN: "dev-scim-token",
+      PLATFORM_API_KEY: "dev-api-key",
+      PLATFORM_REQUEST_ORIGIN: "x",
+      PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET),
+      PLATFORM_TIMEOUT_MS: "2000",
+      // Claims of a killed process come free when their lease ends (docs/mirror.md): short here so trials stay short.
+      MIRROR_LEASE_MS: "5000",
+      SCIM_TOKEN: IDP_TOKEN,
+      ADMIN_TOKEN,
+      MAPPING_FILE: path.join(dir, "mapping.yaml"),
+      RECONCILE_WORKERS: "3",
+      RECONCILE_POLL_MS: "100",
+      QUARANTINE_COOLING_SECONDS: "1",
+      // Twenty trials of leavers add up to a wave the mass-deprovision breaker would hold for an admin (tested elsewhere).
+      DEPROVISION_BREAKER_MIN: "10000",
+    };
+    // Every platform call takes a while, so kills land with calls in flight.
+    await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: 120, status: null });
+    await addFault(emulator.url, { path: "/email/status", delayMs: 120, status: null });
+    connector = await spawnConnector(env);
+    lastUrl = connector.url;
+    idp = new ResilientIdp(() => lastUrl, IDP_TOKEN);
+    etl = new EtlWriter(database.db, emails, 15);
+    for (const g of GROUPS) model.groupIds.set(g, await idp.createGroup(g, []));
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const userName = `k-base${i}@example.com`;
+      const id = await idp.createUser(userName);
+      model.users.set(userName, { id, active: true, groups: new Set(["Marketing"]) });
+      ids.push(id);
+    }
+    await idp.addMembers(model.groupIds.get("Marketing")!, ids);
+    await etl.writeOnce(emails);
+    await waitForQuiet(database.db, 120_000);
+  }, 180_000);
+  afterAll(async () => {
+    await etl?.stop();
+    await connector?.kill("SIGKILL");
+    await emulator?.close();
+    await database?.drop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * One trial's IdP burst, paced over about 1.5 s so a kill can land while it pushes: four
+   * joiners, then changes to six random users, in order; the model follows each answered request.
+   */
+  async function burst(trial: number): Promise<void> {
+    const joiners: string[] = [];
+    for (let k = 0; k < 4; k++) {
+      const userName = `k${trial}-${k}@example.com`;
+      const id = await idp.createUser(userName);
+      model.users.set(userName, { id, active: true, groups: new Set() });
+      joiners.push(userName);
+      await delay(80);
+    }
+    await idp.addMembers(model.groupIds.get("Marketing")!, joiners.map((u) => model.users.get(u)!.id));
+    for (const u of joiners) model.users.get(u)!.groups.add("Marketing");
+    const names = [...model.users.keys()];
+    for (let k = 0; k < 6; k++) {
+      await delay(80);
+      const user = model.users.get(names[Math.floor(Math.random() * names.length)]!)!;
+      const move = Math.floor(Math.random() * 4);
+      if (move === 0) {
+        await idp.setActive(user.id, !user.active);
+        user.active = !user.active;
+      } else {
+        const group = GROUPS[move - 1]!;
+        if (user.groups.has(group)) {
+          await idp.removeMember(model.groupIds.get(group)!, user.id);
+          user.groups.delete(group);
+        } else {
+          await idp.addMembers(model.groupIds.get(group)!, [user.id]);
+          user.groups.add(group);
+        }
+      }
+    }
+  }
+
+  for (let trial = 1; trial <= TRIALS; trial++) {
+    it(`trial ${trial}: killed at a random moment, after a restart the world is exact`, async () => {
+      etl.start(60);
+      let pushing = true;
+      const pushed = burst(trial).finally(() => (pushing = false));
+      const killAtMs = 100 + Math.floor(Math.random() * 1_500);
+      await delay(killAtMs);
+      const [{ queued, mirror }] = await database.db.query(
+        `SELECT (SELECT count(*) FROM reconcile_queue)::int AS queued, (SELECT count(*) FROM mirror_sync.pending)::int AS mirror`,
+      );
+      const idpPushing = pushing;
+      await connector!.kill("SIGKILL");
+      connector = await spawnConnector(env);
+      lastUrl = connector.url;
+      await pushed;
+      await etl.stop();
+      const settled = Date.now();
+      await waitForQuiet(database.db, 60_000);
+      figures.push({ killAtMs, idpPushing, queued, mirrorPending: mirror, settleMs: Date.now() - settled });
+      expect(await worldProblems({ emulatorUrl: emulator.url, db: database.db, budget: BUDGET, expected: model.expected() })).toEqual([]);
+    }, 90_000);
+  }
+
+  it("figures", async () => {
+    const counts = await emulatorCounts(emulator.url);
+    const found = await worldProblems({ emulatorUrl: emulator.url, db: database.db, budget: BUDGET, expected: model.expected() });
+    console.info(
+      `sigkill: ${figures.length} trials; killed at ${figures.map((f) => f.killAtMs).join(", ")} ms into the trials; ` +
+        `${figures.filter((f) => f.idpPushing).length} kills while the IdP was pushing, ${figures.filter((f) => f.queued > 0).length} with reconciles queued, ` +
+        `${figures.filter((f) => f.mirrorPending > 0).length} with mirror changes pending; settle after restart max ${Math.max(...figures.map((f) => f.settleMs))} ms; ` +
+        `IdP: ${idp.requests} requests, ${idp.resent} re-sent; ETL: ${etl.writes} row writes; ${model.users.size} users; ` +
+        `platform: ${counts.requests["POST /scim/v2/Users"] ?? 0} POSTs, ${counts.requests["GET /scim/v2/Users"] ?? 0} lookups, ${counts.scimDaily.used} SCIM calls, ` +
+        `${await ledgerDebits(database.db)} debits of ${BUDGET}; lost or wrong: ${found.length ? found.join("; ") : "nothing"}`,
+    );
+    expect(figures).toHaveLength(TRIALS);
+    expect(found).toEqual([]);
+  });
+});
