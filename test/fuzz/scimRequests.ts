@@ -65,7 +65,42 @@ const USER_PATHS = [
 const GROUP_PATHS = ["members", 'members[value eq "%ID%"]', 'members[value ne "x"]', "displayName", "externalId", "members.value", "members[display pr]", "id", "meta.created"];
 const OPS = ["add", "replace", "remove", "Add", "Replace", "Remove", "ADD", "copy", "move", "test", "", "x"];
 
+/** Operations as Okta and Entra really send them (valid, so the apply logic runs to the end). */
+function realisticOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): Record<string, unknown> {
+  const member = () => ({ value: rng.pick(ids.users) });
+  if (forGroup) {
+    return rng.pick<() => Record<string, unknown>>([
+      () => ({ op: "add", path: "members", value: [member(), member()] }),
+      () => ({ op: "Add", path: "members", value: [member()] }),
+      () => ({ op: "remove", path: `members[value eq "${rng.pick(ids.users)}"]` }),
+      () => ({ op: "Remove", path: "members", value: [member()] }),
+      () => ({ op: "replace", path: "members", value: [member()] }),
+      () => ({ op: "replace", value: { id: rng.pick(ids.groups), displayName: `Renamed ${rng.int(1e6)}` } }),
+      () => ({ op: "Replace", path: "displayName", value: `Renamed ${nastyString(rng).slice(0, 50)}` }),
+      () => ({ op: "replace", path: "externalId", value: nastyString(rng).slice(0, 100) }),
+    ])();
+  }
+  return rng.pick<() => Record<string, unknown>>([
+    () => ({ op: "replace", value: { active: rng.chance(0.5) } }),
+    () => ({ op: "Replace", path: "active", value: rng.pick(["True", "False"]) }),
+    () => ({ op: "replace", path: "name.givenName", value: nastyString(rng).slice(0, 100) }),
+    () => ({ op: "Replace", path: "displayName", value: nastyString(rng).slice(0, 100) }),
+    () => ({ op: "Add", path: 'emails[type eq "work"].value', value: `p${rng.int(1e9)}@example.com` }),
+    () => ({ op: "Replace", path: 'phoneNumbers[type eq "mobile"].value', value: "+1 555 0100" }),
+    () => ({ op: "Add", path: `${ENTERPRISE}:department`, value: nastyString(rng).slice(0, 60) }),
+    () => ({ op: "Replace", path: `${ENTERPRISE}:manager`, value: rng.pick(ids.users) }),
+    () => ({ op: "remove", path: `${ENTERPRISE}:manager` }),
+    () => ({ op: "Add", value: { "name.familyName": "F", title: nastyString(rng).slice(0, 40), [`${ENTERPRISE}:department`]: "Sales" } }),
+    () => ({ op: "remove", path: "title" }),
+    () => ({ op: "replace", path: "emails", value: [{ value: `q${rng.int(1e9)}@example.com`, type: "work", primary: true }] }),
+  ])();
+}
+
 function patchOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
+  if (rng.chance(0.4)) {
+    const op = realisticOperation(rng, forGroup, ids);
+    return rng.chance(0.25) ? mutateJson(rng, op, KEYS) : op;
+  }
   const paths = forGroup ? GROUP_PATHS : USER_PATHS;
   const idFor = () => (rng.chance(0.7) && ids.users.length ? rng.pick(ids.users) : nastyString(rng));
   const path = rng.chance(0.2) ? undefined : rng.chance(0.85) ? rng.pick(paths).replace("%ID%", idFor()) : nastyString(rng);
@@ -86,6 +121,7 @@ function patchOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
 }
 
 function patchBody(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
+  if (rng.chance(0.3)) return { schemas: [PATCH_OP], Operations: Array.from({ length: 1 + rng.int(3) }, () => realisticOperation(rng, forGroup, ids)) };
   const body = { schemas: [PATCH_OP], Operations: Array.from({ length: 1 + rng.int(4) }, () => patchOperation(rng, forGroup, ids)) };
   return rng.chance(0.15) ? mutateJson(rng, body, KEYS) : body;
 }
