@@ -7,6 +7,7 @@ import { loadEnv } from "../../src/config/env.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
+import { TEST_MAPPING } from "./mapping.js";
 
 /**
  * The whole product in one process for end-to-end tests: a fresh database, the emulator as the
@@ -16,27 +17,7 @@ import { createTestDatabase, type TestDatabase } from "./db.js";
 export const IDP_TOKEN = "test-idp-token-0123456789abcdef";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
-export const TEST_MAPPING = `
-department:
-  default: engineering
-  fromAttribute: true
-  translate: { "Finance & Accounting": finance }
-rules:
-  - group: Platform Admins
-    companyPermissions: [admin]
-  - group: Marketing
-    department: marketing
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, send_campaigns_canvases]
-        teams:
-          - name: Lifecycle
-            permissions: [basic_access]
-  - groupPattern: "^Analysts-"
-    workspaces:
-      - name: EU Production
-        permissions: [export_user_data]
-`;
+export { TEST_MAPPING } from "./mapping.js";
 
 export type Stack = {
   database: TestDatabase;
