@@ -292,15 +292,30 @@ export class MirrorSyncWorker {
   }
 
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
-    const deferred = await settleClaimedChanges(this.db, kind, claimId, settlements, this.clock.now());
+    let deferred: Settlement[];
+    try {
+      deferred = await settleClaimedChanges(this.db, kind, claimId, settlements, this.clock.now());
+    } catch (error) {
+      // The database went away after the pushes (a restart): settle as soon as it is back,
+      // instead of leaving the claim to wait out its lease (2 minutes by default).
+      this.deferred.push({ kind, claimId, settlements, tries: 0 });
+      throw error;
+    }
     if (deferred.length) this.deferred.push({ kind, claimId, settlements: deferred, tries: 0 });
   }
 
-  /** Settlements that met a row an ETL transaction was writing: tried again each cycle until the lease would have run out. */
+  /** Settlements that met a row an ETL transaction was writing, or a database away: tried again each cycle until the lease would have run out. */
   private async retryDeferred(): Promise<void> {
     const maxTries = Math.max(1, Math.floor(this.leaseMs / (this.options.pollIntervalMs ?? 1_000)));
-    for (const entry of this.deferred.splice(0)) {
-      const left = await settleClaimedChanges(this.db, entry.kind, entry.claimId, entry.settlements, this.clock.now());
+    const entries = this.deferred.splice(0);
+    for (const [i, entry] of entries.entries()) {
+      let left: Settlement[];
+      try {
+        left = await settleClaimedChanges(this.db, entry.kind, entry.claimId, entry.settlements, this.clock.now());
+      } catch (error) {
+        this.deferred.push(...entries.slice(i)); // the database is still away: keep them for the next cycle
+        throw error;
+      }
       if (left.length && entry.tries + 1 < maxTries) {
         this.deferred.push({ ...entry, settlements: left, tries: entry.tries + 1 });
       }
