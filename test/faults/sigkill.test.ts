@@ -61,7 +61,7 @@ describe("SIGKILL at random moments, 20 trials", () => {
       DEPROVISION_BREAKER_MIN: "10000",
     };
     // Every platform call takes a while, so kills land with calls in flight.
-    await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: 120, status: null });
+    await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: 200, status: null });
     await addFault(emulator.url, { path: "/email/status", delayMs: 120, status: null });
     connector = await spawnConnector(env);
     lastUrl = connector.url;
