@@ -153,6 +153,11 @@ export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<bo
   return rows.length > 0;
 }
 
+/** Gives back a claim this worker could not finish (a statement failed); any worker may take the row again. */
+export async function releaseClaim(db: Queryable, userId: string, workerId: number): Promise<void> {
+  await db.query(`UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL WHERE user_id = $1 AND claimed_by = $2`, [userId, workerId]);
+}
+
 /** Come back after `notBefore`; counts an attempt when the reason was a failure. */
 export async function deferQueueRow(
   tx: Queryable,

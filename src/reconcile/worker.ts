@@ -9,6 +9,7 @@ import {
   listUnclassified,
   markUsersDirty,
   parkQueueRow,
+  releaseClaim,
   setPriority,
   type QueueRow,
 } from "../db/reconcileQueueRepository.js";
@@ -44,6 +45,8 @@ export class ReconcileWorker {
   private loops: Promise<void>[] = [];
   private wake: (() => void)[] = [];
   private unsubscribe: (() => void) | undefined;
+  /** Claims given up on an error (user id → lease id): released before the next claim. */
+  private readonly abandoned = new Map<string, number>();
 
   constructor(
     private readonly db: DataSource,
@@ -91,6 +94,7 @@ export class ReconcileWorker {
   /** One pass of classification and at most one reconcile; true when it found work. For tests and the CLI. */
   async runOnce(): Promise<boolean> {
     if (!(await this.lease.ensure())) return false;
+    await this.releaseAbandoned();
     const classified = await this.classify();
     // Quarantined: classifying is free and goes on; claiming would spend budget on failing calls.
     const admission = this.options.gate ? await this.options.gate.admit(SCIM_FAMILY) : "open";
@@ -148,12 +152,40 @@ export class ReconcileWorker {
     return rows.length;
   }
 
+  /**
+   * A statement that failed (a dropped connection, a deadlock) leaves the row claimed under this
+   * worker's lease, which may well live on: without giving the claim back, the row would wait
+   * for a restart. Released on the next pass, when the database answers again.
+   */
   private async work(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
+    const leaseId = this.lease.id;
+    try {
+      return await this.workClaimed(row, actor);
+    } catch (error) {
+      this.abandoned.set(row.userId, leaseId);
+      throw error;
+    }
+  }
+
+  private async releaseAbandoned(): Promise<void> {
+    for (const [userId, leaseId] of [...this.abandoned]) {
+      // Taken off first, so no other loop releases it again once it may have been claimed anew.
+      if (!this.abandoned.delete(userId)) continue;
+      try {
+        await releaseClaim(this.db, userId, leaseId);
+      } catch (error) {
+        this.abandoned.set(userId, leaseId);
+        throw error;
+      }
+    }
+  }
+
+  private async workClaimed(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
       result = await this.reconciler.reconcile(row.userId, row.trigger, actor, { verifyRun: row.verifyRun });
     } catch (error) {
-      if (isTransientDatabaseError(error)) throw error; // the claim dies with the connection; another pass retries
+      if (isTransientDatabaseError(error)) throw error; // the claim is given back (work); another pass retries
       result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };
       log.error("reconcile", "reconcile threw", { error });
     }
