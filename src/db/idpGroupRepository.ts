@@ -1,6 +1,7 @@
 import type { SqlCondition } from "../scim/filterSql.js";
 import { readQuery } from "./idpReadPath.js";
-import { isResourceId, listPage, rowsOf, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
+import { isResourceId, listPage, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
+import { rowsOf } from "./sql.js";
 
 /**
  * IdP groups and their membership. The group's own attributes are a jsonb resource; membership

@@ -1,6 +1,7 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
 import type { SqlCondition } from "../scim/filterSql.js";
 import { readQuery } from "./idpReadPath.js";
+import { rowsOf } from "./sql.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
@@ -40,14 +41,6 @@ export const toStored = (r: Row): StoredResource => ({
   updatedAt: r.updated_at,
 });
 
-/**
- * Rows of a query result. TypeORM's postgres driver returns `[rows, rowCount]` for UPDATE and
- * DELETE (even with RETURNING) and plain rows for everything else.
- */
-export function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === "number") return result[0] as T[];
-  return result as T[];
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids are UUIDs; anything else cannot exist, and must not reach a uuid parameter (SQLSTATE 22P02). */
