@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { freePort } from "../../src/db/embedded.js";
+import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 import { addFault, ledgerDebits, waitForQueueEmpty } from "./helpers.js";
@@ -18,7 +18,6 @@ import { addFault, ledgerDebits, waitForQueueEmpty } from "./helpers.js";
  */
 
 const BUDGET = 500;
-const ROOT = path.resolve(import.meta.dirname, "../..");
 
 type Expected = { department: string; companyPermissions: string[]; workspaces: { name: string; permissions: string[]; teams: string[] }[] } | null;
 
@@ -39,8 +38,7 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
   let emulator: RunningEmulator;
   let mappingFile: string;
   let port: number;
-  let child: ChildProcess | undefined;
-  let output = "";
+  let connector: ConnectorProcess | undefined;
   const url = () => `http://127.0.0.1:${port}`;
   const killMoments: number[] = [];
 
@@ -55,18 +53,14 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: 250 });
   });
   afterAll(async () => {
-    child?.kill("SIGKILL");
+    await connector?.kill("SIGKILL");
     await emulator?.close();
     await database?.drop();
   });
 
   async function startConnector(): Promise<void> {
-    child = spawn(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "start"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: "test",
-        LOG_LEVEL: "error",
+    connector = await spawnConnector(
+      {
         DATABASE_URL: database.url,
         PLATFORM_URL: emulator.url,
         PLATFORM_SCIM_TOKEN: "dev-scim-token",
@@ -74,24 +68,12 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
         PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET),
         SCIM_TOKEN: IDP_TOKEN,
         ADMIN_TOKEN,
-        HOST: "127.0.0.1",
-        PORT: String(port),
         MAPPING_FILE: mappingFile,
         RECONCILE_WORKERS: "3",
         RECONCILE_POLL_MS: "100",
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`connector exited ${child.exitCode}:\n${output.slice(-2000)}`);
-      const ok = await fetch(`${url()}/healthz`).then((r) => r.ok, () => false);
-      if (ok) return;
-      if (Date.now() > deadline) throw new Error(`connector did not start:\n${output.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      port,
+    );
   }
 
   /**
@@ -110,10 +92,8 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     killMoments.push(Date.now() - started);
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    child!.kill("SIGKILL");
-    await exited;
-    child = undefined;
+    await connector!.kill("SIGKILL");
+    connector = undefined;
     expect(queued, "work was still queued when the connector was killed").toBeGreaterThan(0);
   }
 
@@ -213,7 +193,7 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     const log = await request(url()).get("/admin/api/log?outcome=failed&limit=1000").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(log.body.entries).toEqual([]);
     console.info(`crash trials: killed ${killMoments.join(" ms, ")} ms into the bursts; ${await ledgerDebits(database.db)} debits, ${stats.requests["GET /scim/v2/Users"] ?? 0} lookups of uncertain creates`);
-    child!.kill("SIGTERM");
+    await connector!.kill("SIGTERM");
   });
 });
 
@@ -235,14 +215,3 @@ function shapeOf(u: PlatformUser): Expected {
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -10,8 +10,9 @@ export type ConnectorProcess = { url: string; child: ChildProcess; output(): str
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-export async function spawnConnector(env: Record<string, string>): Promise<ConnectorProcess> {
-  const port = await freePort();
+/** `port` keeps the address across restarts (an IdP pushes to one URL); a free one by default. */
+export async function spawnConnector(env: Record<string, string>, port?: number): Promise<ConnectorProcess> {
+  port ??= await freePort();
   let output = "";
   const child = spawn(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "start"], {
     cwd: ROOT,
