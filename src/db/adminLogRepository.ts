@@ -1,20 +1,13 @@
 import type { DataSource } from "typeorm";
+import { logFilterConditions, type LogFilterFields } from "./reconcileLogRepository.js";
 
 /**
  * The reconciliation log as the admin UI reads it: pages by offset (the UI pages by number),
  * filters as admins type them, and the failures that need someone to look.
  */
 
-export type AdminLogFilter = {
-  /** A whole userName, a userName prefix (both case-insensitive), or a user id. */
-  user?: string;
-  action?: string;
-  outcome?: string;
-  /** The trigger's kind: idp, mapping, resync, admin. */
-  trigger?: string;
-  since?: Date;
-  until?: Date;
-};
+/** The UI's filter: a userName short of a whole email is a prefix. */
+export type AdminLogFilter = LogFilterFields;
 
 export type AdminLogRow = {
   id: string;
@@ -61,35 +54,11 @@ const mapRow = (r: Row): AdminLogRow => ({
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
-
-/** `LIKE` pattern for a literal prefix. */
-export function likePrefix(text: string): string {
-  return `${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-function whereOf(filter: AdminLogFilter): { sql: string; params: unknown[] } {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (sql: string, value: unknown) => {
-    params.push(value);
-    where.push(sql.replaceAll("$?", `$${params.length}`));
-  };
-  if (filter.user && UUID.test(filter.user)) add(`user_id = $?::uuid`, filter.user);
-  // A whole email is an exact match (the user_name index serves it); anything shorter is a prefix.
-  else if (filter.user && EMAIL.test(filter.user)) add(`lower(user_name) = lower($?)`, filter.user);
-  else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
-  if (filter.action) add(`action = $?`, filter.action);
-  if (filter.outcome) add(`outcome = $?`, filter.outcome);
-  if (filter.trigger) add(`trigger->>'kind' = $?`, filter.trigger);
-  if (filter.since) add(`at >= $?`, filter.since);
-  if (filter.until) add(`at < $?`, filter.until);
-  return { sql: where.length ? `WHERE ${where.join(" AND ")}` : "", params };
-}
 
 /** Newest first; one page at `offset`, and whether another page follows. */
 export async function listLogPage(db: DataSource, filter: AdminLogFilter, limit: number, offset: number): Promise<{ rows: AdminLogRow[]; hasNext: boolean }> {
-  const { sql, params } = whereOf(filter);
+  const { conditions, params } = logFilterConditions(filter, { userPrefix: true });
+  const sql = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
   const rows: Row[] = await db.query(
     `SELECT ${COLUMNS} FROM reconcile_log ${sql} ORDER BY id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, limit + 1, Math.max(0, offset)],

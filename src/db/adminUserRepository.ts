@@ -1,5 +1,5 @@
 import type { DataSource } from "typeorm";
-import { likePrefix } from "./adminLogRepository.js";
+import { likePrefix } from "./sql.js";
 
 /** IdP users as the admin UI lists them: with their platform account and queue state in one row. */
 

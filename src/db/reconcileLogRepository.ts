@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from "typeorm";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import { rowsOf } from "./sql.js";
+import { likePrefix, rowsOf } from "./sql.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
@@ -86,13 +86,45 @@ export async function writeLogEntry(db: DataSource | EntityManager, e: LogEntryI
   );
 }
 
-export type LogFilter = {
+/** What the log can be filtered on, by the admin API and the admin UI alike. */
+export type LogFilterFields = {
+  /** A user id, or a userName (case-insensitive). */
   user?: string;
   action?: string;
   outcome?: string;
+  /** The trigger's kind: idp, mapping, resync, admin. */
   trigger?: string;
   since?: Date;
   until?: Date;
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+/**
+ * The filter as parameterised conditions. `user` is an id or a whole userName; with
+ * `userPrefix`, anything short of a whole email is a userName prefix (how admins type in the UI).
+ */
+export function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    conditions.push(sql.replaceAll("$?", `$${params.length}`));
+  };
+  if (filter.user && UUID.test(filter.user)) add(`user_id = $?::uuid`, filter.user);
+  // A whole email is an exact match (the user_name index serves it).
+  else if (filter.user && (!options.userPrefix || EMAIL.test(filter.user))) add(`lower(user_name) = lower($?)`, filter.user);
+  else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
+  if (filter.action) add(`action = $?`, filter.action);
+  if (filter.outcome) add(`outcome = $?`, filter.outcome);
+  if (filter.trigger) add(`trigger->>'kind' = $?`, filter.trigger);
+  if (filter.since) add(`at >= $?`, filter.since);
+  if (filter.until) add(`at < $?`, filter.until);
+  return { conditions, params };
+}
+
+export type LogFilter = LogFilterFields & {
   /** id of the last entry of the previous page (entries come newest first) */
   before?: string;
   limit?: number;
@@ -100,19 +132,11 @@ export type LogFilter = {
 
 /** Newest first; `before` is a cursor (the id of the last entry already seen). */
 export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (sql: string, value: unknown) => {
-    params.push(value);
-    where.push(sql.replaceAll("$?", `$${params.length}`));
-  };
-  if (filter.user) add(`(lower(user_name) = lower($?) OR user_id::text = $?)`, filter.user);
-  if (filter.action) add(`action = $?`, filter.action);
-  if (filter.outcome) add(`outcome = $?`, filter.outcome);
-  if (filter.trigger) add(`trigger->>'kind' = $?`, filter.trigger);
-  if (filter.since) add(`at >= $?`, filter.since);
-  if (filter.until) add(`at < $?`, filter.until);
-  if (filter.before && /^\d+$/.test(filter.before)) add(`id < $?`, filter.before);
+  const { conditions: where, params } = logFilterConditions(filter);
+  if (filter.before && /^\d+$/.test(filter.before)) {
+    params.push(filter.before);
+    where.push(`id < $${params.length}`);
+  }
   const limit = Math.min(Math.max(filter.limit ?? 50, 1), 1000);
   params.push(limit + 1);
   const rows: Row[] = await db.query(

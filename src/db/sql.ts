@@ -7,3 +7,8 @@ export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === "number") return result[0] as T[];
   return result as T[];
 }
+
+/** `LIKE` pattern for a literal prefix, case-folded (`%`, `_` and `\` in the text match themselves). */
+export function likePrefix(text: string): string {
+  return `${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
