@@ -11,11 +11,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import http from "node:http";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startEmulator } from "../src/emulator/index.js";
+import { keepAliveClient } from "./support/httpClient.js";
 
 const TARGET_PER_SECOND = 3_000;
 const SCIM_HEADERS = { authorization: "Bearer dev-scim-token", "x-request-origin": "bench", "content-type": "application/json" };
@@ -42,19 +42,9 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
   const { url, stop } = values["in-process"] ? await inProcess() : await childProcess();
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const nodeClient = keepAliveClient(url, concurrency);
+  const call = nodeClient.call;
   const target = new URL(url);
-  const call = (method: string, path: string, headers: Record<string, string>, body?: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request({ host: target.hostname, port: target.port, method, path, headers, agent }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-      });
-      req.on("error", reject);
-      req.end(body);
-    });
 
   try {
     const ids: string[] = [];
@@ -95,7 +85,7 @@ async function main(): Promise<void> {
     }
     if (results.some((r) => r.perSecond < TARGET_PER_SECOND || r.errors > 0)) process.exitCode = 1;
   } finally {
-    agent.destroy();
+    nodeClient.close();
     await stop();
   }
 }

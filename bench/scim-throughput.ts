@@ -10,7 +10,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +17,7 @@ import { parseArgs } from "node:util";
 import { loadEnv } from "../src/config/env.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startService } from "../src/service.js";
+import { keepAliveClient } from "./support/httpClient.js";
 
 const TOKEN = "bench-scim-token-0123456789abcdef";
 const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" };
@@ -66,19 +66,8 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     const postgres = cpuMsOf(postgresPids(dataDir));
     return service === undefined || postgres === undefined ? undefined : [service, postgres];
   };
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-  const target = new URL(url);
-  const call = (method: string, urlPath: string, body?: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request({ host: target.hostname, port: target.port, method, path: `/scim/v2${urlPath}`, headers: HEADERS, agent }, (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-      });
-      req.on("error", reject);
-      req.end(body);
-    });
+  const client = keepAliveClient(url, concurrency);
+  const call = (method: string, urlPath: string, body?: string) => client.call(method, `/scim/v2${urlPath}`, HEADERS, body);
 
   try {
     const userNames: string[] = [];
@@ -160,7 +149,7 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     }
     if (results.some((r) => r.perSecond < TARGETS[r.kind] || r.errors > 0 || paced.get(r.name)!.p99 >= TARGETS.p99Ms)) process.exitCode = 1;
   } finally {
-    agent.destroy();
+    client.close();
     await stop();
   }
 }
