@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadMappingFile, mappingHash, MappingError, parseMapping } from "../../src/config/mapping.js";
+import { ConfigError } from "../../src/config/env.js";
 import { didYouMean } from "../../src/config/mappingErrors.js";
 
 const VALID = `department:
@@ -25,14 +26,20 @@ rules:
         permissions: [export_user_data]
 `;
 
-function problemsOf(text: string): string[] {
+/** The error `run` throws; fails the test when it throws nothing. */
+function captureError(run: () => unknown): unknown {
   try {
-    parseMapping(text, "m.yaml");
+    run();
   } catch (error) {
-    expect(error).toBeInstanceOf(MappingError);
-    return (error as MappingError).problems;
+    return error;
   }
   throw new Error("expected the mapping to be rejected");
+}
+
+function problemsOf(text: string): string[] {
+  const error = captureError(() => parseMapping(text, "m.yaml"));
+  expect(error).toBeInstanceOf(MappingError);
+  return (error as MappingError).problems;
 }
 
 describe("parseMapping: the issue's format", () => {
@@ -181,12 +188,13 @@ describe("parseMapping: every error names the line, column and fix", () => {
   });
 
   it("is a ConfigError with a readable message", () => {
-    try {
-      parseMapping("rules: []\n", "config/mapping.yaml");
-    } catch (error) {
-      expect((error as Error).message).toMatch(/^Mapping file is invalid \(1 problem\):\n  - config\/mapping.yaml:1:1: /);
-      expect((error as MappingError).mappingProblems[0]).toMatchObject({ source: "config/mapping.yaml", line: 1, column: 1 });
-    }
+    const parse = () => parseMapping("rules: []\n", "config/mapping.yaml");
+    expect(parse).toThrow(ConfigError);
+    expect(parse).toThrow(MappingError);
+    expect(parse).toThrow(/^Mapping file is invalid \(1 problem\):\n  - config\/mapping.yaml:1:1: /);
+    const error = captureError(parse);
+    expect(error).toBeInstanceOf(MappingError);
+    expect((error as MappingError).mappingProblems[0]).toMatchObject({ source: "config/mapping.yaml", line: 1, column: 1 });
   });
 });
 
