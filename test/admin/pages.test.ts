@@ -3,6 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sampleSources } from "../browser/sampleData.js";
 import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
 
+/**
+ * Page wiring on canned data (test/browser/sampleData.ts): what each page renders and which action a
+ * button calls. The real sources (applying a mapping answers "edit the file", the log export honours
+ * its filter) are tested in data.test.ts.
+ */
 describe("admin UI pages with data", () => {
   let h: AdminHarness;
   let agent: request.Agent;
@@ -45,7 +50,7 @@ describe("admin UI pages with data", () => {
     expect(res.text).toContain("&lt;/textarea>&lt;script>");
   });
 
-  it("previews a draft mapping without changing anything, then applies it", async () => {
+  it("the mapping page shows a draft's problems or its preview, and its apply button calls applyMapping (canned data)", async () => {
     const csrf = csrfFrom((await agent.get("/admin/mapping")).text);
     const bad = await agent.post("/admin/mapping/preview").type("form").send({ _csrf: csrf, draft: "bad" });
     expect(bad.text).toContain("rules[0].group: is required");
@@ -60,7 +65,7 @@ describe("admin UI pages with data", () => {
     h.calls.length = 0;
   });
 
-  it("exports the filtered log as CSV and JSON", async () => {
+  it("the log export links answer CSV and JSON downloads with their headers and columns (canned data, unfiltered)", async () => {
     const csv = await agent.get("/admin/log/export.csv?action=update");
     expect(csv.status).toBe(200);
     expect(csv.headers["content-type"]).toMatch(/text\/csv/);
