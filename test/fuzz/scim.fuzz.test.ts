@@ -80,7 +80,6 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
   afterAll(async () => stack?.close());
 
   it(`answers ${REQUESTS} generated requests with no 5xx, RFC 7644 errors, the process up and memory bounded`, { timeout: 300_000 }, async () => {
-    // eslint-disable-next-line no-console
     console.log(`SCIM fuzz seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests, ${CONCURRENCY} in flight`);
     const client = rawClient(stack.service.url, CONCURRENCY);
     const statuses = new Map<number, number>();
@@ -132,7 +131,6 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
     const health = await fetch(`${stack.service.url}/healthz`);
     const ready = await fetch(`${stack.service.url}/readyz`);
     const list = await idp(stack).send("get", "/Users?count=1");
-    // eslint-disable-next-line no-console
     console.log(
       `SCIM fuzz seed ${SEED}: ${sent} requests answered (${(sent / seconds).toFixed(0)}/s after warm-up), ` +
         `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, kinds ${JSON.stringify(Object.fromEntries(kinds))}, ` +

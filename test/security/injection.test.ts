@@ -158,7 +158,6 @@ describe("SQL injection strings are only ever data", () => {
       // …and ne finds every user: the string did not change the query's shape.
       expect(totals.get(`Users userName ne ${JSON.stringify(value)}`), `userName ne ${value}`).toBe(SEEDED.length);
     }
-    // eslint-disable-next-line no-console
     console.log(`injection: ${cases.length} filters sent, ${[...totals.values()].length} answered 200`);
   }, 180_000);
 
@@ -219,7 +218,9 @@ describe("SQL injection strings are only ever data", () => {
       for (const param of ["user", "action", "outcome", "trigger", "since", "until", "cursor", "limit"]) {
         const res = await api("get", `/log?${param}=${q(value)}`);
         check(`/log?${param}=${value}`, res, [200, 400]);
-        if (param === "user" && res.status === 200) expect(res.body.entries, `user=${value}`).toEqual([]);
+        // A user filter that parses matches nobody: the value is data, never SQL.
+        const matched = param === "user" && res.status === 200 ? res.body.entries : [];
+        expect(matched, `user=${value}`).toEqual([]);
       }
       check(`/log?user&action`, await api("get", `/log?user=${q(value)}&action=${q(value)}&since=2020-01-01T00:00:00Z&cursor=1`), [200, 400]);
       for (const path of ["/log/", "/runs/", "/mirror/log?kind=", "/mirror/log?cursor=", "/mirror/parked?kind=", "/mirror/parked?cursor=", "/approvals?all="]) {
@@ -271,7 +272,6 @@ describe("SQL injection strings are only ever data", () => {
     expect(after.counts.idp_group_members).toBe(countsBefore.idp_group_members);
     expect(after.counts.scim_tokens).toBe(countsBefore.scim_tokens);
     expect(after.counts.platform_accounts).toBe(countsBefore.platform_accounts);
-    // eslint-disable-next-line no-console
     console.log(`injection: ${sent} requests with injection strings, ${problems.length} problems`);
   });
 });

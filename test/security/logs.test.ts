@@ -165,7 +165,6 @@ describe("secrets and emails never reach the logs", () => {
     await stack.service.mirror!.drain(50);
     const stats = (await emulator.get("/_emulator/stats")).body as { requests: Record<string, number> };
     expect(Object.keys(stats.requests).some((k) => k.startsWith("POST /scim/v2/Users"))).toBe(true);
-    // eslint-disable-next-line no-console
     console.log(`logs: platform requests during the session ${JSON.stringify(stats.requests)}`);
     // The mirror sync used the API key on the REST API.
     expect(Object.keys(stats.requests).filter((k) => !k.includes("/scim/")), JSON.stringify(stats.requests)).not.toEqual([]);
@@ -251,7 +250,6 @@ describe("secrets and emails never reach the logs", () => {
     }
     for (const email of emails) if (text.toLowerCase().includes(email.toLowerCase())) leaks.push(`email ${email}`);
     const anyEmail = text.match(/[\w.+-]{2,}@[\w-]+\.[\w.-]+/g) ?? [];
-    // eslint-disable-next-line no-console
     console.log(`logs: ${capture.lines.length / 2} records captured, ${secrets.size} secrets and ${emails.size} emails searched, ${leaks.length} leaks`);
     if (leaks.length) console.log(capture.lines.filter((l, i) => i % 2 === 0 && leaks.some((k) => l.toLowerCase().includes(k.split(" ").pop()!.slice(0, 30).toLowerCase()))).join("\n"));
     expect(leaks).toEqual([]);
