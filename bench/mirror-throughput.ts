@@ -87,7 +87,7 @@ async function etl(client: pg.Client, rows: Row[]): Promise<void> {
 async function main(): Promise<void> {
   const rows = simulatedChanges();
   const pgServer = await database();
-  const db = await createDataSource({ url: pgServer.url, poolSize: 10 });
+  const db = await createDataSource({ url: pgServer.url, poolSize: 10, applicationName: "scim-connector-bench" });
   await runMigrations(db);
   const emulator = await startEmulator({ port: 0 });
   const worker = new MirrorSyncWorker({

@@ -23,7 +23,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-resync-"));
 await chmod(dir, 0o755);
 const pg = await startEmbeddedPostgres(path.join(dir, "pg"), { persistent: false, throwaway: true });
 try {
-  const db = await createDataSource({ url: pg.url, poolSize: 4 });
+  const db = await createDataSource({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
   await runMigrations(db);
 
   // 500 groups: Team-000..Team-499; each user in three teams. The mapping grants workspace

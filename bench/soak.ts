@@ -69,7 +69,7 @@ const connector = await spawnConnector({
   LOG_LEVEL: "warn",
 });
 const pid = connector.child.pid!;
-const db = await createDataSource({ url: pg.url, poolSize: 3 });
+const db = await createDataSource({ url: pg.url, poolSize: 3, applicationName: "scim-connector-bench" });
 
 try {
   await run();

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { generateToken, hashToken } from "./auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "./config/env.js";
-import { createDataSource, runMigrations } from "./db/dataSource.js";
+import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
 import { TokenRepository } from "./db/tokenRepository.js";
 import { ensureDevScimToken, resolveDatabase } from "./boot.js";
 import { startEmulator } from "./emulator/index.js";
@@ -77,7 +77,7 @@ function loadEnvOrExit(): Env {
 
 async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
   const database = await resolveDatabase(env);
-  const db = await createDataSource({ url: database.url, poolSize: 2 });
+  const db = await createDataSource({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
     await runMigrations(db);
     await fn(db);

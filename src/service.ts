@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
-import { createDataSource, runMigrations } from "./db/dataSource.js";
+import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAdminData } from "./http/admin/data/index.js";
 import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";
@@ -47,7 +47,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
   const platform = options.platform ?? platformFromEnv(env);
-  const db = await createDataSource({ url: options.databaseUrl, poolSize: env.DATABASE_POOL_SIZE });
+  // One pool per role, each under its own application_name (docs/operations.md): the HTTP pool
+  // (SCIM, admin, metrics, quarantine) is DATABASE_POOL_SIZE; the workers' pools are sized for them.
+  const pools: DataSource[] = [];
+  const openPool = async (applicationName: string, poolSize: number) => {
+    const pool = await createDataSource({ url: options.databaseUrl, poolSize, applicationName });
+    pools.push(pool);
+    return pool;
+  };
+  const db = await openPool(CONNECTION_NAMES.http, env.DATABASE_POOL_SIZE);
   const applied = await runMigrations(db);
   if (applied.length) log.info("db", "migrations applied", { migrations: applied });
   await mappings.putInForce(db);
@@ -57,14 +65,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
   const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
-  const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform, quarantine, onLogged }) : undefined;
+  const workerDb = platform && (await openPool(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
+  const reconciliation = workerDb ? createReconciliation({ env, db: workerDb, databaseUrl: options.databaseUrl, clock, mappings, platform: platform!, quarantine, onLogged }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
   const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
   // The mirror sync shares the platform transport (and so its per-family rate-limit pauses).
-  const mirror = reconciliation
-    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db, clock, transport: reconciliation.transport, gate: quarantine })
+  const mirrorDb = reconciliation && (await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE));
+  const mirror = reconciliation && mirrorDb
+    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: mirrorDb, clock, transport: reconciliation.transport, gate: quarantine })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
   if (runMirror) mirror!.start();
@@ -73,7 +83,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const resyncDeps = { db, clock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
-    ? new Scheduler(resyncDeps, { cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY, tickMs: env.SCHEDULER_TICK_MS, logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS, staleAfterMs: 60_000 })
+    ? new Scheduler({ ...resyncDeps, db: await openPool(CONNECTION_NAMES.scheduler, SCHEDULER_POOL_SIZE) }, { cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY, tickMs: env.SCHEDULER_TICK_MS, logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS, staleAfterMs: 60_000 })
     : undefined;
   scheduler?.start();
 
@@ -119,10 +129,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       await reconciliation?.worker.stop();
       await mirror?.stop();
       await quarantine.settled();
-      await db.destroy();
+      for (const pool of pools) await pool.destroy();
     },
   };
 }
+
+/** The mirror worker's cycle runs its batch kinds side by side; the scheduler ticks one at a time. */
+const MIRROR_POOL_SIZE = 5;
+const SCHEDULER_POOL_SIZE = 2;
 
 /** PLATFORM_URL with its credentials, or undefined when no platform is configured. */
 export function platformFromEnv(env: Env): PlatformTarget | undefined {

@@ -30,7 +30,20 @@ export async function loadMigrations(dir = migrationsDir): Promise<MigrationClas
   return classes;
 }
 
-export type DatabaseOptions = { url: string; poolSize?: number; applicationName?: string };
+/**
+ * The `application_name` of each of the service's connection pools (and of the reconcile lease), so
+ * `pg_stat_activity` tells the roles apart (docs/operations.md). Tools and tests name their own.
+ */
+export const CONNECTION_NAMES = {
+  http: "scim-connector:http",
+  reconcileWorker: "scim-connector:reconcile-worker",
+  reconcileLease: "scim-connector:reconcile-lease",
+  mirrorWorker: "scim-connector:mirror-worker",
+  scheduler: "scim-connector:scheduler",
+  cli: "scim-connector:cli",
+} as const;
+
+export type DatabaseOptions = { url: string; poolSize?: number; applicationName: string };
 
 export async function createDataSource(options: DatabaseOptions): Promise<DataSource> {
   const dataSource = new DataSource({
@@ -42,7 +55,7 @@ export async function createDataSource(options: DatabaseOptions): Promise<DataSo
     logging: false,
     extra: {
       max: options.poolSize ?? 10,
-      application_name: options.applicationName ?? "scim-connector",
+      application_name: options.applicationName,
       connectionTimeoutMillis: 5_000,
       // A dropped server connection surfaces as an error on the next query, not a crash.
       keepAlive: true,

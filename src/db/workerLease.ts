@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import pg from "pg";
 import { log } from "../logging/logger.js";
+import { CONNECTION_NAMES } from "./dataSource.js";
 import { WORKER_LOCK_CLASS } from "./reconcileQueueRepository.js";
 
 /**
@@ -56,7 +57,7 @@ export class WorkerLease {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "scim-connector-worker", keepAlive: true });
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: CONNECTION_NAMES.reconcileLease, keepAlive: true });
     client.on("error", () => this.drop(client));
     client.on("end", () => this.drop(client));
     client.on("notification", () => this.listeners.forEach((fn) => fn()));

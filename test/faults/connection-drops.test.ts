@@ -1,6 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONNECTION_NAMES } from "../../src/db/dataSource.js";
+import { TEST_CONNECTION_NAME } from "../support/db.js";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
 import { addFault, clearFaults, EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
 
@@ -19,7 +21,7 @@ describe("pooled database connections terminated mid-work", () => {
 
   beforeAll(async () => {
     stack = await startStack({ env: { PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET), RECONCILE_WORKERS: "3", QUARANTINE_COOLING_SECONDS: "1" } });
-    killer = new pg.Client({ connectionString: stack.database.url });
+    killer = new pg.Client({ connectionString: stack.database.url, application_name: "scim-connector-test-killer" });
     await killer.connect();
   });
   afterAll(async () => {
@@ -41,17 +43,30 @@ describe("pooled database connections terminated mid-work", () => {
     }
     await idp.addMembers(model.groupIds.get("Marketing")!, ids);
     etl.start(50);
-    // For 3 s, cut every pooled connection of the database that is running a statement (not the
-    // workers' lease connections, which hold their advisory locks, and not this one).
-    let terminated = 0;
-    const until = Date.now() + 3_000;
-    while (Date.now() < until) {
-      const { rows } = await killer.query(
-        `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
-            AND application_name = 'scim-connector'`,
+    // For at least 3 s, and until both workers have lost a connection while holding work, cut every
+    // connection of the connector's pools that is running a statement: not the reconcile lease
+    // (it holds the claims' advisory lock), not the test's own (TEST_CONNECTION_NAME) and not this one.
+    // The same statement reads what was held at that moment: reconciles claimed and mirror changes
+    // under a live claim.
+    const terminated = new Map<string, number>();
+    const cutHoldingWork = { reconciler: 0, mirror: 0 };
+    const started = Date.now();
+    while (Date.now() - started < 3_000 || ((cutHoldingWork.reconciler === 0 || cutHoldingWork.mirror === 0) && Date.now() - started < 30_000)) {
+      const { rows } = await killer.query<{ role: string; ok: boolean; claimed_reconciles: number; claimed_mirror: number }>(
+        `WITH held AS (
+           SELECT (SELECT count(*)::int FROM reconcile_queue WHERE claimed_by IS NOT NULL) AS claimed_reconciles,
+                  (SELECT count(*)::int FROM mirror_sync.pending WHERE claim_id IS NOT NULL AND claimed_until > now()) AS claimed_mirror)
+         SELECT a.application_name AS role, pg_terminate_backend(a.pid) AS ok, held.claimed_reconciles, held.claimed_mirror
+           FROM pg_stat_activity a, held
+          WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.state = 'active'
+            AND a.application_name = ANY($1)`,
+        [[CONNECTION_NAMES.http, CONNECTION_NAMES.reconcileWorker, CONNECTION_NAMES.mirrorWorker, CONNECTION_NAMES.scheduler]],
       );
-      terminated += rows.filter((r) => r.ok).length;
+      for (const row of rows.filter((r) => r.ok)) {
+        terminated.set(row.role, (terminated.get(row.role) ?? 0) + 1);
+        if (row.role === CONNECTION_NAMES.reconcileWorker && row.claimed_reconciles > 0) cutHoldingWork.reconciler++;
+        if (row.role === CONNECTION_NAMES.mirrorWorker && row.claimed_mirror > 0) cutHoldingWork.mirror++;
+      }
       await delay(5);
     }
     await etl.stop().catch(() => undefined);
@@ -59,8 +74,11 @@ describe("pooled database connections terminated mid-work", () => {
     await etl.writeOnce(["drop0@example.com"]).catch(() => etl.writeOnce(["drop0@example.com"]));
     await waitForQuiet(stack.database.db, 45_000);
     const found = await worldProblems({ emulatorUrl: stack.emulator.url, db: stack.database.db, budget: BUDGET, expected: model.expected() });
-    console.info(`connection drops: ${terminated} connections terminated mid-statement in 3 s; lost or wrong: ${found.length ? found.join("; ") : "nothing"}`);
-    expect(terminated).toBeGreaterThan(0);
+    const cut = [...terminated].map(([role, count]) => `${role} ${count}`).join(", ");
+    console.info(`connection drops: terminated mid-statement ${cut}; while holding work: reconciler ${cutHoldingWork.reconciler}, mirror ${cutHoldingWork.mirror}; lost or wrong: ${found.length ? found.join("; ") : "nothing"}`);
+    expect(terminated.has(TEST_CONNECTION_NAME)).toBe(false);
+    expect(cutHoldingWork.reconciler, "reconcile worker connections cut while reconciles were claimed").toBeGreaterThan(0);
+    expect(cutHoldingWork.mirror, "mirror worker connections cut while mirror changes were claimed").toBeGreaterThan(0);
     expect(found).toEqual([]);
   }, 120_000);
 });

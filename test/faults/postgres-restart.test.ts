@@ -10,6 +10,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { addFault, clearFaults, emulatorCounts, EtlWriter, IdpModel, ledgerDebits, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { TEST_CONNECTION_NAME } from "../support/db.js";
 
 /**
  * PostgreSQL stopped under a running connector (a child process) in the middle of reconciles and
@@ -57,7 +58,7 @@ describe("PostgreSQL restarted under a running connector", () => {
       RECONCILE_POLL_MS: "100",
       QUARANTINE_COOLING_SECONDS: "1",
     });
-    db = await createDataSource({ url: pg.url, poolSize: 3 });
+    db = await createDataSource({ url: pg.url, poolSize: 3, applicationName: TEST_CONNECTION_NAME });
     idp = new ResilientIdp(() => connector.url, IDP_TOKEN);
     etl = new EtlWriter(db, emails);
   });

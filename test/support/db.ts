@@ -9,6 +9,9 @@ import { withDatabase } from "./globalSetup.js";
  * A fresh, fully migrated database for one test file (a clone of the migrated template).
  * Call in beforeAll; call drop() in afterAll.
  */
+/** The harness's own connections, told apart from the connector's roles (CONNECTION_NAMES). */
+export const TEST_CONNECTION_NAME = "scim-connector-test";
+
 export type TestDatabase = { url: string; db: DataSource; drop(): Promise<void> };
 
 export async function createTestDatabase(): Promise<TestDatabase> {
@@ -17,7 +20,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `scim_test_${template.split("_").pop()}_${randomBytes(6).toString("hex")}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   const url = withDatabase(adminUrl, name);
-  const db = await createDataSource({ url, poolSize: 10 });
+  const db = await createDataSource({ url, poolSize: 10, applicationName: TEST_CONNECTION_NAME });
   return {
     url,
     db,

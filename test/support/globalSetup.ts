@@ -41,7 +41,7 @@ export default async function setup(project: TestProject) {
   await admin.end();
 
   const templateUrl = withDatabase(adminUrl, template);
-  const db = await createDataSource({ url: templateUrl, poolSize: 1 });
+  const db = await createDataSource({ url: templateUrl, poolSize: 1, applicationName: "scim-connector-test" }) // TEST_CONNECTION_NAME (support/db.ts);
   await runMigrations(db);
   await db.destroy();
 
