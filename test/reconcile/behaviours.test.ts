@@ -175,18 +175,41 @@ describe("reconciler behaviours against the emulator", () => {
     expect(actions.slice(-3)).toEqual(["approve:succeeded", "deprovision:succeeded", "create:succeeded"]);
   });
 
-  it("a mapping change marks only the users it affects, and they converge", async () => {
+  it("a mapping change marks the changed groups' members and the account holders (re-derived for free), no one else; only the affected user costs a call", async () => {
     const analyst = "analyst-only@example.com";
     const analystId = await idp(stack).createUser(analyst);
     await join(analysts, analystId);
+    // In no group: no rule gives it an account, so no mapping change about a group concerns it.
+    const groupless = "groupless@example.com";
+    await idp(stack).createUser(groupless);
     await eventually(async () => (await accountsNamed(stack, analyst)).length === 1, 20_000, "the analyst's account");
     await waitForQueueEmpty(stack.database.db);
     const usersBefore = (await emulatorState(stack)).dashboardUsers.filter((u) => u.userName !== analyst);
     const before = await counts();
 
+    // The workers pause while the mapping is put in force, so the marks it made can be read from the queue.
+    const worker = stack.service.reconciliation!.worker;
+    await worker.stop();
     await writeFile(stack.mappingFile, TEST_MAPPING.replace("permissions: [export_user_data]", "permissions: [export_user_data, basic_access]"));
     const reloaded = await stack.service.mappings.reload(stack.service.db);
     expect(reloaded.ok).toBe(true);
+    const marked: { user_name: string }[] = await stack.database.db.query(
+      `SELECT u.user_name FROM reconcile_queue q JOIN idp_users u ON u.id = q.user_id WHERE q.trigger->>'kind' = 'mapping' ORDER BY u.user_name`,
+    );
+    await worker.start();
+    // Analysts-EU's members (analyst-only@, deleted-behind@) and every user with a platform account
+    // (mappingStateRepository.listUsersToRederive); never the groupless user without one.
+    expect(marked.map((r) => r.user_name)).toEqual([
+      "adopt-diff@example.com",
+      "adopt-same@example.com",
+      "analyst-only@example.com",
+      "deleted-behind@example.com",
+      "dropped@example.com",
+      "new-name@example.com",
+      "rate-limited@example.com",
+      "timed-out@example.com",
+    ]);
+    expect(await accountsNamed(stack, groupless)).toEqual([]);
     await eventually(
       async () => (await accountsNamed(stack, analyst))[0]!.permissions.appGroup[0]!.appGroupPermissions.includes("basic_access"),
       20_000,
