@@ -30,6 +30,13 @@ export function controlRouter(state: EmulatorState): Router {
 
   router.get("/stats", (_req, res) => sendJson(res, 200, state.stats()));
 
+  router.get("/requests", (req, res) => {
+    const since = typeof req.query.since === "string" ? Date.parse(req.query.since) : 0;
+    if (Number.isNaN(since)) throw badRequest("since must be an ISO date-time");
+    const route = typeof req.query.route === "string" ? req.query.route : "";
+    sendJson(res, 200, { requests: state.requestsSince(since, route) });
+  });
+
   router.get("/state", (_req, res) => sendJson(res, 200, state.dump()));
 
   router.get("/clock", (_req, res) => sendJson(res, 200, { now: state.clock.now().toISOString() }));

@@ -28,6 +28,9 @@ export type PreferenceCenter = {
 export type DataIntegration = Record<string, unknown> & { integration_id: string };
 export type SyncJob = Record<string, unknown>;
 
+/** Requests kept in the log behind `GET /_emulator/requests` (between this and twice as many). */
+const REQUEST_LOG_SIZE = 20_000;
+
 export class EmulatorState {
   readonly profiles = new ProfileStore();
   readonly dashboardUsers = new DashboardUserStore();
@@ -41,6 +44,8 @@ export class EmulatorState {
   readonly syncJobs = new Map<string, SyncJob[]>();
   /** `"<METHOD> <path template>"` → requests received. */
   readonly requestCounts = new Map<string, number>();
+  /** The last REQUEST_LOG_SIZE requests' wall-clock arrival times (ms) and route keys, oldest first. */
+  readonly requestLog: { at: number; route: string }[] = [];
   readonly rateLimiter = new RateLimiter();
   readonly faults = new FaultList();
 
@@ -60,6 +65,14 @@ export class EmulatorState {
 
   countRequest(key: string): void {
     this.requestCounts.set(key, (this.requestCounts.get(key) ?? 0) + 1);
+    // Wall-clock time, not the emulator's clock: tests measure real pauses (Retry-After) with it.
+    this.requestLog.push({ at: Date.now(), route: key });
+    if (this.requestLog.length >= 2 * REQUEST_LOG_SIZE) this.requestLog.splice(0, REQUEST_LOG_SIZE);
+  }
+
+  /** Logged requests received at or after `sinceMs`, optionally only those whose route key contains `routePart`. */
+  requestsSince(sinceMs: number, routePart = ""): { at: string; route: string }[] {
+    return this.requestLog.filter((r) => r.at >= sinceMs && r.route.includes(routePart)).map((r) => ({ at: new Date(r.at).toISOString(), route: r.route }));
   }
 
   reset(): void {
@@ -73,6 +86,7 @@ export class EmulatorState {
     this.integrationIds.clear();
     this.syncJobs.clear();
     this.requestCounts.clear();
+    this.requestLog.length = 0;
     this.rateLimiter.clear();
     this.faults.clear();
   }

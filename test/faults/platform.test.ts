@@ -4,6 +4,7 @@ import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
 import {
   addFault,
   clearFaults,
+  burstsOf,
   emulatorCounts,
   EtlWriter,
   IdpModel,
@@ -11,6 +12,7 @@ import {
   isScim,
   ledgerDebits,
   requestsMatching,
+  requestTimes,
   ResilientIdp,
   waitForQuiet,
   worldProblems,
@@ -87,8 +89,9 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
   const problems = () => worldProblems({ emulatorUrl: stack.emulator.url, db: stack.database.db, budget: BUDGET, expected: model.expected() });
 
   /** Runs `work` under `fault`s for `ms`, with the ETL writing; returns the SCIM and /email/status requests the emulator saw meanwhile. */
-  async function underFaults(label: string, specs: Record<string, unknown>[], ms: number, work: () => Promise<void>): Promise<{ scim: number; email: number }> {
+  async function underFaults(label: string, specs: Record<string, unknown>[], ms: number, work: () => Promise<void>): Promise<{ scim: number; email: number; from: Date; until: Date }> {
     const before = await emulatorCounts(stack.emulator.url);
+    const from = new Date();
     for (const spec of specs) await addFault(stack.emulator.url, spec);
     faults.push(label);
     etl.start(200);
@@ -96,9 +99,12 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
     await work();
     await delay(Math.max(0, ms - (Date.now() - started)));
     await etl.stop();
+    const until = new Date();
     await clearFaults(stack.emulator.url);
     const after = await emulatorCounts(stack.emulator.url);
     return {
+      from,
+      until,
       scim: requestsMatching(after, isScim) - requestsMatching(before, isScim),
       email: requestsMatching(after, isEmailStatus) - requestsMatching(before, isEmailStatus),
     };
@@ -136,6 +142,23 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
       for (const i of [1, 2, 3]) await move(i, "Marketing", "Platform Admins");
     });
     console.info(`429 bursts: without Retry-After ${plain.scim} SCIM + ${plain.email} email requests in 3 s; with Retry-After 2 s ${told.scim} + ${told.email} in 4 s`);
+    // From the emulator's arrival times: after a 429 the family goes quiet for the whole pause (1 s
+    // without a header, 2 s as told), then calls again while the 429s go on. SCIM always has work
+    // waiting (the reconciles the 429s refused); the mirror's email pushes come as the ETL writes,
+    // so for them only "never before the pause is over" is certain.
+    for (const [label, window, pauseMs] of [["without Retry-After", plain, 1_000], ["with Retry-After: 2", told, 2_000]] as const) {
+      const quietGaps = async (route: string) => {
+        const times = (await requestTimes(stack.emulator.url, window.from, route)).filter((t) => t < window.until.getTime());
+        const bursts = burstsOf(times, pauseMs / 2);
+        return bursts.slice(1).map((b, k) => b.first - bursts[k]!.last);
+      };
+      const scimGaps = await quietGaps(" /scim/v2/Users");
+      const emailGaps = await quietGaps("POST /email/status");
+      console.info(`429 ${label}: quiet gaps SCIM ${scimGaps.join(", ")} ms; email ${emailGaps.join(", ")} ms`);
+      expect(scimGaps.length, `SCIM ${label}: calls again after each pause`).toBeGreaterThanOrEqual(1);
+      expect(Math.min(...scimGaps, ...emailGaps), `${label}: not before the pause is over`).toBeGreaterThanOrEqual(pauseMs - 50); // timers and two clocks: a few ms either way
+      expect(Math.max(...scimGaps), `SCIM ${label}: soon after it`).toBeLessThanOrEqual(pauseMs + 2_500);
+    }
     // About one call per worker per pause (1 s without a header, 2 s as told), not hundreds.
     expect(plain.scim).toBeLessThanOrEqual(20);
     expect(told.scim).toBeLessThanOrEqual(14);

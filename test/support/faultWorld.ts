@@ -63,6 +63,23 @@ export function requestsMatching(counts: EmulatorCounts, match: (key: string) =>
   return Object.entries(counts.requests).reduce((n, [key, v]) => (match(key) ? n + v : n), 0);
 }
 export const isScim = (key: string) => key.includes(" /scim/v2/Users");
+
+/** Arrival times (ms) at the emulator of the requests whose route key contains `routePart`, from `since` on. */
+export async function requestTimes(emulatorUrl: string, since: Date, routePart: string): Promise<number[]> {
+  const { requests } = await emulatorJson<{ requests: { at: string }[] }>(emulatorUrl, `/requests?since=${encodeURIComponent(since.toISOString())}&route=${encodeURIComponent(routePart)}`);
+  return requests.map((r) => Date.parse(r.at));
+}
+
+/** Arrival times grouped into bursts: a request less than `withinMs` after the previous one joins its burst. */
+export function burstsOf(times: readonly number[], withinMs: number): { first: number; last: number }[] {
+  const bursts: { first: number; last: number }[] = [];
+  for (const at of [...times].sort((a, b) => a - b)) {
+    const current = bursts[bursts.length - 1];
+    if (current && at - current.last < withinMs) current.last = at;
+    else bursts.push({ first: at, last: at });
+  }
+  return bursts;
+}
 export const isEmailStatus = (key: string) => key === "POST /email/status";
 
 export async function addFault(emulatorUrl: string, fault: Record<string, unknown>): Promise<void> {
