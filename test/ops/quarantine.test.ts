@@ -1,5 +1,6 @@
 import request from "supertest";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
@@ -55,12 +56,27 @@ async function provision(s: Stack): Promise<void> {
   await client.createGroup("Marketing", ids);
 }
 
-async function expectNoSpendFor(s: Stack, ms: number): Promise<void> {
-  await s.service.quarantine.settled();
-  await new Promise((r) => setTimeout(r, 500)); // reconciles already in flight finish
-  const before = await debits(s);
-  await new Promise((r) => setTimeout(r, ms));
-  expect(await debits(s)).toBe(before);
+/**
+ * Paused, from the connector's own state: the quarantine metric, every worker pass refused by the
+ * gate once nothing is claimed any more, and neither the ledger nor the queue moving across passes.
+ */
+async function expectPaused(s: Stack): Promise<void> {
+  expect((await request(s.service.url).get("/metrics")).text).toContain(quarantineMetric("scim"));
+  const gate = watchAdmissions(s.service.quarantine, "scim");
+  try {
+    // Reconciles claimed before the quarantine finish; after that the gate lets no new claim through.
+    await vi.waitFor(async () => expect((await claimedWork(s.database.db)).reconciles).toBe(0), { timeout: 30_000 });
+    await waitForAdmissions(gate, 1);
+    const spent = await debits(s);
+    const waiting = await queued(s);
+    await waitForAdmissions(gate, 6); // two passes of each of the three loops
+    expect(new Set(gate.answers)).toEqual(new Set(["closed"]));
+    expect(await debits(s)).toBe(spent);
+    expect(await queued(s)).toBe(waiting);
+    expect(waiting).toBeGreaterThan(0); // the work waits in the queue
+  } finally {
+    gate.restore();
+  }
 }
 
 async function expectConverged(s: Stack): Promise<void> {
@@ -79,8 +95,7 @@ describe("platform quarantine", () => {
 
     const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
     expect(family).toMatchObject({ family: "scim", state: "cooling", reason: "auth" });
-    await expectNoSpendFor(s, 1_500);
-    expect(await queued(s)).toBeGreaterThan(0); // the work waits in the queue
+    await expectPaused(s);
 
     // The overview shows the panel with a resume button (admin); the UI action lifts it.
     const agent = request.agent(s.service.url);
@@ -129,7 +144,7 @@ describe("platform quarantine", () => {
     await provision(s);
     const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
     expect(family).toMatchObject({ family: "scim", reason: "failure_rate" });
-    await expectNoSpendFor(s, 1_500);
+    await expectPaused(s);
 
     await clearFaults(s);
     const res = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);

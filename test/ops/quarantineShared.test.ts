@@ -1,7 +1,8 @@
 import request from "supertest";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
+import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
 import { ADMIN_TOKEN, IDP_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
@@ -52,14 +53,21 @@ describe("shared quarantine", () => {
       databaseUrl: s.database.url,
       platform: { url: s.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
     });
-    await s.service.quarantine.settled();
-    await new Promise((r) => setTimeout(r, 500));
-    const spent = await count(s, `SELECT count(*)::int AS n FROM budget_debits`);
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(await count(s, `SELECT count(*)::int AS n FROM budget_debits`)).toBe(spent);
+    // Paused on the second replica, from its own state: the record, the metric, and its gate
+    // refusing each of its workers' passes while neither the ledger nor the queue moves.
     expect(await families(second.url)).toMatchObject([{ family: "scim", reason: "auth" }]);
-    const metrics = await request(second.url).get("/metrics");
-    expect(metrics.text).toContain('scim_connector_platform_quarantined{family="scim"} 1');
+    expect((await request(second.url).get("/metrics")).text).toContain(quarantineMetric("scim"));
+    const gate = watchAdmissions(second.quarantine, "scim");
+    await vi.waitFor(async () => expect((await claimedWork(s.database.db)).reconciles).toBe(0), { timeout: 30_000 });
+    await waitForAdmissions(gate, 1);
+    const spent = await count(s, `SELECT count(*)::int AS n FROM budget_debits`);
+    const queued = await count(s, `SELECT count(*)::int AS n FROM reconcile_queue`);
+    await waitForAdmissions(gate, 6);
+    gate.restore();
+    expect(new Set(gate.answers)).toEqual(new Set(["closed"]));
+    expect(await count(s, `SELECT count(*)::int AS n FROM budget_debits`)).toBe(spent);
+    expect(await count(s, `SELECT count(*)::int AS n FROM reconcile_queue`)).toBe(queued);
+    expect(queued).toBeGreaterThan(0);
 
     await request(s.emulator.url).delete("/_emulator/faults");
     expect((await request(second.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
@@ -83,11 +91,18 @@ describe("shared quarantine", () => {
     expect(family).toMatchObject({ family: "email.status", reason: "failure_rate" });
     const pending = `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE kind = 'email'`;
     expect(await count(s, pending)).toBe(30); // nothing lost
-    // Paused: no request of the family reaches the platform any more.
-    await s.service.quarantine.settled();
-    await new Promise((r) => setTimeout(r, 500));
+    // Paused, from the connector's own state: the metric, and the mirror worker's gate refusing its
+    // cycles once no claim is live, while the changes stay pending and unclaimed.
+    expect((await request(s.service.url).get("/metrics")).text).toContain(quarantineMetric("email.status"));
+    const gate = watchAdmissions(s.service.quarantine, "email.status");
+    await vi.waitFor(async () => expect((await claimedWork(s.database.db)).mirror).toBe(0), { timeout: 30_000 });
+    await waitForAdmissions(gate, 1);
     const sent = (await emulatorStats(s)).requests["POST /email/status"] ?? 0;
-    await new Promise((r) => setTimeout(r, 2_500));
+    await waitForAdmissions(gate, 2);
+    gate.restore();
+    expect(new Set(gate.answers)).toEqual(new Set(["closed"]));
+    expect(await claimedWork(s.database.db)).toMatchObject({ mirror: 0 });
+    expect(await count(s, pending)).toBe(30);
     expect((await emulatorStats(s)).requests["POST /email/status"] ?? 0).toBe(sent);
 
     await request(s.emulator.url).delete("/_emulator/faults");
