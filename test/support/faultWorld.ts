@@ -213,11 +213,17 @@ export const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 export class ResilientIdp {
   resent = 0;
   requests = 0;
+  /** Every answer by status, retried ones included; 0 = no answer (refused, reset, timed out). */
+  readonly answers = new Map<number, number>();
 
   constructor(
     private readonly baseUrl: () => string,
     private readonly token: string,
   ) {}
+
+  private answered(status: number): void {
+    this.answers.set(status, (this.answers.get(status) ?? 0) + 1);
+  }
 
   async send(method: string, path: string, body?: unknown, deadlineMs = 120_000): Promise<{ status: number; body: any }> {
     const deadline = Date.now() + deadlineMs;
@@ -231,10 +237,12 @@ export class ResilientIdp {
           signal: AbortSignal.timeout(10_000),
         });
         const text = await res.text();
+        this.answered(res.status);
         // 503 from a connector whose database is away: try again, as an IdP does.
         if (res.status < 500) return { status: res.status, body: text ? JSON.parse(text) : undefined };
       } catch {
         /* no answer: the connector is down or was killed mid-request */
+        this.answered(0);
       }
       if (Date.now() > deadline) throw new Error(`IdP gave up on ${method} ${path}`);
       this.resent++;
