@@ -3,8 +3,11 @@
  * into `mirror.subscription_group_states` (batches of 2,000 rows per transaction) while the
  * mirror sync worker runs, against an in-process emulator and PostgreSQL (embedded unless
  * DATABASE_URL is set). Prints changes per second from the ETL's first write to the last
- * acknowledgement, and requests per change against the minimum for the same changes.
- * Targets: the minimum number of requests, and at least 5,000 changes/s on a 2-core machine.
+ * acknowledgement, and requests per change against the minimum for the same changes. Delivery is
+ * checked against the emulator: every (group, identifier) written must hold its latest state there
+ * (`delivered N of N`); parked changes are counted apart, and with no fault injected any parked
+ * change fails the run. Targets: the minimum number of requests, and at least 5,000 changes/s on
+ * a 2-core machine.
  *
  *   npm run bench:mirror [-- --changes 200000 --groups 20 --batch 2000 --etl-first]
  */
@@ -15,7 +18,8 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { createDataSource, runMigrations } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { startEmulator } from "../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "../src/emulator/index.js";
+import { reportedState } from "../src/emulator/subscriptions.js";
 import { MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST, minimumRequests, type PendingChange } from "../src/mirror/batching.js";
 import { MirrorSyncWorker } from "../src/mirror/worker.js";
 import { HttpTransport } from "../src/platform/http.js";
@@ -70,6 +74,20 @@ async function database(): Promise<{ url: string; stop(): Promise<void> }> {
   };
 }
 
+/** Written (group, identifier) pairs whose latest state the emulator does not hold, read as GET /subscription/status/get reports it. */
+function undelivered(emulator: RunningEmulator, rows: Row[]): string[] {
+  const latest = new Map<string, Row>();
+  for (const r of rows) latest.set(`${r.group}|${r.type}|${r.id}`, r);
+  const profiles = emulator.state.profiles;
+  const wrong: string[] = [];
+  for (const r of latest.values()) {
+    const profile = r.type === "email" ? profiles.pickByEmail(r.id) : r.type === "phone" ? profiles.pickByPhone(r.id) : profiles.byExternal(r.id);
+    const expected = r.state === "subscribed" ? "Subscribed" : "Unsubscribed";
+    if (reportedState(profile, r.group) !== expected) wrong.push(`${r.group} ${r.type} ${r.id}: ${reportedState(profile, r.group)}, wrote ${expected}`);
+  }
+  return wrong;
+}
+
 async function etl(client: pg.Client, rows: Row[]): Promise<void> {
   for (let i = 0; i < rows.length; i += batchSize) {
     const slice = rows.slice(i, i + batchSize);
@@ -90,6 +108,13 @@ async function main(): Promise<void> {
   const db = await createDataSource({ url: pgServer.url, poolSize: 10, applicationName: "scim-connector-bench" });
   await runMigrations(db);
   const emulator = await startEmulator({ port: 0 });
+  // The platform sets subscription states only on profiles it has: one per identifier, as the
+  // customer's users would already exist there.
+  for (const r of rows) {
+    if (r.type === "email") emulator.state.profiles.create({ email: r.id });
+    else if (r.type === "phone") emulator.state.profiles.create({ phone: r.id });
+    else emulator.state.profiles.create({ externalId: r.id });
+  }
   const worker = new MirrorSyncWorker({
     db,
     rest: new PlatformRestClient(new HttpTransport({ baseUrl: emulator.url })),
@@ -122,7 +147,11 @@ async function main(): Promise<void> {
     const requests = stats["POST /v2/subscription/status/set"] ?? 0;
     const asChanges: PendingChange<null>[] = rows.map((r, i) => ({ key: String(i), batchKey: `${r.group}|${r.state}|${r.type}`, version: "0", payload: null }));
     const minimum = minimumRequests(asChanges, MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST);
-    const [{ parked }]: { parked: number }[] = await db.query(`SELECT count(*)::int AS parked FROM mirror_sync.pending`);
+    const [{ parked, left }]: { parked: number; left: number }[] = await db.query(
+      `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, count(*) FILTER (WHERE parked_at IS NULL)::int AS left FROM mirror_sync.pending`,
+    );
+    const wrong = undelivered(emulator, rows);
+    const written = new Set(rows.map((r) => `${r.group}|${r.type}|${r.id}`)).size;
     const sizes: { changes: number }[] = await db.query(`SELECT changes FROM mirror_sync.push_log WHERE outcome = 'ok' ORDER BY id`);
     const seconds = (finished - started) / 1000;
     const perSecond = Math.round(total / seconds);
@@ -132,10 +161,12 @@ async function main(): Promise<void> {
       `  all pushed           ${seconds.toFixed(2)} s  →  ${perSecond.toLocaleString("en")} changes/s (target ≥ ${TARGET_PER_SECOND.toLocaleString("en")})  ${perSecond >= TARGET_PER_SECOND ? "OK" : "BELOW TARGET"}`,
       `  requests             ${requests} (minimum ${minimum}; ${(requests / minimum).toFixed(3)}× the minimum)`,
       `  requests per change  ${(requests / total).toFixed(5)} (minimum ${(minimum / total).toFixed(5)})`,
-      `  parked / left        ${parked}`,
+      `  delivered            ${written - wrong.length} of ${written} (checked against the emulator)${wrong.length ? `; missing or stale: ${wrong.slice(0, 5).join("; ")}` : ""}`,
+      `  parked               ${parked} (no fault injected: any parked change fails the run); left pending ${left}`,
       `  changes per request  ${sizes.map((r) => r.changes).join(" ")}`,
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
+    if (wrong.length || parked > 0 || left > 0) process.exitCode = 1;
   } finally {
     await etlClient.end();
     await emulator.close();
