@@ -11,6 +11,7 @@ import {
   type IdpKeys,
   type ResponseOptions,
 } from "../support/saml.js";
+import { commentInNameId, duplicateAssertionId, naiveValidate, signedAssertionUnderForged, wrappedInExtensions, wrappedInSignatureObject } from "../support/samlWrapping.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "./harness.js";
 
 const ACS = "https://scim.example.test/admin/saml/acs";
@@ -188,27 +189,39 @@ describe("admin UI SAML sign-in", () => {
     expect(results.map((r) => r.status).sort()).toEqual([303, 401]);
   });
 
-  it("rejects a signature-wrapping attempt (a forged assertion around a genuinely signed response)", async () => {
+  const viewer = (id: string) => options(id, { nameId: "vic@example.com", role: "scim-viewers" });
+  const mallory = (id: string) => options(id, { nameId: "mallory@example.com", role: "scim-admins" });
+  it.each([
+    ["the signed assertion moved under an unsigned, forged one", (id: string) => signedAssertionUnderForged(signedResponse(viewer(id), idp), mallory(id))],
+    ["a forged assertion with the signed assertion's ID before it", (id: string) => duplicateAssertionId(signedResponse(viewer(id), idp), mallory(id))],
+    ["the signed response wrapped in the Extensions of a forged one", (id: string) => wrappedInExtensions(signedResponse(viewer(id), idp), mallory(id))],
+    ["the signed assertion in the ds:Object of its signature, moved into a forged assertion", (id: string) => wrappedInSignatureObject(signedResponse(viewer(id), idp), mallory(id))],
+  ])("refuses signature wrapping: %s (a naive validator signs mallory in as admin)", async (_shape, build) => {
+    const agent = request.agent(h.app);
+    const xml = build(await startLogin(agent));
+    expect(naiveValidate(xml, idp.cert)).toEqual({ nameId: "mallory@example.com", role: "scim-admins" });
+    await expectRejected(agent, await post(agent, xml));
+  });
+
+  it("refuses a comment inside NameID (a naive validator reads only the text before it, another user)", async () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
-    // The attacker holds a genuine response for a viewer…
-    const genuine = signedResponse(options(id, { nameId: "vic@example.com", role: "scim-viewers" }), idp);
-    // …and wraps it: a new unsigned root with a forged admin assertion, the signed original tucked inside.
-    const forged = options(id, { nameId: "mallory@example.com", role: "scim-admins" });
-    const wrapped = responseXml(forged, assertionXml(forged)).replace(
-      "<samlp:Status>",
-      `<samlp:Extensions>${genuine.replace(/^<\?xml[^>]*>/, "")}</samlp:Extensions><samlp:Status>`,
-    );
-    await expectRejected(agent, await post(agent, wrapped));
+    // The attacker holds a genuine admin login for ada@example.com.attacker.test and cuts it after ada@example.com.
+    const xml = commentInNameId(options(id, { nameId: "ada@example.com.attacker.test", role: "scim-admins" }), idp, "ada@example.com");
+    expect(naiveValidate(xml, idp.cert)).toEqual({ nameId: "ada@example.com", role: "scim-admins" });
+    await expectRejected(agent, await post(agent, xml));
+  });
 
-    // Variant: keep the genuinely signed response root but swap in the forged assertion.
+  it("the previous wrapping variants: a forged assertion swapped into a signed response, or two assertions under an attacker's signature", async () => {
+    const agent = request.agent(h.app);
+    // Keep the genuinely signed response root but swap in the forged assertion: the response's own signature breaks.
     const id2 = await startLogin(agent);
     const genuine2 = signedResponse(options(id2, { nameId: "vic@example.com", role: "scim-viewers" }), idp);
     const forged2 = assertionXml(options(id2, { nameId: "mallory@example.com", role: "scim-admins" }));
     const swapped = genuine2.replace(/<saml:Assertion[\s\S]*<\/saml:Assertion>/, forged2);
     await expectRejected(agent, await post(agent, swapped));
 
-    // Variant: the genuine signed assertion moved next to a forged one (two assertions).
+    // The genuine signed assertion moved next to a forged one, the response signed by the attacker.
     const id3 = await startLogin(agent);
     const o3 = options(id3, { nameId: "vic@example.com", role: "scim-viewers" });
     const signedAssertion = signElement(assertionXml(o3), "Assertion", idp);

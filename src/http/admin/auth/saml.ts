@@ -7,7 +7,7 @@ import { log } from "../../../logging/logger.js";
 import { actorForLog, type AdminActor } from "../actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
-import { checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
+import { checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
 import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
 
@@ -40,6 +40,7 @@ export function samlRouter(deps: Deps): Router {
     void (async () => {
       if (!profile?.nameID) throw new Error("the assertion names no user");
       checkResponseAddressing(profile, acsUrl);
+      checkNameIdUncommented(profile);
       // node-saml checked InResponseTo; claiming it here makes two concurrent copies of one response fail too.
       const inResponseTo = typeof profile.inResponseTo === "string" ? profile.inResponseTo : undefined;
       if (!inResponseTo || !(await deps.sessions.consumeResponse(inResponseTo, deps.clock.now()))) {

@@ -41,3 +41,15 @@ function rootAttribute(xml: string, name: string): string | undefined {
 function decodeEntities(value: string): string {
   return value.replace(/&(amp|lt|gt|quot|apos);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[e]!);
 }
+
+/**
+ * A comment inside the NameID is tampering: canonicalisation drops comments, so both signatures
+ * still verify, while a reader that stops at the comment sees another user (the 2018 SAML
+ * comment-truncation flaws). No IdP sends one, so the response is refused rather than read.
+ */
+export function checkNameIdUncommented(profile: Profile): void {
+  // The response as posted: node-saml's assertion XML is the canonical form, comments already gone.
+  const response = profile.getSamlResponseXml?.() ?? "";
+  const nameIds = [...response.matchAll(/<(?:[\w-]+:)?NameID\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?NameID>/g)].map((m) => m[1]!);
+  if (nameIds.length === 0 || nameIds.some((text) => text.includes("<!--"))) throw new SamlAddressingError("the assertion's NameID is missing or holds a comment");
+}
