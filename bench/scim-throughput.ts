@@ -1,11 +1,15 @@
 /**
- * Inbound SCIM throughput: filter GETs (`userName eq`), user POSTs and group member PATCHes at
- * concurrency 32 over keep-alive connections, against the embedded PostgreSQL with its default
- * (durable) settings. The service runs in a child process, as it would in production, so the
- * load generator does not share its event loop. Targets on a 2-core machine: at least 1,500
- * filter GETs/s and 400 writes/s, p99 under 50 ms.
+ * Inbound SCIM throughput: filter GETs (`userName eq`), user POSTs and group member PATCHes (adds
+ * and removes measured apart) at concurrency 32 over keep-alive connections, against the embedded
+ * PostgreSQL with its default (durable) settings. Every PATCH is a real change: adds take (group,
+ * user) pairs never added before, removes take pairs added before measuring, so each marks its
+ * user for reconciling. The service runs in a child process, as it would in production, so the
+ * load generator does not share its event loop. Everything is measured twice: with the workers
+ * off (inbound alone), then with the reconciler and the mirror worker running against an
+ * emulator, as the service runs. Targets on a 2-core machine: at least 1,500 filter GETs/s and
+ * 400 writes/s, p99 under 50 ms.
  *
- *   npm run bench:scim [-- --seconds 5 --concurrency 32 --only get,post,patch]
+ *   npm run bench:scim [-- --seconds 5 --concurrency 32 --only get,post,patch --workers off,on]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -14,9 +18,12 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { writeFile } from "node:fs/promises";
 import { loadEnv } from "../src/config/env.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
+import { startEmulator } from "../src/emulator/index.js";
 import { startService } from "../src/service.js";
+import { TEST_MAPPING } from "../test/support/mapping.js";
 import { keepAliveClient } from "./support/httpClient.js";
 
 const TOKEN = "bench-scim-token-0123456789abcdef";
@@ -24,6 +31,8 @@ const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application
 const TARGETS = { read: 1_500, write: 400, p99Ms: 50 };
 const SEED_USERS = 2_000;
 const GROUPS = 64;
+/** Pairs added before measuring, for the remove scenarios to take away (each at most once). */
+const PREADDED_PER_GROUP = 200;
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +40,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     concurrency: { type: "string", default: "32" },
     only: { type: "string", default: "get,post,patch" },
+    workers: { type: "string", default: "off,on" },
   },
 });
 
@@ -48,19 +58,39 @@ if (values.serve) {
 async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
-  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-pg-"));
-  await chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false });
-  try {
-    await measure(pg.url, path.join(dir, "data"), seconds, concurrency);
-  } finally {
-    await pg.stop();
-    await rm(dir, { recursive: true, force: true });
+  for (const workers of values.workers!.split(",")) {
+    if (workers !== "off" && workers !== "on") throw new Error(`--workers takes off, on or off,on (got ${workers})`);
+    // A fresh database and service per line, so the second does not start on the first's data.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-pg-"));
+    await chmod(dir, 0o755);
+    const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false });
+    // Workers on: the reconciler and the mirror worker run against an emulator; the groups match
+    // the mapping's `^Analysts-` rule, so every membership change is a platform change to make.
+    const emulator = workers === "on" ? await startEmulator({ port: 0, scimDailyLimit: 10_000_000 }) : undefined;
+    const mappingFile = path.join(dir, "mapping.yaml");
+    await writeFile(mappingFile, TEST_MAPPING);
+    const childEnv: Record<string, string> = emulator
+      ? {
+          MAPPING_FILE: mappingFile,
+          PLATFORM_URL: emulator.url,
+          PLATFORM_SCIM_TOKEN: "dev-scim-token",
+          PLATFORM_API_KEY: "dev-api-key",
+          PLATFORM_REQUEST_ORIGIN: "scim-bench",
+          PLATFORM_SCIM_DAILY_BUDGET: "10000000",
+        }
+      : { MAPPING_FILE: mappingFile };
+    try {
+      await measure(pg.url, path.join(dir, "data"), seconds, concurrency, childEnv, workers === "on");
+    } finally {
+      await emulator?.close();
+      await pg.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 }
 
-async function measure(databaseUrl: string, dataDir: string, seconds: number, concurrency: number): Promise<void> {
-  const { url, stop, pid } = await childService(databaseUrl);
+async function measure(databaseUrl: string, dataDir: string, seconds: number, concurrency: number, childEnv: Record<string, string>, workersOn: boolean): Promise<void> {
+  const { url, stop, pid } = await childService(databaseUrl, childEnv);
   const serverCpu: CpuMeter = () => {
     const service = cpuMsOf([pid]);
     const postgres = cpuMsOf(postgresPids(dataDir));
@@ -80,11 +110,31 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     });
     const groupIds: string[] = [];
     for (let g = 0; g < GROUPS; g++) {
-      const res = await call("POST", "/Groups", JSON.stringify({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: `Bench group ${g}` }));
+      const res = await call("POST", "/Groups", JSON.stringify({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: `Analysts-bench-${g}` }));
       groupIds.push((JSON.parse(res.text) as { id: string }).id);
     }
+    // Every (group, user) pair once, in an order where consecutive pairs differ in group and user.
+    const pairs = shuffledPairs(GROUPS, SEED_USERS);
+    const toRemove = pairs.splice(0, GROUPS * PREADDED_PER_GROUP);
+    for (let g = 0; g < GROUPS; g++) {
+      const members = toRemove.filter((p) => p.group === g).map((p) => ({ value: userIds[p.user]! }));
+      const res = await call("PATCH", `/Groups/${groupIds[g]}`, JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "add", path: "members", value: members }] }));
+      if (res.status !== 204) throw new Error(`pre-adding members: ${res.status} ${res.text}`);
+    }
+    const answered = { add: 0, remove: 0 };
+    const memberPatch = async (op: "add" | "remove", pair: Pair | undefined) => {
+      if (!pair) throw new Error(`no fresh (group, user) pair left to ${op}: run shorter`);
+      const userId = userIds[pair.user]!;
+      const operation = op === "add" ? { op, path: "members", value: [{ value: userId }] } : { op, path: `members[value eq "${userId}"]` };
+      const res = await call("PATCH", `/Groups/${groupIds[pair.group]}`, JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [operation] }));
+      if (res.status === 204) answered[op]++;
+      return res;
+    };
 
-    console.log(`SCIM server throughput: ${concurrency} concurrent keep-alive clients, ${seconds}s per scenario, ${SEED_USERS} users, service in a child process, embedded PostgreSQL (fsync on)`);
+    console.log(
+      `\nSCIM server throughput, workers ${workersOn ? "ON: the reconciler and the mirror worker run against an emulator (as the service runs)" : "OFF: inbound alone"}\n` +
+        `${concurrency} concurrent keep-alive clients, ${seconds}s per scenario, ${SEED_USERS} users, service in a child process, embedded PostgreSQL (fsync on)`,
+    );
     // Figures on a shared machine mean little without the load they were measured under.
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} before measuring`);
     let created = 0;
@@ -106,17 +156,10 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
       await run("POST /Users", "write", 201, () => call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`))));
     }
     if (only.has("patch")) {
-      await run("PATCH /Groups/{id} add member", "write", 204, (i) =>
-        call(
-          "PATCH",
-          `/Groups/${groupIds[i % GROUPS]}`,
-          JSON.stringify({
-            schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-            // Consecutive requests touch different groups and different users, as separate IdP pushes would.
-            Operations: [{ op: "add", path: "members", value: [{ value: userIds[(i * 104_729) % userIds.length] }] }],
-          }),
-        ),
-      );
+      // Each request takes the next pair: an add never repeats one (a repeat changes nothing and marks
+      // nobody), a remove takes one that is a member.
+      await run("PATCH /Groups/{id} add member", "write", 204, () => memberPatch("add", pairs.shift()));
+      await run("PATCH /Groups/{id} remove member", "write", 204, () => memberPatch("remove", toRemove.shift()));
     }
     // Saturated, 32 clients that never wait measure the most the server can take; their latency is
     // then mostly queueing (Little's law: 32 in flight ÷ the rate). The latency target is about
@@ -126,6 +169,14 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     for (const r of results) {
       const send = senders.get(r.name)!;
       paced.set(r.name, await pacedScenario(r.name, r.kind, seconds, concurrency, TARGETS[r.kind], expectedStatus.get(r.name)!, send));
+    }
+    if (only.has("patch")) {
+      // Every answered PATCH must have changed a membership: the groups hold exactly what they imply.
+      let held = 0;
+      for (const id of groupIds) held += ((JSON.parse((await call("GET", `/Groups/${id}`)).text) as { members?: unknown[] }).members ?? []).length;
+      const expected = GROUPS * PREADDED_PER_GROUP + answered.add - answered.remove;
+      console.log(`memberships: ${held} held, ${expected} expected from ${answered.add} adds and ${answered.remove} removes answered 204 ${held === expected ? "(each a real change)" : "MISMATCH: some PATCHes changed nothing"}`);
+      if (held !== expected) process.exitCode = 1;
     }
     for (const r of results) {
       const goal = TARGETS[r.kind];
@@ -246,10 +297,10 @@ async function pacedScenario(
   return { name, kind, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, serverCpuMs: NaN, postgresCpuMs: NaN, clientCpuMs: NaN };
 }
 
-async function childService(databaseUrl: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+async function childService(databaseUrl: string, childEnv: Record<string, string>): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve", databaseUrl], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, LOG_LEVEL: "warn", NODE_ENV: "production" },
+    env: { ...process.env, ...childEnv, LOG_LEVEL: "warn", NODE_ENV: "production" },
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = "";
@@ -305,6 +356,21 @@ function postgresPids(dataDir: string): number[] {
   } catch {
     return [];
   }
+}
+
+type Pair = { group: number; user: number };
+
+/** Every (group, user) pair once, deterministically shuffled. */
+function shuffledPairs(groups: number, users: number): Pair[] {
+  const pairs: Pair[] = [];
+  for (let u = 0; u < users; u++) for (let g = 0; g < groups; g++) pairs.push({ group: g, user: u });
+  let seed = 7;
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  for (let i = pairs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [pairs[i], pairs[j]] = [pairs[j]!, pairs[i]!];
+  }
+  return pairs;
 }
 
 function user(userName: string) {
