@@ -6,6 +6,7 @@ import {
   encodeResponse,
   makeIdpKeys,
   responseXml,
+  samlLoginCookie,
   signedResponse,
   signElement,
   type IdpKeys,
@@ -38,11 +39,18 @@ describe("admin UI SAML sign-in", () => {
     await h?.database.drop();
   });
 
+  /**
+   * The pre-login cookie each browser got from /admin/saml/login. It is Secure (SameSite=None, for
+   * the IdP's cross-site POST), which supertest's jar will not send over http, so it is sent here.
+   */
+  const loginCookies = new WeakMap<request.Agent, string>();
+
   /** Starts an SP-initiated login and returns the AuthnRequest id the response must answer. */
   async function startLogin(agent: request.Agent): Promise<string> {
     const res = await agent.get("/admin/saml/login");
     expect(res.status).toBe(302);
     expect(res.headers.location).toMatch(/^https:\/\/idp\.example\.test\/sso\?SAMLRequest=/);
+    loginCookies.set(agent, samlLoginCookie(res));
     return authnRequestIdFromRedirect(res.headers.location!);
   }
 
@@ -56,7 +64,12 @@ describe("admin UI SAML sign-in", () => {
     ...extra,
   });
 
-  const post = (agent: request.Agent, xml: string) => agent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encodeResponse(xml) });
+  const post = (agent: request.Agent, xml: string, cookie = loginCookies.get(agent)) =>
+    agent
+      .post("/admin/saml/acs")
+      .set(cookie ? { Cookie: cookie } : {})
+      .type("form")
+      .send({ SAMLResponse: encodeResponse(xml) });
 
   async function expectRejected(agent: request.Agent, res: request.Response, status = 401): Promise<void> {
     expect(res.status).toBe(status);
@@ -184,7 +197,8 @@ describe("admin UI SAML sign-in", () => {
     // Two copies at once: at most one may win.
     const id2 = await startLogin(first);
     const xml2 = signedResponse(options(id2), idp);
-    const results = await Promise.all([post(request.agent(h.app), xml2), post(request.agent(h.app), xml2)]);
+    const cookie = loginCookies.get(first);
+    const results = await Promise.all([post(request.agent(h.app), xml2, cookie), post(request.agent(h.app), xml2, cookie)]);
     expect(results.map((r) => r.status).sort()).toEqual([303, 401]);
   });
 
@@ -214,6 +228,42 @@ describe("admin UI SAML sign-in", () => {
     const signedAssertion = signElement(assertionXml(o3), "Assertion", idp);
     const doubled = signElement(responseXml(o3, assertionXml(options(id3, { nameId: "mallory@example.com" })) + signedAssertion), "Response", attacker);
     await expectRejected(agent, await post(agent, doubled));
+  });
+
+  it("GET /saml/login with a valid signed response in a form body only redirects: nobody is signed in and the service keeps serving", async () => {
+    const agent = request.agent(h.app);
+    const id = await startLogin(agent);
+    const xml = signedResponse(options(id), idp);
+    const res = await agent.get("/admin/saml/login").set({ Cookie: loginCookies.get(agent)! }).type("form").send({ SAMLResponse: encodeResponse(xml) });
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toMatch(/^https:\/\/idp\.example\.test\/sso\?SAMLRequest=/);
+    expect((await agent.get("/admin")).status).toBe(303);
+    // Still serving, and the response was not used up: posted to the ACS as meant, it signs in.
+    expect((await request(h.app).get("/admin/saml/metadata")).status).toBe(200);
+    expect((await post(agent, xml)).status).toBe(303);
+    expect((await agent.get("/admin")).status).toBe(200);
+  });
+
+  it("refuses a response to a sign-in started in another browser (login CSRF)", async () => {
+    const attacker = request.agent(h.app);
+    const id = await startLogin(attacker);
+    const xml = signedResponse(options(id, { nameId: "mallory@example.com" }), idp);
+    const victim = request.agent(h.app);
+    await startLogin(victim); // the victim's own, unrelated sign-in does not help either
+    const res = await post(victim, xml);
+    await expectRejected(victim, res);
+    expect(res.text).toContain("not started in this browser");
+    const id2 = await startLogin(attacker);
+    await expectRejected(victim, await post(victim, signedResponse(options(id2, { nameId: "mallory@example.com" }), idp), "")); // no cookie at all
+  });
+
+  it("the pre-login cookie is HttpOnly, Secure and SameSite=None (the IdP posts cross-site), scoped to the SAML routes", async () => {
+    const res = await request(h.app).get("/admin/saml/login");
+    const cookie = ([] as string[]).concat(res.headers["set-cookie"] ?? []).find((c) => c.startsWith("scim_admin_saml="))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/SameSite=None/);
+    expect(cookie).toMatch(/Path=\/admin\/saml/);
   });
 
   it("a rejected or malformed post is a page, never a 500", async () => {

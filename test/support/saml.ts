@@ -127,3 +127,11 @@ export function authnRequestIdFromRedirect(location: string): string {
   if (!id) throw new Error("no ID in the AuthnRequest");
   return id;
 }
+
+/** The `name=value` of the pre-login cookie that GET /admin/saml/login sets (binds the sign-in to this browser). */
+export function samlLoginCookie(res: { headers: Record<string, unknown> }): string {
+  const cookies = ([] as string[]).concat((res.headers["set-cookie"] as string[] | string | undefined) ?? []);
+  const cookie = cookies.find((c) => c.startsWith("scim_admin_saml="));
+  if (!cookie) throw new Error("no scim_admin_saml cookie was set");
+  return cookie.split(";")[0]!;
+}
