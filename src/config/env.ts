@@ -118,6 +118,8 @@ export const envSchema = z.object({
   SAML_ISSUER: optionalString,
   SAML_IDP_CERT: optionalString,
   SAML_CALLBACK_URL: optionalString,
+  /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
+  SAML_IDP_ISSUER: optionalString,
   /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
   SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
   SAML_ADMIN_VALUES: z.string().default("admin"),

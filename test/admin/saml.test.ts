@@ -33,6 +33,7 @@ describe("admin UI SAML sign-in", () => {
       SAML_ROLE_ATTRIBUTE: "groups",
       SAML_ADMIN_VALUES: "scim-admins, Connector Admins",
       SAML_VIEWER_VALUES: "scim-viewers",
+      SAML_IDP_ISSUER: "https://idp.example.test",
     });
   });
   afterAll(async () => {
@@ -264,6 +265,24 @@ describe("admin UI SAML sign-in", () => {
     expect(cookie).toMatch(/Secure/);
     expect(cookie).toMatch(/SameSite=None/);
     expect(cookie).toMatch(/Path=\/admin\/saml/);
+  });
+
+  it("refuses RSA-SHA1 signatures and SHA-1 digests, even from the right key", async () => {
+    const agent = request.agent(h.app);
+    const res = await post(agent, signedResponse(options(await startLogin(agent)), idp, "sha1"));
+    await expectRejected(agent, res);
+    expect(res.text).toContain("only RSA-SHA256");
+    // RSA-SHA256 signatures over SHA-1 digests: the digest is the weak link, refused too.
+    const o = options(await startLogin(agent));
+    const sha1Digests = signElement(responseXml(o, signElement(assertionXml(o), "Assertion", idp, "sha256", "sha1")), "Response", idp, "sha256", "sha1");
+    await expectRejected(agent, await post(agent, sha1Digests));
+  });
+
+  it("refuses a response from another issuer (SAML_IDP_ISSUER), even signed with the configured key", async () => {
+    const agent = request.agent(h.app);
+    const res = await post(agent, signedResponse(options(await startLogin(agent), { idpEntityId: "https://other-idp.example.test" }), idp));
+    await expectRejected(agent, res);
+    expect(res.text).toContain("SAML_IDP_ISSUER");
   });
 
   it("a rejected or malformed post is a page, never a 500", async () => {

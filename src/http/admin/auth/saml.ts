@@ -8,7 +8,8 @@ import { log } from "../../../logging/logger.js";
 import { actorForLog, type AdminActor } from "../actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
-import { checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
+import { checkIssuer, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
+import { requireStrongAlgorithms } from "./samlAlgorithms.js";
 import { forgetLoginRequests, rememberLoginRequest, startedInThisBrowser } from "./samlLoginBinding.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
 import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
@@ -54,6 +55,9 @@ export function samlRouter(deps: Deps): Router {
     disableRequestedAuthnContext: true,
     signatureAlgorithm: "sha256",
   };
+  if (!env.SAML_IDP_ISSUER) {
+    log.warn("admin", "SAML_IDP_ISSUER is not set: any issuer signing with SAML_IDP_CERT is accepted", { fix: "set SAML_IDP_ISSUER to the IdP's entity id (docs/operations.md)" });
+  }
   // node-saml directly, not passport's authenticate(): the login route only ever builds a redirect,
   // whatever the request carries, and the ACS handles one outcome per request with no callbacks.
   const saml = new SAML(config);
@@ -62,6 +66,7 @@ export function samlRouter(deps: Deps): Router {
   const actorFor = async (req: Request, profile: Profile | null): Promise<AdminActor> => {
     if (!profile?.nameID) throw new Error("the assertion names no user");
     checkResponseAddressing(profile, acsUrl);
+    if (env.SAML_IDP_ISSUER) checkIssuer(profile, env.SAML_IDP_ISSUER);
     const inResponseTo = typeof profile.inResponseTo === "string" ? profile.inResponseTo : undefined;
     if (!startedInThisBrowser(req, inResponseTo)) throw new Error("this sign-in was not started in this browser");
     // node-saml checked InResponseTo; claiming it here makes two concurrent copies of one response fail too.
@@ -97,6 +102,7 @@ export function samlRouter(deps: Deps): Router {
     if (!samlResponse) return failedLogin(req, res, new SamlAddressingError("no SAMLResponse was posted"));
     let actor: AdminActor;
     try {
+      requireStrongAlgorithms(Buffer.from(samlResponse, "base64").toString("utf8"));
       const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
       actor = await actorFor(req, profile);
     } catch (error) {

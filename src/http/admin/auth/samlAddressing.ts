@@ -41,3 +41,21 @@ function rootAttribute(xml: string, name: string): string | undefined {
 function decodeEntities(value: string): string {
   return value.replace(/&(amp|lt|gt|quot|apos);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[e]!);
 }
+
+/**
+ * SAML_IDP_ISSUER, when set: the signed assertion's Issuer, and the response's own Issuer when it
+ * has one (it is optional in SAML), must name the IdP. node-saml's idpIssuer covers logout only.
+ */
+export function checkIssuer(profile: Profile, expected: string): void {
+  if (profile.issuer !== expected) throw new SamlAddressingError("the assertion was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+  const responseIssuer = rootIssuer(profile.getSamlResponseXml?.() ?? "");
+  if (responseIssuer !== undefined && responseIssuer !== expected) {
+    throw new SamlAddressingError("the response was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+  }
+}
+
+/** The text of the Issuer element right under the Response root; undefined if it has none. */
+function rootIssuer(xml: string): string | undefined {
+  const match = /^\s*(?:<\?xml[^>]*\?>\s*)?<(?:[A-Za-z_][\w.-]*:)?Response\b[^>]*>\s*<(?:[A-Za-z_][\w.-]*:)?Issuer\b[^>]*>([^<]*)<\//.exec(xml);
+  return match ? decodeEntities(match[1]!.trim()) : undefined;
+}
