@@ -26,7 +26,7 @@ import { spawnConnector } from "../test/support/connectorProcess.js";
 import { EtlWriter, IdpModel, ResilientIdp, SCIM_USER_SCHEMA, waitForQuiet, worldProblems, emulatorCounts, ledgerDebits } from "../test/support/faultWorld.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 
-const TOKEN = "soak-idp-token-0123456789abcdef";
+const TOKEN = "soak-idp-token-0123456789abcdefgh";
 const BUDGET = 5_000;
 
 const { values } = parseArgs({

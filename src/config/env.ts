@@ -10,6 +10,23 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
+/**
+ * A shared secret a client presents (ADMIN_TOKEN, SCIM_TOKEN): long and varied enough that guessing
+ * is hopeless even before the failed-auth throttles. Generated tokens (adm_…, scim_…, openssl rand)
+ * pass; words, repeated characters and short values do not.
+ */
+const MIN_TOKEN_LENGTH = 32;
+// 8, not more: a random hex secret (16 symbols) of 32 characters must always pass.
+const MIN_TOKEN_DISTINCT_CHARACTERS = 8;
+const highEntropyToken = optionalString.pipe(
+  z
+    .string()
+    .refine((v) => v.length >= MIN_TOKEN_LENGTH && new Set(v).size >= MIN_TOKEN_DISTINCT_CHARACTERS, {
+      message: `must be a random secret of at least ${MIN_TOKEN_LENGTH} characters using at least ${MIN_TOKEN_DISTINCT_CHARACTERS} different ones; generate one with: openssl rand -base64 32`,
+    })
+    .optional(),
+);
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 const jsonRecord = z.string().transform((raw, ctx) => {
@@ -49,7 +66,7 @@ export const envSchema = z.object({
   ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
-  SCIM_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  SCIM_TOKEN: highEntropyToken,
   SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   SCIM_MAX_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
 
@@ -113,7 +130,7 @@ export const envSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
-  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  ADMIN_TOKEN: highEntropyToken,
   SAML_ENTRY_POINT: optionalString,
   SAML_ISSUER: optionalString,
   SAML_IDP_CERT: optionalString,

@@ -14,7 +14,7 @@ import { TEST_MAPPING } from "./mapping.js";
  * platform (over real HTTP), and the connector pointed at it.
  */
 
-export const IDP_TOKEN = "test-idp-token-0123456789abcdef";
+export const IDP_TOKEN = "test-idp-token-0123456789abcdefgh";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 export { TEST_MAPPING } from "./mapping.js";
