@@ -141,6 +141,12 @@ export const envSchema = z.object({
   SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
   SAML_ADMIN_VALUES: z.string().default("admin"),
   SAML_VIEWER_VALUES: z.string().default("viewer"),
+  /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */
+  AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  AUTH_THROTTLE_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+  AUTH_THROTTLE_GLOBAL: z.coerce.number().int().min(1).default(600),
+  /** GET /admin/saml/login per client address per minute (each stores a request id for 10 minutes). */
+  SAML_LOGIN_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
   /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
   ADMIN_ALLOW_REMOTE: z

@@ -27,6 +27,9 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly reconcileOutcomes: Counter<"action" | "outcome">;
   readonly scimRequestDuration: Histogram<"method" | "route" | "status_class">;
+  /** Failed authentications and those refused by the throttles (src/http/authThrottle.ts), this process's share. */
+  readonly authFailures: Counter<"surface">;
+  readonly authThrottled: Counter<"surface" | "scope">;
   private readonly gauges;
 
   constructor(private readonly sources: ScrapeSources) {
@@ -42,6 +45,18 @@ export class ServiceMetrics {
       help: "IdP-facing SCIM request latency, by method, route template and status class",
       labelNames: ["method", "route", "status_class"],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.authFailures = new Counter({
+      name: `${PREFIX}auth_failures_total`,
+      help: "Requests with a wrong credential, by surface (scim, admin-api, admin-login)",
+      labelNames: ["surface"],
+      registers,
+    });
+    this.authThrottled = new Counter({
+      name: `${PREFIX}auth_throttled_total`,
+      help: "Failed authentications answered 429 by the throttles, by surface and scope (address, global)",
+      labelNames: ["surface", "scope"],
       registers,
     });
     const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name: PREFIX + name, help, labelNames, registers });

@@ -34,6 +34,7 @@ describe("admin UI SAML sign-in", () => {
       SAML_ADMIN_VALUES: "scim-admins, Connector Admins",
       SAML_VIEWER_VALUES: "scim-viewers",
       SAML_IDP_ISSUER: "https://idp.example.test",
+      SAML_LOGIN_PER_ADDRESS_PER_MINUTE: "1000", // these tests start many sign-ins; the limit has its own test below
     });
   });
   afterAll(async () => {
@@ -290,6 +291,60 @@ describe("admin UI SAML sign-in", () => {
     for (const body of [{}, { SAMLResponse: "not base64 !!" }, { SAMLResponse: encodeResponse("<nope/>") }, { SAMLResponse: encodeResponse("<<<") }]) {
       const res = await agent.post("/admin/saml/acs").type("form").send(body);
       expect(res.status).toBe(401);
+    }
+  });
+});
+
+describe("unauthenticated SAML sign-in starts are bounded", () => {
+  let h: AdminHarness;
+  beforeAll(async () => {
+    h = await startAdminHarness({
+      SAML_ENTRY_POINT: "https://idp.example.test/sso",
+      SAML_ISSUER: SP_ENTITY,
+      SAML_IDP_CERT: makeIdpKeys().cert,
+      SAML_CALLBACK_URL: ACS,
+      SAML_LOGIN_PER_ADDRESS_PER_MINUTE: "3",
+    });
+  });
+  afterAll(async () => {
+    await h?.database.drop();
+  });
+  const storedRequests = async () => Number((await h.database.db.query(`SELECT count(*) AS n FROM saml_authn_requests`))[0].n);
+
+  it("GET /saml/login is rate-limited per address (429 with Retry-After), stores nothing past the limit, and other addresses are unaffected", async () => {
+    const from = (ip: string) => request(h.app).get("/admin/saml/login").set("X-Forwarded-For", ip);
+    for (let i = 0; i < 3; i++) expect((await from("203.0.113.7")).status).toBe(302);
+    const limited = await from("203.0.113.7");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    expect(Number(limited.headers["retry-after"])).toBeLessThanOrEqual(60);
+    expect(limited.text).toContain("Too many single sign-on attempts");
+    expect(await storedRequests()).toBe(3);
+    expect((await from("203.0.113.8")).status).toBe(302);
+  });
+});
+
+describe("SAML request ids are kept only as long as they are valid", () => {
+  it("a request id older than the 10-minute TTL is deleted by the next sign-in start", async () => {
+    const { createTestDatabase } = await import("../support/db.js");
+    const { ManualClock } = await import("../../src/clock.js");
+    const { AdminSessionRepository } = await import("../../src/db/adminSessionRepository.js");
+    const { PgSamlRequestCache } = await import("../../src/http/admin/auth/samlRequestCache.js");
+    const database = await createTestDatabase();
+    try {
+      const clock = new ManualClock();
+      const cache = new PgSamlRequestCache(new AdminSessionRepository(database.db), clock, 10 * 60_000);
+      const ids = async () => ((await database.db.query(`SELECT id FROM saml_authn_requests ORDER BY id`)) as { id: string }[]).map((r) => r.id);
+      await cache.saveAsync("_a", "");
+      clock.advance(9 * 60_000);
+      await cache.saveAsync("_b", "");
+      expect(await ids()).toEqual(["_a", "_b"]);
+      clock.advance(60_001); // _a is now past its TTL, _b is not
+      await cache.saveAsync("_c", "");
+      expect(await ids()).toEqual(["_b", "_c"]);
+      expect(await cache.getAsync("_a")).toBeNull();
+    } finally {
+      await database.drop();
     }
   });
 });

@@ -5,6 +5,7 @@ import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError } from "../../errors.js";
+import { failedAuthThrottle, type AuthThrottleMetrics } from "../authThrottle.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "./actor.js";
 import { actionsRouter } from "./actionsRouter.js";
@@ -31,6 +32,7 @@ export type AdminRouterDeps = {
   clock: Clock;
   sources?: AdminDataSources;
   actions?: AdminActions;
+  metrics?: AuthThrottleMetrics;
 };
 
 /**
@@ -58,7 +60,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     res.send(ADMIN_CSS);
   });
 
-  const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions }) : undefined;
+  const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions, db: deps.db }) : undefined;
   router.use(express.urlencoded({ extended: false, limit: "2mb", parameterLimit: 5000 }));
   router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES }));
   router.use(loadActor);
@@ -70,7 +72,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
-  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN));
+  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN, failedAuthThrottle(deps.db, env, "admin-login", deps.metrics)));
   router.post("/logout", async (req, res) => {
     const actor = req.adminActor;
     await endSession(req);

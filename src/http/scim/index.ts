@@ -3,6 +3,7 @@ import { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
 import type { AppDeps } from "../app.js";
+import { failedAuthThrottle } from "../authThrottle.js";
 import { requireScimToken } from "./auth.js";
 import { scimBody } from "./body.js";
 import { discoveryRouter } from "./discovery.js";
@@ -19,7 +20,8 @@ export function scimRouter(deps: AppDeps): Router {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
   const routeDeps = { db: deps.db, baseUrl, maxPageSize: deps.env.SCIM_MAX_PAGE_SIZE };
   const router = Router();
-  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN)));
+  const throttle = failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics);
+  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
   router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
   router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
   router.use("/Users", usersRouter(routeDeps));

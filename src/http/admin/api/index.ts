@@ -10,6 +10,7 @@ import { log } from "../../../logging/logger.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import { queueStatus } from "../../../reconcile/queueStatus.js";
+import type { FailedAuthThrottle } from "../../authThrottle.js";
 import { requireAdminToken } from "./auth.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
@@ -17,6 +18,8 @@ export type AdminApiDeps = {
   db: DataSource;
   clock: Clock;
   adminToken: string | undefined;
+  /** Failed bearer tokens; createApp gives one shared with the other replicas. */
+  throttle?: FailedAuthThrottle;
   budget: BudgetPolicy;
   /** Provision on demand (jumps the queue, spends budget). */
   reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
@@ -38,7 +41,7 @@ const logQuery = z.object({
 /** The admin JSON API under /admin/api: bearer-token only (no cookies, so no CSRF surface). */
 export function adminApiRouter(deps: AdminApiDeps): Router {
   const router = Router();
-  router.use(requireAdminToken(deps.adminToken));
+  router.use(requireAdminToken(deps.adminToken, deps.throttle));
   router.use(express.json({ limit: "64kb" }));
 
   router.get("/log", async (req, res) => {

@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto";
 import { SAML, ValidateInResponseTo, type Profile, type SamlConfig } from "@node-saml/passport-saml";
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
+import type { DataSource } from "typeorm";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
+import { perAddressRequestLimit } from "../../authThrottle.js";
 import { actorForLog, type AdminActor } from "../actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
@@ -26,7 +28,7 @@ import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js
 const REQUEST_TTL_MS = 10 * 60_000;
 const CLOCK_SKEW_MS = 60_000;
 
-type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository };
+type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository; db: DataSource };
 
 class RefusedRole extends Error {}
 
@@ -84,7 +86,12 @@ export function samlRouter(deps: Deps): Router {
     res.type("application/samlmetadata+xml").send(saml.generateServiceProviderMetadata(null, null));
   });
 
-  router.get("/saml/login", async (req, res) => {
+  // Anyone may start a sign-in, and each start stores a request id (kept REQUEST_TTL_MS): bounded per address.
+  const loginLimit = perAddressRequestLimit(deps.db, { name: "saml-login", perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE }, (_req, res, retryAfterSeconds) =>
+    renderMessagePage(res, 429, "Too many sign-in attempts", `Too many single sign-on attempts from your address. Try again in ${retryAfterSeconds} s.`),
+  );
+
+  router.get("/saml/login", loginLimit, async (req, res) => {
     // One client per request so that this request's id is known here (for the browser binding).
     const requestId = `_${randomBytes(20).toString("hex")}`;
     try {
