@@ -70,6 +70,10 @@ export const envSchema = z.object({
   RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
   RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
+  RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** The longest a grant waits to settle, counted from the first held change of the burst. */
+  RECONCILE_SETTLE_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
   DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
   DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
@@ -133,6 +137,14 @@ export const envSchema = z.object({
   EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
   EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
   EMULATOR_REQUEST_ORIGINS: optionalString,
+}).superRefine((env, ctx) => {
+  if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["RECONCILE_SETTLE_MAX_MS"],
+      message: `must be at least RECONCILE_SETTLE_MS (${env.RECONCILE_SETTLE_MS}): it caps the settle wait; raise it or lower RECONCILE_SETTLE_MS`,
+    });
+  }
 });
 
 export type Env = z.infer<typeof envSchema>;
