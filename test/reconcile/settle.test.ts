@@ -12,6 +12,7 @@ import { nextUtcMidnight } from "../../src/reconcile/budget.js";
 import type { Plan } from "../../src/reconcile/planner.js";
 import { END_OF_WINDOW_GUARD_MS, settleDeadline, waitsToSettle } from "../../src/reconcile/settle.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
+import { signInLocally } from "../admin/harness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
@@ -171,6 +172,11 @@ describe("the settle window against the emulator", () => {
     expect(metrics.text).toMatch(/^scim_connector_reconcile_queue_settling 1$/m);
     const report = await buildPlanReport(stack.service.db, stack.service.mappings, { onEmailChange: "hold" }, "three@example.com");
     expect(formatPlanReport(report!)).toMatch(/Queue: waiting to settle until /);
+    const agent = request.agent(stack.service.url);
+    await signInLocally(agent);
+    const overview = await agent.get("/admin");
+    expect(overview.status).toBe(200);
+    expect(overview.text).toContain("1 waiting to settle");
 
     tick(SETTLE_MS);
     await drain();
