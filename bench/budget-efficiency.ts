@@ -167,7 +167,10 @@ function mismatches(emulator: RunningEmulator, expected: Map<string, DesiredDash
   let wrong = 0;
   for (const [name, want] of expected) {
     const got = held.get(name.toLowerCase()) ?? null;
-    if (!isDeepStrictEqual(got, want)) wrong++;
+    if (!isDeepStrictEqual(got, want)) {
+      wrong++;
+      if (wrong <= 3) console.log(`  differs from the oracle: ${name}: platform ${JSON.stringify(got)}, oracle ${JSON.stringify(want)}`);
+    }
     held.delete(name.toLowerCase());
   }
   return wrong + held.size;
@@ -201,13 +204,17 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
     if (random() < 0.5) groupsOf.add(pick(SOCIAL));
     return { index, id: "", userName: `user${String(index).padStart(5, "0")}@example.com`, givenName: `Given${index}`, familyName: `Family${index}`, active: true, groups: groupsOf };
   };
-  const userResource = (u: User) => ({
-    schemas: [USER_SCHEMA],
-    userName: u.userName,
-    name: { givenName: u.givenName, familyName: u.familyName },
-    emails: [{ value: u.userName, type: "work", primary: true }],
-    active: u.active,
-  });
+  /** The user as the IdP holds it when the request leaves (what it has sent so far, not what is planned). */
+  const userResource = (u: User) => {
+    const now = sent.get(u.userName) ?? u;
+    return {
+      schemas: [USER_SCHEMA],
+      userName: u.userName,
+      name: { givenName: now.givenName, familyName: now.familyName },
+      emails: [{ value: u.userName, type: "work", primary: true }],
+      active: now.active,
+    };
+  };
   const request = (key: string, touches: User[], naive: number, effect: () => void, fn: () => Promise<unknown>, membership = false): PacedRequest => ({
     key,
     touches: touches.map((u) => u.userName),
@@ -218,7 +225,7 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
   });
   const createUser = (u: User) =>
     request(u.userName, [u], 1, () => sent.set(u.userName, { active: u.active, givenName: u.givenName, familyName: u.familyName, groups: new Set() }), async () => {
-      u.id = (await send("POST", "/Users", { ...userResource(u), active: true })).body.id;
+      u.id = (await send("POST", "/Users", userResource(u))).body.id;
     });
   const memberOp = (u: User, k: number, op: "add" | "remove") => {
     if (op === "add") u.groups.add(k);
@@ -236,9 +243,8 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
   const profileWrite = (u: User, familyName: string) => {
     u.familyName = familyName;
     const effect = () => (sent.get(u.userName)!.familyName = familyName);
-    const body = userResource(u);
     return request(u.userName, [u], 1, effect, () =>
-      entra ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: familyName }] }) : send("PUT", `/Users/${u.id}`, body),
+      entra ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: familyName }] }) : send("PUT", `/Users/${u.id}`, userResource(u)),
     );
   };
 
@@ -271,12 +277,12 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
     const active = () => users.filter((u) => u.active);
     // Re-sends of unchanged users (profile pushes, imports): Okta PUTs the whole user, Entra PATCHes a value it already has.
     for (const u of sample(active(), Math.round(USERS * 0.2))) {
-      const body = userResource(u);
-      const familyName = u.familyName;
       events.push({
         requests: [
           request(u.userName, [], 1, () => {}, () =>
-            entra ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: familyName }] }) : send("PUT", `/Users/${u.id}`, body),
+            entra
+              ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: sent.get(u.userName)!.familyName }] })
+              : send("PUT", `/Users/${u.id}`, userResource(u)),
           ),
         ],
       });
@@ -288,6 +294,11 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
       const from = [...u.groups].find((k) => k < 50)!;
       const to = pick(PRIMARY.filter((k) => k !== from));
       events.push({ requests: [memberOp(u, from, "remove"), memberOp(u, to, "add")] });
+    }
+    // Project assignments: an admin gives a user two more team groups, one click each (two grants seconds apart).
+    for (const u of sample(active(), Math.round(USERS * 0.01))) {
+      const extra = sample(PRIMARY.filter((k) => k < 30 && !u.groups.has(k)), 2);
+      events.push({ requests: extra.map((k) => memberOp(u, k, "add")) });
     }
     // Analyst and social-group comings and goings.
     for (const u of sample(active(), Math.round(USERS * 0.012))) {
