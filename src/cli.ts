@@ -10,6 +10,7 @@ import { resolveListenHost } from "./http/admin/exposure.js";
 import type { PlatformTarget } from "./reconcile/index.js";
 import { approvalsCommand, planCommand } from "./cliReconcile.js";
 import { resyncCommand } from "./cliResync.js";
+import { installProcessGuards } from "./processGuards.js";
 import { startService } from "./service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator/cli.js";
 
@@ -119,6 +120,7 @@ async function tokenCommand(env: Env, args: string[]): Promise<void> {
 }
 
 async function start(env: Env): Promise<void> {
+  installProcessGuards(); // one request's failure must never stop the service
   const database = await resolveDatabase(env);
   // No platform configured: the emulator stands in for it, on a second port.
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);

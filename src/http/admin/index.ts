@@ -35,9 +35,11 @@ export type AdminRouterDeps = {
 
 /**
  * The admin web UI, mounted at /admin (the bearer-token JSON API under /admin/api is mounted
- * before it and never reaches here). Order matters: security headers → public assets and SP
- * metadata → session → SAML ACS (no CSRF: the IdP posts it) → CSRF on everything else →
- * sign-in pages → requireSignedIn → pages and actions.
+ * before it and never reaches here). Order matters: security headers → loopback guard (local
+ * mode) → public assets → session → SAML metadata, login and ACS (no CSRF: the IdP posts it) →
+ * sign-in and sign-out (small form bodies, CSRF) → requireSignedIn → form and upload bodies →
+ * CSRF → pages and actions. No body is parsed on GET, and none beyond the sign-in forms and
+ * the ACS before the session check.
  */
 export function adminRouter(deps: AdminRouterDeps): Router {
   const { env } = deps;
@@ -59,19 +61,21 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   });
 
   const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions }) : undefined;
-  router.use(express.urlencoded({ extended: false, limit: "2mb", parameterLimit: 5000 }));
   router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES }));
   router.use(loadActor);
-  if (saml) router.use(saml); // metadata, login redirect and the ACS
-  router.use("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
-  router.use(verifyCsrf);
+  // Bodies are parsed only on the POST routes that read them: the few that serve visitors not
+  // signed in get a small form parser here; every other form waits until the session check.
+  if (saml) {
+    router.post("/saml/acs", formBody("1mb")); // the IdP posts the signed response here
+    router.use(saml); // metadata, login redirect and the ACS
+  }
 
   router.get("/login", (req, res) => {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
-  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN));
-  router.post("/logout", async (req, res) => {
+  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN, formBody("16kb")));
+  router.post("/logout", formBody("16kb"), verifyCsrf, async (req, res) => {
     const actor = req.adminActor;
     await endSession(req);
     res.clearCookie(SESSION_COOKIE, { path: "/admin" });
@@ -80,11 +84,19 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   });
 
   router.use(requireSignedIn);
+  router.post("/{*path}", formBody("2mb"));
+  router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
+  router.use(verifyCsrf);
   router.use(pagesRouter(deps.sources ?? {}));
   router.use(actionsRouter(deps.actions ?? {}));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);
   return router;
+}
+
+/** application/x-www-form-urlencoded bodies, bounded; other content types are left unread. */
+function formBody(limit: string) {
+  return express.urlencoded({ extended: false, limit, parameterLimit: 5000 });
 }
 
 /** helmet with a strict CSP: no scripts at all, styles only from our stylesheet, no framing. */

@@ -39,7 +39,9 @@ const logQuery = z.object({
 export function adminApiRouter(deps: AdminApiDeps): Router {
   const router = Router();
   router.use(requireAdminToken(deps.adminToken));
-  router.use(express.json({ limit: "64kb" }));
+  // Only POST routes take a body (after the token check): nothing is parsed on GET.
+  const json = express.json({ limit: "64kb" });
+  router.use((req, res, next) => (req.method === "POST" ? json(req, res, next) : next()));
 
   router.get("/log", async (req, res) => {
     const q = parse(logQuery, req.query);
