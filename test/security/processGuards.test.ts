@@ -43,7 +43,7 @@ describe("a failure that escapes every handler does not stop the process", () =>
     await database?.drop();
   });
 
-  const cases = [
+  const cases: { kind: string; path: string; headers: Record<string, string>; type: RegExp; body: RegExp }[] = [
     { kind: "rejection", path: "/scim/v2/Users?count=1", headers: { Authorization: `Bearer ${IDP_TOKEN}` }, type: /^application\/scim\+json/, body: /"status":"500"/ },
     { kind: "exception", path: "/scim/v2/Users?count=1", headers: { Authorization: `Bearer ${IDP_TOKEN}` }, type: /^application\/scim\+json/, body: /"detail":"Internal server error"/ },
     { kind: "rejection", path: "/admin/api/budget", headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, type: /^application\/json/, body: /"error":"InternalError"/ },
