@@ -4,7 +4,7 @@ import type { DataSource } from "typeorm";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
-import { AppError } from "../../errors.js";
+import { AppError, sqlState } from "../../errors.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "./actor.js";
 import { actionsRouter } from "./actionsRouter.js";
@@ -132,6 +132,8 @@ function adminErrorPage(error: unknown, req: Request, res: Response, next: NextF
   if (typeof status === "number" && status >= 400 && status < 500) {
     return renderMessagePage(res, status, titleFor(status), "The request could not be read.");
   }
+  // A value PostgreSQL cannot take (a NUL character in a search, say) is the request's fault.
+  if (sqlState(error)?.startsWith("22")) return renderMessagePage(res, 400, titleFor(400), "A value in the request cannot be used.");
   log.error("admin", "page failed", { error, path: req.path });
   renderMessagePage(res, 500, "Something went wrong", `The page could not be shown. Reference: ${String(res.locals.requestId ?? "")}`);
 }

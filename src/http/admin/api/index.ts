@@ -5,7 +5,7 @@ import type { Clock } from "../../../clock.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
 import { listHolds } from "../../../db/holdRepository.js";
 import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
-import { AppError, BadRequestError, NotFoundError } from "../../../errors.js";
+import { AppError, BadRequestError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
@@ -130,6 +130,10 @@ function adminApiErrors(error: unknown, _req: Request, res: Response, _next: Nex
   const status = (error as { status?: unknown; type?: unknown })?.status;
   if (typeof status === "number" && status >= 400 && status < 500) {
     res.status(status).json({ error: "BadRequest", message: "The request could not be read" });
+    return;
+  }
+  if (sqlState(error)?.startsWith("22")) {
+    res.status(400).json({ error: "BadRequest", message: "A value in the request cannot be used" });
     return;
   }
   log.error("admin-api", "unexpected error", { error });
