@@ -145,3 +145,41 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect(log.text).toContain("not available in this build yet");
   });
 });
+
+describe("local mode behind a reverse proxy on the same host", () => {
+  let strict: AdminHarness;
+  let remoteAllowed: AdminHarness;
+  beforeAll(async () => {
+    strict = await startAdminHarness();
+    remoteAllowed = await startAdminHarness({ ADMIN_ALLOW_REMOTE: "true" });
+  });
+  afterAll(async () => {
+    await strict?.database.drop();
+    await remoteAllowed?.database.drop();
+  });
+
+  const proxied: [string, string][] = [
+    ["X-Forwarded-For", "203.0.113.9"],
+    ["Forwarded", "for=203.0.113.9;proto=https"],
+    ["X-Real-IP", "203.0.113.9"],
+  ];
+
+  it.each(proxied)("refuses the sign-in page and the sign-in post forwarded with %s (the socket is loopback)", async (header, value) => {
+    const page = await request(strict.app).get("/admin/login").set(header, value);
+    expect(page.status).toBe(403);
+    expect(page.text).toContain("Not available remotely");
+    const post = await request(strict.app).post("/admin/login").set(header, value).type("form").send({ token: ADMIN_TOKEN });
+    expect(post.status).toBe(403);
+    expect(sessionCookie(post)).toBeUndefined();
+    // A direct visitor on this machine is still served.
+    expect((await request(strict.app).get("/admin/login")).status).toBe(200);
+  });
+
+  it("serves proxied visitors when ADMIN_ALLOW_REMOTE is set", async () => {
+    const agent = request.agent(remoteAllowed.app);
+    const page = await agent.get("/admin/login").set("X-Forwarded-For", "203.0.113.9");
+    expect(page.status).toBe(200);
+    const post = await agent.post("/admin/login").set("X-Forwarded-For", "203.0.113.9").type("form").send({ _csrf: csrfFrom(page.text), token: ADMIN_TOKEN });
+    expect(post.status).toBe(303);
+  });
+});

@@ -14,7 +14,7 @@ import { samlRouter } from "./auth/saml.js";
 import { renderSignInPage } from "./auth/signInPage.js";
 import { verifyCsrf } from "./csrf.js";
 import { draftUpload } from "./upload.js";
-import { adminAuthMode, isLoopbackAddress } from "./exposure.js";
+import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
@@ -49,10 +49,16 @@ export function adminRouter(deps: AdminRouterDeps): Router {
 
   router.use(securityHeaders());
   if (mode === "local" && !env.ADMIN_ALLOW_REMOTE) {
-    // Local sign-in is one shared token: refuse anyone not on this machine, whatever HOST says.
+    // Local sign-in is one shared token: refuse anyone not on this machine, whatever HOST says,
+    // including visitors that a reverse proxy on this machine forwards.
     router.use((req, res, next) => {
-      if (isLoopbackAddress(req.socket.remoteAddress)) return next();
-      renderMessagePage(res, 403, "Not available remotely", "Without single sign-on, the admin console only answers on this machine.");
+      if (isDirectLoopbackRequest(req)) return next();
+      renderMessagePage(
+        res,
+        403,
+        "Not available remotely",
+        "Without single sign-on, the admin console only answers on this machine, not through a proxy. Configure SAML sign-in (or set ADMIN_ALLOW_REMOTE=true) to reach it remotely.",
+      );
     });
   }
   router.get("/assets/admin.css", (_req, res) => {
