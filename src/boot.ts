@@ -54,7 +54,8 @@ export async function assertOperatorSecrets(env: Env, db: DataSource): Promise<v
   if (problems.length) throw new ConfigError(problems);
 }
 
-const DEV_TOKEN_NAME = "npm-start";
+/** Token names are unique among active tokens; each development token gets its own. */
+const devTokenName = (token: string) => `npm-start-${token.slice(5, 13)}`;
 
 /**
  * The development IdP token (embedded defaults only), registered (hashed) on first use and kept
@@ -70,7 +71,7 @@ export async function ensureDevScimToken(db: DataSource, dataDir: string): Promi
   if (existing && (await tokens.findActiveByHash(hashToken(existing)))) return existing;
   const token = generateToken();
   // Registered before the file is written: whoever reads the file finds its token active.
-  const created = await tokens.create(DEV_TOKEN_NAME, hashToken(token), token.slice(0, 10));
+  const created = await tokens.create(devTokenName(token), hashToken(token), token.slice(0, 10));
   await mkdir(path.dirname(file), { recursive: true });
   // Written whole under a private name, then put in place atomically: a reader never sees half a
   // token, and of two processes starting together the first link wins (a stale file is replaced).
