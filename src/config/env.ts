@@ -126,6 +126,8 @@ export const envSchema = z.object({
   SAML_ADMIN_VALUES: z.string().default("admin"),
   SAML_VIEWER_VALUES: z.string().default("viewer"),
   ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
+  ADMIN_SESSION_MAX_AGE_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(12),
   /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
   ADMIN_ALLOW_REMOTE: z
     .enum(["true", "false", "1", "0", ""])

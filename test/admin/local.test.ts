@@ -1,5 +1,5 @@
 import request from "supertest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ADMIN_TOKEN, csrfFrom, sessionCookie, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
 
 describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
@@ -135,6 +135,25 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect((await agent.get("/admin")).status).toBe(200);
     await h.database.db.query(`UPDATE admin_sessions SET expires_at = now() - interval '1 second'`);
     expect((await agent.get("/admin")).status).toBe(303);
+  });
+
+  it("ends a busy session at its absolute lifetime (ADMIN_SESSION_MAX_AGE_HOURS, default 12 h) however recent its activity", async () => {
+    const agent = request.agent(h.app);
+    const res = await signInLocally(agent);
+    const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
+    const row = async () => ((await h.database.db.query(`SELECT sess, expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as { sess: { signedInAt?: number }; expires_at: Date }[])[0];
+    const signedInAt = (await row())!.sess.signedInAt!;
+    expect(Math.abs(signedInAt - Date.now())).toBeLessThan(60_000);
+    expect((await agent.get("/admin")).status).toBe(200);
+    // Signed in 11 h 59 min ago, active just now: still in.
+    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)) WHERE sid = $1`, [sid, Date.now() - (12 * 60 - 1) * 60_000]);
+    expect((await agent.get("/admin")).status).toBe(200);
+    // The row's deadline is capped by the absolute one (about a minute away), not the 30-minute idle one.
+    expect((await row())!.expires_at.getTime() - Date.now()).toBeLessThan(2 * 60_000);
+    // Signed in 12 h ago: out, though the idle deadline is far away, and the row is gone.
+    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)), expires_at = now() + interval '30 minutes' WHERE sid = $1`, [sid, Date.now() - 12 * 3_600_000]);
+    expect((await agent.get("/admin")).status).toBe(303);
+    await vi.waitFor(async () => expect(await row()).toBeUndefined());
   });
 
   it("a missing page source says so instead of inventing data", async () => {

@@ -22,6 +22,12 @@ describe("operations settings", () => {
     expect(() => loadEnv({ TRUST_PROXY: raw })).not.toThrow();
   });
 
+  it("admin sessions: 12 h absolute lifetime by default, configurable, never zero", () => {
+    expect(loadEnv({}).ADMIN_SESSION_MAX_AGE_HOURS).toBe(12);
+    expect(loadEnv({ ADMIN_SESSION_MAX_AGE_HOURS: "8" }).ADMIN_SESSION_MAX_AGE_HOURS).toBe(8);
+    expect(() => loadEnv({ ADMIN_SESSION_MAX_AGE_HOURS: "0" })).toThrow(/ADMIN_SESSION_MAX_AGE_HOURS/);
+  });
+
   it("refuses TRUST_PROXY=true and a short METRICS_TOKEN", () => {
     expect(() => loadEnv({ TRUST_PROXY: "true" })).toThrow(ConfigError);
     expect(() => loadEnv({ METRICS_TOKEN: "short" })).toThrow(/METRICS_TOKEN: must be at least 16 characters \(got "<redacted>"\)/);

@@ -67,7 +67,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   });
 
   const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions }) : undefined;
-  router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES }));
+  router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES, maxAgeHours: env.ADMIN_SESSION_MAX_AGE_HOURS }));
   router.use(loadActor);
   // Bodies are parsed only on the POST routes that read them: the few that serve visitors not
   // signed in get a small form parser here; every other form waits until the session check.
