@@ -71,4 +71,14 @@ describe("a failure that escapes every handler does not stop the process", () =>
     expect(logged, c.output().slice(-2000)).toMatch(kind === "rejection" ? /unhandled promise rejection/ : /uncaught exception while serving a request/);
     expect(logged).toContain("planted");
   });
+
+  // Last: it ends the process.
+  it("an exception outside any request is logged and ends the process with status 1, for its supervisor to restart", { timeout: 30_000 }, async () => {
+    const c = connector!;
+    const exited = new Promise<number | null>((resolve) => (c.child.exitCode !== null ? resolve(c.child.exitCode) : c.child.once("exit", (code) => resolve(code))));
+    const res = await fetch(`${c.url}/healthz`, { headers: { "X-Test-Planted-Failure": "background" } });
+    expect(res.status).toBe(200);
+    expect(await exited).toBe(1);
+    expect(c.output()).toMatch(/uncaught exception outside any request; exiting for a restart.*planted background failure/);
+  });
 });

@@ -3,8 +3,12 @@
 // instead the handler that was sending it fails outside Express's reach, as a library callback
 // in a discarded promise would: an unhandled rejection, or an exception thrown from a later
 // tick. Both happen in the request's async context, where the process policy must catch them.
-// Test-only: the product has no such switch.
+// `background` throws outside any request instead (in the context this file was loaded in), as a
+// broken background loop would. Test-only: the product has no such switch.
+import { AsyncResource } from "node:async_hooks";
 import http from "node:http";
+
+const outsideAnyRequest = new AsyncResource("planted-background");
 
 const planted = new WeakSet();
 const end = http.ServerResponse.prototype.end;
@@ -13,7 +17,12 @@ http.ServerResponse.prototype.end = function (...args) {
   if (!kind || planted.has(this)) return end.apply(this, args);
   planted.add(this);
   if (kind === "rejection") void Promise.reject(new Error("planted rejection"));
-  else setImmediate(() => {
+  else if (kind === "background") {
+    outsideAnyRequest.runInAsyncScope(() => setImmediate(() => {
+      throw new Error("planted background failure");
+    }));
+    return end.apply(this, args);
+  } else setImmediate(() => {
     throw new Error("planted exception");
   });
   return this;
