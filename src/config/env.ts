@@ -42,7 +42,10 @@ export const envSchema = z.object({
       if (value === "false") return false;
       return /^\d+$/.test(value) ? Number(value) : value;
     })
-    .refine((v) => v !== "true", { message: 'trusting every proxy lets any client forge its address; name the proxy (e.g. "10.0.0.0/8") or a hop count' }),
+    .superRefine((value, ctx) => {
+      const problem = trustProxyProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
   PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),
@@ -127,6 +130,8 @@ export const envSchema = z.object({
   SAML_ADMIN_VALUES: z.string().default("admin"),
   SAML_VIEWER_VALUES: z.string().default("viewer"),
   ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
+  ADMIN_SESSION_MAX_AGE_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(12),
   /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
   ADMIN_ALLOW_REMOTE: z
     .enum(["true", "false", "1", "0", ""])
@@ -148,6 +153,30 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** More proxy hops than any sane chain (CDN → load balancer → ingress) has. */
+const MAX_TRUSTED_HOPS = 5;
+
+/**
+ * Why a TRUST_PROXY value trusts (nearly) everyone, or undefined when it names real proxies.
+ * Trusting every address lets any client forge X-Forwarded-For (its address in logs and
+ * throttles) and X-Forwarded-Proto (the admin cookie's Secure flag).
+ */
+function trustProxyProblem(value: string | number | false): string | undefined {
+  const fix = 'name the TLS-terminating proxy instead: "loopback" (a proxy on this host), its address or subnet (e.g. "10.0.0.0/8"), or the exact hop count (e.g. 1)';
+  if (value === false) return undefined;
+  if (typeof value === "number") return value > MAX_TRUSTED_HOPS ? `${value} hops trusts whatever a client puts in X-Forwarded-For; ${fix}` : undefined;
+  for (const entry of value.split(",").map((e) => e.trim())) {
+    if (entry === "true" || entry === "*") return `"${entry}" trusts every proxy, so any client can forge its address; ${fix}`;
+    const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+    if (!cidr) continue;
+    const ipv6 = cidr[1]!.includes(":");
+    const bits = Number(cidr[2]);
+    // Narrower than every private range (10/8, fc00::/7): a prefix this wide covers the internet.
+    if (bits < (ipv6 ? 7 : 8)) return `"${entry}" trusts ${bits === 0 ? "every address" : "a large part of the internet"}, so any client can forge its address; ${fix}`;
+  }
+  return undefined;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

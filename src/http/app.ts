@@ -9,6 +9,7 @@ import { healthRouter } from "./health.js";
 import { metricsRouter, scimLatency } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimRouter } from "./scim/index.js";
+import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
 export type AppDeps = {
@@ -35,5 +36,7 @@ export function createApp(deps: AppDeps): Express {
   app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
   app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN }));
   app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
+  app.use(notFound);
+  app.use(finalErrorHandler);
   return app;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import { log } from "../../../logging/logger.js";
 import { verifyCsrf } from "../csrf.js";
 import { establishSession } from "../session/index.js";
@@ -6,9 +6,9 @@ import { adminTokenMatches } from "./localToken.js";
 import { renderSignInPage } from "./signInPage.js";
 
 /** Local mode: POST /login with ADMIN_TOKEN (constant-time compare) starts an admin session. */
-export function localLoginRouter(adminToken: string | undefined): Router {
+export function localLoginRouter(adminToken: string | undefined, formBody: RequestHandler): Router {
   const router = Router();
-  router.post("/login", verifyCsrf, async (req: Request, res: Response) => {
+  router.post("/login", formBody, verifyCsrf, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown> | undefined;
     const presented = typeof body?.token === "string" ? body.token.trim() : "";
     if (!adminToken || !presented || !adminTokenMatches(presented, adminToken)) {
