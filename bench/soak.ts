@@ -63,6 +63,7 @@ const connector = await spawnConnector({
   PLATFORM_REQUEST_ORIGIN: "soak",
   PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET),
   SCIM_TOKEN: TOKEN,
+  ADMIN_TOKEN: "soak-admin-token-0123456789abcdef", // required outside the embedded defaults
   MAPPING_FILE: path.join(dir, "mapping.yaml"),
   // The steady stream includes leavers; the breaker would hold them for an admin.
   DEPROVISION_BREAKER_MIN: "100000",

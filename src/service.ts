@@ -40,6 +40,8 @@ export type ServiceOptions = {
   platform?: PlatformTarget;
   /** Run the reconcile worker in this process (default: when RECONCILE_WORKERS > 0). */
   workers?: boolean;
+  /** Checks that need the migrated database before anything starts (a throw stops the boot). */
+  beforeListening?: (db: DataSource) => Promise<void>;
 };
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -48,8 +50,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
   const platform = options.platform ?? platformFromEnv(env);
   const db = await createDataSource({ url: options.databaseUrl, poolSize: env.DATABASE_POOL_SIZE });
-  const applied = await runMigrations(db);
-  if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+  try {
+    const applied = await runMigrations(db);
+    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    await options.beforeListening?.(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   await mappings.putInForce(db);
   const stopWatching = mappings.watch(db);
 

@@ -59,7 +59,10 @@ export const envSchema = z.object({
       if (value === "false") return false;
       return /^\d+$/.test(value) ? Number(value) : value;
     })
-    .refine((v) => v !== "true", { message: 'trusting every proxy lets any client forge its address; name the proxy (e.g. "10.0.0.0/8") or a hop count' }),
+    .superRefine((value, ctx) => {
+      const problem = trustProxyProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
   PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),
@@ -87,6 +90,10 @@ export const envSchema = z.object({
   RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
   RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
+  RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** The longest a grant waits to settle, counted from the first held change of the burst. */
+  RECONCILE_SETTLE_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
   DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
   DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
@@ -148,6 +155,8 @@ export const envSchema = z.object({
   /** GET /admin/saml/login per client address per minute (each stores a request id for 10 minutes). */
   SAML_LOGIN_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
+  ADMIN_SESSION_MAX_AGE_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(12),
   /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
   ADMIN_ALLOW_REMOTE: z
     .enum(["true", "false", "1", "0", ""])
@@ -158,9 +167,41 @@ export const envSchema = z.object({
   EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
   EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
   EMULATOR_REQUEST_ORIGINS: optionalString,
+}).superRefine((env, ctx) => {
+  if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["RECONCILE_SETTLE_MAX_MS"],
+      message: `must be at least RECONCILE_SETTLE_MS (${env.RECONCILE_SETTLE_MS}): it caps the settle wait; raise it or lower RECONCILE_SETTLE_MS`,
+    });
+  }
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** More proxy hops than any sane chain (CDN → load balancer → ingress) has. */
+const MAX_TRUSTED_HOPS = 5;
+
+/**
+ * Why a TRUST_PROXY value trusts (nearly) everyone, or undefined when it names real proxies.
+ * Trusting every address lets any client forge X-Forwarded-For (its address in logs and
+ * throttles) and X-Forwarded-Proto (the admin cookie's Secure flag).
+ */
+function trustProxyProblem(value: string | number | false): string | undefined {
+  const fix = 'name the TLS-terminating proxy instead: "loopback" (a proxy on this host), its address or subnet (e.g. "10.0.0.0/8"), or the exact hop count (e.g. 1)';
+  if (value === false) return undefined;
+  if (typeof value === "number") return value > MAX_TRUSTED_HOPS ? `${value} hops trusts whatever a client puts in X-Forwarded-For; ${fix}` : undefined;
+  for (const entry of value.split(",").map((e) => e.trim())) {
+    if (entry === "true" || entry === "*") return `"${entry}" trusts every proxy, so any client can forge its address; ${fix}`;
+    const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+    if (!cidr) continue;
+    const ipv6 = cidr[1]!.includes(":");
+    const bits = Number(cidr[2]);
+    // Narrower than every private range (10/8, fc00::/7): a prefix this wide covers the internet.
+    if (bits < (ipv6 ? 7 : 8)) return `"${entry}" trusts ${bits === 0 ? "every address" : "a large part of the internet"}, so any client can forge its address; ${fix}`;
+  }
+  return undefined;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

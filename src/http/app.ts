@@ -10,6 +10,7 @@ import { healthRouter } from "./health.js";
 import { metricsRouter, scimLatency } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimRouter } from "./scim/index.js";
+import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
 export type AppDeps = {
@@ -37,5 +38,7 @@ export function createApp(deps: AppDeps): Express {
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN, throttle: adminApiThrottle }));
   app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
+  app.use(notFound);
+  app.use(finalErrorHandler);
   return app;
 }

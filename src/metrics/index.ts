@@ -66,6 +66,7 @@ export class ServiceMetrics {
       budgetRemaining: gauge("budget_remaining_calls", "Platform SCIM calls left in the window: ordinary work (reserve excluded) or with_reserve (deprovisions)", ["kind"]),
       budgetResets: gauge("budget_resets_at_seconds", "When the budget window resets (Unix time)"),
       queueDepth: gauge("reconcile_queue_depth", "Users waiting in the reconcile queue, by priority", ["priority"]),
+      queueSettling: gauge("reconcile_queue_settling", "Users whose grants wait for them to be quiet before one call (the settle window)"),
       queueParked: gauge("reconcile_queue_parked", "Users parked after a terminal failure (need an admin)"),
       mirrorPending: gauge("mirror_pending_rows", "Mirror changes not yet pushed, by mirror table", ["table"]),
       mirrorOldest: gauge("mirror_oldest_pending_seconds", "Age of the oldest mirror change not yet pushed, by mirror table (0 when none)", ["table"]),
@@ -98,6 +99,7 @@ export class ServiceMetrics {
       g.budgetResets.set(Math.floor(queue.budget.resetsAt.getTime() / 1000));
       g.queueDepth.reset();
       for (const p of queue.pending) g.queueDepth.inc({ priority: p.name }, p.count);
+      g.queueSettling.set(queue.settling.count);
       g.queueParked.set(queue.parked);
       g.mirrorPending.reset();
       g.mirrorOldest.reset();

@@ -14,9 +14,9 @@ export function sampleSources(): AdminDataSources {
       budget: { used: 1250, reserve: 500, limit: 5000, resetsAt: new Date("2026-11-21T00:00:00Z") },
       callsPerDay: Array.from({ length: 14 }, (_, i) => ({ day: day(i), byAction: { deprovision: (i * 7) % 11, update: 40 + ((i * 13) % 30), create: (i * 5) % 17 } })),
       queue: [
-        { priority: "remove access", depth: 3 },
-        { priority: "creates", depth: 41 },
-        { priority: "drift verification", depth: 1200 },
+        { priority: "remove access", depth: 3, settling: 0 },
+        { priority: "creates", depth: 41, settling: 12 },
+        { priority: "drift verification", depth: 1200, settling: 0 },
       ],
       queueEta: "about 6 hours at today's pace",
       failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],

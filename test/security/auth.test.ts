@@ -208,7 +208,7 @@ for (const mode of ["local", "saml"] as const) {
         expect([400, 401, 403]).toContain(res.status);
         expect((await agent.get("/admin").redirects(0)).status).toBe(303);
         // Local sign-in does not exist in SAML mode, even with the admin token.
-        expect((await agent.post("/admin/login").type("form").send({ token: ADMIN_TOKEN })).status).toBe(403);
+        expect((await agent.post("/admin/login").type("form").send({ token: ADMIN_TOKEN })).status).toBe(401);
       });
     }
   });

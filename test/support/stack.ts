@@ -40,6 +40,8 @@ export async function startStack(options: { env?: Record<string, string>; mappin
     ADMIN_TOKEN,
     MAPPING_FILE: mappingFile,
     RECONCILE_POLL_MS: "100",
+    // Grants apply at once unless a test is about the settle window (test/reconcile/settle.test.ts).
+    RECONCILE_SETTLE_MS: "0",
     ...options.env,
   });
   const service = await startService({

@@ -5,7 +5,7 @@ import type { Clock } from "../../../clock.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
 import { listHolds } from "../../../db/holdRepository.js";
 import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
-import { AppError, BadRequestError, NotFoundError } from "../../../errors.js";
+import { AppError, BadRequestError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
@@ -42,7 +42,9 @@ const logQuery = z.object({
 export function adminApiRouter(deps: AdminApiDeps): Router {
   const router = Router();
   router.use(requireAdminToken(deps.adminToken, deps.throttle));
-  router.use(express.json({ limit: "64kb" }));
+  // Only POST routes take a body (after the token check): nothing is parsed on GET.
+  const json = express.json({ limit: "64kb" });
+  router.use((req, res, next) => (req.method === "POST" ? json(req, res, next) : next()));
 
   router.get("/log", async (req, res) => {
     const q = parse(logQuery, req.query);
@@ -131,6 +133,10 @@ function adminApiErrors(error: unknown, _req: Request, res: Response, _next: Nex
   const status = (error as { status?: unknown; type?: unknown })?.status;
   if (typeof status === "number" && status >= 400 && status < 500) {
     res.status(status).json({ error: "BadRequest", message: "The request could not be read" });
+    return;
+  }
+  if (sqlState(error)?.startsWith("22")) {
+    res.status(400).json({ error: "BadRequest", message: "A value in the request cannot be used" });
     return;
   }
   log.error("admin-api", "unexpected error", { error });

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import { log } from "../../../logging/logger.js";
 import type { FailedAuthThrottle } from "../../authThrottle.js";
 import { verifyCsrf } from "../csrf.js";
@@ -11,9 +11,9 @@ import { renderSignInPage } from "./signInPage.js";
  * wrong token counts toward the failed-auth throttle; past it the page answers 429 with
  * Retry-After (the right token always signs in: see authThrottle.ts).
  */
-export function localLoginRouter(adminToken: string | undefined, throttle?: FailedAuthThrottle): Router {
+export function localLoginRouter(adminToken: string | undefined, formBody: RequestHandler, throttle?: FailedAuthThrottle): Router {
   const router = Router();
-  router.post("/login", verifyCsrf, async (req: Request, res: Response) => {
+  router.post("/login", formBody, verifyCsrf, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown> | undefined;
     const presented = typeof body?.token === "string" ? body.token.trim() : "";
     if (!adminToken || !presented || !adminTokenMatches(presented, adminToken)) {
