@@ -26,6 +26,8 @@ import { filterToSql } from "./filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch, memberRefs, splitGroupPatch, type MemberRef, type MembershipChange } from "./patchApply.js";
 import { groupColumns } from "./resources.js";
+import { sortToSql } from "./sortSql.js";
+import type { ListQuery } from "./userCommands.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
 
@@ -79,15 +81,9 @@ export async function getGroup(db: DataSource, id: string, includeMembers: boole
   return { group, members: includeMembers ? (await membersOfGroups(db, [id])).get(id) : undefined };
 }
 
-export async function listGroups(
-  db: DataSource,
-  filter: string | undefined,
-  startIndex: number,
-  count: number,
-  includeMembers: boolean,
-): Promise<Page<GroupWithMembers>> {
-  const where = filter === undefined ? undefined : filterToSql("Group", parseFilter(filter));
-  const page = await listIdpGroups(db, where, startIndex, count);
+export async function listGroups(db: DataSource, query: ListQuery, includeMembers: boolean): Promise<Page<GroupWithMembers>> {
+  const where = query.filter === undefined ? undefined : filterToSql("Group", parseFilter(query.filter));
+  const page = await listIdpGroups(db, where, query.startIndex, query.count, query.sort && sortToSql("Group", query.sort));
   const members = includeMembers ? await membersOfGroups(db, page.items.map((g) => g.id)) : undefined;
   return { total: page.total, items: page.items.map((group) => ({ group, members: members?.get(group.id) })) };
 }

@@ -9,6 +9,7 @@ import { filterToSql } from "./filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
+import { sortToSql, type SortRequest } from "./sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
 
@@ -16,6 +17,9 @@ import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./wri
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
  * same transaction, so the mark exists exactly when the change does.
  */
+
+/** A list or search: filter, page and sort (RFC 7644 3.4.2), already validated. */
+export type ListQuery = { filter?: string; startIndex: number; count: number; sort?: SortRequest };
 
 const notFound = (id: string) => new NotFoundError(`User ${id.slice(0, 64)} not found`);
 
@@ -41,9 +45,9 @@ export async function getUser(db: DataSource, id: string): Promise<StoredResourc
   return user;
 }
 
-export async function listUsers(db: DataSource, filter: string | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
-  const where = filter === undefined ? undefined : filterToSql("User", parseFilter(filter));
-  return listIdpUsers(db, where, startIndex, count);
+export async function listUsers(db: DataSource, query: ListQuery): Promise<Page<StoredResource>> {
+  const where = query.filter === undefined ? undefined : filterToSql("User", parseFilter(query.filter));
+  return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
 
 export async function replaceUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
