@@ -11,7 +11,7 @@ import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
 import { sortToSql, type SortRequest } from "./sortSql.js";
 import { coerceResource } from "./schemas.js";
-import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
+import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 
 /**
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
@@ -32,7 +32,7 @@ export async function createUser(db: DataSource, body: unknown, context: WriteCo
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const user = await insertIdpUser(manager, columns, resource);
-    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`));
+    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)));
     return user;
   });
   log.info("scim", "user created", { userId: stored.id, active: columns.active });
@@ -57,7 +57,7 @@ export async function replaceUser(db: DataSource, id: string, body: unknown, con
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
     return user;
   });
   log.info("scim", "user replaced", { userId: id, active: columns.active });
@@ -71,8 +71,9 @@ export async function patchUser(db: DataSource, id: string, body: unknown, conte
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
-    const user = (await updateIdpUser(manager, id, userColumns(resource), resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    const columns = userColumns(resource);
+    const user = (await updateIdpUser(manager, id, columns, resource))!;
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
     return user;
   });
   log.info("scim", "user patched", { userId: id, operations: operations.length, active: stored.resource.active !== false });
@@ -87,7 +88,7 @@ export async function deleteUser(db: DataSource, id: string, context: WriteConte
       checkIfMatch(context, current.version);
     }
     if (!(await deleteIdpUser(manager, id))) throw notFound(id);
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, { what: "user-deleted" }));
   });
   log.info("scim", "user deleted", { userId: id });
 }
