@@ -70,14 +70,31 @@ export function coerceResource(kind: ResourceKind, input: Record<string, unknown
  * and an unassigned attribute is left out of the resource, never returned as `[]` or `{}`.
  */
 export function withoutUnassigned(value: unknown): unknown {
+  // Most bodies have nothing to drop: check without allocating, copy only when needed (hot write path).
+  return holdsUnassigned(value) ? stripUnassigned(value) : value;
+}
+
+function holdsUnassigned(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0 || value.some(holdsUnassigned);
+  if (typeof value !== "object") return false;
+  let empty = true;
+  for (const inner of Object.values(value)) {
+    empty = false;
+    if (holdsUnassigned(inner)) return true;
+  }
+  return empty;
+}
+
+function stripUnassigned(value: unknown): unknown {
   if (value === null || value === undefined) return undefined;
   if (Array.isArray(value)) {
-    const items = value.map(withoutUnassigned).filter((v) => v !== undefined);
+    const items = value.map(stripUnassigned).filter((v) => v !== undefined);
     return items.length ? items : undefined;
   }
   if (typeof value === "object") {
     const entries = Object.entries(value).flatMap(([k, v]) => {
-      const assigned = withoutUnassigned(v);
+      const assigned = stripUnassigned(v);
       return assigned === undefined ? [] : [[k, assigned] as const];
     });
     return entries.length ? Object.fromEntries(entries) : undefined;
