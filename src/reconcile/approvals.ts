@@ -20,7 +20,7 @@ export async function decide(db: DataSource, userId: string, decision: "approved
       trigger: { kind: "admin", actor, hold: hold.kind },
       actor,
     });
-    if (decision === "approved") await markUsersDirty(tx, [userId], { kind: "admin", actor });
+    if (decision === "approved") await markUsersDirty(tx, [userId], { kind: "admin", actor, via: "approval" });
     return hold;
   });
 }

@@ -9,6 +9,7 @@ import { scimBody } from "./body.js";
 import { discoveryRouter } from "./discovery.js";
 import { scimErrorHandler } from "./errors.js";
 import { groupsRouter } from "./groups.js";
+import { rootSearchRouter } from "./search.js";
 import { usersRouter } from "./users.js";
 
 /**
@@ -24,6 +25,7 @@ export function scimRouter(deps: AppDeps): Router {
   router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
   router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
   router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
+  router.use(rootSearchRouter(routeDeps));
   router.use("/Users", usersRouter(routeDeps));
   router.use("/Groups", groupsRouter(routeDeps));
   router.use((req, _res, next) => next(new NotFoundError(`No SCIM endpoint ${req.method} ${req.path.slice(0, 200)}`)));
