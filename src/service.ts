@@ -5,6 +5,7 @@ import { ConfigError, type Env } from "./config/env.js";
 import { createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAdminData } from "./http/admin/data/index.js";
 import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
+import { notificationsApiRouter } from "./http/admin/api/notifications.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -15,6 +16,7 @@ import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Re
 import { MappingStore } from "./reconcile/mappingStore.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
+import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -29,6 +31,7 @@ export type Service = {
   scheduler?: Scheduler;
   mirror?: MirrorSyncWorker;
   quarantine: PlatformQuarantine;
+  notifications: Notifications;
   close(): Promise<void>;
 };
 
@@ -49,6 +52,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
   const platform = options.platform ?? platformFromEnv(env);
+  const channels = channelsFromEnv(env); // a half-configured channel stops the boot here
   const db = await createDataSource({ url: options.databaseUrl, poolSize: env.DATABASE_POOL_SIZE });
   try {
     const applied = await runMigrations(db);
@@ -87,6 +91,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT) : undefined;
   const url = server ? serverUrl(server, env) : "";
+  const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
+  // The deliverer sends from worker processes; the outbox is written by whoever changes state.
+  const notifications = createNotifications({ env, db, clock, publicUrl, channels });
+  if (options.workers ?? env.ROLES.has("worker")) notifications.deliverer.start();
   const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
   const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine });
@@ -94,11 +102,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     env,
     db,
     clock,
-    publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url,
+    publicUrl,
     adminApi: {
       budget,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine)],
+      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
@@ -115,6 +123,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     scheduler,
     mirror,
     quarantine,
+    notifications,
     async close() {
       stopWatching();
       await scheduler?.stop();
@@ -126,6 +135,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       }
       await reconciliation?.worker.stop();
       await mirror?.stop();
+      await notifications.deliverer.stop();
       await quarantine.settled();
       await db.destroy();
     },

@@ -137,6 +137,23 @@ export const envSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
+  /** Notifications (docs/operations.md, "Alerts"): each channel is optional; the URLs carry tokens and are never shown. */
+  NOTIFY_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://hooks.example.com/scim-connector" }).optional()),
+  NOTIFY_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16, "must be at least 16 characters (e.g. openssl rand -hex 32)").optional()),
+  NOTIFY_SLACK_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the Slack incoming-webhook URL, https://hooks.slack.com/services/…" }).optional()),
+  NOTIFY_TEAMS_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the URL of the Teams workflow's \"When a Teams webhook request is received\" trigger" }).optional()),
+  SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:password@mail.example.com:587 or smtps://…:465").optional()),
+  NOTIFY_EMAIL_TO: optionalString,
+  NOTIFY_EMAIL_FROM: optionalString,
+  /** Hours without an authenticated SCIM request before idp.silent (0: never). */
+  IDP_SILENCE_HOURS: z.coerce.number().min(0).default(24),
+  /** Failed sends before a channel's delivery is parked with its last error. */
+  NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  /** First retry delay; doubles per failure up to an hour (a receiver's Retry-After wins when longer). */
+  NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+  /** How long a claimed delivery is one sender's; a sender that dies mid-send is replaced after this. */
+  NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+
   ADMIN_TOKEN: highEntropyToken,
   SAML_ENTRY_POINT: optionalString,
   SAML_ISSUER: optionalString,
@@ -223,5 +240,5 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
 }
 
 function redactIfSecret(name: string, value: string): string {
-  return /TOKEN|KEY|SECRET|PASSWORD|CERT|DATABASE_URL/.test(name) ? "<redacted>" : value;
+  return /TOKEN|KEY|SECRET|PASSWORD|CERT|DATABASE_URL|WEBHOOK_URL|SMTP_URL/.test(name) ? "<redacted>" : value;
 }

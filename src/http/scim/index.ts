@@ -2,6 +2,7 @@ import { Router } from "express";
 import { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
+import { noteIdpRequests } from "../../notify/conditions.js";
 import type { AppDeps } from "../app.js";
 import { failedAuthThrottle } from "../authThrottle.js";
 import { requireScimToken } from "./auth.js";
@@ -23,6 +24,7 @@ export function scimRouter(deps: AppDeps): Router {
   const router = Router();
   const throttle = failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics);
   router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
+  router.use(noteIdpRequests(deps.db, deps.clock)); // idp.silent (src/notify/conditions.ts)
   router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
   router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
   router.use(rootSearchRouter(routeDeps));
