@@ -97,7 +97,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (options.workers ?? env.ROLES.has("worker")) notifications.deliverer.start();
   const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
-  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine });
+  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine, notifications });
   const app = createApp({
     env,
     db,

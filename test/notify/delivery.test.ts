@@ -200,4 +200,28 @@ describe("notifications", () => {
     );
     expect(owners[0]!.n).toBe(30);
   });
+
+  it("the Notifications page: an admin sees channels by host, the outbox with parked errors, and sends a test (CSRF required)", async () => {
+    const agent = request.agent(stack.service.url);
+    const login = await agent.get("/admin/login");
+    await agent.post("/admin/login").type("form").send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(login.text)![1], token: ADMIN_TOKEN });
+    const page = await agent.get("/admin/notifications");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<code>${new URL(receiver.url).host}</code>`);
+    expect(page.text).toContain("HTTP 500: receiver says no");
+    expect(page.text).toContain("approval.required");
+    for (const secret of [SECRET, SLACK_TOKEN, TEAMS_TOKEN]) expect(page.text).not.toContain(secret);
+    expect(page.text).toContain('action="/admin/notifications/test/slack"');
+
+    const forged = await agent.post("/admin/notifications/test/slack").type("form").send({ _csrf: "forged" });
+    expect(forged.status).toBe(403);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+    const sent = await agent.post("/admin/notifications/test/slack").type("form").send({ _csrf: csrf });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.location).toBe("/admin/notifications");
+    await flush();
+    const tests = receiver.received.filter((r) => r.path.startsWith("/slack/") && r.json.text.includes("notification.test"));
+    expect(tests).toHaveLength(1);
+    expect(tests[0]!.json.text).toContain("Test notification sent by");
+  });
 });
