@@ -17,6 +17,7 @@ import { MappingStore } from "./reconcile/mappingStore.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
+import { readCertificate } from "./notify/conditions.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -67,7 +68,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
-  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine });
+  const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
+  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine, ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}) });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   const reconciliation = platform ? createReconciliation({ env, db, databaseUrl: options.databaseUrl, clock, mappings, platform, quarantine, onLogged }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");

@@ -220,3 +220,23 @@ export async function firstDriftedUserNames(q: Queryable, since: Date, limit = 5
   )) as { user_name: string }[];
   return rows.map((r) => r.user_name);
 }
+
+export type AlertFacts = {
+  undecidedHolds: Record<string, number>;
+  idpLastRequestAt: Date | null;
+  deliveries: { channel: string; state: string; n: number }[];
+  lastResyncFailed: boolean;
+};
+
+/** What the alert-rule metrics read at scrape time (docs/alerts/), in one round trip. */
+export async function alertFacts(db: DataSource): Promise<AlertFacts> {
+  const [row] = (await db.query(
+    `SELECT
+       (SELECT COALESCE(json_object_agg(kind, n), '{}') FROM (SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind) h) AS holds,
+       (SELECT last_request_at FROM idp_activity) AS idp_last,
+       (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'state', state, 'n', n)), '[]')
+          FROM (SELECT channel, state, count(*)::int AS n FROM notification_deliveries GROUP BY 1, 2) d) AS deliveries,
+       (SELECT status = 'failed' FROM resync_runs WHERE finished_at IS NOT NULL AND NOT dry_run ORDER BY finished_at DESC LIMIT 1) AS last_failed`,
+  )) as { holds: Record<string, number>; idp_last: Date | null; deliveries: AlertFacts["deliveries"]; last_failed: boolean | null }[];
+  return { undecidedHolds: row!.holds, idpLastRequestAt: row!.idp_last, deliveries: row!.deliveries, lastResyncFailed: row!.last_failed === true };
+}
