@@ -1,6 +1,8 @@
 import { createHmac } from "node:crypto";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import Transport from "winston-transport";
+import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 import { notify } from "../../src/notify/events.js";
 import { NotificationDeliverer } from "../../src/notify/deliverer.js";
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
@@ -17,11 +19,23 @@ const SECRET = "notify-secret-0123456789abcdef";
 const SLACK_TOKEN = "slackTOKENxyz0123456789";
 const TEAMS_TOKEN = "teamsSIGxyz0123456789";
 
+class CaptureTransport extends Transport {
+  readonly lines: string[] = [];
+  override log(info: Record<string | symbol, unknown>, callback: () => void): void {
+    this.lines.push(String(info[Symbol.for("message")] ?? ""), JSON.stringify(info));
+    callback();
+  }
+}
+
 describe("notifications", () => {
   let stack: Stack;
   let receiver: HttpReceiver;
+  const capture = new CaptureTransport();
 
   beforeAll(async () => {
+    // Every log line of the file, at debug: the webhook URLs (tokens) and the secret must not appear.
+    setLogTransport(capture);
+    setLogLevel("debug");
     receiver = await startHttpReceiver();
     stack = await startStack({
       workers: false,
@@ -42,6 +56,7 @@ describe("notifications", () => {
   afterAll(async () => {
     await stack?.close();
     await receiver?.close();
+    resetLogger();
   });
 
   const deliverer = () => stack.service.notifications.deliverer;
@@ -223,5 +238,11 @@ describe("notifications", () => {
     const tests = receiver.received.filter((r) => r.path.startsWith("/slack/") && r.json.text.includes("notification.test"));
     expect(tests).toHaveLength(1);
     expect(tests[0]!.json.text).toContain("Test notification sent by");
+  });
+
+  it("no log line carries a channel's URL token or the signing secret", () => {
+    const text = capture.lines.join("\n");
+    expect(text).toContain("notification delivery parked"); // the failures were logged…
+    for (const secret of [SECRET, SLACK_TOKEN, TEAMS_TOKEN]) expect(text).not.toContain(secret); // …without the secrets
   });
 });
