@@ -119,7 +119,7 @@ export type ClaimedDelivery = {
  * Claims due deliveries for `owner` until `leaseUntil` (SKIP LOCKED: each goes to one replica).
  * The attempt is counted at the claim, so a sender killed mid-send still uses up an attempt.
  */
-export async function claimDeliveries(db: DataSource, owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(db: Queryable, owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
   const rows = rowsOf<ClaimedDelivery>(
     await db.query(
       `WITH due AS (

@@ -100,3 +100,16 @@ describe("message shapes", () => {
     expect(retryAfterMs(header, Date.parse("2026-11-24T03:00:00Z"))).toBe(ms);
   });
 });
+
+describe("docs/alerts/examples/", () => {
+  it("show exactly what each channel sends for the example message", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const { EXAMPLE_MESSAGE } = await import("./exampleMessage.js");
+    const example = (name: string) => readFile(new URL(`../../docs/alerts/examples/${name}`, import.meta.url), "utf8");
+    expect(JSON.parse(await example("webhook.json"))).toEqual(JSON.parse(webhookBody(EXAMPLE_MESSAGE)));
+    expect(JSON.parse(await example("slack.json"))).toEqual(JSON.parse(slackBody(EXAMPLE_MESSAGE)));
+    expect(JSON.parse(await example("teams.json"))).toEqual(JSON.parse(teamsBody(EXAMPLE_MESSAGE)));
+    const mail = emailContent(EXAMPLE_MESSAGE);
+    expect(await example("email.txt")).toBe(`Subject: ${mail.subject}\nMessage-ID: ${mail.messageId}\n\n${mail.text}\n`);
+  });
+});
