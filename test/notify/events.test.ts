@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import request from "supertest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
+import { createRun, runPlanPhase } from "../../src/jobs/resync.js";
 import { nextUtcMidnight } from "../../src/reconcile/budget.js";
-import { idp, startStack, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
 
 /**
@@ -56,5 +58,59 @@ describe("budget.exhausted", () => {
     const all = receiver.ofEvent("budget.exhausted");
     expect(all).toHaveLength(2);
     expect(all[1]!.json.id).not.toBe(all[0]!.json.id);
+  });
+});
+
+/**
+ * drift.found, written when the scheduler closes a verifying run; resync.failed, written with the
+ * failed run. Someone edits one account in the platform and deletes another behind the
+ * connector's back; a verifying resync finds both.
+ */
+describe("drift.found and resync.failed", () => {
+  let stack: Stack;
+  let receiver: HttpReceiver;
+  const SCIM = { Authorization: "Bearer dev-scim-token", "X-Request-Origin": "someone-by-hand", "Content-Type": "application/json" };
+
+  beforeAll(async () => {
+    receiver = await startHttpReceiver();
+    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100", NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook`, PUBLIC_URL: "https://scim.example.com" } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await receiver?.close();
+  });
+
+  it("a verifying resync that corrects two accounts gives one drift.found naming them", async () => {
+    const scim = idp(stack);
+    await scim.createGroup("Marketing", [await scim.createUser("ann@example.com"), await scim.createUser("bob@example.com")]);
+    await waitForQueueIdle(stack);
+    const { dashboardUsers } = await emulatorState(stack);
+    const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
+    const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
+    const edited = { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: ann.userName, name: { givenName: "ann", familyName: "Test" }, department: "marketing", permissions: { companyPermissions: ["admin"], appGroup: [] } };
+    await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited).expect(200);
+    await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM).expect(204);
+
+    const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ verify: true });
+    expect(started.status).toBe(202);
+    await vi.waitFor(() => expect(receiver.ofEvent("drift.found")).toHaveLength(1), { timeout: 30_000, interval: 100 });
+    const [drift] = receiver.ofEvent("drift.found");
+    expect(drift!.json.details).toEqual({ runId: started.body.runId, drifted: 2, verified: 2, firstUsers: expect.arrayContaining(["ann@example.com", "bob@example.com"]) });
+    expect(drift!.json.url).toBe("https://scim.example.com/admin/runs");
+  });
+
+  it("a resync whose planning fails gives resync.failed with the error", async () => {
+    const deps = {
+      db: stack.database.db,
+      clock: { now: () => new Date() },
+      policies: { onEmailChange: "hold" as const },
+      mappings: new Proxy(stack.service.mappings, {
+        get: (target, name) => (name === "current" ? () => { throw new Error("mapping unreadable"); } : Reflect.get(target, name)),
+      }),
+    };
+    const runId = await createRun(deps, { dryRun: false, verify: false, trigger: "api", actor: "test" });
+    await expect(runPlanPhase(deps, runId)).rejects.toThrow("mapping unreadable");
+    await vi.waitFor(() => expect(receiver.ofEvent("resync.failed")).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    expect(receiver.ofEvent("resync.failed")[0]!.json.details).toEqual({ runId, error: "mapping unreadable" });
   });
 });
