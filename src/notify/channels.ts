@@ -95,7 +95,8 @@ function emailChannel(smtpUrl: string, to: string, from: string): Channel {
   registerSecretValue(smtpUrl);
   const password = new URL(smtpUrl).password;
   if (password) registerSecretValue(decodeURIComponent(password));
-  const transport = nodemailer.createTransport(smtpUrl);
+  // Bounded, so a stuck mail server cannot outlast the delivery's lease (nodemailer waits minutes by default).
+  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
   return {
     name: "email",
     display: `${hostOf(smtpUrl)} → ${to}`,

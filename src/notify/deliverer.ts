@@ -43,6 +43,8 @@ export class NotificationDeliverer {
   private loop?: Promise<void>;
   private wake?: () => void;
   private lastCheck = Number.NEGATIVE_INFINITY;
+  /** Aborted by stop(): sends in flight fail at once and stay pending, so a shutdown does not wait on a slow receiver. */
+  private abort = new AbortController();
 
   constructor(private readonly options: DelivererOptions) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -51,12 +53,14 @@ export class NotificationDeliverer {
   start(): void {
     if (this.loop) return;
     this.stopping = false;
+    this.abort = new AbortController();
     this.loop = this.run();
   }
 
-  /** Finishes the sends in flight (each bounded by its timeout), then stops. */
+  /** Cuts the sends in flight short (they stay pending, for the next start or another replica), then stops. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.abort.abort();
     this.wake?.();
     await this.loop;
     this.loop = undefined;
@@ -112,10 +116,15 @@ export class NotificationDeliverer {
     }
     try {
       // Half the lease: a send that times out is settled before another sender may take it over.
-      await channel.send(this.messageOf(delivery), AbortSignal.timeout(Math.floor(leaseMs / 2)));
+      await channel.send(this.messageOf(delivery), AbortSignal.any([AbortSignal.timeout(Math.floor(leaseMs / 2)), this.abort.signal]));
       await settleDelivery(db, key, { state: "sent", at: clock.now() });
       log.info("notify", "notification sent", { event: delivery.event, incidentId: delivery.incidentId, channel: channel.name, attempts: delivery.attempts });
     } catch (error) {
+      if (this.abort.signal.aborted) {
+        // Shutting down: not the receiver's fault; due again at once for whoever runs next.
+        await settleDelivery(db, key, { state: "pending", nextAttemptAt: clock.now(), error: "interrupted by a shutdown" });
+        return;
+      }
       const message = error instanceof Error ? error.message : String(error);
       const park = delivery.attempts >= maxAttempts;
       const wait = Math.max(this.backoffMs(delivery.attempts), (error as { retryAfterMs?: number }).retryAfterMs ?? 0);

@@ -271,6 +271,23 @@ describe("notifications", () => {
     expect(tests[0]!.json.text).toContain("Test notification sent by");
   });
 
+  it("a shutdown cuts a send short and leaves it pending, due at once, without using up the channel", async () => {
+    const db = stack.database.db;
+    receiver.script("hold");
+    const running = new NotificationDeliverer({ db, clock: { now: () => new Date() }, channels: stack.service.notifications.channels.filter((c) => c.name === "webhook"), publicUrl: "", maxAttempts: 1, baseDelayMs: 20, leaseMs: 60_000, pollMs: 50 });
+    const { incidentId } = await notify(db, { key: "test:shutdown", event: "resync.failed", occurredAt: new Date(), summary: "cut short", details: {} });
+    running.start();
+    await vi.waitFor(() => expect(receiver.held.some((h) => h.request.json?.id === incidentId)).toBe(true), { timeout: 10_000, interval: 20 });
+    const stopping = Date.now();
+    await running.stop();
+    expect(Date.now() - stopping).toBeLessThan(5_000); // not the 30 s send timeout
+    const [row] = await db.query(
+      `SELECT d.state, d.attempts, d.last_error, d.lease_owner, d.next_attempt_at <= now() AS due FROM notification_deliveries d JOIN notification_outbox o ON o.id = d.outbox_id WHERE o.incident_id = $1`,
+      [incidentId],
+    );
+    expect(row).toEqual({ state: "pending", attempts: 1, last_error: "interrupted by a shutdown", lease_owner: null, due: true }); // maxAttempts 1, yet not parked
+  });
+
   it("no log line carries a channel's URL token or the signing secret", () => {
     const text = capture.lines.join("\n");
     expect(text).toContain("notification delivery parked"); // the failures were logged…
