@@ -240,3 +240,24 @@ export async function alertFacts(db: DataSource): Promise<AlertFacts> {
   )) as { holds: Record<string, number>; idp_last: Date | null; deliveries: AlertFacts["deliveries"]; last_failed: boolean | null }[];
   return { undecidedHolds: row!.holds, idpLastRequestAt: row!.idp_last, deliveries: row!.deliveries, lastResyncFailed: row!.last_failed === true };
 }
+
+/**
+ * Removes incidents (with their messages and deliveries) older than `before` that are over:
+ * resolved, or keyed to a day or a run (budget, mirror parks, drift, resync failures) and so never
+ * seen again. Open incidents that can recur (approvals, quarantines, a silent IdP) are kept, or
+ * their next occurrence would look new. Nothing with a delivery still pending is removed.
+ */
+export async function pruneNotifications(db: DataSource, before: Date): Promise<number> {
+  const rows = rowsOf<{ id: string }>(
+    await db.query(
+      `DELETE FROM notification_incidents i
+        WHERE i.opened_at < $1
+          AND (i.resolved_at IS NOT NULL OR i.key ~ '^(budget|mirror\\.parked|drift|resync):')
+          AND NOT EXISTS (SELECT 1 FROM notification_outbox o JOIN notification_deliveries d ON d.outbox_id = o.id
+                           WHERE o.incident_id = i.id AND d.state = 'pending')
+        RETURNING i.id`,
+      [before],
+    ),
+  );
+  return rows.length;
+}

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
-import { claimDeliveries, fanOutNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
+import { claimDeliveries, fanOutNotifications, pruneNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
 import type { Channel } from "./channels.js";
 import type { ConditionChecks } from "./conditions.js";
@@ -26,6 +26,8 @@ export type DelivererOptions = {
   /** PUBLIC_URL (or the listening URL), for links; none when unknown. */
   publicUrl: string;
   checks?: ConditionChecks;
+  /** Incidents that are over are removed after this many days (RECONCILE_LOG_RETENTION_DAYS). */
+  retentionDays?: number;
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs?: number;
@@ -43,6 +45,7 @@ export class NotificationDeliverer {
   private loop?: Promise<void>;
   private wake?: () => void;
   private lastCheck = Number.NEGATIVE_INFINITY;
+  private lastPrune = Number.NEGATIVE_INFINITY;
   /** Aborted by stop(): sends in flight fail at once and stay pending, so a shutdown does not wait on a slow receiver. */
   private abort = new AbortController();
 
@@ -75,14 +78,23 @@ export class NotificationDeliverer {
   async cycle(): Promise<number> {
     const { db, clock, channels, checks } = this.options;
     const now = clock.now();
-    if (checks && now.getTime() - this.lastCheck >= CHECK_EVERY_MS) {
+    if (now.getTime() - this.lastCheck >= CHECK_EVERY_MS) {
       this.lastCheck = now.getTime();
-      await checks.run(now);
+      await checks?.run(now);
+      await this.prune(now);
     }
     while ((await fanOutNotifications(db, channels.map((c) => c.name), now)) > 0);
     const claimed = await claimDeliveries(db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), BATCH);
     await Promise.all(claimed.map((delivery) => this.deliver(delivery)));
     return claimed.length;
+  }
+
+  /** At most hourly: incidents that are over and older than the retention. */
+  private async prune(now: Date): Promise<void> {
+    if (!this.options.retentionDays || now.getTime() - this.lastPrune < 3_600_000) return;
+    this.lastPrune = now.getTime();
+    const removed = await pruneNotifications(this.options.db, new Date(now.getTime() - this.options.retentionDays * 86_400_000));
+    if (removed) log.info("notify", "old notifications removed", { removed });
   }
 
   private async run(): Promise<void> {

@@ -32,6 +32,7 @@ export function createNotifications(options: { env: Env; db: DataSource; clock: 
     channels,
     publicUrl: options.publicUrl,
     checks: conditionChecks({ db, idpSilenceHours: env.IDP_SILENCE_HOURS, samlIdpCert: env.SAML_IDP_CERT }),
+    retentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
     maxAttempts: env.NOTIFY_MAX_ATTEMPTS,
     baseDelayMs: env.NOTIFY_RETRY_BASE_MS,
     leaseMs: env.NOTIFY_LEASE_MS,
