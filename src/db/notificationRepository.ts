@@ -187,11 +187,6 @@ export async function listOutbox(db: DataSource, limit: number): Promise<OutboxE
   return rows;
 }
 
-/** Deliveries per state (the notification metric). */
-export async function countDeliveriesByState(db: DataSource): Promise<{ channel: string; state: string; n: number }[]> {
-  return db.query(`SELECT channel, state, count(*)::int AS n FROM notification_deliveries GROUP BY 1, 2`);
-}
-
 /** When an authenticated SCIM request last arrived (any token), or null when none ever did. */
 export async function lastIdpRequestAt(db: DataSource): Promise<Date | null> {
   const rows = (await db.query(`SELECT last_request_at AS at FROM idp_activity`)) as { at: Date }[];
