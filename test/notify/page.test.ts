@@ -5,7 +5,7 @@ import { loadEnv } from "../../src/config/env.js";
 import { channelsFromEnv, createNotifications } from "../../src/notify/index.js";
 import type { AdminDataSources } from "../../src/http/admin/sources.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
-import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse, type IdpKeys } from "../support/saml.js";
+import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, samlLoginCookie, signedResponse, type IdpKeys } from "../support/saml.js";
 
 /** The Notifications page for a viewer (signed in with SAML): everything visible, no test button, the POST refused. */
 const ACS = "https://scim.example.test/admin/saml/acs";
@@ -40,7 +40,9 @@ describe("Notifications page for a viewer", () => {
     const login = await agent.get("/admin/saml/login");
     const id = authnRequestIdFromRedirect(login.headers.location!);
     const signed = signedResponse({ inResponseTo: id, acsUrl: ACS, audience: SP_ENTITY, nameId: "vic@example.com", role: "scim-viewers" }, idp);
-    expect((await agent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encodeResponse(signed) })).status).toBe(303);
+    // The pre-login cookie is Secure (SameSite=None), which supertest's jar will not send over http.
+    const acs = await agent.post("/admin/saml/acs").set({ Cookie: samlLoginCookie(login) }).type("form").send({ SAMLResponse: encodeResponse(signed) });
+    expect(acs.status).toBe(303);
     const page = await agent.get("/admin/notifications");
     expect(page.status).toBe(200);
     expect(page.text).toContain('aria-current="page">Notifications');
