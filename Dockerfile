@@ -24,8 +24,9 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY config ./config
-# .data holds the development IdP token when SCIM_TOKEN is unset; the image user must own it.
-RUN mkdir -p /app/.data && chown node:node /app/.data && ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
+# NODE_ENV=production: the image never mints or prints a token; it refuses to start without
+# SCIM_TOKEN (or a token made with `scim-connector token create`) and, without SAML, ADMIN_TOKEN.
+RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

@@ -1,30 +1,54 @@
 /**
  * Budget efficiency: a week of IdP churn for 5,000 users in 60 groups, pushed through the real
  * SCIM API into the connector (embedded PostgreSQL, the emulator as the platform, all in this
- * process). After each simulated day the reconciler converges; the bench then compares the
- * platform SCIM calls it spent with the minimum needed, computed independently from the bench's
- * own model of the IdP: the number of users whose desired dashboard user changed since the last
- * convergence point (creates + updates + deletes). Beside it: what a naive connector that
- * forwards every IdP write touching a user (one platform call each) would have spent.
+ * process), against the minimum number of platform SCIM calls computed from the bench's own model
+ * of the IdP and its own oracle of the mapping (bench/support/budgetWorld.ts).
  *
  *   npm run bench:budget [-- --users 5000 --days 7 --concurrency 16 --live]
+ *   npm run bench:budget -- --idp okta|entra [--rate 3 --settle-ms 10000 --settle-max-ms 120000 --window both|on|off]
  *
- * --live keeps the reconciler running while the day's writes arrive (no batching by the bench):
- * intermediate states (a move is a remove and then an add) may then be reconciled too.
+ * Batched days (the default): each day's writes arrive 16 at a time and the reconciler converges
+ * after the day; the minimum is one call per user whose desired dashboard user differs between
+ * two days. --live keeps the reconciler running during the pushes.
+ *
+ * A paced IdP (--idp): requests arrive one at a time at --rate per second, as the IdP sends them,
+ * on a simulated clock (the worker runs pass by pass between requests, so a simulated week takes
+ * minutes). Okta (push groups): users first, then each group empty, then one PATCH per member; in
+ * the week, each admin action as it happens (its requests 2 s apart). Entra: the same initial
+ * cycle in Entra's dialect; in the week, a cycle every 40 minutes sends the users' writes, then
+ * the membership changes group by group. The minimum is one call per burst of a user's changes
+ * whose desired dashboard user differs between its start and its end (a burst ends when the user
+ * has been quiet longer than the settle window); the run is repeated with the window off.
  */
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { isDeepStrictEqual, parseArgs } from "node:util";
+import type { Clock } from "../src/clock.js";
 import { loadEnv } from "../src/config/env.js";
-import { parseMapping } from "../src/config/mapping.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { startEmulator } from "../src/emulator/index.js";
+import { startEmulator, type RunningEmulator } from "../src/emulator/index.js";
 import { setLogLevel } from "../src/logging/logger.js";
-import { desiredDashboardUser } from "../src/mapping/desired.js";
 import type { DesiredDashboardUser } from "../src/mapping/types.js";
 import { fromPlatformResource } from "../src/platform/scim.js";
-import { startService } from "../src/service.js";
+import { startService, type Service } from "../src/service.js";
+import {
+  ANALYSTS,
+  groupDefinition,
+  mappingYaml,
+  oracleDesired,
+  PRIMARY,
+  prng,
+  sameDesired,
+  SOCIAL,
+  takesAccessAway,
+  type Group,
+  type IdpEvent,
+  type IdpRequest,
+  type PacedRequest,
+  type User,
+  type UserState,
+} from "./support/budgetWorld.js";
 
 const { values } = parseArgs({
   options: {
@@ -33,373 +57,605 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "16" },
     seed: { type: "string", default: "42" },
     live: { type: "boolean", default: false },
+    idp: { type: "string" },
+    rate: { type: "string", default: "3" },
+    "settle-ms": { type: "string" },
+    "settle-max-ms": { type: "string" },
+    window: { type: "string", default: "both" },
   },
 });
 const USERS = Number(values.users);
 const DAYS = Number(values.days);
 const CONCURRENCY = Number(values.concurrency);
+const PACED = values.idp as "okta" | "entra" | undefined;
+if (PACED !== undefined && PACED !== "okta" && PACED !== "entra") throw new Error(`--idp must be okta or entra (got ${PACED})`);
+const RATE = Number(values.rate);
+const DEFAULTS = loadEnv({});
+const SETTLE_MS = Number(values["settle-ms"] ?? DEFAULTS.RECONCILE_SETTLE_MS);
+const SETTLE_MAX_MS = Number(values["settle-max-ms"] ?? Math.max(SETTLE_MS, DEFAULTS.RECONCILE_SETTLE_MAX_MS));
 const TOKEN = "bench-idp-token-0123456789abcdef";
 const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 setLogLevel("warn");
 
 // ---------------------------------------------------------------------------------------------
-// The IdP as the bench models it (the source of the independent minimum).
-
-type Group = { index: number; id: string; displayName: string; externalId: string | null; mapped: boolean };
-type User = { index: number; id: string; userName: string; givenName: string; familyName: string; active: boolean; groups: Set<number> };
-
-const DEPARTMENTS = ["agency", "bi", "c_suite", "finance", "marketing", "pm"];
-/** 0-29 matched by externalId (renames are free), 30-49 by name, 50-54 by pattern, 55-59 unmapped. */
-function groupDefinition(k: number): Omit<Group, "id"> {
-  if (k < 30) return { index: k, displayName: `Team ${k}`, externalId: `00g-team-${k}`, mapped: true };
-  if (k < 50) return { index: k, displayName: `Dept ${k}`, externalId: null, mapped: true };
-  if (k < 55) return { index: k, displayName: `Analysts-${k}`, externalId: null, mapped: true };
-  return { index: k, displayName: `Social ${k}`, externalId: null, mapped: false };
-}
-const PRIMARY = Array.from({ length: 50 }, (_, k) => k);
-const ANALYSTS = [50, 51, 52, 53, 54];
-const SOCIAL = [55, 56, 57, 58, 59];
-
-function mappingYaml(): string {
-  const lines = ["department:", "  default: engineering", "  fromAttribute: false", `  allowed: [engineering, ${DEPARTMENTS.join(", ")}]`, "rules:"];
-  for (let k = 0; k < 30; k++) {
-    lines.push(
-      `  - groupExternalId: 00g-team-${k}`,
-      "    workspaces:",
-      `      - name: Workspace ${k % 5}`,
-      `        permissions: [basic_access${k % 3 === 0 ? ", send_campaigns_canvases" : ""}]`,
-      "        teams:",
-      `          - name: Team ${k}`,
-      "            permissions: [basic_access]",
-    );
-  }
-  for (let k = 30; k < 50; k++) {
-    lines.push(
-      `  - group: Dept ${k}`,
-      `    department: ${DEPARTMENTS[k % DEPARTMENTS.length]}`,
-      "    workspaces:",
-      `      - name: Workspace ${k % 5}`,
-      `        permissions: [basic_access${k % 2 ? ", export_user_data" : ""}]`,
-    );
-  }
-  lines.push('  - groupPattern: "^Analysts-"', "    workspaces:", "      - name: Analytics", "        permissions: [export_user_data]");
-  return `${lines.join("\n")}\n`;
-}
-
-/** mulberry32: a small seeded generator, so every run replays the same week. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(Number(values.seed));
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const sample = <T>(items: readonly T[], n: number): T[] => {
-  const copy = [...items];
-  for (let i = copy.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-  }
-  return copy.slice(0, n);
-};
-
-// ---------------------------------------------------------------------------------------------
 // The stack: embedded PostgreSQL, the emulator (daily limit lifted), the connector.
 
-const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-bench-budget-"));
-await chmod(dir, 0o755);
-const mappingFile = path.join(dir, "mapping.yaml");
-await writeFile(mappingFile, mappingYaml());
-const mapping = parseMapping(mappingYaml(), "bench mapping");
-const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false, throwaway: true });
-const emulator = await startEmulator({ scimDailyLimit: 1_000_000_000 });
-const service = await startService({
-  env: loadEnv({
-    PORT: "0",
-    HOST: "127.0.0.1",
-    SCIM_TOKEN: TOKEN,
-    MAPPING_FILE: mappingFile,
-    // The bench measures calls per change, not the daily cap: the ledger must never defer work here.
-    PLATFORM_SCIM_DAILY_BUDGET: "100000000",
-    RECONCILE_WORKERS: "4",
-    RECONCILE_POLL_MS: "100",
-    DATABASE_POOL_SIZE: "20",
-    LOG_LEVEL: "warn",
-  }),
-  databaseUrl: pg.url,
-  platform: { url: emulator.url, scimToken: "dev-scim-token", apiKey: undefined, requestOrigin: "bench" },
-  workers: false,
-});
-const worker = service.reconciliation!.worker;
-
-async function scim(method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${service.url}/scim/v2${p}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-/** Runs the day's requests, at most CONCURRENCY at once, in order per user/group key. */
-async function push(requests: { key: string; send: () => Promise<unknown> }[]): Promise<void> {
-  const chains = new Map<string, (() => Promise<unknown>)[]>();
-  for (const r of requests) chains.set(r.key, [...(chains.get(r.key) ?? []), r.send]);
-  const queue = [...chains.values()];
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let chain = queue.shift(); chain; chain = queue.shift()) for (const send of chain) await send();
-    }),
-  );
-}
-
-const userResource = (u: User) => ({
-  schemas: [USER_SCHEMA],
-  userName: u.userName,
-  name: { givenName: u.givenName, familyName: u.familyName },
-  emails: [{ value: u.userName, type: "work", primary: true }],
-  active: u.active,
-});
-
-// ---------------------------------------------------------------------------------------------
-// Measuring.
-
-const groups: Group[] = [];
-const users: User[] = [];
-let naive = 0;
-let idpWrites = 0;
-
-function desiredOf(u: User): DesiredDashboardUser | null {
-  const gs = [...u.groups].sort((a, b) => a - b).map((k) => ({ displayName: groups[k]!.displayName, externalId: groups[k]!.externalId }));
-  return desiredDashboardUser({ userName: u.userName, active: u.active, givenName: u.givenName, familyName: u.familyName }, gs, mapping);
-}
-
-function snapshot(): Map<string, DesiredDashboardUser | null> {
-  return new Map(users.map((u) => [u.userName, desiredOf(u)]));
-}
-
-function minimumBetween(before: Map<string, DesiredDashboardUser | null>, after: Map<string, DesiredDashboardUser | null>) {
-  let creates = 0;
-  let updates = 0;
-  let deletes = 0;
-  for (const [name, now] of after) {
-    const was = before.get(name) ?? null;
-    if (!was && now) creates++;
-    else if (was && !now) deletes++;
-    else if (was && now && !isDeepStrictEqual(was, now)) updates++;
+/** Simulated time for the paced runs: it moves only when the bench moves it. */
+class SimClock implements Clock {
+  constructor(private t: number) {}
+  now(): Date {
+    return new Date(this.t);
   }
-  return { creates, updates, deletes, total: creates + updates + deletes };
+  set(t: number): void {
+    if (t > this.t) this.t = t;
+  }
+  get ms(): number {
+    return this.t;
+  }
 }
 
-function scimCalls(): number {
+type Stack = { service: Service; emulator: RunningEmulator; close(): Promise<void> };
+
+async function startStack(settleMs: number, clock?: Clock): Promise<Stack> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-bench-budget-"));
+  await chmod(dir, 0o755);
+  const mappingFile = path.join(dir, "mapping.yaml");
+  await writeFile(mappingFile, mappingYaml());
+  const pg = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false, throwaway: true });
+  const emulator = await startEmulator({ scimDailyLimit: 1_000_000_000, ...(clock ? { clock } : {}) });
+  const service = await startService({
+    env: loadEnv({
+      PORT: "0",
+      HOST: "127.0.0.1",
+      SCIM_TOKEN: TOKEN,
+      MAPPING_FILE: mappingFile,
+      // The bench measures calls per change, not the daily cap: the ledger must never defer work here.
+      PLATFORM_SCIM_DAILY_BUDGET: "100000000",
+      RECONCILE_WORKERS: "4",
+      RECONCILE_POLL_MS: "100",
+      RECONCILE_SETTLE_MS: String(settleMs),
+      RECONCILE_SETTLE_MAX_MS: String(Math.max(settleMs, SETTLE_MAX_MS)),
+      RESYNC_CRON: "off",
+      DATABASE_POOL_SIZE: "20",
+      LOG_LEVEL: "warn",
+    }),
+    databaseUrl: pg.url,
+    platform: { url: emulator.url, scimToken: "dev-scim-token", apiKey: undefined, requestOrigin: "bench" },
+    workers: false,
+    ...(clock ? { clock } : {}),
+  });
+  return {
+    service,
+    emulator,
+    async close() {
+      await service.close();
+      await emulator.close();
+      await pg.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function scimClient(service: Service) {
+  return async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(`${service.url}/scim/v2${p}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+function scimCalls(emulator: RunningEmulator): number {
   let n = 0;
   for (const [key, count] of emulator.state.requestCounts) if (key.includes("/scim/v2/Users")) n += count;
   return n;
 }
 
-async function converge(): Promise<number> {
-  const started = Date.now();
-  if (!values.live) await worker.start();
-  for (;;) {
-    const rows: { n: number; parked: number }[] = await service.db.query(
-      `SELECT count(*)::int AS n, count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked FROM reconcile_queue`,
-    );
-    if (rows[0]!.n === rows[0]!.parked) {
-      if (rows[0]!.parked) console.warn(`  ${rows[0]!.parked} users parked`);
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  if (!values.live) await worker.stop();
-  return Date.now() - started;
-}
-
-/** The emulator's accounts against the model: every difference is a correctness failure. */
-function mismatches(expected: Map<string, DesiredDashboardUser | null>): number {
+/** The emulator's accounts against the oracle: every difference is a correctness failure. */
+function mismatches(emulator: RunningEmulator, expected: Map<string, DesiredDashboardUser | null>): number {
   const held = new Map<string, DesiredDashboardUser>();
   for (const account of emulator.state.dashboardUsers.byId.values()) held.set(account.userName.toLowerCase(), fromPlatformResource(account));
   let wrong = 0;
   for (const [name, want] of expected) {
     const got = held.get(name.toLowerCase()) ?? null;
-    if (!isDeepStrictEqual(got, want)) wrong++;
+    if (!isDeepStrictEqual(got, want)) {
+      wrong++;
+      if (wrong <= 3) console.log(`  differs from the oracle: ${name}: platform ${JSON.stringify(got)}, oracle ${JSON.stringify(want)}`);
+    }
     held.delete(name.toLowerCase());
   }
   return wrong + held.size;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Day 0: the initial load. Days 1..n: churn.
+// The IdP: the planned model (what the admins decide) and what it has sent so far (the oracle's input).
 
-function newUser(index: number): User {
-  const groupsOf = new Set<number>();
-  if (index % 20 !== 19) groupsOf.add(pick(PRIMARY)); // one in twenty is in no mapped group
-  if (random() < 0.2) groupsOf.add(pick(ANALYSTS));
-  if (random() < 0.5) groupsOf.add(pick(SOCIAL));
-  return { index, id: "", userName: `user${String(index).padStart(5, "0")}@example.com`, givenName: `Given${index}`, familyName: `Family${index}`, active: true, groups: groupsOf };
-}
+type Dialect = "okta" | "entra";
 
-async function dayZero(): Promise<void> {
-  for (let k = 0; k < 60; k++) groups.push({ ...groupDefinition(k), id: "" });
-  for (let i = 0; i < USERS; i++) users.push(newUser(i));
-  await push(
-    users.map((u) => ({
-      key: u.userName,
-      send: async () => {
-        u.id = (await scim("POST", "/Users", userResource(u))).body.id;
-        idpWrites++;
-        naive++;
-      },
-    })),
-  );
-  await push(
-    groups.map((g) => ({
-      key: g.displayName,
-      send: async () => {
-        const members = users.filter((u) => u.groups.has(g.index)).map((u) => ({ value: u.id }));
-        g.id = (await scim("POST", "/Groups", { schemas: [GROUP_SCHEMA], displayName: g.displayName, ...(g.externalId ? { externalId: g.externalId } : {}), members })).body.id;
-        idpWrites++;
-        naive += members.length;
-      },
-    })),
-  );
-}
-
-function churn(day: number): { key: string; send: () => Promise<unknown> }[] {
-  const requests: { key: string; send: () => Promise<unknown> }[] = [];
-  const active = () => users.filter((u) => u.active);
-  const write = (key: string, touches: number, send: () => Promise<unknown>) => {
-    idpWrites++;
-    naive += touches;
-    requests.push({ key, send });
+function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
+  const random = prng(Number(values.seed));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const sample = <T>(items: readonly T[], n: number): T[] => {
+    const copy = [...items];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+    }
+    return copy.slice(0, n);
   };
+  const groups: Group[] = Array.from({ length: 60 }, (_, k) => ({ ...groupDefinition(k), id: "" }));
+  const users: User[] = [];
+  const sent = new Map<string, UserState>();
+  const entra = dialect === "entra";
+
+  const newUser = (index: number): User => {
+    const groupsOf = new Set<number>();
+    if (index % 20 !== 19) groupsOf.add(pick(PRIMARY)); // one in twenty is in no mapped group
+    if (random() < 0.2) groupsOf.add(pick(ANALYSTS));
+    if (random() < 0.5) groupsOf.add(pick(SOCIAL));
+    return { index, id: "", userName: `user${String(index).padStart(5, "0")}@example.com`, givenName: `Given${index}`, familyName: `Family${index}`, active: true, groups: groupsOf };
+  };
+  /** The user as the IdP holds it when the request leaves (what it has sent so far, not what is planned). */
+  const userResource = (u: User) => {
+    const now = sent.get(u.userName) ?? u;
+    return {
+      schemas: [USER_SCHEMA],
+      userName: u.userName,
+      name: { givenName: now.givenName, familyName: now.familyName },
+      emails: [{ value: u.userName, type: "work", primary: true }],
+      active: now.active,
+    };
+  };
+  const request = (key: string, touches: User[], naive: number, effect: () => void, fn: () => Promise<unknown>, membership = false): PacedRequest => ({
+    key,
+    touches: touches.map((u) => u.userName),
+    naive,
+    effect,
+    send: fn,
+    membership,
+  });
+  const createUser = (u: User) =>
+    request(u.userName, [u], 1, () => sent.set(u.userName, { active: u.active, givenName: u.givenName, familyName: u.familyName, groups: new Set() }), async () => {
+      u.id = (await send("POST", "/Users", userResource(u))).body.id;
+    });
   const memberOp = (u: User, k: number, op: "add" | "remove") => {
     if (op === "add") u.groups.add(k);
     else u.groups.delete(k);
     const g = groups[k]!;
-    write(u.userName, 1, () =>
-      scim("PATCH", `/Groups/${g.id}`, {
-        schemas: [PATCH_SCHEMA],
-        Operations: op === "add" ? [{ op: "add", path: "members", value: [{ value: u.id }] }] : [{ op: "remove", path: `members[value eq "${u.id}"]` }],
-      }),
+    const effect = () => (op === "add" ? sent.get(u.userName)!.groups.add(k) : sent.get(u.userName)!.groups.delete(k));
+    const operation = () =>
+      entra
+        ? { op: op === "add" ? "Add" : "Remove", path: "members", value: [{ value: u.id }] }
+        : op === "add"
+          ? { op: "add", path: "members", value: [{ value: u.id }] }
+          : { op: "remove", path: `members[value eq "${u.id}"]` };
+    return { ...request(u.userName, [u], 1, effect, () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [operation()] }), true), group: k };
+  };
+  const profileWrite = (u: User, familyName: string) => {
+    u.familyName = familyName;
+    const effect = () => (sent.get(u.userName)!.familyName = familyName);
+    return request(u.userName, [u], 1, effect, () =>
+      entra ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: familyName }] }) : send("PUT", `/Users/${u.id}`, userResource(u)),
     );
   };
 
-  // Okta re-sends unchanged users (profile push, "re-activate", imports): a full PUT each.
-  for (const u of sample(active(), Math.round(USERS * 0.2))) {
-    const body = userResource(u);
-    write(u.userName, 1, () => scim("PUT", `/Users/${u.id}`, body));
+  /**
+   * The initial provisioning. Paced (as both IdPs do it): users with no groups, then each group
+   * empty, then one PATCH per membership. Batched: each group is created with its members.
+   */
+  function initialLoad(paced: boolean): IdpEvent[] {
+    for (let i = 0; i < USERS; i++) users.push(newUser(i));
+    const planned = users.map((u) => [...u.groups]);
+    users.forEach((u) => (u.groups = new Set()));
+    const events: IdpEvent[] = users.map((u) => ({ requests: [createUser(u)] }));
+    for (const g of groups) {
+      const members = paced ? [] : users.filter((_, i) => planned[i]!.includes(g.index));
+      if (!paced) members.forEach((u) => u.groups.add(g.index));
+      const effect = () => members.forEach((u) => sent.get(u.userName)!.groups.add(g.index));
+      const post = async () => {
+        const body = { schemas: [GROUP_SCHEMA], displayName: g.displayName, ...(g.externalId ? { externalId: g.externalId } : {}), members: members.map((u) => ({ value: u.id })) };
+        g.id = (await send("POST", "/Groups", body)).body.id;
+      };
+      events.push({ requests: [request(`group:${g.index}`, members, members.length, effect, post)] });
+    }
+    if (paced) for (const g of groups) users.forEach((u, i) => planned[i]!.includes(g.index) && events.push({ requests: [memberOp(u, g.index, "add")] }));
+    return events;
   }
-  // Real profile edits: a new family name is part of the dashboard user.
-  for (const u of sample(active(), Math.round(USERS * 0.008))) {
-    u.familyName = `${u.familyName}-d${day}`;
-    const body = userResource(u);
-    write(u.userName, 1, () => scim("PUT", `/Users/${u.id}`, body));
+
+  /** A day of churn: each event is one admin action and the requests the IdP sends for it. */
+  function churn(day: number): IdpEvent[] {
+    const events: IdpEvent[] = [];
+    const active = () => users.filter((u) => u.active);
+    // Re-sends of unchanged users (profile pushes, imports): Okta PUTs the whole user, Entra PATCHes a value it already has.
+    for (const u of sample(active(), Math.round(USERS * 0.2))) {
+      events.push({
+        requests: [
+          request(u.userName, [], 1, () => {}, () =>
+            entra
+              ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: sent.get(u.userName)!.familyName }] })
+              : send("PUT", `/Users/${u.id}`, userResource(u)),
+          ),
+        ],
+      });
+    }
+    // Real profile edits: a new family name is part of the dashboard user.
+    for (const u of sample(active(), Math.round(USERS * 0.008))) events.push({ requests: [profileWrite(u, `${u.familyName}-d${day}`)] });
+    // Team moves: out of the primary group, into another (two group PATCHes).
+    for (const u of sample(active().filter((x) => [...x.groups].some((k) => k < 50)), Math.round(USERS * 0.05))) {
+      const from = [...u.groups].find((k) => k < 50)!;
+      const to = pick(PRIMARY.filter((k) => k !== from));
+      events.push({ requests: [memberOp(u, from, "remove"), memberOp(u, to, "add")] });
+    }
+    // Project assignments: an admin gives a user two more team groups, one click each (two grants seconds apart).
+    for (const u of sample(active(), Math.round(USERS * 0.01))) {
+      const extra = sample(PRIMARY.filter((k) => k < 30 && !u.groups.has(k)), 2);
+      events.push({ requests: extra.map((k) => memberOp(u, k, "add")) });
+    }
+    // Analyst and social-group comings and goings.
+    for (const u of sample(active(), Math.round(USERS * 0.012))) {
+      const k = [...u.groups].find((g) => ANALYSTS.includes(g));
+      events.push({ requests: [memberOp(u, k ?? pick(ANALYSTS), k === undefined ? "add" : "remove")] });
+    }
+    for (const u of sample(active(), Math.round(USERS * 0.02))) {
+      const k = [...u.groups].find((g) => SOCIAL.includes(g));
+      events.push({ requests: [memberOp(u, k ?? pick(SOCIAL), k === undefined ? "add" : "remove")] });
+    }
+    // Group renames that mean nothing to the mapping (matched by externalId or pattern, or unmapped).
+    for (const k of sample([...Array.from({ length: 30 }, (_, i) => i), ...ANALYSTS, ...SOCIAL], 3)) {
+      const g = groups[k]!;
+      g.displayName = k < 30 ? `Team ${k} (${day})` : k < 55 ? `Analysts-${k}-r${day}` : `Social ${k} r${day}`;
+      const members = users.filter((u) => u.groups.has(k));
+      const displayName = g.displayName;
+      const op = entra ? { op: "Replace", path: "displayName", value: displayName } : { op: "replace", path: "displayName", value: displayName };
+      events.push({ requests: [request(`group:${k}`, members, members.length, () => {}, () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }), true)] });
+    }
+    // Leavers: deactivated (neither IdP deletes on unassignment by default).
+    for (const u of sample(active(), Math.round(USERS * 0.005))) {
+      u.active = false;
+      const op = entra ? { op: "Replace", path: "active", value: "False" } : { op: "replace", value: { active: false } };
+      events.push({ requests: [request(u.userName, [u], 1, () => (sent.get(u.userName)!.active = false), () => send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }))] });
+    }
+    // Joiners: created, then added to their groups.
+    for (let n = 0; n < Math.round(USERS * 0.005); n++) {
+      const u = newUser(users.length);
+      users.push(u);
+      const memberships = [...u.groups];
+      u.groups = new Set();
+      events.push({ requests: [createUser(u), ...memberships.map((k) => memberOp(u, k, "add"))] });
+    }
+    return events;
   }
-  // Team moves: out of the primary group, into another (two group PATCHes, as Okta pushes them).
-  for (const u of sample(active().filter((x) => [...x.groups].some((k) => k < 50)), Math.round(USERS * 0.05))) {
-    const from = [...u.groups].find((k) => k < 50)!;
-    const to = pick(PRIMARY.filter((k) => k !== from));
-    memberOp(u, from, "remove");
-    memberOp(u, to, "add");
-  }
-  // Analyst and social-group comings and goings.
-  for (const u of sample(active(), Math.round(USERS * 0.012))) {
-    const k = [...u.groups].find((g) => ANALYSTS.includes(g));
-    memberOp(u, k ?? pick(ANALYSTS), k === undefined ? "add" : "remove");
-  }
-  for (const u of sample(active(), Math.round(USERS * 0.02))) {
-    const k = [...u.groups].find((g) => SOCIAL.includes(g));
-    memberOp(u, k ?? pick(SOCIAL), k === undefined ? "add" : "remove");
-  }
-  // Group renames that mean nothing to the mapping (matched by externalId or pattern, or unmapped).
-  for (const k of sample([...Array.from({ length: 30 }, (_, i) => i), ...ANALYSTS, ...SOCIAL], 3)) {
-    const g = groups[k]!;
-    g.displayName = k < 30 ? `Team ${k} (${day})` : k < 55 ? `Analysts-${k}-r${day}` : `Social ${k} r${day}`;
-    const members = users.filter((u) => u.groups.has(k)).length;
-    const displayName = g.displayName;
-    write(`group:${k}`, members, () => scim("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "replace", path: "displayName", value: displayName }] }));
-  }
-  // Leavers: deactivated (Okta never deletes).
-  for (const u of sample(active(), Math.round(USERS * 0.005))) {
-    u.active = false;
-    write(u.userName, 1, () => scim("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "replace", value: { active: false } }] }));
-  }
-  // Joiners: created, then added to their groups.
-  for (let n = 0; n < Math.round(USERS * 0.005); n++) {
-    const u = newUser(users.length);
-    users.push(u);
-    const memberships = [...u.groups];
-    u.groups = new Set();
-    write(u.userName, 1, async () => (u.id = (await scim("POST", "/Users", userResource(u))).body.id));
-    for (const k of memberships) memberOp(u, k, "add");
-  }
-  return requests;
+
+  /** The oracle's verdict for every user the IdP has sent. */
+  const expected = () => new Map([...sent.entries()].map(([name, state]) => [name, oracleDesired(name, state)]));
+  return { users, sent, initialLoad, churn, expected, random };
 }
 
 // ---------------------------------------------------------------------------------------------
+// Batched days.
 
-type Row = { day: string; writes: number; naive: number; minimum: number; spent: number; detail: string; seconds: number; wrong: number };
-const rows: Row[] = [];
-let previous = new Map<string, DesiredDashboardUser | null>();
-if (values.live) await worker.start();
+async function batchedDays(): Promise<void> {
+  const stack = await startStack(0);
+  const send = scimClient(stack.service);
+  const world = createWorld(send, "okta");
+  const worker = stack.service.reconciliation!.worker;
+  let naive = 0;
+  let idpWrites = 0;
 
-for (let day = 0; day <= DAYS; day++) {
-  const [writes0, naive0, calls0] = [idpWrites, naive, scimCalls()];
-  const pushStarted = Date.now();
-  if (day === 0) await dayZero();
-  else await push(churn(day));
-  const pushMs = Date.now() - pushStarted;
-  const convergeMs = await converge();
-  const now = snapshot();
-  const min = minimumBetween(previous, now);
-  previous = now;
-  rows.push({
-    day: day === 0 ? "0 (load)" : String(day),
-    writes: idpWrites - writes0,
-    naive: naive - naive0,
-    minimum: min.total,
-    spent: scimCalls() - calls0,
-    detail: `${min.creates}c ${min.updates}u ${min.deletes}d`,
-    seconds: Math.round((pushMs + convergeMs) / 100) / 10,
-    wrong: mismatches(now),
-  });
-  const r = rows[rows.length - 1]!;
-  console.log(`day ${r.day}: ${r.writes} IdP writes, minimum ${r.minimum} (${r.detail}), spent ${r.spent}, naive ${r.naive}; ${r.wrong} accounts differ from the model; ${r.seconds}s`);
+  /** Runs the day's requests, at most CONCURRENCY at once, in order per user/group key. */
+  async function push(requests: IdpRequest[]): Promise<void> {
+    const chains = new Map<string, IdpRequest[]>();
+    for (const r of requests) chains.set(r.key, [...(chains.get(r.key) ?? []), r]);
+    const queue = [...chains.values()];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let chain = queue.shift(); chain; chain = queue.shift()) {
+          for (const r of chain) {
+            r.effect();
+            await r.send();
+            idpWrites++;
+            naive += r.naive;
+          }
+        }
+      }),
+    );
+  }
+
+  async function converge(): Promise<number> {
+    const started = Date.now();
+    if (!values.live) await worker.start();
+    for (;;) {
+      const rows: { n: number; parked: number }[] = await stack.service.db.query(
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked FROM reconcile_queue`,
+      );
+      if (rows[0]!.n === rows[0]!.parked) {
+        if (rows[0]!.parked) console.warn(`  ${rows[0]!.parked} users parked`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!values.live) await worker.stop();
+    return Date.now() - started;
+  }
+
+  const minimumBetween = (before: Map<string, DesiredDashboardUser | null>, after: Map<string, DesiredDashboardUser | null>) => {
+    let creates = 0;
+    let updates = 0;
+    let deletes = 0;
+    for (const [name, now] of after) {
+      const was = before.get(name) ?? null;
+      if (!was && now) creates++;
+      else if (was && !now) deletes++;
+      else if (was && now && !sameDesired(was, now)) updates++;
+    }
+    return { creates, updates, deletes, total: creates + updates + deletes };
+  };
+
+  type Row = { day: string; writes: number; naive: number; minimum: number; spent: number; detail: string; seconds: number; wrong: number };
+  const rows: Row[] = [];
+  let previous = new Map<string, DesiredDashboardUser | null>();
+  if (values.live) await worker.start();
+  for (let day = 0; day <= DAYS; day++) {
+    const [writes0, naive0, calls0] = [idpWrites, naive, scimCalls(stack.emulator)];
+    const pushStarted = Date.now();
+    if (day === 0) {
+      // Batched, the initial load sends the users, then each group with its members in one POST.
+      const requests = world.initialLoad(false).flatMap((e) => e.requests);
+      await push(requests.filter((r) => !r.key.startsWith("group:")));
+      await push(requests.filter((r) => r.key.startsWith("group:")));
+    } else await push(world.churn(day).flatMap((e) => e.requests));
+    const pushMs = Date.now() - pushStarted;
+    const convergeMs = await converge();
+    const now = world.expected();
+    const min = minimumBetween(previous, now);
+    previous = now;
+    rows.push({
+      day: day === 0 ? "0 (load)" : String(day),
+      writes: idpWrites - writes0,
+      naive: naive - naive0,
+      minimum: min.total,
+      spent: scimCalls(stack.emulator) - calls0,
+      detail: `${min.creates}c ${min.updates}u ${min.deletes}d`,
+      seconds: Math.round((pushMs + convergeMs) / 100) / 10,
+      wrong: mismatches(stack.emulator, now),
+    });
+    const r = rows[rows.length - 1]!;
+    console.log(`day ${r.day}: ${r.writes} IdP writes, minimum ${r.minimum} (${r.detail}), spent ${r.spent}, naive ${r.naive}; ${r.wrong} accounts differ from the oracle; ${r.seconds}s`);
+  }
+  if (values.live) await worker.stop();
+  await stack.close();
+
+  const week = rows.slice(1);
+  const sum = (xs: Row[], f: (r: Row) => number) => xs.reduce((n, r) => n + f(r), 0);
+  console.log(`\nBudget efficiency, batched days: ${USERS} users, 60 groups, ${DAYS} days of churn${values.live ? " (reconciler live during pushes)" : " (reconciler converges after each day)"}\n`);
+  console.log("day        IdP writes  minimum (c/u/d)        spent  spent÷min   naive  naive÷min  wrong");
+  for (const r of rows) {
+    console.log(
+      `${r.day.padEnd(10)} ${String(r.writes).padStart(10)}  ${String(r.minimum).padStart(7)} ${`(${r.detail})`.padEnd(16)} ${String(r.spent).padStart(6)}  ${ratio(r.spent, r.minimum).padStart(9)}  ${String(r.naive).padStart(6)}  ${ratio(r.naive, r.minimum).padStart(9)}  ${String(r.wrong).padStart(5)}`,
+    );
+  }
+  const [wMin, wSpent, wNaive, wWrites] = [sum(week, (r) => r.minimum), sum(week, (r) => r.spent), sum(week, (r) => r.naive), sum(week, (r) => r.writes)];
+  console.log(`\nThe week (days 1-${DAYS}): ${wWrites} IdP writes; the oracle's minimum: ${wMin} platform calls`);
+  console.log(`  connector: ${wSpent} calls spent, ${ratio(wSpent, wMin)} × the minimum (target 1.00)`);
+  console.log(`  naive forwarder: ${wNaive} calls, ${ratio(wNaive, wMin)} × the minimum`);
+  const allMin = sum(rows, (r) => r.minimum);
+  console.log(`With the initial load: connector ${ratio(sum(rows, (r) => r.spent), allMin)} ×, naive ${ratio(sum(rows, (r) => r.naive), allMin)} × the minimum of ${allMin}`);
+  console.log(`Headline (mode: batched days${values.live ? ", live reconciler" : ""}): ${ratio(wSpent, wMin)} × the minimum`);
+  const wrong = sum(rows, (r) => r.wrong);
+  console.log(wrong === 0 ? "Every account on the platform matched the oracle after every day." : `${wrong} account differences from the oracle: FAILED`);
+  process.exitCode = wrong === 0 ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A paced IdP on a simulated clock.
+
+/** `reduces`: some change in it took access away (applied at once, so a move costs up to two calls). */
+type Burst = { start: number; end: number; before: DesiredDashboardUser | null; after: DesiredDashboardUser | null; reduces: boolean; calls: number[] };
+type PacedResult = { label: string; phases: PhaseFigures[]; wrong: number; seconds: number; requests: number };
+type PhaseFigures = {
+  phase: string;
+  grants: { minimum: number; spent: number };
+  reductions: { minimum: number; spent: number };
+  noChange: number;
+  latencies: number[];
+};
+
+const T0 = Date.UTC(2026, 2, 2); // a Monday, 00:00 UTC
+
+/** When each request leaves the IdP: the events' requests in IdP order, one every 1/rate s at most. */
+function schedule(dialect: Dialect, day: number, events: IdpEvent[], random: () => number): { at: number; request: IdpRequest }[] {
+  const gap = 1000 / RATE;
+  const dayStart = T0 + day * DAY;
+  const out: { at: number; request: IdpRequest }[] = [];
+  let last = -Infinity;
+  const emit = (wanted: number, request: IdpRequest) => {
+    last = Math.ceil(Math.max(wanted, last + gap));
+    out.push({ at: last, request });
+  };
+  if (day === 0) {
+    // The first provisioning cycle, from 01:00: users, then groups, then memberships, in order.
+    for (const e of events) for (const r of e.requests) emit(dayStart + HOUR, r);
+    return out;
+  }
+  // Admin actions during the working day; the requests of one action 2 s apart (one click each).
+  const timed = events.map((e) => ({ at: dayStart + 8 * HOUR + Math.floor(random() * 12 * HOUR), e })).sort((a, b) => a.at - b.at);
+  if (dialect === "okta") {
+    const wanted = timed.flatMap(({ at, e }) => e.requests.map((r, i) => ({ at: at + i * 2_000, r }))).sort((a, b) => a.at - b.at);
+    for (const { at, r } of wanted) emit(at, r);
+    return out;
+  }
+  // Entra: a cycle every 40 minutes sends what changed since the last one: user writes first, then memberships group by group.
+  const cycle = 40 * 60_000;
+  const cycles = new Map<number, IdpEvent[]>();
+  for (const { at, e } of timed) {
+    const next = dayStart + Math.ceil((at - dayStart + 1) / cycle) * cycle;
+    cycles.set(next, [...(cycles.get(next) ?? []), e]);
+  }
+  for (const [start, batch] of [...cycles.entries()].sort((a, b) => a[0] - b[0])) {
+    const requests = batch.flatMap((e) => e.requests);
+    for (const r of requests.filter((x) => !x.membership)) emit(start, r);
+    const byGroup = new Map<string, IdpRequest[]>();
+    for (const r of requests.filter((x) => x.membership)) {
+      const groupKey = r.group === undefined ? r.key : `group:${r.group}`;
+      byGroup.set(groupKey, [...(byGroup.get(groupKey) ?? []), r]);
+    }
+    for (const rs of byGroup.values()) for (const r of rs) emit(start, r);
+  }
+  return out;
+}
+
+async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: number): Promise<PacedResult> {
+  const started = Date.now();
+  const clock = new SimClock(T0);
+  const stack = await startStack(settleMs, clock);
+  const send = scimClient(stack.service);
+  const world = createWorld(send, dialect);
+  const worker = stack.service.reconciliation!.worker;
+  const db = stack.service.db;
+
+  const drain = async () => {
+    while (await worker.runOnce());
+  };
+  /** The next moment a queued row becomes due (a grant settling, a retry), or null. */
+  const nextDue = async (): Promise<number | null> => {
+    const rows: { at: Date | null }[] = await db.query(
+      `SELECT min(not_before) AS at FROM reconcile_queue WHERE parked_at IS NULL AND priority IS NOT NULL AND not_before > $1`,
+      [clock.now()],
+    );
+    return rows[0]?.at ? rows[0].at.getTime() : null;
+  };
+  const advanceTo = async (t: number | null) => {
+    for (;;) {
+      const due = await nextDue();
+      if (due === null || (t !== null && due > t)) break;
+      clock.set(due);
+      await drain();
+    }
+    if (t !== null) clock.set(t);
+  };
+
+  // Per user: when the IdP changed it and what the oracle wants after each change.
+  const touches = new Map<string, { at: number; desired: DesiredDashboardUser | null }[]>();
+  const phases: { phase: string; from: number; to: number }[] = [];
+  let wrong = 0;
+  let requests = 0;
+  const dialectName = dialect === "okta" ? "Okta" : "Entra";
+
+  for (let day = 0; day <= DAYS; day++) {
+    const events = day === 0 ? world.initialLoad(true) : world.churn(day);
+    const timeline = schedule(dialect, day, events, world.random);
+    for (const { at, request } of timeline) {
+      await advanceTo(at);
+      request.effect();
+      await request.send();
+      requests++;
+      for (const name of request.touches) {
+        const list = touches.get(name) ?? touches.set(name, []).get(name)!;
+        list.push({ at, desired: oracleDesired(name, world.sent.get(name)!) });
+      }
+      await drain();
+    }
+    await advanceTo(null);
+    wrong += mismatches(stack.emulator, world.expected());
+    if (day === 0) phases.push({ phase: "onboarding", from: T0, to: T0 + DAY });
+    process.stdout.write(`  ${dialectName}, window ${settleMs ? `${settleMs / 1000} s` : "off"}: day ${day} done (${requests} requests so far, ${Math.round((Date.now() - started) / 1000)} s)\n`);
+  }
+  phases.push({ phase: `week (days 1-${DAYS})`, from: T0 + DAY, to: T0 + (DAYS + 1) * DAY });
+
+  // Platform calls per user, at their simulated times (one ledger debit per call).
+  const debits: { user_id: string; at: Date }[] = await db.query(`SELECT user_id, spent_at AS at FROM budget_debits WHERE user_id IS NOT NULL ORDER BY spent_at`);
+  const nameOf = new Map(world.users.map((u) => [u.id, u.userName]));
+  const callsOf = new Map<string, number[]>();
+  for (const d of debits) {
+    const name = nameOf.get(d.user_id)!;
+    (callsOf.get(name) ?? callsOf.set(name, []).get(name)!).push(d.at.getTime());
+  }
+  const untouched = debits.filter((d) => !touches.has(nameOf.get(d.user_id)!)).length;
+  if (untouched) console.warn(`  ${untouched} calls for users the IdP never changed`);
+  await stack.close();
+
+  const figures: PhaseFigures[] = phases.map(({ phase }) => ({ phase, grants: { minimum: 0, spent: 0 }, reductions: { minimum: 0, spent: 0 }, noChange: 0, latencies: [] }));
+  for (const [name, list] of touches) {
+    const bursts: Burst[] = [];
+    let before: DesiredDashboardUser | null = null;
+    for (const t of list) {
+      const open = bursts[bursts.length - 1];
+      const reduces = takesAccessAway(before, t.desired);
+      if (open && t.at - open.end <= burstWindowMs) {
+        open.end = t.at;
+        open.after = t.desired;
+        open.reduces ||= reduces;
+      } else bursts.push({ start: t.at, end: t.at, before, after: t.desired, reduces, calls: [] });
+      before = t.desired;
+    }
+    const calls = callsOf.get(name) ?? [];
+    for (const at of calls) {
+      const i = bursts.findLastIndex((b) => b.start <= at);
+      if (i >= 0) bursts[i]!.calls.push(at);
+    }
+    for (const b of bursts) {
+      const f = figures[phases.findIndex((p) => b.start >= p.from && b.start < p.to)]!;
+      if (sameDesired(b.before, b.after)) {
+        f.noChange += b.calls.length;
+        continue;
+      }
+      const bucket = b.reduces ? f.reductions : f.grants;
+      bucket.minimum++;
+      bucket.spent += b.calls.length;
+      if (bucket === f.grants && b.calls.length) f.latencies.push(Math.max(...b.calls) - b.end);
+    }
+  }
+  return { label: `${dialectName}, window ${settleMs ? `${settleMs / 1000} s (cap ${SETTLE_MAX_MS / 1000} s)` : "off"}`, phases: figures, wrong, seconds: Math.round((Date.now() - started) / 1000), requests };
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
-const week = rows.slice(1);
-const sum = (xs: Row[], f: (r: Row) => number) => xs.reduce((n, r) => n + f(r), 0);
+const percentile = (xs: number[], p: number) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+const seconds = (ms: number) => (Number.isNaN(ms) ? "—" : `${(ms / 1000).toFixed(1)} s`);
 
-console.log(`\nBudget efficiency: ${USERS} users, 60 groups, ${DAYS} days of churn${values.live ? " (reconciler live during pushes)" : " (reconciler converges after each day)"}\n`);
-console.log("day        IdP writes  minimum (c/u/d)        spent  spent÷min   naive  naive÷min  wrong");
-for (const r of rows) {
-  console.log(
-    `${r.day.padEnd(10)} ${String(r.writes).padStart(10)}  ${String(r.minimum).padStart(7)} ${`(${r.detail})`.padEnd(16)} ${String(r.spent).padStart(6)}  ${ratio(r.spent, r.minimum).padStart(9)}  ${String(r.naive).padStart(6)}  ${ratio(r.naive, r.minimum).padStart(9)}  ${String(r.wrong).padStart(5)}`,
-  );
+async function pacedIdp(dialect: Dialect): Promise<void> {
+  const runs: PacedResult[] = [];
+  const window = values.window;
+  if (window === "both" || window === "on") runs.push(await pacedRun(dialect, SETTLE_MS, SETTLE_MS));
+  if (window === "both" || window === "off") runs.push(await pacedRun(dialect, 0, SETTLE_MS));
+  console.log(`\nBudget efficiency, paced IdP: ${dialect === "okta" ? "Okta push groups" : "Entra ID provisioning cycles"} at ${RATE} requests/s, sequential; ${USERS} users, 60 groups, ${DAYS} days of churn.`);
+  console.log(`Minimum: one call per burst of a user's changes whose desired dashboard user differs between its start and its end (bursts end after ${SETTLE_MS / 1000} s of quiet); the bench's own oracle.`);
+  console.log("Grants: bursts that only add access. Reductions: bursts in which some change takes access away (applied at once, so a move costs up to 2).\n");
+  console.log("run                                  phase              grants: min  spent  ÷min   reductions: min  spent  ÷min   no-op calls  grant latency p50 / p99  wrong");
+  for (const run of runs) {
+    for (const f of run.phases) {
+      console.log(
+        `${run.label.padEnd(36)} ${f.phase.padEnd(18)} ${String(f.grants.minimum).padStart(12)} ${String(f.grants.spent).padStart(6)} ${ratio(f.grants.spent, f.grants.minimum).padStart(5)}   ${String(f.reductions.minimum).padStart(15)} ${String(f.reductions.spent).padStart(6)} ${ratio(f.reductions.spent, f.reductions.minimum).padStart(5)}   ${String(f.noChange).padStart(11)}  ${`${seconds(percentile(f.latencies, 50))} / ${seconds(percentile(f.latencies, 99))}`.padStart(23)}  ${String(run.wrong).padStart(5)}`,
+      );
+    }
+  }
+  for (const run of runs) {
+    const total = run.phases.reduce((n, f) => n + f.grants.spent + f.reductions.spent + f.noChange, 0);
+    const minimum = run.phases.reduce((n, f) => n + f.grants.minimum + f.reductions.minimum, 0);
+    const grants = run.phases.reduce((a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }), { spent: 0, minimum: 0 });
+    console.log(`${run.label}: all calls ${total} ÷ minimum ${minimum} = ${ratio(total, minimum)}; grants ${ratio(grants.spent, grants.minimum)} (target 1.00); ${run.requests} IdP requests; ${run.seconds} s`);
+  }
+  const on = runs.find((r) => !r.label.includes("window off"));
+  if (on) {
+    const grants = on.phases.reduce((a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }), { spent: 0, minimum: 0 });
+    console.log(`Headline (mode: paced ${dialect}, ${RATE}/s): grants ${ratio(grants.spent, grants.minimum)} × the minimum, latency p99 ${seconds(percentile(on.phases.flatMap((f) => f.latencies), 99))} (cap ${SETTLE_MAX_MS / 1000} s)`);
+  }
+  const wrong = runs.reduce((n, r) => n + r.wrong, 0);
+  console.log(wrong === 0 ? "Every account on the platform matched the oracle after every day." : `${wrong} account differences from the oracle: FAILED`);
+  process.exitCode = wrong === 0 ? 0 : 1;
 }
-const [wMin, wSpent, wNaive, wWrites] = [sum(week, (r) => r.minimum), sum(week, (r) => r.spent), sum(week, (r) => r.naive), sum(week, (r) => r.writes)];
-console.log(`\nThe week (days 1-${DAYS}): ${wWrites} IdP writes; minimum ${wMin} platform calls`);
-console.log(`  connector: ${wSpent} calls spent, ${ratio(wSpent, wMin)} × the minimum (target 1.00)`);
-console.log(`  naive forwarder: ${wNaive} calls, ${ratio(wNaive, wMin)} × the minimum`);
-const allMin = sum(rows, (r) => r.minimum);
-console.log(`With the initial load: connector ${ratio(sum(rows, (r) => r.spent), allMin)} ×, naive ${ratio(sum(rows, (r) => r.naive), allMin)} × the minimum of ${allMin}`);
-const wrong = sum(rows, (r) => r.wrong);
-console.log(wrong === 0 ? "Every account on the platform matched the model after every day." : `${wrong} account differences from the model: FAILED`);
 
-if (values.live) await worker.stop();
-await service.close();
-await emulator.close();
-await pg.stop();
-await rm(dir, { recursive: true, force: true });
-process.exitCode = wrong === 0 ? 0 : 1;
+if (PACED) await pacedIdp(PACED);
+else await batchedDays();

@@ -27,7 +27,7 @@ import { spawnConnector } from "../test/support/connectorProcess.js";
 import { EtlWriter, IdpModel, ResilientIdp, SCIM_USER_SCHEMA, waitForQuiet, worldProblems, emulatorCounts, ledgerDebits } from "../test/support/faultWorld.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 
-const TOKEN = "soak-idp-token-0123456789abcdef";
+const TOKEN = "soak-idp-token-0123456789abcdefgh";
 const BUDGET = 5_000;
 
 const { values } = parseArgs({
@@ -64,6 +64,7 @@ const connector = await spawnConnector({
   PLATFORM_REQUEST_ORIGIN: "soak",
   PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET),
   SCIM_TOKEN: TOKEN,
+  ADMIN_TOKEN: "soak-admin-token-0123456789abcdef", // required outside the embedded defaults
   MAPPING_FILE: path.join(dir, "mapping.yaml"),
   // The steady stream includes leavers; the breaker would hold them for an admin.
   DEPROVISION_BREAKER_MIN: "100000",

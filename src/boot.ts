@@ -1,37 +1,91 @@
-import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { DataSource } from "typeorm";
 import { generateToken, hashToken } from "./auth/scimTokens.js";
-import type { Env } from "./config/env.js";
+import { ConfigError, type Env } from "./config/env.js";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.js";
 import { TokenRepository } from "./db/tokenRepository.js";
+import { adminAuthMode } from "./http/admin/exposure.js";
 
 /**
  * The embedded defaults of `npm start`: a PostgreSQL under .data/ when DATABASE_URL is unset, and
- * a development IdP token kept under .data/ so that every start prints the same one.
+ * a development IdP token and admin token kept under .data/ so that every start prints the same
+ * ones. Only these defaults mint and print secrets; anywhere else (a DATABASE_URL, or
+ * NODE_ENV=production) the operator supplies them and the service refuses to start without.
  */
+
+export function usesEmbeddedDefaults(env: Env): boolean {
+  return !env.DATABASE_URL && env.NODE_ENV !== "production";
+}
 
 export async function resolveDatabase(env: Env): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL };
+  if (env.NODE_ENV === "production") {
+    throw new ConfigError([
+      "DATABASE_URL: is required when NODE_ENV=production (the embedded PostgreSQL is for development only). Set it to postgres://user:password@host:5432/database.",
+    ]);
+  }
   const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR);
   return { url: embedded.url, embedded };
 }
 
-const DEV_TOKEN_NAME = "npm-start";
+/**
+ * Outside the embedded defaults, what the service would otherwise have to invent must be given:
+ * an IdP token (SCIM_TOKEN, or one made with `scim-connector token create`) and, in local mode,
+ * ADMIN_TOKEN. With SAML and no ADMIN_TOKEN the admin JSON API is off (every call 401).
+ * Throws a ConfigError naming each fix; runs after migrations, before anything listens.
+ */
+export async function assertOperatorSecrets(env: Env, db: DataSource): Promise<void> {
+  if (usesEmbeddedDefaults(env)) return;
+  const why = env.DATABASE_URL ? "DATABASE_URL is set" : "NODE_ENV=production";
+  const problems: string[] = [];
+  if (!env.ADMIN_TOKEN && adminAuthMode(env) === "local") {
+    problems.push(
+      `ADMIN_TOKEN: is required (${why}, so no token is generated): set it to a long random value (e.g. \`openssl rand -base64 32\`), ` +
+        "or configure SAML sign-in for the admin UI (SAML_ENTRY_POINT, SAML_ISSUER, SAML_IDP_CERT, SAML_CALLBACK_URL; the admin API is then off unless ADMIN_TOKEN is set).",
+    );
+  }
+  if (!env.SCIM_TOKEN && !(await new TokenRepository(db).list()).some((token) => token.revokedAt === null)) {
+    problems.push(
+      `SCIM_TOKEN: is required (${why}, so no IdP token is generated), unless a token exists: set SCIM_TOKEN to a long random value, ` +
+        "or run `scim-connector token create --name okta` with the same DATABASE_URL and give its output to your IdP.",
+    );
+  }
+  if (problems.length) throw new ConfigError(problems);
+}
 
-/** Returns the local development IdP token, registering it (hashed) on first use. */
+/** Token names are unique among active tokens; each development token gets its own. */
+const devTokenName = (token: string) => `npm-start-${token.slice(5, 13)}`;
+
+/**
+ * The development IdP token (embedded defaults only), registered (hashed) on first use and kept
+ * in `<dataDir>/idp-token` beside the embedded database, so every start prints the same one.
+ * Nothing is ever revoked here: a process that finds the file missing or its token unknown adds
+ * a token, and two processes starting at once agree on the first file written, so no process
+ * cuts off the IdP another one printed for.
+ */
 export async function ensureDevScimToken(db: DataSource, dataDir: string): Promise<string> {
   const file = path.resolve(dataDir, "idp-token");
   const tokens = new TokenRepository(db);
-  if (existsSync(file)) {
-    const token = (await readFile(file, "utf8")).trim();
-    if (await tokens.findActiveByHash(hashToken(token))) return token;
-  }
+  const existing = await readFile(file, "utf8").then((text) => text.trim(), () => undefined);
+  if (existing && (await tokens.findActiveByHash(hashToken(existing)))) return existing;
   const token = generateToken();
-  await tokens.revoke(DEV_TOKEN_NAME);
-  await tokens.create(DEV_TOKEN_NAME, hashToken(token), token.slice(0, 10));
+  // Registered before the file is written: whoever reads the file finds its token active.
+  const created = await tokens.create(devTokenName(token), hashToken(token), token.slice(0, 10));
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, token, { mode: 0o600 });
-  return token;
+  // Written whole under a private name, then put in place atomically: a reader never sees half a
+  // token, and of two processes starting together the first link wins (a stale file is replaced).
+  const draft = `${file}.${process.pid}.tmp`;
+  await writeFile(draft, token, { mode: 0o600 });
+  try {
+    if (existing) await rename(draft, file);
+    else await link(draft, file);
+    return token;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    await tokens.revoke(created.id); // ours was never shown to anyone
+    return (await readFile(file, "utf8")).trim();
+  } finally {
+    await rm(draft, { force: true });
+  }
 }

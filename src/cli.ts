@@ -3,13 +3,14 @@ import { generateToken, hashToken } from "./auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
 import { TokenRepository } from "./db/tokenRepository.js";
-import { ensureDevScimToken, resolveDatabase } from "./boot.js";
+import { assertOperatorSecrets, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
 import { startEmulator } from "./emulator/index.js";
 import { ensureAdminToken } from "./http/admin/auth/localToken.js";
-import { resolveListenHost } from "./http/admin/exposure.js";
+import { adminAuthMode, resolveListenHost } from "./http/admin/exposure.js";
 import type { PlatformTarget } from "./reconcile/index.js";
 import { approvalsCommand, planCommand } from "./cliReconcile.js";
 import { resyncCommand } from "./cliResync.js";
+import { installProcessGuards } from "./processGuards.js";
 import { startService } from "./service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator/cli.js";
 
@@ -119,18 +120,42 @@ async function tokenCommand(env: Env, args: string[]): Promise<void> {
 }
 
 async function start(env: Env): Promise<void> {
+  installProcessGuards(); // one request's failure must never stop the service
+  try {
+    await startAndPrintBanner(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\nFix these environment variables and start again.\n`);
+    process.exit(78); // EX_CONFIG
+  }
+}
+
+async function startAndPrintBanner(env: Env): Promise<void> {
   const database = await resolveDatabase(env);
+  // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
+  const devDefaults = usesEmbeddedDefaults(env);
   // No platform configured: the emulator stands in for it, on a second port.
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
-  const adminToken = env.ADMIN_TOKEN ?? (await ensureAdminToken(".data"));
+  const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(".data") : undefined);
   // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
   const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
-  const service = await startService({ env: effective, databaseUrl: database.url, platform: emulator?.target });
-  const devToken = env.SCIM_TOKEN ? undefined : await ensureDevScimToken(service.db, ".data");
+  const service = await startService({
+    env: effective,
+    databaseUrl: database.url,
+    platform: emulator?.target,
+    beforeListening: (db) => assertOperatorSecrets(env, db),
+  }).catch(async (error: unknown) => {
+    await emulator?.running.close();
+    await database.embedded?.stop();
+    throw error;
+  });
+  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, ".data");
   printBanner({
     url: service.url,
-    idpToken: env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : devToken!,
-    adminToken: env.ADMIN_TOKEN ? "(ADMIN_TOKEN from the environment)" : adminToken,
+    idpToken: devToken ?? (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
+    adminToken: env.ADMIN_TOKEN
+      ? "(ADMIN_TOKEN from the environment)"
+      : (adminToken ?? (adminAuthMode(env) === "saml" ? "(none: ADMIN_TOKEN is unset, so the admin JSON API is off; the UI signs in with SAML)" : "(none)")),
     platform: emulator ? `${emulator.running.url} (the embedded emulator; set PLATFORM_URL for a real platform)` : env.PLATFORM_URL!,
   });
 

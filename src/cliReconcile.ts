@@ -4,6 +4,7 @@ import { systemClock } from "./clock.js";
 import type { Env } from "./config/env.js";
 import { getHold, listHolds, type Hold } from "./db/holdRepository.js";
 import { findUserIdByUserName } from "./db/idpReconcileRepository.js";
+import { getQueueEntry } from "./db/reconcileQueueRepository.js";
 import { getAccount, type PlatformAccount } from "./db/platformAccountRepository.js";
 import type { DesiredDashboardUser } from "./mapping/types.js";
 import { decide, decideAll } from "./reconcile/approvals.js";
@@ -27,13 +28,20 @@ export type PlanReport = {
   plan: Plan;
   hold: Hold | undefined;
   action: string;
+  /** Where the user stands in the reconcile queue (waiting to settle, deferred, parked), or undefined when not queued. */
+  queue: string | undefined;
 };
 
 /** What the reconciler would do for this user right now, read from the database and the mapping in force. */
 export async function buildPlanReport(db: DataSource, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
-  const [state, account, hold] = await Promise.all([new MappedDesiredState(db, mappings).load(userId), getAccount(db, userId), getHold(db, userId)]);
+  const [state, account, hold, entry] = await Promise.all([
+    new MappedDesiredState(db, mappings).load(userId),
+    getAccount(db, userId),
+    getHold(db, userId),
+    getQueueEntry(db, userId),
+  ]);
   const plan = planReconcile(state.desired, account, policies);
   return {
     userName: state.userName ?? account?.userName ?? userName,
@@ -44,7 +52,20 @@ export async function buildPlanReport(db: DataSource, mappings: MappingStore, po
     plan,
     hold,
     action: describeAction(plan, hold),
+    queue: entry && describeQueueEntry(entry, systemClock.now()),
   };
+}
+
+/** The user's queue row in words: why the planned action has not gone out yet, and when it will. */
+export function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueueEntry>>>, now: Date): string {
+  if (entry.parkedAt) return `parked since ${entry.parkedAt.toISOString()} after a terminal failure (an admin retries it)`;
+  if (entry.claimed) return "being reconciled now";
+  if (entry.priority === null) return "queued, not yet classified";
+  if (entry.settleUntil && entry.settleUntil > now) {
+    return `waiting to settle until ${entry.settleUntil.toISOString()} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
+  }
+  if (entry.notBefore > now) return `deferred until ${entry.notBefore.toISOString()} (a retry, a platform pause or the budget)`;
+  return "queued, ready to go";
 }
 
 export function describeAction(plan: Plan, hold: Hold | undefined): string {
@@ -74,7 +95,9 @@ export function formatPlanReport(report: PlanReport): string {
   const where = account ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""})` : "";
   lines.push("", `Last applied${where}:`, ...formatUser(account?.lastApplied ?? null, account?.state === "creating" ? "a create was sent; its answer was not recorded" : "nothing (no account created by the connector)"));
   lines.push("", "Difference:", ...(report.changes.length ? report.changes.map((c) => `  ${describeChange(c)}`) : ["  none"]));
-  lines.push("", `Action: ${report.action}`, "", "Nothing was sent to the platform; no budget was spent.");
+  lines.push("", `Action: ${report.action}`);
+  if (report.queue) lines.push(`Queue: ${report.queue}`);
+  lines.push("", "Nothing was sent to the platform; no budget was spent.");
   return lines.join("\n");
 }
 

@@ -5,6 +5,7 @@ import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAdminData } from "./http/admin/data/index.js";
 import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
+import { notificationsApiRouter } from "./http/admin/api/notifications.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -15,6 +16,8 @@ import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Re
 import { MappingStore } from "./reconcile/mappingStore.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
+import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
+import { readCertificate } from "./notify/conditions.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -29,6 +32,7 @@ export type Service = {
   scheduler?: Scheduler;
   mirror?: MirrorSyncWorker;
   quarantine: PlatformQuarantine;
+  notifications: Notifications;
   close(): Promise<void>;
 };
 
@@ -40,6 +44,8 @@ export type ServiceOptions = {
   platform?: PlatformTarget;
   /** Run the reconcile worker in this process (default: when RECONCILE_WORKERS > 0). */
   workers?: boolean;
+  /** Checks that need the migrated database before anything starts (a throw stops the boot). */
+  beforeListening?: (db: DataSource) => Promise<void>;
 };
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -47,8 +53,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
   const platform = options.platform ?? platformFromEnv(env);
+  const channels = channelsFromEnv(env); // a half-configured channel stops the boot here
   // One pool per role, each under its own application_name (docs/operations.md): the HTTP pool
-  // (SCIM, admin, metrics, quarantine) is DATABASE_POOL_SIZE; the workers' pools are sized for them.
+  // (SCIM, admin, metrics, quarantine, notifications) is DATABASE_POOL_SIZE; the workers' pools are sized for them.
   const pools: DataSource[] = [];
   const openPool = async (applicationName: string, poolSize: number) => {
     const pool = await createDataSource({ url: options.databaseUrl, poolSize, applicationName });
@@ -56,14 +63,21 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     return pool;
   };
   const db = await openPool(CONNECTION_NAMES.http, env.DATABASE_POOL_SIZE);
-  const applied = await runMigrations(db);
-  if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+  try {
+    const applied = await runMigrations(db);
+    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    await options.beforeListening?.(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   await mappings.putInForce(db);
   const stopWatching = mappings.watch(db);
 
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
-  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine });
+  const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
+  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine, ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}) });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   const workerDb = platform && (await openPool(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
   const reconciliation = workerDb ? createReconciliation({ env, db: workerDb, databaseUrl: options.databaseUrl, clock, mappings, platform: platform!, quarantine, onLogged }) : undefined;
@@ -72,9 +86,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (runWorkers) await reconciliation!.worker.start();
 
   // The mirror sync shares the platform transport (and so its per-family rate-limit pauses).
-  const mirrorDb = reconciliation && (await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE));
-  const mirror = reconciliation && mirrorDb
-    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: mirrorDb, clock, transport: reconciliation.transport, gate: quarantine })
+  const mirror = reconciliation
+    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE), clock, transport: reconciliation.transport, gate: quarantine })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
   if (runMirror) mirror!.start();
@@ -89,18 +102,22 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT) : undefined;
   const url = server ? serverUrl(server, env) : "";
+  const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
+  // The deliverer sends from worker processes; the outbox is written by whoever changes state.
+  const notifications = createNotifications({ env, db, clock, publicUrl, channels });
+  if (options.workers ?? env.ROLES.has("worker")) notifications.deliverer.start();
   const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
-  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine });
+  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine, notifications });
   const app = createApp({
     env,
     db,
     clock,
-    publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? url,
+    publicUrl,
     adminApi: {
       budget,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine)],
+      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
@@ -117,6 +134,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     scheduler,
     mirror,
     quarantine,
+    notifications,
     async close() {
       stopWatching();
       await scheduler?.stop();
@@ -128,6 +146,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       }
       await reconciliation?.worker.stop();
       await mirror?.stop();
+      await notifications.deliverer.stop();
       await quarantine.settled();
       for (const pool of pools) await pool.destroy();
     },

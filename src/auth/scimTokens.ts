@@ -18,16 +18,39 @@ export function generateToken(): string {
 const CACHE_MS = 10_000;
 const TOUCH_EVERY_MS = 60_000;
 
+export type VerifierCacheOptions = {
+  /** How long an answer (valid or not) is trusted without asking the database. */
+  ttlMs?: number;
+  /** Distinct unknown tokens remembered; the oldest is forgotten first. Only invalid tokens land here. */
+  negativeLimit?: number;
+  now?: () => number;
+};
+
+/**
+ * Two caches, so that a flood of made-up tokens can never push a good one out: valid tokens
+ * (few: one per IdP connection, and an attacker cannot mint them) are kept in their own map, and
+ * invalid ones in a bounded map where only other invalid ones compete for room. A repeated bad
+ * token is answered from memory; each new bad token still costs one query, which the failed-auth
+ * throttle (src/http/authThrottle.ts) bounds per address.
+ */
 export class ScimTokenVerifier {
   private readonly envHash: Buffer | undefined;
-  private readonly cache = new Map<string, { tokenId: string | null; until: number }>();
+  private readonly valid = new Map<string, { tokenId: string; until: number }>();
+  private readonly invalid = new Map<string, number>();
   private readonly touchedAt = new Map<string, number>();
+  private readonly ttlMs: number;
+  private readonly negativeLimit: number;
+  private readonly now: () => number;
 
   constructor(
-    private readonly tokens: TokenRepository,
+    private readonly tokens: Pick<TokenRepository, "findActiveByHash" | "touch">,
     envToken: string | undefined,
+    options: VerifierCacheOptions = {},
   ) {
     this.envHash = envToken ? hashToken(envToken) : undefined;
+    this.ttlMs = options.ttlMs ?? CACHE_MS;
+    this.negativeLimit = options.negativeLimit ?? 10_000;
+    this.now = options.now ?? Date.now;
   }
 
   /** True when `presented` is SCIM_TOKEN or an active token made with `token create`. */
@@ -35,14 +58,25 @@ export class ScimTokenVerifier {
     const hash = hashToken(presented);
     if (this.envHash && timingSafeEqual(hash, this.envHash)) return true;
     const key = hash.toString("hex");
-    const now = Date.now();
-    const cached = this.cache.get(key);
-    if (cached && cached.until > now) return cached.tokenId !== null && this.touch(cached.tokenId, now);
+    const now = this.now();
+    const known = this.valid.get(key);
+    if (known && known.until > now) return this.touch(known.tokenId, now);
+    if ((this.invalid.get(key) ?? 0) > now) return false;
     const found = await this.tokens.findActiveByHash(hash);
-    const valid = found !== undefined && timingSafeEqual(found.tokenHash, hash);
-    if (this.cache.size > 1000) this.cache.clear();
-    this.cache.set(key, { tokenId: valid ? found!.id : null, until: now + CACHE_MS });
-    return valid && this.touch(found!.id, now);
+    if (found !== undefined && timingSafeEqual(found.tokenHash, hash)) {
+      this.invalid.delete(key); // a token created after it was first tried
+      this.valid.set(key, { tokenId: found.id, until: now + this.ttlMs });
+      return this.touch(found.id, now);
+    }
+    this.valid.delete(key); // revoked
+    this.rememberInvalid(key, now + this.ttlMs);
+    return false;
+  }
+
+  private rememberInvalid(key: string, until: number): void {
+    this.invalid.delete(key); // re-inserted last: Map order is then oldest first
+    this.invalid.set(key, until);
+    while (this.invalid.size > this.negativeLimit) this.invalid.delete(this.invalid.keys().next().value!);
   }
 
   private touch(tokenId: string, now: number): true {

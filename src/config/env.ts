@@ -10,6 +10,23 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
+/**
+ * A shared secret a client presents (ADMIN_TOKEN, SCIM_TOKEN): long and varied enough that guessing
+ * is hopeless even before the failed-auth throttles. Generated tokens (adm_…, scim_…, openssl rand)
+ * pass; words, repeated characters and short values do not.
+ */
+const MIN_TOKEN_LENGTH = 32;
+// 8, not more: a random hex secret (16 symbols) of 32 characters must always pass.
+const MIN_TOKEN_DISTINCT_CHARACTERS = 8;
+const highEntropyToken = optionalString.pipe(
+  z
+    .string()
+    .refine((v) => v.length >= MIN_TOKEN_LENGTH && new Set(v).size >= MIN_TOKEN_DISTINCT_CHARACTERS, {
+      message: `must be a random secret of at least ${MIN_TOKEN_LENGTH} characters using at least ${MIN_TOKEN_DISTINCT_CHARACTERS} different ones; generate one with: openssl rand -base64 32`,
+    })
+    .optional(),
+);
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
 const jsonRecord = z.string().transform((raw, ctx) => {
@@ -42,14 +59,17 @@ export const envSchema = z.object({
       if (value === "false") return false;
       return /^\d+$/.test(value) ? Number(value) : value;
     })
-    .refine((v) => v !== "true", { message: 'trusting every proxy lets any client forge its address; name the proxy (e.g. "10.0.0.0/8") or a hop count' }),
+    .superRefine((value, ctx) => {
+      const problem = trustProxyProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
   PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
   DATABASE_URL: optionalString.pipe(
     z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),
   ),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
-  SCIM_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  SCIM_TOKEN: highEntropyToken,
   SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
   SCIM_MAX_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
 
@@ -70,6 +90,10 @@ export const envSchema = z.object({
   RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
   RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
   RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
+  RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** The longest a grant waits to settle, counted from the first held change of the burst. */
+  RECONCILE_SETTLE_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
   DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
   DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
@@ -113,16 +137,43 @@ export const envSchema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
   MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
-  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+  /** Notifications (docs/operations.md, "Alerts"): each channel is optional; the URLs carry tokens and are never shown. */
+  NOTIFY_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://hooks.example.com/scim-connector" }).optional()),
+  NOTIFY_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16, "must be at least 16 characters (e.g. openssl rand -hex 32)").optional()),
+  NOTIFY_SLACK_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the Slack incoming-webhook URL, https://hooks.slack.com/services/…" }).optional()),
+  NOTIFY_TEAMS_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the URL of the Teams workflow's \"When a Teams webhook request is received\" trigger" }).optional()),
+  SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:password@mail.example.com:587 or smtps://…:465").optional()),
+  NOTIFY_EMAIL_TO: optionalString,
+  NOTIFY_EMAIL_FROM: optionalString,
+  /** Hours without an authenticated SCIM request before idp.silent (0: never). */
+  IDP_SILENCE_HOURS: z.coerce.number().min(0).default(24),
+  /** Failed sends before a channel's delivery is parked with its last error. */
+  NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  /** First retry delay; doubles per failure up to an hour (a receiver's Retry-After wins when longer). */
+  NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+  /** How long a claimed delivery is one sender's; a sender that dies mid-send is replaced after this. */
+  NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+
+  ADMIN_TOKEN: highEntropyToken,
   SAML_ENTRY_POINT: optionalString,
   SAML_ISSUER: optionalString,
   SAML_IDP_CERT: optionalString,
   SAML_CALLBACK_URL: optionalString,
+  /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
+  SAML_IDP_ISSUER: optionalString,
   /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
   SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
   SAML_ADMIN_VALUES: z.string().default("admin"),
   SAML_VIEWER_VALUES: z.string().default("viewer"),
+  /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */
+  AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  AUTH_THROTTLE_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+  AUTH_THROTTLE_GLOBAL: z.coerce.number().int().min(1).default(600),
+  /** GET /admin/saml/login per client address per minute (each stores a request id for 10 minutes). */
+  SAML_LOGIN_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
+  /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
+  ADMIN_SESSION_MAX_AGE_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(12),
   /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
   ADMIN_ALLOW_REMOTE: z
     .enum(["true", "false", "1", "0", ""])
@@ -133,9 +184,41 @@ export const envSchema = z.object({
   EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
   EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
   EMULATOR_REQUEST_ORIGINS: optionalString,
+}).superRefine((env, ctx) => {
+  if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["RECONCILE_SETTLE_MAX_MS"],
+      message: `must be at least RECONCILE_SETTLE_MS (${env.RECONCILE_SETTLE_MS}): it caps the settle wait; raise it or lower RECONCILE_SETTLE_MS`,
+    });
+  }
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** More proxy hops than any sane chain (CDN → load balancer → ingress) has. */
+const MAX_TRUSTED_HOPS = 5;
+
+/**
+ * Why a TRUST_PROXY value trusts (nearly) everyone, or undefined when it names real proxies.
+ * Trusting every address lets any client forge X-Forwarded-For (its address in logs and
+ * throttles) and X-Forwarded-Proto (the admin cookie's Secure flag).
+ */
+function trustProxyProblem(value: string | number | false): string | undefined {
+  const fix = 'name the TLS-terminating proxy instead: "loopback" (a proxy on this host), its address or subnet (e.g. "10.0.0.0/8"), or the exact hop count (e.g. 1)';
+  if (value === false) return undefined;
+  if (typeof value === "number") return value > MAX_TRUSTED_HOPS ? `${value} hops trusts whatever a client puts in X-Forwarded-For; ${fix}` : undefined;
+  for (const entry of value.split(",").map((e) => e.trim())) {
+    if (entry === "true" || entry === "*") return `"${entry}" trusts every proxy, so any client can forge its address; ${fix}`;
+    const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+    if (!cidr) continue;
+    const ipv6 = cidr[1]!.includes(":");
+    const bits = Number(cidr[2]);
+    // Narrower than every private range (10/8, fc00::/7): a prefix this wide covers the internet.
+    if (bits < (ipv6 ? 7 : 8)) return `"${entry}" trusts ${bits === 0 ? "every address" : "a large part of the internet"}, so any client can forge its address; ${fix}`;
+  }
+  return undefined;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -157,5 +240,5 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
 }
 
 function redactIfSecret(name: string, value: string): string {
-  return /TOKEN|KEY|SECRET|PASSWORD|CERT|DATABASE_URL/.test(name) ? "<redacted>" : value;
+  return /TOKEN|KEY|SECRET|PASSWORD|CERT|DATABASE_URL|WEBHOOK_URL|SMTP_URL/.test(name) ? "<redacted>" : value;
 }

@@ -60,6 +60,9 @@ export class AdminSessionRepository {
 
   async deleteAuthnRequestsBefore(cutoff: Date): Promise<void> {
     await this.db.query(`DELETE FROM saml_authn_requests WHERE created_at < $1`, [cutoff]);
+  }
+
+  async deleteConsumedResponsesBefore(cutoff: Date): Promise<void> {
     await this.db.query(`DELETE FROM saml_consumed_responses WHERE consumed_at < $1`, [cutoff]);
   }
 

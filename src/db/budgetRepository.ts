@@ -13,13 +13,22 @@ const LEDGER_LOCK = 7_429_001;
 export type Debit = { action: string; usesReserve: boolean; verification?: boolean; userId?: string; reconcileId?: string; runId?: string };
 export type DebitResult = { ok: true; used: number } | { ok: false; used: number; resetsAt: Date };
 
-export async function debitBudget(db: DataSource, policy: BudgetPolicy, now: Date, debit: Debit): Promise<DebitResult> {
+/** `onExhausted` runs in the debit's transaction when the call is refused (the budget.exhausted notification). */
+export async function debitBudget(
+  db: DataSource,
+  policy: BudgetPolicy,
+  now: Date,
+  debit: Debit,
+  onExhausted?: (tx: Queryable, refused: { used: number; resetsAt: Date }) => Promise<void>,
+): Promise<DebitResult> {
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock($1)`, [LEDGER_LOCK]);
     const used = await countInWindow(tx, policy, now);
     const kind = debit.usesReserve ? "deprovision" : debit.verification ? "verify" : "ordinary";
     if (used + 1 > allowance(policy, kind)) {
-      return { ok: false, used, resetsAt: await resetsAt(tx, policy, now, kind) };
+      const refused = { ok: false as const, used, resetsAt: await resetsAt(tx, policy, now, kind) };
+      await onExhausted?.(tx, refused);
+      return refused;
     }
     await tx.query(
       `INSERT INTO budget_debits (spent_at, action, uses_reserve, user_id, reconcile_id, run_id) VALUES ($1, $2, $3, $4, $5, $6)`,

@@ -85,3 +85,9 @@ export async function countUndecidedHolds(db: Db, kind: HoldKind): Promise<numbe
 export async function deleteHold(db: Db, userId: string): Promise<void> {
   await db.query(`DELETE FROM reconcile_holds WHERE user_id = $1`, [userId]);
 }
+
+/** Undecided holds per kind (the approval.required message). */
+export async function undecidedHoldCounts(db: { query(sql: string): Promise<unknown> }): Promise<{ count: number; kinds: HoldKind[] }> {
+  const rows = <{ kind: HoldKind; n: number }[]>await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind ORDER BY kind`);
+  return { count: rows.reduce((sum, r) => sum + r.n, 0), kinds: rows.map((r) => r.kind) };
+}

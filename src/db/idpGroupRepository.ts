@@ -1,4 +1,5 @@
 import type { SqlCondition } from "../scim/filterSql.js";
+import type { SqlSort } from "../scim/sortSql.js";
 import { readQuery } from "./idpReadPath.js";
 import { isResourceId, listPage, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
 import { rowsOf } from "./sql.js";
@@ -73,8 +74,8 @@ export async function deleteIdpGroup(q: Queryable, id: string): Promise<string[]
   return rows.length ? members.map((m) => m.user_id) : undefined;
 }
 
-export async function listIdpGroups(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
-  return listPage(q, "idp_groups g", "g", where, startIndex, count);
+export async function listIdpGroups(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number, sort?: SqlSort): Promise<Page<StoredResource>> {
+  return listPage(q, "idp_groups g", "g", where, startIndex, count, sort);
 }
 
 /** Members of each group, oldest membership first. */

@@ -1,5 +1,6 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
 import type { SqlCondition } from "../scim/filterSql.js";
+import type { SqlSort } from "../scim/sortSql.js";
 import { readQuery } from "./idpReadPath.js";
 import { rowsOf } from "./sql.js";
 
@@ -111,9 +112,15 @@ export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> 
 
 export type Page<T> = { total: number; items: T[] };
 
-/** One page of users matching `where` (parameters from $1), oldest first; startIndex is 1-based. */
-export async function listIdpUsers(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
-  return listPage(q, "idp_users u", "u", where, startIndex, count);
+/** One page of users matching `where` (parameters from $1), by `sort` or oldest first; startIndex is 1-based. */
+export async function listIdpUsers(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number, sort?: SqlSort): Promise<Page<StoredResource>> {
+  return listPage(q, "idp_users u", "u", where, startIndex, count, sort);
+}
+
+/** ORDER BY for a page: the sort key first when there is one, then age and id so pages never overlap. */
+export function orderBy(alias: string, sort: SqlSort | undefined): string {
+  const stable = `${alias}.created_at, ${alias}.id`;
+  return sort?.key ? `${sort.key} ${sort.descending ? "DESC" : "ASC"}, ${stable}` : stable;
 }
 
 export async function listPage(
@@ -123,6 +130,7 @@ export async function listPage(
   where: SqlCondition | undefined,
   startIndex: number,
   count: number,
+  sort?: SqlSort,
 ): Promise<Page<StoredResource>> {
   const condition = where ? `WHERE ${where.sql}` : "";
   const params = where ? [...where.params] : [];
@@ -135,7 +143,7 @@ export async function listPage(
     q,
     `SELECT ${alias}.id, ${alias}.resource, ${alias}.version, ${alias}.created_at, ${alias}.updated_at, count(*) OVER ()::int AS total
        FROM ${table} ${condition}
-      ORDER BY ${alias}.created_at, ${alias}.id
+      ORDER BY ${orderBy(alias, sort)}
       LIMIT $${n + 1} OFFSET $${n + 2}`,
     [...params, count, startIndex - 1],
   );

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 
 /**
  * The mirror sync's bookkeeping in `mirror_sync.pending` (filled by triggers on the mirror
@@ -80,7 +80,7 @@ export type Settlement =
  * it right now) and is still claimed by us: the caller retries them shortly.
  */
 export async function settleClaimedChanges(
-  db: DataSource,
+  db: DataSource | EntityManager,
   kind: MirrorKind,
   claimId: string,
   settlements: readonly Settlement[],

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 import { rowsOf } from "./sql.js";
 
 /** The shared quarantine table (see migrations/1763700000600-quarantine.ts and platform/quarantine.ts). */
@@ -32,7 +32,7 @@ export async function getQuarantine(db: DataSource, family: string): Promise<Qua
 
 /** The row when this call started the quarantine; undefined when the family already was quarantined. */
 export async function enterQuarantine(
-  db: DataSource,
+  db: DataSource | EntityManager,
   entry: { family: string; reason: QuarantineReason; detail: string; lastStatus: number | null; since: Date; resumeAt: Date; trippedBy: string },
 ): Promise<QuarantineRow | undefined> {
   const rows: QuarantineRow[] = await db.query(
@@ -72,7 +72,7 @@ export async function failProbe(db: DataSource, family: string, owner: string, r
 }
 
 /** Ends the quarantine (admin resume, or a successful probe). With `probeOwner`, only while that replica holds the probe. */
-export async function liftQuarantine(db: DataSource, family: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
+export async function liftQuarantine(db: DataSource | EntityManager, family: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
   const result = probeOwner
     ? await db.query(`DELETE FROM platform_quarantine WHERE family = $1 AND probe_owner = $2 RETURNING ${COLUMNS}`, [family, probeOwner])
     : await db.query(`DELETE FROM platform_quarantine WHERE family = $1 RETURNING ${COLUMNS}`, [family]);

@@ -1,12 +1,25 @@
 import type { EntityManager } from "typeorm";
 import { rowsOf } from "./sql.js";
 
-/** What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation log. */
+/**
+ * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
+ * log. The facts an admin reads later (group names, rules) are recorded as they were at the time.
+ * Rows written before `change`/`rules`/`via` existed lack them; the admin UI words those from the rest.
+ */
 export type DirtyTrigger =
-  | { kind: "idp"; requestId?: string; method?: string; resource?: string }
-  | { kind: "mapping"; mappingHash?: string }
+  | { kind: "idp"; requestId?: string; method?: string; resource?: string; change?: IdpChange }
+  | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[] }
   | { kind: "resync"; runId: string }
-  | { kind: "admin"; actor: string };
+  | { kind: "admin"; actor: string; via?: "approval" };
+
+/** What the IdP request did to this user. */
+export type IdpChange =
+  | { what: "user-created" | "user-deactivated" | "user-reactivated" | "user-updated" | "user-deleted" }
+  | { what: "added-to-group" | "removed-from-group" | "group-deleted"; groupId: string; groupName: string }
+  | { what: "group-renamed"; groupId: string; groupName: string; previousName: string };
+
+/** A mapping rule that changed, as the file said at the time (`name`: its description, or what it matches). */
+export type MappingRuleRef = { line: number; name: string; removed?: true };
 
 const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, mapping: 1, resync: 2 };
 
@@ -34,6 +47,7 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
        source_rank = LEAST(reconcile_queue.source_rank, EXCLUDED.source_rank),
        marked_at = now(),
        not_before = '-infinity',
+       settle_until = NULL,
        attempts = 0,
        last_error = NULL,
        parked_at = NULL
@@ -55,6 +69,8 @@ export type QueueRow = {
   enqueuedAt: Date;
   /** A full resync asked for this user's account to be checked against the platform. */
   verifyRun: string | null;
+  /** When the current burst of grants was first held to settle (null: none held). */
+  burstStartedAt: Date | null;
 };
 
 type Row = {
@@ -65,6 +81,7 @@ type Row = {
   attempts: number;
   enqueued_at: Date;
   verify_run: string | null;
+  burst_started_at: Date | null;
 };
 const mapRow = (r: Row): QueueRow => ({
   userId: r.user_id,
@@ -74,7 +91,10 @@ const mapRow = (r: Row): QueueRow => ({
   attempts: r.attempts,
   enqueuedAt: r.enqueued_at,
   verifyRun: r.verify_run,
+  burstStartedAt: r.burst_started_at,
 });
+
+const COLUMNS = "user_id, generation, priority, trigger, attempts, enqueued_at, verify_run, burst_started_at";
 
 /**
  * Workers hold a session-level advisory lock (WORKER_LOCK_CLASS, workerId) for as long as they
@@ -91,21 +111,27 @@ const CLAIMABLE = `(claimed_by IS NULL OR claimed_by NOT IN (
 /** Rows not yet classified by the planner (and not being worked). */
 export async function listUnclassified(db: Queryable, limit: number): Promise<QueueRow[]> {
   const rows: Row[] = await db.query(
-    `SELECT user_id, generation, priority, trigger, attempts, enqueued_at, verify_run FROM reconcile_queue
+    `SELECT ${COLUMNS} FROM reconcile_queue
       WHERE priority IS NULL AND parked_at IS NULL AND ${CLAIMABLE} ORDER BY source_rank, enqueued_at LIMIT $1`,
     [limit],
   );
   return rows.map(mapRow);
 }
 
-/** Sets the planner's priority, unless the row was marked again meanwhile (then it is classified anew). */
-export async function setPriority(db: Queryable, row: QueueRow, priority: number, action: string): Promise<void> {
-  await db.query(`UPDATE reconcile_queue SET priority = $3, action = $4 WHERE user_id = $1 AND generation = $2 AND priority IS NULL`, [
-    row.userId,
-    row.generation,
-    priority,
-    action,
-  ]);
+/**
+ * Sets the planner's priority, unless the row was marked again meanwhile (then it is classified
+ * anew). With `settle`, the row is a grant held until `until` (the settle window): not claimable
+ * before then, and the burst's start is kept to cap the wait.
+ */
+export async function setPriority(db: Queryable, row: QueueRow, priority: number, action: string, settle?: { until: Date; burstStartedAt: Date }): Promise<void> {
+  await db.query(
+    `UPDATE reconcile_queue SET priority = $3, action = $4,
+        settle_until = $5,
+        not_before = CASE WHEN $5::timestamptz IS NULL THEN not_before ELSE GREATEST(not_before, $5) END,
+        burst_started_at = CASE WHEN $5::timestamptz IS NULL THEN burst_started_at ELSE COALESCE(burst_started_at, $6) END
+      WHERE user_id = $1 AND generation = $2 AND priority IS NULL`,
+    [row.userId, row.generation, priority, action, settle?.until ?? null, settle?.burstStartedAt ?? null],
+  );
 }
 
 /** Drops a row that needs no work, unless it was marked again meanwhile. */
@@ -124,7 +150,7 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
         SELECT user_id FROM reconcile_queue
          WHERE priority IS NOT NULL AND priority <= $3 AND parked_at IS NULL AND not_before <= $2 AND ${CLAIMABLE}
          ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at, verify_run`,
+      RETURNING ${COLUMNS}`,
     [workerId, now, maxPriority],
   ));
   return rows[0] ? mapRow(rows[0]) : undefined;
@@ -135,7 +161,7 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
   const rows = rowsOf<Row>(await db.query(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
-      RETURNING user_id, generation, priority, trigger, attempts, enqueued_at, verify_run`,
+      RETURNING ${COLUMNS}`,
     [workerId, now, userId],
   ));
   return rows[0] ? mapRow(rows[0]) : undefined;
@@ -148,7 +174,11 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
 export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
   const rows = rowsOf(await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]));
   if (!rows.length) {
-    await db.query(`UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL, priority = NULL WHERE user_id = $1`, [row.userId]);
+    // What was applied ends the burst: the changes that came meanwhile are a new one.
+    await db.query(
+      `UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL, priority = NULL, settle_until = NULL, burst_started_at = NULL WHERE user_id = $1`,
+      [row.userId],
+    );
   }
   return rows.length > 0;
 }
@@ -166,7 +196,7 @@ export async function deferQueueRow(
   failure?: { error: string },
 ): Promise<void> {
   await tx.query(
-    `UPDATE reconcile_queue SET not_before = $2, claimed_by = NULL, claimed_at = NULL,
+    `UPDATE reconcile_queue SET not_before = $2, claimed_by = NULL, claimed_at = NULL, settle_until = NULL,
         attempts = attempts + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END,
         last_error = COALESCE($3, last_error)
       WHERE user_id = $1`,
@@ -183,21 +213,27 @@ export async function parkQueueRow(tx: Queryable, userId: string, error: string,
 }
 
 export type QueueDepth = {
-  byPriority: { priority: number | null; action: string | null; pending: number; ready: number }[];
+  /** `settling`: grants waiting for the user to be quiet (not ready before `settle_until`). */
+  byPriority: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[];
   parked: number;
   oldestEnqueuedAt: Date | null;
+  /** When the next grant waiting to settle goes out (null when none waits). */
+  nextSettleAt: Date | null;
 };
 
 export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> {
-  const rows: { priority: number | null; action: string | null; pending: number; ready: number }[] = await db.query(
-    `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready
+  const rows: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[] = await db.query(
+    `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready,
+            count(*) FILTER (WHERE settle_until > $1)::int AS settling
        FROM reconcile_queue WHERE parked_at IS NULL GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
     [now],
   );
-  const meta: { parked: number; oldest: Date | null }[] = await db.query(
-    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest FROM reconcile_queue`,
+  const meta: { parked: number; oldest: Date | null; next_settle: Date | null }[] = await db.query(
+    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest,
+            min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle FROM reconcile_queue`,
+    [now],
   );
-  return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null };
+  return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null, nextSettleAt: meta[0]?.next_settle ?? null };
 }
 
 export async function listParked(db: Queryable, limit: number): Promise<{ userId: string; error: string | null; parkedAt: Date; attempts: number }[]> {
@@ -212,4 +248,17 @@ export async function listParked(db: Queryable, limit: number): Promise<{ userId
 export async function countPendingDeprovisions(db: Queryable): Promise<number> {
   const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`);
   return rows[0]?.n ?? 0;
+}
+
+/** A user's queue row as the plan command shows it: waiting to settle, deferred, parked or ready. */
+export async function getQueueEntry(
+  db: Queryable,
+  userId: string,
+): Promise<{ priority: number | null; action: string | null; notBefore: Date; settleUntil: Date | null; parkedAt: Date | null; claimed: boolean } | undefined> {
+  const rows: { priority: number | null; action: string | null; not_before: Date; settle_until: Date | null; parked_at: Date | null; claimed: boolean }[] = await db.query(
+    `SELECT priority, action, not_before, settle_until, parked_at, claimed_by IS NOT NULL AS claimed FROM reconcile_queue WHERE user_id = $1`,
+    [userId],
+  );
+  const r = rows[0];
+  return r && { priority: r.priority, action: r.action, notBefore: r.not_before, settleUntil: r.settle_until, parkedAt: r.parked_at, claimed: r.claimed };
 }

@@ -6,7 +6,10 @@ import type { EmulatorState } from "./state.js";
 
 /**
  * The control plane under `/_emulator/`: reset, stats, clock, faults, fixtures and a state dump.
- * It answers loopback callers only, because it can wipe and rewrite everything.
+ * It answers loopback callers only, because it can wipe and rewrite everything. A web page in a
+ * browser on the same machine is a loopback caller too, so cross-site requests are refused as
+ * well: the Host must be a loopback name (DNS rebinding), a browser's Origin must be loopback, and
+ * a body must be JSON (a cross-site form or text/plain post cannot send that without a preflight).
  */
 
 export function isLoopback(address: string | undefined): boolean {
@@ -19,9 +22,35 @@ const loopbackOnly: RequestHandler = (req, _res, next) => {
   next();
 };
 
+const LOOPBACK_NAMES = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/** A Host header or Origin host (with an optional port) that names this machine. */
+export function isLoopbackHostName(host: string | undefined): boolean {
+  if (!host) return false;
+  return LOOPBACK_NAMES.test(host.replace(/:\d+$/, ""));
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && isLoopbackHostName(url.host);
+  } catch {
+    return false; // includes "null" (sandboxed frames, file: pages)
+  }
+}
+
+const sameMachineOnly: RequestHandler = (req, _res, next) => {
+  if (!isLoopbackHostName(req.headers.host)) throw restError(403, "The emulator control plane answers requests addressed to localhost, 127.0.0.1 or [::1] only (Host)");
+  const origin = req.headers.origin;
+  if (origin !== undefined && !isLoopbackOrigin(origin)) throw restError(403, "The emulator control plane refuses cross-site requests (Origin is not this machine)");
+  const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  if (hasBody && !req.is(["application/json", "application/*+json"])) throw restError(415, "The emulator control plane takes JSON bodies only (Content-Type: application/json)");
+  next();
+};
+
 export function controlRouter(state: EmulatorState): Router {
   const router = Router();
-  router.use(loopbackOnly);
+  router.use(loopbackOnly, sameMachineOnly);
 
   router.post("/reset", (_req, res) => {
     state.reset();

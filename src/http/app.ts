@@ -5,10 +5,12 @@ import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
+import { failedAuthThrottle } from "./authThrottle.js";
 import { healthRouter } from "./health.js";
 import { metricsRouter, scimLatency } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimRouter } from "./scim/index.js";
+import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
 export type AppDeps = {
@@ -18,7 +20,7 @@ export type AppDeps = {
   /** The externally visible base URL (for SCIM `meta.location`), without a trailing slash. */
   publicUrl: string;
   /** The admin JSON API's collaborators (budget policy, reconcile-now, extensions). */
-  adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken">;
+  adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
   adminSources?: AdminDataSources;
   adminActions?: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
@@ -33,7 +35,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(healthRouter(deps.db));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
-  app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN }));
+  const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
+  app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN, throttle: adminApiThrottle }));
   app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
+  app.use(notFound);
+  app.use(finalErrorHandler);
   return app;
 }

@@ -2,13 +2,13 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { methodLabel, scimRouteTemplate, statusClass } from "../metrics/scimRoutes.js";
 import type { ServiceMetrics } from "../metrics/index.js";
-import { isLoopbackAddress } from "./admin/exposure.js";
+import { isDirectLoopbackRequest } from "./admin/exposure.js";
 
 /**
  * GET /metrics (Prometheus text). This service holds the keys to a company's dashboard, so even
  * its metrics let no one in: with METRICS_TOKEN set, a scraper sends `Authorization: Bearer
  * <METRICS_TOKEN>`; without it, only a caller on this machine that did not come through a proxy
- * (no X-Forwarded-For) is answered.
+ * is answered (isDirectLoopbackRequest, shared with local-mode admin sign-in).
  */
 export function metricsRouter(metrics: ServiceMetrics, token: string | undefined): Router {
   const router = Router();
@@ -30,7 +30,7 @@ function allowed(req: Request, expected: Buffer | undefined): boolean {
     const match = /^Bearer\s+(.+)$/i.exec(req.get("authorization") ?? "");
     return match !== null && timingSafeEqual(digest(match[1]!.trim()), expected);
   }
-  return isLoopbackAddress(req.socket.remoteAddress) && req.get("x-forwarded-for") === undefined && req.get("forwarded") === undefined;
+  return isDirectLoopbackRequest(req);
 }
 
 function digest(value: string): Buffer {

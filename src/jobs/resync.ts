@@ -18,6 +18,7 @@ import {
 } from "../db/resyncRepository.js";
 import { sqlState } from "../errors.js";
 import { log } from "../logging/logger.js";
+import { notify, resyncFailed } from "../notify/events.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import type { MappingStore } from "../reconcile/mappingStore.js";
 import { planReconcile, type Policies } from "../reconcile/planner.js";
@@ -81,7 +82,11 @@ export async function runPlanPhase(deps: ResyncDeps, runId: string, onProgress?:
     await planOrphans(deps, run);
     return await finishPlanPhase(deps, runId);
   } catch (error) {
-    await setRunPhase(deps.db, runId, "done", { status: "failed", finishedAt: deps.clock.now(), error: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof Error ? error.message : String(error);
+    await deps.db.transaction(async (tx) => {
+      await setRunPhase(tx, runId, "done", { status: "failed", finishedAt: deps.clock.now(), error: message });
+      await notify(tx, resyncFailed(deps.clock.now(), { id: runId, error: message }));
+    });
     throw error;
   }
 }

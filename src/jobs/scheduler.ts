@@ -13,6 +13,7 @@ import {
 } from "../db/resyncRepository.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";
+import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
 
 export type SchedulerOptions = {
@@ -112,7 +113,10 @@ export class Scheduler {
       return;
     }
     if (run.phase === "verify" && (await countPendingVerifications(db, run.id)) === 0) {
-      await setRunPhase(db, run.id, "done", { status: "succeeded", finishedAt: clock.now() });
+      await db.transaction(async (tx) => {
+        await setRunPhase(tx, run.id, "done", { status: "succeeded", finishedAt: clock.now() });
+        await runVerified(tx, clock.now(), run);
+      });
       log.info("resync", "resync finished", { runId: run.id, verified: run.verified, drifted: run.drifted });
     }
   }

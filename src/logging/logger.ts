@@ -19,15 +19,26 @@ export function currentLogContext(): Context {
   return contextStore.getStore() ?? {};
 }
 
-const SECRET_KEY = /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash/i;
+const SECRET_KEY = /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash|webhook_?url|smtp_?url/i;
 const TRUNCATE_KEY = /html|body/i;
 const MAX_FIELD_CHARS = 500;
 // Emails in any logged string (an error detail can echo a filter or a PATCH path) keep only the
 // first character of the local part, as actorForLog does; the database logs keep the full name.
 const EMAIL = /([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)/g;
 
+// Secret values known at boot (notification webhook URLs carry their token in the URL itself):
+// replaced wherever they appear in a logged string, whatever the field is called.
+const secretValues = new Set<string>();
+
+/** Registers a secret value (at least 8 characters) to be replaced by [redacted] in every log line. */
+export function registerSecretValue(value: string): void {
+  if (value.length >= 8) secretValues.add(value);
+}
+
 function scrubText(value: string): string {
-  const text = value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}…` : value;
+  let text = value;
+  for (const secret of secretValues) if (text.includes(secret)) text = text.split(secret).join("[redacted]");
+  text = text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}…` : text;
   return text.replace(EMAIL, "$1…@$2");
 }
 

@@ -25,3 +25,30 @@ export function affectedByMappingChange<G extends MappingGroup>(
 function ruleMeaning(rule: MappingRule): unknown {
   return [rule.index, rule.department ?? null, rule.companyPermissions, rule.workspaces];
 }
+
+/** A rule as the log names it: its description, else what it matches. */
+export function ruleName(rule: MappingRule): string {
+  if (rule.description?.trim()) return rule.description.trim();
+  if (rule.groups.length) return `group ${rule.groups.join(", ")}`;
+  if (rule.groupExternalId) return `group externalId ${rule.groupExternalId}`;
+  return rule.groupPattern ? `groups matching ${rule.groupPattern.source}` : `rule ${rule.index + 1}`;
+}
+
+/** What a rule matches and grants, without where it sits in the file. */
+const ruleContent = (rule: MappingRule) =>
+  JSON.stringify([rule.groups, rule.groupExternalId ?? null, rule.groupPattern?.source ?? null, rule.department ?? null, rule.companyPermissions, rule.workspaces]);
+
+/**
+ * The rules a reload added or changed (by the new file's lines) and removed (by the old file's),
+ * for the log's "mapping change: rule …, line …". A rule that only moved is not listed.
+ */
+export function changedRules(before: Pick<Mapping, "rules"> | undefined, after: Pick<Mapping, "rules">): { line: number; name: string; removed?: true }[] {
+  if (!before) return [];
+  const old = new Set(before.rules.map(ruleContent));
+  const current = new Set(after.rules.map(ruleContent));
+  const changed = after.rules.filter((r) => !old.has(ruleContent(r))).map((r) => ({ line: r.line, name: ruleName(r) }));
+  // A rule edited in place keeps its name: it is listed once, as changed, not also as removed.
+  const names = new Set(changed.map((r) => r.name));
+  const removed = before.rules.filter((r) => !current.has(ruleContent(r)) && !names.has(ruleName(r)));
+  return [...changed, ...removed.map((r) => ({ line: r.line, name: ruleName(r), removed: true as const }))];
+}

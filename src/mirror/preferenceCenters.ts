@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import { claimPendingChanges, readyPreferenceCenterWorkspaces, settleClaimedChanges, takePaceSlot, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
+import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import { REST_FAMILIES, type PlatformRestClient, type PreferenceCenterBody } from "../platform/rest.js";
 import type { PendingChange, PreferenceCenterPayload } from "./batching.js";
@@ -65,7 +66,12 @@ export async function pushPreferenceCenters(deps: PreferenceCenterDeps): Promise
       report.claimed++;
       const change = row as PendingChange<PreferenceCenterPayload>;
       const settlement = await pushOne(deps, workspace, change, report);
-      const deferred = await settleClaimedChanges(deps.db, "preference_center", claimId, [settlement], deps.clock.now());
+      // mirror.parked is queued in the same transaction as a park it reports.
+      const deferred = await deps.db.transaction(async (tx) => {
+        const left = await settleClaimedChanges(tx, "preference_center", claimId, [settlement], deps.clock.now());
+        if (!left.length) await changesParked(tx, deps.clock.now(), "preference_center", [settlement]);
+        return left;
+      });
       if (deferred.length) report.deferred.push({ claimId, settlements: deferred });
       report.settlements.push(settlement);
       if (settlement.outcome === "release") break;

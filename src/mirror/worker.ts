@@ -5,6 +5,7 @@ import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
 import { log } from "../logging/logger.js";
+import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import type { Admission } from "../platform/quarantine.js";
 import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
@@ -294,7 +295,12 @@ export class MirrorSyncWorker {
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
     let deferred: Settlement[];
     try {
-      deferred = await settleClaimedChanges(this.db, kind, claimId, settlements, this.clock.now());
+      // mirror.parked is queued in the same transaction as the parks it reports.
+      deferred = await this.db.transaction(async (tx) => {
+        const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
+        await changesParked(tx, this.clock.now(), kind, settlements.filter((s) => !left.includes(s)));
+        return left;
+      });
     } catch (error) {
       // The database went away after the pushes (a restart): settle as soon as it is back,
       // instead of leaving the claim to wait out its lease (2 minutes by default).

@@ -14,6 +14,7 @@ import {
   type QuarantineRow,
 } from "../db/quarantineRepository.js";
 import { log } from "../logging/logger.js";
+import { notify, quarantineEnded, quarantineStarted, resolve } from "../notify/events.js";
 import type { HttpOutcome } from "./http.js";
 import { REST_FAMILIES } from "./rest.js";
 import { SCIM_FAMILY } from "./scim.js";
@@ -87,7 +88,11 @@ export class PlatformQuarantine {
     // Known at once in this replica, before the write lands.
     this.cache.set(family, { row: { ...entry, failedProbes: 0, probeOwner: null, probeUntil: null }, at: now.getTime() });
     this.background(
-      enterQuarantine(this.db, entry).then((row) => {
+      this.db.transaction(async (tx) => {
+        const row = await enterQuarantine(tx, entry);
+        if (row) await notify(tx, quarantineStarted(row));
+        return row;
+      }).then((row) => {
         if (row) log.error("platform", "family quarantined", { family, reason: trip.reason, detail: trip.detail, status: entry.lastStatus, resumeAt: entry.resumeAt.toISOString() });
         this.cache.delete(family);
       }),
@@ -123,7 +128,7 @@ export class PlatformQuarantine {
 
   /** Admin resume: lifts the quarantine at once. Undefined when the family was not quarantined. */
   async resume(family: string, actor: string): Promise<QuarantineRow | undefined> {
-    const row = await liftQuarantine(this.db, family);
+    const row = await this.lift(family, `resumed by ${actor}`);
     this.forget(family);
     if (row) log.warn("platform", "quarantine lifted by an admin", { family, actor, quarantinedForMs: this.clock.now().getTime() - row.since.getTime() });
     return row;
@@ -146,7 +151,7 @@ export class PlatformQuarantine {
   }
 
   private async probeSucceeded(family: string): Promise<void> {
-    const row = await liftQuarantine(this.db, family, this.replica);
+    const row = await this.lift(family, "probe succeeded", this.replica);
     this.forget(family);
     if (row) log.warn("platform", "quarantine lifted: probe succeeded", { family, quarantinedForMs: this.clock.now().getTime() - row.since.getTime() });
   }
@@ -158,6 +163,15 @@ export class PlatformQuarantine {
     const row = await failProbe(this.db, family, this.replica, new Date(now.getTime() + this.rules.coolingMs), detail, status);
     this.cache.delete(family);
     if (row) log.error("platform", "quarantine continues: probe failed", { family, status, failedProbes: row.failedProbes, resumeAt: row.resumeAt.toISOString() });
+  }
+
+  /** Deletes the row and, in the same transaction, queues quarantine.ended. */
+  private lift(family: string, how: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
+    return this.db.transaction(async (tx) => {
+      const row = await liftQuarantine(tx, family, probeOwner);
+      if (row) await resolve(tx, quarantineEnded(this.clock.now(), row, how));
+      return row;
+    });
   }
 
   private forget(family: string): void {

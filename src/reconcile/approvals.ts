@@ -2,6 +2,7 @@ import type { DataSource } from "typeorm";
 import { decideHold, listHolds, type Hold } from "../db/holdRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { holdSettled } from "../notify/events.js";
 
 /**
  * Admin decisions on held actions. Approving re-queues the user, whose next reconcile carries
@@ -20,7 +21,8 @@ export async function decide(db: DataSource, userId: string, decision: "approved
       trigger: { kind: "admin", actor, hold: hold.kind },
       actor,
     });
-    if (decision === "approved") await markUsersDirty(tx, [userId], { kind: "admin", actor });
+    if (decision === "approved") await markUsersDirty(tx, [userId], { kind: "admin", actor, via: "approval" });
+    await holdSettled(tx, now, { decision, by: actor });
     return hold;
   });
 }

@@ -59,6 +59,7 @@ export function createReconciliation(options: {
     concurrency: Math.max(1, env.RECONCILE_WORKERS),
     pollMs: env.RECONCILE_POLL_MS,
     classifyBatch: 500,
+    settle: { settleMs: env.RECONCILE_SETTLE_MS, maxMs: env.RECONCILE_SETTLE_MAX_MS },
     ...(quarantine ? { gate: quarantine } : {}),
   });
   return { reconciler, worker, budget, transport };

@@ -4,9 +4,11 @@ import type { DataSource } from "typeorm";
 import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
 import { listIdpUserIds } from "../db/idpReconcileRepository.js";
 import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { log } from "../logging/logger.js";
-import { affectedByMappingChange } from "../mapping/change.js";
+import { affectedByMappingChange, changedRules } from "../mapping/change.js";
+
+const MAX_RULES_NAMED = 5;
 
 /**
  * The mapping in force. Loaded and validated at boot (a bad file stops the process); reloaded
@@ -64,13 +66,15 @@ export class MappingStore {
   async putInForce(db: DataSource): Promise<boolean> {
     const { changed, previousText } = await swapMappingState(db, this.mapping.hash, this.text);
     if (!changed) return false;
-    const trigger = { kind: "mapping" as const, mappingHash: this.mapping.hash };
     let previous: Mapping | undefined;
     try {
       previous = previousText === undefined ? undefined : parseMapping(previousText, "previous mapping");
     } catch {
       previous = undefined; // the old text no longer parses (a newer vocabulary): re-derive everyone
     }
+    // At most a few rules are named in each mark; the log says "mapping change: rule …, line …".
+    const rules = changedRules(previous, this.mapping).slice(0, MAX_RULES_NAMED);
+    const trigger: DirtyTrigger = { kind: "mapping", mappingHash: this.mapping.hash, ...(rules.length ? { rules } : {}) };
     const impact = previous ? affectedByMappingChange(previous, this.mapping, await listGroupRefs(db)) : ({ all: true } as const);
     let marked = 0;
     if (impact.all) {

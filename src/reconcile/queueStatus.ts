@@ -13,8 +13,11 @@ const PRIORITY_NAMES: Record<number, string> = {
 };
 
 export type QueueStatus = {
-  pending: { priority: number | null; name: string; action: string | null; count: number; ready: number }[];
+  /** `settling`: grants waiting for the user to be quiet (the settle window), not yet ready. */
+  pending: { priority: number | null; name: string; action: string | null; count: number; ready: number; settling: number }[];
   total: number;
+  /** Grants waiting to settle, and when the next one goes out (null when none waits). */
+  settling: { count: number; nextAt: Date | null };
   parked: number;
   oldestEnqueuedAt: Date | null;
   /** When the pending work should be done at the current budget (null when nothing waits). */
@@ -31,6 +34,7 @@ export async function queueStatus(db: DataSource, policy: BudgetPolicy, now: Dat
     action: row.action,
     count: row.pending,
     ready: row.ready,
+    settling: row.settling,
   }));
   const total = pending.reduce((sum, p) => sum + p.count, 0);
   const deprovisions = pending.filter((p) => p.priority === PRIORITY.deprovision).reduce((sum, p) => sum + p.count, 0);
@@ -38,5 +42,6 @@ export async function queueStatus(db: DataSource, policy: BudgetPolicy, now: Dat
   const etaOrdinary = estimateDrain(now, ordinary, budget.remaining, allowance(policy, false), budget.resetsAt);
   const etaDeprovisions = estimateDrain(now, deprovisions, budget.remainingWithReserve, policy.limit, budget.resetsAt);
   const eta = [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ?? null;
-  return { pending, total, parked: depth.parked, oldestEnqueuedAt: depth.oldestEnqueuedAt, eta, budget };
+  const settling = { count: pending.reduce((sum, p) => sum + p.settling, 0), nextAt: depth.nextSettleAt };
+  return { pending, total, settling, parked: depth.parked, oldestEnqueuedAt: depth.oldestEnqueuedAt, eta, budget };
 }

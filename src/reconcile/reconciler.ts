@@ -18,6 +18,7 @@ import { countDeprovisionsSince, writeLogEntry, type LogAction, type LogOutcome 
 import { log, withLogContext } from "../logging/logger.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
+import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
 import type { BudgetPolicy } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
@@ -94,7 +95,7 @@ export class Reconciler {
   }
 
   private async execute(run: Run, plan: Plan, account: PlatformAccount | undefined, hold: Hold | undefined): Promise<ReconcileResult> {
-    if (hold && !(plan.action === "deprovision" || plan.action === "email-change")) await deleteHold(this.deps.db, run.userId);
+    if (hold && !(plan.action === "deprovision" || plan.action === "email-change")) await this.dropHold(run.userId);
     switch (plan.action) {
       case "none":
         return { kind: "done" };
@@ -210,7 +211,7 @@ export class Reconciler {
       ]);
       const pending = queued + held;
       if (shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) {
-        await createHold(db, { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now });
+        await this.hold({ userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now });
         await this.write(run, "hold", "held", changes, { error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending` });
         return { kind: "done" };
       }
@@ -240,7 +241,7 @@ export class Reconciler {
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { db, clock } = this.deps;
-    await createHold(db, { userId: run.userId, kind: "email_change", userName: plan.desired.userName, detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId }, now: clock.now() });
+    await this.hold({ userId: run.userId, kind: "email_change", userName: plan.desired.userName, detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId }, now: clock.now() });
     await this.write(run, "needs-admin", "held", plan.changes, { error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)" });
     return { kind: "done" };
   }
@@ -298,6 +299,22 @@ export class Reconciler {
     return undefined;
   }
 
+  /** Stores a hold and, in the same transaction, opens (or updates) the approval.required incident. */
+  private async hold(hold: Parameters<typeof createHold>[1]): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await createHold(tx, hold);
+      await holdsChanged(tx, hold.now);
+    });
+  }
+
+  /** The IdP made a held action moot: drop the hold; the last one resolves approval.required. */
+  private async dropHold(userId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await deleteHold(tx, userId);
+      await holdSettled(tx, this.deps.clock.now(), { decision: "withdrawn", by: "the IdP" });
+    });
+  }
+
   /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
   private spend(run: Run, action: string, usesReserve: boolean, then?: () => Promise<void>, verification = false): BeforeSend {
     return async () => {
@@ -308,7 +325,7 @@ export class Reconciler {
         userId: run.userId,
         reconcileId: run.reconcileId,
         ...(run.runId ? { runId: run.runId } : {}),
-      });
+      }, verification ? undefined : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused));
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
       await then?.();

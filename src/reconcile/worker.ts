@@ -15,7 +15,7 @@ import {
 } from "../db/reconcileQueueRepository.js";
 import type { WorkerLease } from "../db/workerLease.js";
 import { getBudgetStatus } from "../db/budgetRepository.js";
-import type { BudgetPolicy } from "./budget.js";
+import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";
 import type { Admission } from "../platform/quarantine.js";
@@ -23,6 +23,7 @@ import { SCIM_FAMILY } from "../platform/scim.js";
 import { retryDelayMs, type ReconcileResult } from "./outcomes.js";
 import { PRIORITY, priorityOf } from "./planner.js";
 import type { Reconciler } from "./reconciler.js";
+import { settleDeadline, waitsToSettle, type SettlePolicy } from "./settle.js";
 
 export type WorkerOptions = {
   /** Reconciles in flight at once in this process. */
@@ -30,6 +31,8 @@ export type WorkerOptions = {
   /** Longest idle wait between queue checks (a NOTIFY wakes the worker sooner). */
   pollMs: number;
   classifyBatch: number;
+  /** Grants from the IdP wait for the user to be quiet (src/reconcile/settle.ts); settleMs 0 turns it off. */
+  settle?: SettlePolicy;
   /** The platform quarantine: while the SCIM family is quarantined no row is claimed (they wait in the queue). */
   gate?: { admit(family: string): Promise<Admission>; probeFinished(family: string): Promise<void> };
 };
@@ -138,16 +141,26 @@ export class ReconcileWorker {
     });
   }
 
-  /** Plans newly dirty users and files them by priority; drops the ones that need nothing. */
+  /**
+   * Plans newly dirty users and files them by priority; drops the ones that need nothing. A grant
+   * from the IdP is filed to go out once the user has been quiet for the settle window: each new
+   * change marks the row again, so it is classified again here and the window restarts.
+   */
   private async classify(): Promise<number> {
     const rows = await listUnclassified(this.db, this.options.classifyBatch);
+    const now = this.clock.now();
+    const settle = this.options.settle;
+    const budgetResetsAt = this.budget.window === "utc-day" ? nextUtcMidnight(now) : null;
     for (const row of rows) {
       const { plan } = await this.reconciler.plan(row.userId);
       const priority = priorityOf(plan);
       if (plan.action === "none" && row.verifyRun) await setPriority(this.db, row, PRIORITY.verify, "verify");
       else if (plan.action === "none") await dropIfUnchanged(this.db, row);
-      // Free work (forget, holds) is filed first: it costs no budget.
-      else await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action);
+      else {
+        const until = settle && waitsToSettle(plan, row.trigger, row.verifyRun) ? settleDeadline({ now, burstStartedAt: row.burstStartedAt, policy: settle, budgetResetsAt }) : null;
+        // Free work (forget, holds) is filed first: it costs no budget.
+        await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action, until ? { until, burstStartedAt: row.burstStartedAt ?? now } : undefined);
+      }
     }
     return rows.length;
   }

@@ -63,12 +63,21 @@ function key(name: string): string {
 
 class Compiler {
   readonly params: unknown[] = [];
+  /** Root attributes this resource type does not have (only collected when they are read as unassigned). */
+  readonly unknownPaths = new Set<string>();
   private aliases = 0;
 
   constructor(
     private readonly kind: ResourceKind,
     private readonly offset: number,
+    private readonly unknownAsUnassigned: boolean,
   ) {}
+
+  /** An attribute the resource type lacks, read as unassigned: only `eq null` holds (RFC 7644 3.4.2.2). */
+  private unassigned(filter: Extract<Filter, { kind: "present" | "compare" | "valuePath" }>): string {
+    this.unknownPaths.add(filter.path.toLowerCase());
+    return filter.kind === "compare" && filter.op === "eq" && filter.value === null ? "true" : "false";
+  }
 
   private param(value: unknown): string {
     this.params.push(value);
@@ -88,9 +97,10 @@ class Compiler {
         return `(NOT COALESCE(${this.compile(filter.filter)}, false))`;
       case "present":
       case "compare":
-        return this.atRoot(filter.path, (leaf) => this.leafCondition(leaf, filter), filter.kind === "present");
       case "valuePath":
-        return this.atRoot(filter.path, undefined, false, filter.filter);
+        if (this.unknownAsUnassigned && !resolveAttribute(this.kind, filter.path)) return this.unassigned(filter);
+        if (filter.kind === "valuePath") return this.atRoot(filter.path, undefined, false, filter.filter);
+        return this.atRoot(filter.path, (leaf) => this.leafCondition(leaf, filter), filter.kind === "present");
     }
   }
 
@@ -264,7 +274,18 @@ function elementLeaf(element: string, parent: AttributeInfo, name: string): Leaf
 
 /** SQL condition for `filter`; parameters are numbered from `$${offset + 1}`. */
 export function filterToSql(kind: ResourceKind, filter: Filter, offset = 0): SqlCondition {
-  const compiler = new Compiler(kind, offset);
+  const compiler = new Compiler(kind, offset, false);
   const sql = compiler.compile(filter);
   return { sql, params: compiler.params };
+}
+
+/**
+ * For a search across resource types (POST /.search): an attribute this type does not have is
+ * unassigned rather than an error; `unknownPaths` lists them so the caller can reject a filter
+ * that no type understands.
+ */
+export function filterToSqlAcross(kind: ResourceKind, filter: Filter, offset: number): SqlCondition & { unknownPaths: Set<string> } {
+  const compiler = new Compiler(kind, offset, true);
+  const sql = compiler.compile(filter);
+  return { sql, params: compiler.params, unknownPaths: compiler.unknownPaths };
 }

@@ -26,6 +26,8 @@ import { filterToSql } from "./filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch, memberRefs, splitGroupPatch, type MemberRef, type MembershipChange } from "./patchApply.js";
 import { groupColumns } from "./resources.js";
+import { sortToSql } from "./sortSql.js";
+import type { ListQuery } from "./userCommands.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
 
@@ -66,7 +68,7 @@ export async function createGroup(db: DataSource, body: unknown, context: WriteC
     const group = await insertIdpGroup(manager, columns, resource);
     const { added, unknown } = await addGroupMembers(manager, group.id, members ?? []);
     logUnknownMembers(group.id, unknown);
-    await markUsersDirty(manager, added, idpTrigger(context, `Groups/${group.id}`));
+    await markGroupMembers(manager, context, undefined, group, { added, removed: [] });
     return withMembers(manager, group);
   });
   log.info("scim", "group created", { groupId: result.group.id, members: result.members?.length ?? 0 });
@@ -79,15 +81,9 @@ export async function getGroup(db: DataSource, id: string, includeMembers: boole
   return { group, members: includeMembers ? (await membersOfGroups(db, [id])).get(id) : undefined };
 }
 
-export async function listGroups(
-  db: DataSource,
-  filter: string | undefined,
-  startIndex: number,
-  count: number,
-  includeMembers: boolean,
-): Promise<Page<GroupWithMembers>> {
-  const where = filter === undefined ? undefined : filterToSql("Group", parseFilter(filter));
-  const page = await listIdpGroups(db, where, startIndex, count);
+export async function listGroups(db: DataSource, query: ListQuery, includeMembers: boolean): Promise<Page<GroupWithMembers>> {
+  const where = query.filter === undefined ? undefined : filterToSql("Group", parseFilter(query.filter));
+  const page = await listIdpGroups(db, where, query.startIndex, query.count, query.sort && sortToSql("Group", query.sort));
   const members = includeMembers ? await membersOfGroups(db, page.items.map((g) => g.id)) : undefined;
   return { total: page.total, items: page.items.map((group) => ({ group, members: members?.get(group.id) })) };
 }
@@ -95,26 +91,45 @@ export async function listGroups(
 const identityChanged = (before: StoredGroup, after: StoredGroup) =>
   before.displayName !== after.displayName || before.externalId !== after.externalId;
 
-/** Applies membership changes in request order; returns the ids whose membership changed. */
-async function changeMembership(manager: EntityManager, groupId: string, changes: MembershipChange[]): Promise<string[]> {
-  const changed: string[] = [];
+type MembershipDelta = { added: string[]; removed: string[] };
+
+/** Applies membership changes in request order; returns the ids added and removed. */
+async function changeMembership(manager: EntityManager, groupId: string, changes: MembershipChange[]): Promise<MembershipDelta> {
+  const delta: MembershipDelta = { added: [], removed: [] };
   for (const change of changes) {
     if (change.kind === "add" || change.kind === "replace") {
-      if (change.kind === "replace") changed.push(...(await removeGroupMembersExcept(manager, groupId, change.members.map((m) => m.id))));
+      if (change.kind === "replace") delta.removed.push(...(await removeGroupMembersExcept(manager, groupId, change.members.map((m) => m.id))));
       const { added, unknown } = await addGroupMembers(manager, groupId, change.members);
       logUnknownMembers(groupId, unknown);
-      changed.push(...added);
+      delta.added.push(...added);
     } else if (change.kind === "remove") {
-      changed.push(...(await removeGroupMembers(manager, groupId, change.ids)));
+      delta.removed.push(...(await removeGroupMembers(manager, groupId, change.ids)));
     } else if (change.kind === "removeAll") {
-      changed.push(...(await removeGroupMembersExcept(manager, groupId, [])));
+      delta.removed.push(...(await removeGroupMembersExcept(manager, groupId, [])));
     } else {
       const current = (await membersOfGroups(manager, [groupId])).get(groupId) ?? [];
       const doomed = current.filter((m) => matchesFilter({ value: m.id, display: m.display, type: "User" }, change.filter));
-      changed.push(...(await removeGroupMembers(manager, groupId, doomed.map((m) => m.id))));
+      delta.removed.push(...(await removeGroupMembers(manager, groupId, doomed.map((m) => m.id))));
     }
   }
-  return changed;
+  return delta;
+}
+
+/**
+ * Marks the users a group write touched, each with what happened to them, and the group's name
+ * as it is in this transaction (the log must not look names up later: groups get renamed).
+ * A rename (or externalId change) marks every other member too.
+ */
+async function markGroupMembers(manager: EntityManager, context: WriteContext, before: StoredGroup | undefined, after: StoredGroup, delta: MembershipDelta): Promise<void> {
+  const resource = `Groups/${after.id}`;
+  const group = { groupId: after.id, groupName: after.displayName };
+  if (before && identityChanged(before, after)) {
+    const changed = new Set([...delta.added, ...delta.removed]);
+    const others = (await memberIdsOfGroup(manager, after.id)).filter((id) => !changed.has(id));
+    await markUsersDirty(manager, others, idpTrigger(context, resource, { what: "group-renamed", ...group, previousName: before.displayName }));
+  }
+  await markUsersDirty(manager, delta.added, idpTrigger(context, resource, { what: "added-to-group", ...group }));
+  await markUsersDirty(manager, delta.removed, idpTrigger(context, resource, { what: "removed-from-group", ...group }));
 }
 
 export async function replaceGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
@@ -126,10 +141,9 @@ export async function replaceGroup(db: DataSource, id: string, body: unknown, co
     checkIfMatch(context, before.version);
     const after = await updateIdpGroup(manager, id, columns, resource);
     // A PUT without `members` leaves membership alone: wiping it would deprovision everyone.
-    const changed = members ? await changeMembership(manager, id, [{ kind: "replace", members }]) : [];
-    const everyone = identityChanged(before, after) ? await memberIdsOfGroup(manager, id) : [];
-    await markUsersDirty(manager, [...changed, ...everyone], idpTrigger(context, `Groups/${id}`));
-    log.info("scim", "group replaced", { groupId: id, membersChanged: changed.length, renamed: identityChanged(before, after) });
+    const delta = members ? await changeMembership(manager, id, [{ kind: "replace", members }]) : { added: [], removed: [] };
+    await markGroupMembers(manager, context, before, after, delta);
+    log.info("scim", "group replaced", { groupId: id, membersChanged: delta.added.length + delta.removed.length, renamed: identityChanged(before, after) });
     return withMembers(manager, after);
   });
 }
@@ -152,10 +166,9 @@ export async function patchGroup(db: DataSource, id: string, body: unknown, cont
       before = after;
       checkIfMatch(context, after.version - 1);
     }
-    const changed = await changeMembership(manager, id, membership);
-    const everyone = identityChanged(before, after) ? await memberIdsOfGroup(manager, id) : [];
-    await markUsersDirty(manager, [...changed, ...everyone], idpTrigger(context, `Groups/${id}`));
-    log.info("scim", "group patched", { groupId: id, membersChanged: changed.length, renamed: identityChanged(before, after) });
+    const delta = await changeMembership(manager, id, membership);
+    await markGroupMembers(manager, context, before, after, delta);
+    log.info("scim", "group patched", { groupId: id, membersChanged: delta.added.length + delta.removed.length, renamed: identityChanged(before, after) });
     return after;
   });
 }
@@ -166,7 +179,7 @@ export async function deleteGroup(db: DataSource, id: string, context: WriteCont
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const members = (await deleteIdpGroup(manager, id)) ?? [];
-    await markUsersDirty(manager, members, idpTrigger(context, `Groups/${id}`));
+    await markUsersDirty(manager, members, idpTrigger(context, `Groups/${id}`, { what: "group-deleted", groupId: id, groupName: current.displayName }));
   });
   log.info("scim", "group deleted", { groupId: id });
 }

@@ -54,12 +54,27 @@ function normaliseOperation(kind: ResourceKind, raw: unknown, index: number): Pa
     return expandPathless(kind, op, value);
   }
   if (op !== "remove" && value === undefined) throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
-  const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === path.toLowerCase());
-  // A path naming a whole extension (`urn:...:enterprise:2.0:User`) sets its sub-attributes.
-  if (extension && op !== "remove" && isRecord(value)) {
-    return Object.entries(value).map(([sub, subValue]) => ({ op, path: `${extension.urn}:${sub}`, value: subValue }));
-  }
+  const extension = extensionNamed(kind, path);
+  if (extension) return wholeExtension(extension, op, value, index);
   return [{ op, path, value }];
+}
+
+/** The extension schema whose URN is exactly `name` (a path or key naming the whole extension). */
+export function extensionNamed(kind: ResourceKind, name: string): string | undefined {
+  return RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === name.toLowerCase())?.urn;
+}
+
+/**
+ * A path naming a whole extension (`urn:...:enterprise:2.0:User`): `add`/`replace` with an object
+ * set its sub-attributes (RFC 7644 3.5.2.1/3.5.2.3: those not named are left unchanged; a
+ * `schemas` member in the value is accepted and ignored), `remove` (or a null value) unassigns it.
+ */
+function wholeExtension(urn: string, op: PatchOperation["op"], value: unknown, index: number): PatchOperation[] {
+  if (op === "remove" || value === null) return [{ op: "remove", path: urn }];
+  if (!isRecord(value)) throw new BadRequestError(`Operation ${index + 1} sets ${urn}: its value must be an object of attributes`, "invalidValue");
+  return Object.entries(value)
+    .filter(([sub]) => sub.toLowerCase() !== "schemas")
+    .map(([sub, subValue]) => ({ op, path: `${urn}:${sub}`, value: subValue }));
 }
 
 /** `{"op":"replace","value":{"active":false,"name.givenName":"A","urn:...:User":{...}}}` → one op per attribute. */
@@ -67,9 +82,11 @@ function expandPathless(kind: ResourceKind, op: "add" | "replace", value: Record
   const expanded: PatchOperation[] = [];
   for (const [name, inner] of Object.entries(value)) {
     if (SERVER_OWNED.has(name.toLowerCase())) continue;
-    const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === name.toLowerCase());
+    const extension = extensionNamed(kind, name);
     if (extension && isRecord(inner)) {
-      for (const [sub, subValue] of Object.entries(inner)) expanded.push({ op, path: `${extension.urn}:${sub}`, value: subValue, lenient: true });
+      for (const [sub, subValue] of Object.entries(inner)) {
+        if (sub.toLowerCase() !== "schemas") expanded.push({ op, path: `${extension}:${sub}`, value: subValue, lenient: true });
+      }
     } else {
       expanded.push({ op, path: name, value: inner, lenient: true });
     }
@@ -120,16 +137,16 @@ export function normaliseManager(value: unknown): unknown {
 export function normaliseResource(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
-    const extension = RESOURCE_SCHEMAS[kind].slice(1).find((s) => s.urn.toLowerCase() === name.toLowerCase());
+    const extension = extensionNamed(kind, name);
     if (extension && isRecord(value)) {
       const inner: Record<string, unknown> = {};
       for (const [sub, subValue] of Object.entries(value)) {
-        const resolved = resolveAttribute(kind, `${extension.urn}:${sub}`);
+        const resolved = resolveAttribute(kind, `${extension}:${sub}`);
         if (!resolved) continue;
-        const normalised = isManager(extension.urn, resolved.attribute) ? normaliseManager(subValue) : coerceBoolean(resolved.attribute, subValue);
+        const normalised = isManager(extension, resolved.attribute) ? normaliseManager(subValue) : coerceBoolean(resolved.attribute, subValue);
         if (normalised !== undefined) inner[sub] = normalised;
       }
-      out[extension.urn] = inner;
+      out[extension] = inner;
       continue;
     }
     const resolved = name.includes(":") || name.includes(".") ? undefined : resolveAttribute(kind, name);

@@ -1,7 +1,7 @@
 import { BadRequestError } from "../errors.js";
 import { parsePatchPath, type Filter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
-import { coerceBoolean, isManager, normaliseManager, type PatchOperation } from "./idpQuirks.js";
+import { coerceBoolean, extensionNamed, isManager, normaliseManager, type PatchOperation } from "./idpQuirks.js";
 import { resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
 
 /**
@@ -32,6 +32,12 @@ export function applyPatch(kind: ResourceKind, resource: Json, operations: Patch
 }
 
 function applyOne(kind: ResourceKind, resource: Json, operation: PatchOperation): void {
+  // Only `remove` reaches here with a whole extension as its path (idpQuirks expands the rest).
+  const wholeExtension = extensionNamed(kind, operation.path!);
+  if (wholeExtension) {
+    delete resource[keyIn(resource, wholeExtension)];
+    return;
+  }
   const { path, filter, subAttribute: subName } = parsePatchPath(operation.path!);
   const resolved = resolveAttribute(kind, path);
   if (!resolved) {
@@ -42,6 +48,10 @@ function applyOne(kind: ResourceKind, resource: Json, operation: PatchOperation)
   if (attribute.mutability === "readOnly" || attribute.name === "id" || attribute.name === "meta") {
     if (operation.lenient) return;
     throw new BadRequestError(`'${attribute.name}' is read-only`, "mutability");
+  }
+  if (isActive(extension, attribute) && !resolved.sub && (operation.op === "remove" || operation.value === null)) {
+    // Unassigned `active` reads as true, so removing it would quietly re-enable a deactivated user.
+    throw new BadRequestError("'active' cannot be removed or set to null: replace it with true or false", "mutability");
   }
   let container = resource;
   if (extension) {
@@ -71,6 +81,8 @@ function applyOne(kind: ResourceKind, resource: Json, operation: PatchOperation)
   if (sub) return applySub(container, key, attribute, sub, operation.op, value);
   applyWhole(container, key, attribute, operation.op, value);
 }
+
+const isActive = (extension: string | undefined, attribute: AttributeInfo) => !extension && attribute.name === "active";
 
 function applyWhole(container: Json, key: string, attribute: AttributeInfo, op: PatchOperation["op"], value: unknown): void {
   const current = container[key];

@@ -1,6 +1,7 @@
 import { BadRequestError } from "../errors.js";
 import { parseFilter, splitAttributeList, type Filter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
+import { extensionNamed } from "./idpQuirks.js";
 import { resolveAttribute, type ResourceKind } from "./schemas.js";
 
 /**
@@ -9,7 +10,8 @@ import { resolveAttribute, type ResourceKind } from "./schemas.js";
  * (`emails[type eq "work"]`), which keeps only the matching elements.
  */
 
-type Item = { extension?: string; name: string; sub?: string; filter?: Filter };
+/** `name` undefined: the whole extension (`attributes=urn:...:enterprise:2.0:User`). */
+type Item = { extension?: string; name?: string; sub?: string; filter?: Filter };
 export type Projection = { mode: "all" } | { mode: "include" | "exclude"; items: Item[] };
 
 export const ALL_ATTRIBUTES: Projection = { mode: "all" };
@@ -23,6 +25,8 @@ function parseItems(kind: ResourceKind, raw: string): Item[] {
       if (!text.endsWith("]")) throw new BadRequestError(`Invalid attribute '${text.slice(0, 100)}'`, "invalidValue");
       filter = parseFilter(text.slice(bracket + 1, -1));
     }
+    const extension = extensionNamed(kind, path.trim());
+    if (extension && !filter) return [{ extension }];
     const resolved = resolveAttribute(kind, path.trim());
     // Unknown names select nothing, like an attribute the resource does not have.
     if (!resolved) return [];
@@ -49,6 +53,7 @@ const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null 
 function pick(source: Json, item: Item): unknown {
   const container = item.extension ? source[item.extension] : source;
   if (!isRecord(container)) return undefined;
+  if (item.name === undefined) return container;
   let value = container[item.name];
   if (value === undefined) return undefined;
   if (item.filter && Array.isArray(value)) value = value.filter((el) => matchesFilter(el, item.filter!));
@@ -73,7 +78,8 @@ export function project(resource: Json, projection: Projection): Json {
     for (const item of projection.items) {
       const value = pick(resource, item);
       if (value === undefined) continue;
-      if (item.extension) {
+      if (item.name === undefined) out[item.extension!] = { ...(out[item.extension!] as Json | undefined), ...(value as Json) };
+      else if (item.extension) {
         const ext = (isRecord(out[item.extension]) ? out[item.extension] : {}) as Json;
         merge(ext, item.name, value);
         out[item.extension] = ext;
@@ -84,6 +90,11 @@ export function project(resource: Json, projection: Projection): Json {
   const out = structuredClone(resource);
   for (const item of projection.items) {
     if (item.name === "id" && !item.extension) continue;
+    if (item.name === undefined) {
+      delete out[item.extension!];
+      if (Array.isArray(out.schemas)) out.schemas = out.schemas.filter((urn) => urn !== item.extension);
+      continue;
+    }
     const container = item.extension ? out[item.extension] : out;
     if (!isRecord(container)) continue;
     if (!item.sub) delete container[item.name];

@@ -57,10 +57,11 @@ export function presentUser(record: StoredRecord, baseUrl: string): Json {
   return { schemas, id: record.id, ...resource, active: resource.active !== false, meta: meta("User", record, baseUrl) };
 }
 
-/** `members` undefined leaves the attribute out (excludedAttributes=members skips loading them). */
+/** `members` undefined (excludedAttributes=members skips loading them) or empty leaves the attribute out. */
 export function presentGroup(record: StoredRecord, baseUrl: string, members: MemberRecord[] | undefined): Json {
   const out: Json = { schemas: [GROUP_SCHEMA], id: record.id, ...record.resource };
-  if (members) {
+  // An emptied member list is unassigned (RFC 7643 2.5): left out rather than `members: []`.
+  if (members?.length) {
     out.members = members.map((m) => ({
       value: m.id,
       ...(m.display ? { display: m.display } : {}),

@@ -51,7 +51,7 @@ export function coerceResource(kind: ResourceKind, input: Record<string, unknown
   const definition = kind === "User" ? userDefinition : groupDefinition;
   let coerced: Record<string, unknown>;
   try {
-    coerced = definition.coerce(input) as Record<string, unknown>;
+    coerced = definition.coerce(withoutUnassigned(input) ?? {}) as Record<string, unknown>;
   } catch (error) {
     // scimmy reports a non-conforming value as a TypeError carrying a readable explanation.
     throw new BadRequestError(error instanceof Error ? error.message : "Resource does not conform to its schema", "invalidValue");
@@ -59,10 +59,47 @@ export function coerceResource(kind: ResourceKind, input: Record<string, unknown
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(JSON.parse(JSON.stringify(coerced)) as Record<string, unknown>)) {
     if (key === "schemas" || key === "meta" || key === "id" || key === "password" || key === "groups") continue;
-    if (value && typeof value === "object" && !Array.isArray(value) && !Object.keys(value).length) continue;
-    out[key] = value;
+    const assigned = withoutUnassigned(value);
+    if (assigned !== undefined) out[key] = assigned;
   }
   return out;
+}
+
+/**
+ * RFC 7643 2.5: null, an empty array and (for us) an empty complex value all mean "unassigned",
+ * and an unassigned attribute is left out of the resource, never returned as `[]` or `{}`.
+ */
+export function withoutUnassigned(value: unknown): unknown {
+  // Most bodies have nothing to drop: check without allocating, copy only when needed (hot write path).
+  return holdsUnassigned(value) ? stripUnassigned(value) : value;
+}
+
+function holdsUnassigned(value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0 || value.some(holdsUnassigned);
+  if (typeof value !== "object") return false;
+  let empty = true;
+  for (const inner of Object.values(value)) {
+    empty = false;
+    if (holdsUnassigned(inner)) return true;
+  }
+  return empty;
+}
+
+function stripUnassigned(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map(stripUnassigned).filter((v) => v !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (typeof value === "object") {
+    const entries = Object.entries(value).flatMap(([k, v]) => {
+      const assigned = stripUnassigned(v);
+      return assigned === undefined ? [] : [[k, assigned] as const];
+    });
+    return entries.length ? Object.fromEntries(entries) : undefined;
+  }
+  return value;
 }
 
 function toInfo(a: ScimmyAttribute): AttributeInfo {

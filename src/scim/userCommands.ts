@@ -9,13 +9,17 @@ import { filterToSql } from "./filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
+import { sortToSql, type SortRequest } from "./sortSql.js";
 import { coerceResource } from "./schemas.js";
-import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
+import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 
 /**
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
  * same transaction, so the mark exists exactly when the change does.
  */
+
+/** A list or search: filter, page and sort (RFC 7644 3.4.2), already validated. */
+export type ListQuery = { filter?: string; startIndex: number; count: number; sort?: SortRequest };
 
 const notFound = (id: string) => new NotFoundError(`User ${id.slice(0, 64)} not found`);
 
@@ -28,7 +32,7 @@ export async function createUser(db: DataSource, body: unknown, context: WriteCo
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const user = await insertIdpUser(manager, columns, resource);
-    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`));
+    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)));
     return user;
   });
   log.info("scim", "user created", { userId: stored.id, active: columns.active });
@@ -41,9 +45,9 @@ export async function getUser(db: DataSource, id: string): Promise<StoredResourc
   return user;
 }
 
-export async function listUsers(db: DataSource, filter: string | undefined, startIndex: number, count: number): Promise<Page<StoredResource>> {
-  const where = filter === undefined ? undefined : filterToSql("User", parseFilter(filter));
-  return listIdpUsers(db, where, startIndex, count);
+export async function listUsers(db: DataSource, query: ListQuery): Promise<Page<StoredResource>> {
+  const where = query.filter === undefined ? undefined : filterToSql("User", parseFilter(query.filter));
+  return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
 
 export async function replaceUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
@@ -53,7 +57,7 @@ export async function replaceUser(db: DataSource, id: string, body: unknown, con
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
     return user;
   });
   log.info("scim", "user replaced", { userId: id, active: columns.active });
@@ -67,8 +71,9 @@ export async function patchUser(db: DataSource, id: string, body: unknown, conte
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
-    const user = (await updateIdpUser(manager, id, userColumns(resource), resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    const columns = userColumns(resource);
+    const user = (await updateIdpUser(manager, id, columns, resource))!;
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
     return user;
   });
   log.info("scim", "user patched", { userId: id, operations: operations.length, active: stored.resource.active !== false });
@@ -83,7 +88,7 @@ export async function deleteUser(db: DataSource, id: string, context: WriteConte
       checkIfMatch(context, current.version);
     }
     if (!(await deleteIdpUser(manager, id))) throw notFound(id);
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`));
+    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, { what: "user-deleted" }));
   });
   log.info("scim", "user deleted", { userId: id });
 }

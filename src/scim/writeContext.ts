@@ -1,12 +1,20 @@
 import { BadRequestError, PreconditionFailedError } from "../errors.js";
-import type { DirtyTrigger } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger, IdpChange } from "../db/reconcileQueueRepository.js";
 import { etagOf } from "./resources.js";
 
 /** Who is writing: copied onto the dirty marks so a reconcile can name the IdP request that caused it. */
 export type WriteContext = { requestId?: string; method: string; ifMatch?: string };
 
-export function idpTrigger(context: WriteContext, resource: string): DirtyTrigger {
-  return { kind: "idp", requestId: context.requestId, method: context.method, resource };
+export function idpTrigger(context: WriteContext, resource: string, change: IdpChange): DirtyTrigger {
+  return { kind: "idp", requestId: context.requestId, method: context.method, resource, change };
+}
+
+/** What a user write did, in the words the log uses: activation changes are named as such. */
+export function userChange(wasActive: boolean | undefined, isActive: boolean): IdpChange {
+  if (wasActive === undefined) return { what: "user-created" };
+  if (wasActive && !isActive) return { what: "user-deactivated" };
+  if (!wasActive && isActive) return { what: "user-reactivated" };
+  return { what: "user-updated" };
 }
 
 /** If-Match (RFC 7644 3.14): `*` or one of the listed ETags must name the current version. */

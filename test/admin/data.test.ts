@@ -78,7 +78,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(last.hasNext).toBe(false);
     const ann = await sources.log!({ user: "ANN@", page: 1 }, 50, 0);
     expect(ann.rows.map((r) => [r.userName, r.action, r.outcome, r.platformStatus, r.callsSpent])).toEqual([["ann@example.com", "create", "succeeded", 201, 1]]);
-    expect(ann.rows[0]!.trigger).toMatch(/^IdP (POST|PATCH)/);
+    expect(ann.rows[0]!.trigger).toMatch(/^(created by the IdP|added to group Marketing)$/);
     expect((await sources.log!({ trigger: "mapping", page: 1 }, 50, 0)).rows).toEqual([]);
     expect((await sources.log!({ from: "2100-01-01T00:00", page: 1 }, 50, 0)).rows).toEqual([]);
     expect((await sources.logExport!({ outcome: "succeeded", page: 1 })).length).toBe(5);
@@ -241,7 +241,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     const page = await agent.get("/admin/runs");
     expect(page.text).toContain("Full resync started (run ");
     const logged = (await sources.log!({ action: "resync", page: 1 }, 50, 0)).rows;
-    expect(logged.map((r) => [r.outcome, r.actor, r.trigger])).toEqual([["succeeded", "local admin", "admin: local admin"]]);
+    expect(logged.map((r) => [r.outcome, r.actor, r.trigger])).toEqual([["succeeded", "local admin", "resync started by local admin"]]);
     await until(async () => {
       const rows: { status: string; phase: string }[] = await stack.service.db.query(`SELECT status, phase FROM resync_runs WHERE actor = 'local admin'`);
       return rows.length === 1 && rows[0]!.phase !== "plan";

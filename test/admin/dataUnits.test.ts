@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/config/mapping.js";
 import { chartDays } from "../../src/http/admin/data/overview.js";
-import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerLabel } from "../../src/http/admin/data/format.js";
+import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/http/admin/data/format.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/http/admin/data/permissionTree.js";
 import { reconcileNowReport } from "../../src/http/admin/data/reconcileNow.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/http/admin/data/rules.js";
@@ -26,21 +26,55 @@ const annReduced: DesiredDashboardUser = {
 };
 
 describe("admin data: words for stored facts", () => {
+  const group = { groupId: "953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e", groupName: "Marketing" };
   it.each([
-    [{ kind: "idp", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", requestId: "r-9" }, "IdP PATCH Groups/5dbe7d8c…"],
-    [{ kind: "idp" }, "IdP change"],
-    [{ kind: "mapping", mappingHash: "0123456789abcdef" }, "mapping change (01234567)"],
-    [{ kind: "resync", runId: "abcdef12-3456" }, "full resync (run abcdef12)"],
-    [{ kind: "admin", actor: "local admin" }, "admin: local admin"],
+    // Triggers recorded with their facts
+    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "added-to-group", ...group } }, "added to group Marketing"],
+    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "removed-from-group", ...group } }, "removed from group Marketing"],
+    [{ kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Mktg" } }, "group Mktg renamed to Marketing"],
+    [{ kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Marketing" } }, "group Marketing changed in the IdP"],
+    [{ kind: "idp", method: "DELETE", change: { what: "group-deleted", ...group } }, "group Marketing deleted in the IdP"],
+    [{ kind: "idp", method: "POST", change: { what: "user-created" } }, "created by the IdP"],
+    [{ kind: "idp", method: "PATCH", change: { what: "user-deactivated" } }, "deactivated in the IdP"],
+    [{ kind: "idp", method: "PUT", change: { what: "user-reactivated" } }, "reactivated in the IdP"],
+    [{ kind: "idp", method: "PATCH", change: { what: "user-updated" } }, "profile changed in the IdP"],
+    [{ kind: "idp", method: "DELETE", change: { what: "user-deleted" } }, "deleted in the IdP"],
+    [{ kind: "mapping", mappingHash: "0123456789abcdef", rules: [{ line: 34, name: "Analysts export data" }] }, "mapping change: rule Analysts export data, line 34"],
+    [{ kind: "mapping", rules: [{ line: 3, name: "group Marketing" }, { line: 9, name: "Old rule", removed: true }] }, "mapping change: rule group Marketing, line 3; removed rule Old rule, line 9"],
+    [{ kind: "resync", runId: "abcdef12-3456" }, "resync"],
+    [{ kind: "admin", actor: "Ann Admin" }, "reconcile now by Ann Admin"],
+    [{ kind: "admin", actor: "Ann Admin", via: "approval" }, "approved by Ann Admin"],
+    [{ kind: "admin", actor: "Ann Admin", hold: "deprovision" }, "held deprovision decided by Ann Admin"],
+    [{ kind: "admin", actor: "Ann Admin", runId: "r-1", via: "ui" }, "resync started by Ann Admin"],
+    // Rows recorded before triggers carried their facts still read as words
+    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e", requestId: "r-9" }, "a group of theirs changed in the IdP"],
+    [{ kind: "idp", method: "DELETE", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e" }, "a group of theirs was deleted in the IdP"],
+    [{ kind: "idp", method: "POST", resource: "Users/5dbe7d8c" }, "created by the IdP"],
+    [{ kind: "idp", method: "PATCH", resource: "Users/5dbe7d8c" }, "changed in the IdP"],
+    [{ kind: "idp", method: "DELETE", resource: "Users/5dbe7d8c" }, "deleted in the IdP"],
+    [{ kind: "idp" }, "changed in the IdP"],
+    [{ kind: "idp", change: { what: "something-new" }, method: "PUT", resource: "Users/x" }, "changed in the IdP"],
+    [{ kind: "mapping", mappingHash: "0123456789abcdef" }, "mapping change"],
+    [{ kind: "admin" }, "reconcile now by an admin"],
     [{}, "—"],
     [null, "—"],
   ])("trigger %j reads %s", (trigger, label) => {
     expect(triggerLabel(trigger)).toBe(label);
   });
 
-  it("names the IdP request in full on an entry's own page", () => {
-    const trigger = { kind: "idp", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", requestId: "r-9" };
-    expect(triggerLabel(trigger, true)).toBe("IdP PATCH Groups/5dbe7d8c-acfb-4191-aa34-932284491259 (request r-9)");
+  it("puts the ids behind the words on the entry's own page", () => {
+    const trigger = { kind: "idp", method: "PATCH", resource: `Groups/${group.groupId}`, requestId: "r-9", change: { what: "added-to-group", ...group } };
+    expect(triggerFacts(trigger)).toEqual([
+      { label: "IdP group", value: `Marketing (${group.groupId})` },
+      { label: "IdP request", value: `PATCH /scim/v2/Groups/${group.groupId}` },
+      { label: "Request id", value: "r-9" },
+    ]);
+    expect(triggerFacts({ kind: "mapping", mappingHash: "0123456789abcdef0123", rules: [{ line: 34, name: "Analysts export data" }] })).toEqual([
+      { label: "Mapping version", value: "0123456789ab" },
+      { label: "Rule", value: "Analysts export data (line 34)", page: "mapping" },
+    ]);
+    expect(triggerFacts({ kind: "resync", runId: "run-1" })).toEqual([{ label: "Resync run", value: "run-1", page: "runs" }]);
+    expect(triggerFacts(null)).toEqual([]);
   });
 
   it.each([

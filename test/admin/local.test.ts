@@ -1,5 +1,5 @@
 import request from "supertest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ADMIN_TOKEN, csrfFrom, sessionCookie, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
 
 describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
@@ -23,8 +23,9 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
       expect([path, res.status, res.headers.location]).toEqual([path, 303, "/admin/login"]);
     }
     for (const path of ["/admin/approvals/approve", "/admin/users/x/reconcile", "/admin/runs/resync", "/admin/mapping/apply", "/admin/mapping/preview"]) {
+      // Refused by the session check, before any form body is read.
       const res = await request(h.app).post(path).type("form").send({ id: "x" });
-      expect([path, res.status]).toEqual([path, 403]);
+      expect([path, res.status]).toEqual([path, 401]);
     }
     expect(h.calls).toEqual([]);
     expect((await request(h.app).get("/admin/login")).status).toBe(200);
@@ -136,11 +137,68 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect((await agent.get("/admin")).status).toBe(303);
   });
 
+  it("ends a busy session at its absolute lifetime (ADMIN_SESSION_MAX_AGE_HOURS, default 12 h) however recent its activity", async () => {
+    const agent = request.agent(h.app);
+    const res = await signInLocally(agent);
+    const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
+    const row = async () => ((await h.database.db.query(`SELECT sess, expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as { sess: { signedInAt?: number }; expires_at: Date }[])[0];
+    const signedInAt = (await row())!.sess.signedInAt!;
+    expect(Math.abs(signedInAt - Date.now())).toBeLessThan(60_000);
+    expect((await agent.get("/admin")).status).toBe(200);
+    // Signed in 11 h 59 min ago, active just now: still in.
+    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)) WHERE sid = $1`, [sid, Date.now() - (12 * 60 - 1) * 60_000]);
+    expect((await agent.get("/admin")).status).toBe(200);
+    // The row's deadline is capped by the absolute one (about a minute away), not the 30-minute idle one.
+    expect((await row())!.expires_at.getTime() - Date.now()).toBeLessThan(2 * 60_000);
+    // Signed in 12 h ago: out, though the idle deadline is far away, and the row is gone.
+    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)), expires_at = now() + interval '30 minutes' WHERE sid = $1`, [sid, Date.now() - 12 * 3_600_000]);
+    expect((await agent.get("/admin")).status).toBe(303);
+    await vi.waitFor(async () => expect(await row()).toBeUndefined());
+  });
+
   it("a missing page source says so instead of inventing data", async () => {
     const agent = request.agent(h.app);
     await signInLocally(agent);
     const log = await agent.get("/admin/log");
     expect(log.status).toBe(200);
     expect(log.text).toContain("not available in this build yet");
+  });
+});
+
+describe("local mode behind a reverse proxy on the same host", () => {
+  let strict: AdminHarness;
+  let remoteAllowed: AdminHarness;
+  beforeAll(async () => {
+    strict = await startAdminHarness();
+    remoteAllowed = await startAdminHarness({ ADMIN_ALLOW_REMOTE: "true" });
+  });
+  afterAll(async () => {
+    await strict?.database.drop();
+    await remoteAllowed?.database.drop();
+  });
+
+  const proxied: [string, string][] = [
+    ["X-Forwarded-For", "203.0.113.9"],
+    ["Forwarded", "for=203.0.113.9;proto=https"],
+    ["X-Real-IP", "203.0.113.9"],
+  ];
+
+  it.each(proxied)("refuses the sign-in page and the sign-in post forwarded with %s (the socket is loopback)", async (header, value) => {
+    const page = await request(strict.app).get("/admin/login").set(header, value);
+    expect(page.status).toBe(403);
+    expect(page.text).toContain("Not available remotely");
+    const post = await request(strict.app).post("/admin/login").set(header, value).type("form").send({ token: ADMIN_TOKEN });
+    expect(post.status).toBe(403);
+    expect(sessionCookie(post)).toBeUndefined();
+    // A direct visitor on this machine is still served.
+    expect((await request(strict.app).get("/admin/login")).status).toBe(200);
+  });
+
+  it("serves proxied visitors when ADMIN_ALLOW_REMOTE is set", async () => {
+    const agent = request.agent(remoteAllowed.app);
+    const page = await agent.get("/admin/login").set("X-Forwarded-For", "203.0.113.9");
+    expect(page.status).toBe(200);
+    const post = await agent.post("/admin/login").set("X-Forwarded-For", "203.0.113.9").type("form").send({ _csrf: csrfFrom(page.text), token: ADMIN_TOKEN });
+    expect(post.status).toBe(303);
   });
 });

@@ -6,6 +6,7 @@ import {
   encodeResponse,
   makeIdpKeys,
   responseXml,
+  samlLoginCookie,
   signedResponse,
   signElement,
   type IdpKeys,
@@ -33,17 +34,26 @@ describe("admin UI SAML sign-in", () => {
       SAML_ROLE_ATTRIBUTE: "groups",
       SAML_ADMIN_VALUES: "scim-admins, Connector Admins",
       SAML_VIEWER_VALUES: "scim-viewers",
+      SAML_IDP_ISSUER: "https://idp.example.test",
+      SAML_LOGIN_PER_ADDRESS_PER_MINUTE: "1000", // these tests start many sign-ins; the limit has its own test below
     });
   });
   afterAll(async () => {
     await h?.database.drop();
   });
 
+  /**
+   * The pre-login cookie each browser got from /admin/saml/login. It is Secure (SameSite=None, for
+   * the IdP's cross-site POST), which supertest's jar will not send over http, so it is sent here.
+   */
+  const loginCookies = new WeakMap<request.Agent, string>();
+
   /** Starts an SP-initiated login and returns the AuthnRequest id the response must answer. */
   async function startLogin(agent: request.Agent): Promise<string> {
     const res = await agent.get("/admin/saml/login");
     expect(res.status).toBe(302);
     expect(res.headers.location).toMatch(/^https:\/\/idp\.example\.test\/sso\?SAMLRequest=/);
+    loginCookies.set(agent, samlLoginCookie(res));
     return authnRequestIdFromRedirect(res.headers.location!);
   }
 
@@ -57,7 +67,12 @@ describe("admin UI SAML sign-in", () => {
     ...extra,
   });
 
-  const post = (agent: request.Agent, xml: string) => agent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encodeResponse(xml) });
+  const post = (agent: request.Agent, xml: string, cookie = loginCookies.get(agent)) =>
+    agent
+      .post("/admin/saml/acs")
+      .set(cookie ? { Cookie: cookie } : {})
+      .type("form")
+      .send({ SAMLResponse: encodeResponse(xml) });
 
   async function expectRejected(agent: request.Agent, res: request.Response, status = 401): Promise<void> {
     expect(res.status).toBe(status);
@@ -77,7 +92,8 @@ describe("admin UI SAML sign-in", () => {
     const res = await request(h.app).get("/admin/login");
     expect(res.text).toContain("/admin/saml/login");
     expect(res.text).not.toContain('name="token"');
-    expect((await request(h.app).post("/admin/login").type("form").send({ token: "x" })).status).toBe(403);
+    // No token sign-in route in SAML mode: the session check refuses the post.
+    expect((await request(h.app).post("/admin/login").type("form").send({ token: "x" })).status).toBe(401);
   });
 
   it("a good, fully signed response signs an admin in", async () => {
@@ -185,7 +201,8 @@ describe("admin UI SAML sign-in", () => {
     // Two copies at once: at most one may win.
     const id2 = await startLogin(first);
     const xml2 = signedResponse(options(id2), idp);
-    const results = await Promise.all([post(request.agent(h.app), xml2), post(request.agent(h.app), xml2)]);
+    const cookie = loginCookies.get(first);
+    const results = await Promise.all([post(request.agent(h.app), xml2, cookie), post(request.agent(h.app), xml2, cookie)]);
     expect(results.map((r) => r.status).sort()).toEqual([303, 401]);
   });
 
@@ -229,11 +246,119 @@ describe("admin UI SAML sign-in", () => {
     await expectRejected(agent, await post(agent, doubled));
   });
 
+  it("GET /saml/login with a valid signed response in a form body only redirects: nobody is signed in and the service keeps serving", async () => {
+    const agent = request.agent(h.app);
+    const id = await startLogin(agent);
+    const xml = signedResponse(options(id), idp);
+    const res = await agent.get("/admin/saml/login").set({ Cookie: loginCookies.get(agent)! }).type("form").send({ SAMLResponse: encodeResponse(xml) });
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toMatch(/^https:\/\/idp\.example\.test\/sso\?SAMLRequest=/);
+    expect((await agent.get("/admin")).status).toBe(303);
+    // Still serving, and the response was not used up: posted to the ACS as meant, it signs in.
+    expect((await request(h.app).get("/admin/saml/metadata")).status).toBe(200);
+    expect((await post(agent, xml)).status).toBe(303);
+    expect((await agent.get("/admin")).status).toBe(200);
+  });
+
+  it("refuses a response to a sign-in started in another browser (login CSRF)", async () => {
+    const attacker = request.agent(h.app);
+    const id = await startLogin(attacker);
+    const xml = signedResponse(options(id, { nameId: "mallory@example.com" }), idp);
+    const victim = request.agent(h.app);
+    await startLogin(victim); // the victim's own, unrelated sign-in does not help either
+    const res = await post(victim, xml);
+    await expectRejected(victim, res);
+    expect(res.text).toContain("not started in this browser");
+    const id2 = await startLogin(attacker);
+    await expectRejected(victim, await post(victim, signedResponse(options(id2, { nameId: "mallory@example.com" }), idp), "")); // no cookie at all
+  });
+
+  it("the pre-login cookie is HttpOnly, Secure and SameSite=None (the IdP posts cross-site), scoped to the SAML routes", async () => {
+    const res = await request(h.app).get("/admin/saml/login");
+    const cookie = ([] as string[]).concat(res.headers["set-cookie"] ?? []).find((c) => c.startsWith("scim_admin_saml="))!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/SameSite=None/);
+    expect(cookie).toMatch(/Path=\/admin\/saml/);
+  });
+
+  it("refuses RSA-SHA1 signatures and SHA-1 digests, even from the right key", async () => {
+    const agent = request.agent(h.app);
+    const res = await post(agent, signedResponse(options(await startLogin(agent)), idp, "sha1"));
+    await expectRejected(agent, res);
+    expect(res.text).toContain("only RSA-SHA256");
+    // RSA-SHA256 signatures over SHA-1 digests: the digest is the weak link, refused too.
+    const o = options(await startLogin(agent));
+    const sha1Digests = signElement(responseXml(o, signElement(assertionXml(o), "Assertion", idp, "sha256", "sha1")), "Response", idp, "sha256", "sha1");
+    await expectRejected(agent, await post(agent, sha1Digests));
+  });
+
+  it("refuses a response from another issuer (SAML_IDP_ISSUER), even signed with the configured key", async () => {
+    const agent = request.agent(h.app);
+    const res = await post(agent, signedResponse(options(await startLogin(agent), { idpEntityId: "https://other-idp.example.test" }), idp));
+    await expectRejected(agent, res);
+    expect(res.text).toContain("SAML_IDP_ISSUER");
+  });
+
   it("a rejected or malformed post is a page, never a 500", async () => {
     const agent = request.agent(h.app);
     for (const body of [{}, { SAMLResponse: "not base64 !!" }, { SAMLResponse: encodeResponse("<nope/>") }, { SAMLResponse: encodeResponse("<<<") }]) {
       const res = await agent.post("/admin/saml/acs").type("form").send(body);
       expect(res.status).toBe(401);
+    }
+  });
+});
+
+describe("unauthenticated SAML sign-in starts are bounded", () => {
+  let h: AdminHarness;
+  beforeAll(async () => {
+    h = await startAdminHarness({
+      SAML_ENTRY_POINT: "https://idp.example.test/sso",
+      SAML_ISSUER: SP_ENTITY,
+      SAML_IDP_CERT: makeIdpKeys().cert,
+      SAML_CALLBACK_URL: ACS,
+      SAML_LOGIN_PER_ADDRESS_PER_MINUTE: "3",
+    });
+  });
+  afterAll(async () => {
+    await h?.database.drop();
+  });
+  const storedRequests = async () => Number((await h.database.db.query(`SELECT count(*) AS n FROM saml_authn_requests`))[0].n);
+
+  it("GET /saml/login is rate-limited per address (429 with Retry-After), stores nothing past the limit, and other addresses are unaffected", async () => {
+    const from = (ip: string) => request(h.app).get("/admin/saml/login").set("X-Forwarded-For", ip);
+    for (let i = 0; i < 3; i++) expect((await from("203.0.113.7")).status).toBe(302);
+    const limited = await from("203.0.113.7");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    expect(Number(limited.headers["retry-after"])).toBeLessThanOrEqual(60);
+    expect(limited.text).toContain("Too many single sign-on attempts");
+    expect(await storedRequests()).toBe(3);
+    expect((await from("203.0.113.8")).status).toBe(302);
+  });
+});
+
+describe("SAML request ids are kept only as long as they are valid", () => {
+  it("a request id older than the 10-minute TTL is deleted by the next sign-in start", async () => {
+    const { createTestDatabase } = await import("../support/db.js");
+    const { ManualClock } = await import("../../src/clock.js");
+    const { AdminSessionRepository } = await import("../../src/db/adminSessionRepository.js");
+    const { PgSamlRequestCache } = await import("../../src/http/admin/auth/samlRequestCache.js");
+    const database = await createTestDatabase();
+    try {
+      const clock = new ManualClock();
+      const cache = new PgSamlRequestCache(new AdminSessionRepository(database.db), clock, 10 * 60_000);
+      const ids = async () => ((await database.db.query(`SELECT id FROM saml_authn_requests ORDER BY id`)) as { id: string }[]).map((r) => r.id);
+      await cache.saveAsync("_a", "");
+      clock.advance(9 * 60_000);
+      await cache.saveAsync("_b", "");
+      expect(await ids()).toEqual(["_a", "_b"]);
+      clock.advance(60_001); // _a is now past its TTL, _b is not
+      await cache.saveAsync("_c", "");
+      expect(await ids()).toEqual(["_b", "_c"]);
+      expect(await cache.getAsync("_a")).toBeNull();
+    } finally {
+      await database.drop();
     }
   });
 });

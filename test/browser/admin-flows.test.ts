@@ -1,7 +1,7 @@
 import request from "supertest";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
@@ -17,7 +17,7 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
   }
 }
 
-describe("admin console flows in a browser", () => {
+describeInBrowser("admin console flows in a browser", () => {
   let browser: Browser;
   let stack: Stack;
   let page: Page;

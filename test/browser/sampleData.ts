@@ -5,18 +5,18 @@ import type { LogRow } from "../../src/http/admin/ui/pages/log.js";
 export function sampleSources(): AdminDataSources {
   const day = (n: number) => new Date(Date.UTC(2026, 10, 7 + n)).toISOString().slice(0, 10);
   const rows: LogRow[] = [
-    { id: "1", at: new Date("2026-11-20T09:15:00Z"), userName: "ada@example.com", action: "update", outcome: "succeeded", trigger: "IdP PATCH Groups/eng", platformStatus: 200, callsSpent: 1, actor: null },
-    { id: "2", at: new Date("2026-11-20T09:10:00Z"), userName: "bob@example.com", action: "deprovision", outcome: "held", trigger: "IdP PATCH Users/bob", platformStatus: null, callsSpent: 0, actor: null },
-    { id: "3", at: new Date("2026-11-20T08:55:00Z"), userName: "cy@example.com", action: "create", outcome: "failed", trigger: "mapping", platformStatus: 500, callsSpent: 1, actor: null },
+    { id: "1", at: new Date("2026-11-20T09:15:00Z"), userName: "ada@example.com", action: "update", outcome: "succeeded", trigger: "added to group Engineering", platformStatus: 200, callsSpent: 1, actor: null },
+    { id: "2", at: new Date("2026-11-20T09:10:00Z"), userName: "bob@example.com", action: "deprovision", outcome: "held", trigger: "deactivated in the IdP", platformStatus: null, callsSpent: 0, actor: null },
+    { id: "3", at: new Date("2026-11-20T08:55:00Z"), userName: "cy@example.com", action: "create", outcome: "failed", trigger: "mapping change: rule Engineers get Product, line 12", platformStatus: 500, callsSpent: 1, actor: null },
   ];
   return {
     overview: async () => ({
       budget: { used: 1250, reserve: 500, limit: 5000, resetsAt: new Date("2026-11-21T00:00:00Z") },
       callsPerDay: Array.from({ length: 14 }, (_, i) => ({ day: day(i), byAction: { deprovision: (i * 7) % 11, update: 40 + ((i * 13) % 30), create: (i * 5) % 17 } })),
       queue: [
-        { priority: "remove access", depth: 3 },
-        { priority: "creates", depth: 41 },
-        { priority: "drift verification", depth: 1200 },
+        { priority: "remove access", depth: 3, settling: 0 },
+        { priority: "creates", depth: 41, settling: 12 },
+        { priority: "drift verification", depth: 1200, settling: 0 },
       ],
       queueEta: "about 6 hours at today's pace",
       failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],
@@ -32,8 +32,13 @@ export function sampleSources(): AdminDataSources {
             userName: "ada@example.com",
             action: "update",
             outcome: "succeeded",
-            trigger: { kind: "idp", requestId: "req-42", method: "PATCH", resource: "Groups/eng" },
-            triggerLabel: "IdP PATCH Groups/eng (request req-42)",
+            trigger: { kind: "idp", requestId: "req-42", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", change: { what: "added-to-group", groupId: "5dbe7d8c-acfb-4191-aa34-932284491259", groupName: "Engineering" } },
+            triggerLabel: "added to group Engineering",
+            triggerFacts: [
+              { label: "IdP group", value: "Engineering (5dbe7d8c-acfb-4191-aa34-932284491259)" },
+              { label: "IdP request", value: "PATCH /scim/v2/Groups/5dbe7d8c-acfb-4191-aa34-932284491259" },
+              { label: "Request id", value: "req-42" },
+            ],
             before: { department: "Sales", company: ["basic_access"], workspaces: { Marketing: ["read", "campaigns"] } },
             after: { department: "Engineering", company: ["basic_access"], workspaces: { Marketing: ["read"], Product: ["read", "write"] } },
             platformCall: { method: "PUT", path: "/scim/v2/Users/p-981", status: 200 },

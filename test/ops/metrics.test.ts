@@ -89,8 +89,10 @@ describe("/metrics", () => {
   });
 
   it("lets no one in: loopback only without METRICS_TOKEN (never through a proxy), the bearer token when set", async () => {
-    const proxied = await request(stack.service.url).get("/metrics").set("X-Forwarded-For", "203.0.113.9");
-    expect(proxied.status).toBe(403);
+    for (const [header, value] of [["X-Forwarded-For", "203.0.113.9"], ["Forwarded", "for=203.0.113.9"], ["X-Real-IP", "203.0.113.9"]] as const) {
+      const proxied = await request(stack.service.url).get("/metrics").set(header, value);
+      expect([header, proxied.status]).toEqual([header, 403]);
+    }
 
     // A second service's metrics in the same process: registries are per service.
     const env = loadEnv({ METRICS_TOKEN: "metrics-token-0123456789" });

@@ -49,7 +49,7 @@ describe("shared quarantine", () => {
 
     // A second replica starts with its own workers, and learns of the quarantine from the table.
     second = await startService({
-      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: s.mappingFile, RECONCILE_POLL_MS: "100", QUARANTINE_COOLING_SECONDS: "3600" }),
+      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: s.mappingFile, RECONCILE_POLL_MS: "100", RECONCILE_SETTLE_MS: "0", QUARANTINE_COOLING_SECONDS: "3600" }),
       databaseUrl: s.database.url,
       platform: { url: s.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
     });

@@ -223,6 +223,9 @@ describe("reconciler behaviours against the emulator", () => {
     const mappingEntries: (LogEntry & { userName: string })[] = (await adminApi(stack)("/log?trigger=mapping&limit=100")).body.entries;
     expect(mappingEntries.map((e) => e.userName)).toEqual([analyst]);
     expect(mappingEntries[0]).toMatchObject({ action: "update", outcome: "succeeded", callsSpent: 1 });
+    // The trigger names the rule that changed, as the file said it then (the log page words it).
+    const ruleLine = TEST_MAPPING.split("\n").findIndex((l) => l.includes('groupPattern: "^Analysts-"')) + 1;
+    expect(mappingEntries[0]!.trigger).toMatchObject({ kind: "mapping", rules: [{ line: ruleLine, name: "groups matching ^Analysts-" }] });
     expect(mappingEntries[0]!.changes).toEqual([{ kind: "permissions", path: "workspaces[EU Production].permissions", added: ["basic_access"], removed: [] }]);
     // Everyone else is exactly as before.
     const usersAfter = (await emulatorState(stack)).dashboardUsers.filter((u) => u.userName !== analyst);

@@ -18,7 +18,7 @@ describe("SCIM discovery", () => {
       bulk: { supported: false },
       filter: { supported: true, maxResults: 1000 },
       changePassword: { supported: false },
-      sort: { supported: false },
+      sort: { supported: true },
       etag: { supported: true },
     });
     expect(res.body.authenticationSchemes[0].type).toBe("oauthbearertoken");

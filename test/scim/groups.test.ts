@@ -91,6 +91,11 @@ describe("SCIM /Groups", () => {
     // the removed member, the added one, and (for the rename) the ones who stayed
     expect([...marks.keys()].sort()).toEqual([users[7], users[8], users[9], users[10]].sort());
     expect(marks.get(users[8]!)).toMatchObject({ kind: "idp", method: "PATCH", resource: `Groups/${g.id}` });
+    // Each user's mark says what happened to them, with the group's names as of this request.
+    const group = { groupId: g.id, groupName: "Push Renamed" };
+    expect(marks.get(users[8]!)!.change).toEqual({ what: "group-renamed", ...group, previousName: "Push" });
+    expect(marks.get(users[7]!)!.change).toEqual({ what: "removed-from-group", ...group });
+    expect(marks.get(users[10]!)!.change).toEqual({ what: "added-to-group", ...group });
   });
 
   it("a PATCH adding an id that is not a user is skipped, not a 400", async () => {

@@ -62,8 +62,10 @@ export function userBody(overrides: Record<string, unknown> = {}): Record<string
 }
 
 /** The rows of reconcile_queue for these users, as user_id → trigger. */
-export async function dirtyMarks(h: ScimHarness, userIds: string[]): Promise<Map<string, { kind: string; method?: string; resource?: string }>> {
-  const rows: { user_id: string; trigger: { kind: string; method?: string; resource?: string } }[] = await h.service.db.query(
+type Mark = { kind: string; method?: string; resource?: string; change?: Record<string, unknown> };
+
+export async function dirtyMarks(h: ScimHarness, userIds: string[]): Promise<Map<string, Mark>> {
+  const rows: { user_id: string; trigger: Mark }[] = await h.service.db.query(
     `SELECT user_id, trigger FROM reconcile_queue WHERE user_id = ANY($1::uuid[])`,
     [userIds],
   );

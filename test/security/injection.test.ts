@@ -196,6 +196,12 @@ describe("SQL injection strings are only ever data", () => {
         check(`PATCH /${resource}/${value}`, await scim("patch", `/${resource}/${q(value)}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "displayName", value: "n" }] }), [404, 400]);
         check(`GET /${resource}/<id>?attributes=${value}`, await scim("get", `/${resource}/${resource === "Users" ? userIds[0] : groupId}?attributes=${q(value)}`), [200, 400]);
       }
+      // SearchRequest bodies (POST .search) carry the same parameters as JSON members.
+      for (const path of ["/.search", "/Users/.search", "/Groups/.search"]) {
+        const search = { schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"] };
+        check(`POST ${path} filter ${value}`, await scim("post", path, { ...search, filter: `displayName eq ${JSON.stringify(value)}`, sortBy: "displayName" }), [200, 400]);
+        check(`POST ${path} sortBy ${value}`, await scim("post", path, { ...search, sortBy: value, sortOrder: value, attributes: [value] }), [200, 400]);
+      }
       // A value filter that would match everything if it were SQL removes nothing.
       const patch = (path: string, body: unknown) => scim("patch", path, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [body] });
       check(`remove emails[value eq ${value}]`, await patch(`/Users/${userIds[1]}`, { op: "remove", path: `emails[value eq ${JSON.stringify(value)}]` }), [200, 204, 400]);

@@ -3,7 +3,7 @@ import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetLogger, scrub, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
-import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse, type IdpKeys } from "../support/saml.js";
+import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, samlLoginCookie, signedResponse, type IdpKeys } from "../support/saml.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
 
 /**
@@ -199,7 +199,12 @@ describe("secrets and emails never reach the logs", () => {
     // SAML: a good login, a replay of it, and one signed by someone else.
     emails.add(SAML_USER);
     const samlAgent = request.agent(saml.app);
-    const login = async () => authnRequestIdFromRedirect((await samlAgent.get("/admin/saml/login")).headers.location!);
+    let loginCookie = "";
+    const login = async () => {
+      const res = await samlAgent.get("/admin/saml/login");
+      loginCookie = samlLoginCookie(res); // Secure: supertest's jar keeps it off plain http
+      return authnRequestIdFromRedirect(res.headers.location!);
+    };
     const options = (inResponseTo: string) => ({ inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId: SAML_USER, role: "scim-admins", roleAttribute: "groups" });
     const xml = signedResponse(options(await login()), idpKeys);
     const encoded = encodeResponse(xml);
@@ -208,19 +213,19 @@ describe("secrets and emails never reach the logs", () => {
     remember("the signature value", /<(?:ds:)?SignatureValue>([^<]+)</.exec(xml)?.[1]?.replace(/\s/g, ""));
     remember("the assertion element", "<saml:Assertion");
     remember("the response element", "<samlp:Response");
-    const acs = await samlAgent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encoded });
+    const acs = await samlAgent.post("/admin/saml/acs").set({ Cookie: loginCookie }).type("form").send({ SAMLResponse: encoded });
     expect(acs.status).toBe(303);
     expect((await samlAgent.get("/admin")).status).toBe(200);
     const samlCookie = [acs.headers["set-cookie"]].flat().map(String).find((c) => c.startsWith("scim_admin_sid="));
     remember("the SAML session cookie", samlCookie && decodeURIComponent(samlCookie.split(";")[0]!.slice("scim_admin_sid=".length)));
-    expect((await samlAgent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encoded })).status).toBe(401);
+    expect((await samlAgent.post("/admin/saml/acs").set({ Cookie: loginCookie }).type("form").send({ SAMLResponse: encoded })).status).toBe(401);
     const forged = signedResponse(options(await login()), makeIdpKeys("attacker"));
     remember("a forged SAML response", encodeResponse(forged));
-    expect((await samlAgent.post("/admin/saml/acs").type("form").send({ SAMLResponse: encodeResponse(forged) })).status).toBe(401);
+    expect((await samlAgent.post("/admin/saml/acs").set({ Cookie: loginCookie }).type("form").send({ SAMLResponse: encodeResponse(forged) })).status).toBe(401);
     const tampered = Buffer.from(xml.replace(SAML_USER, "mallory@corp.example.com")).toString("base64");
     remember("a tampered SAML response", tampered);
     emails.add("mallory@corp.example.com");
-    expect((await samlAgent.post("/admin/saml/acs").type("form").send({ SAMLResponse: tampered })).status).toBe(401);
+    expect((await samlAgent.post("/admin/saml/acs").set({ Cookie: loginCookie }).type("form").send({ SAMLResponse: tampered })).status).toBe(401);
   });
 
   it("the central scrubber cuts emails in any string field, nested or in an error, and redacts secret-named fields", () => {

@@ -16,7 +16,7 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
   let output = "";
   const child = spawn(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "start"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "test", LOG_LEVEL: "error", HOST: "127.0.0.1", PORT: String(port), ...env },
+    env: { ...process.env, NODE_ENV: "test", LOG_LEVEL: "error", HOST: "127.0.0.1", PORT: String(port), RECONCILE_SETTLE_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));

@@ -5,6 +5,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createDataSource, runMigrations } from "../../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../../src/db/embedded.js";
+import { browserMustRun, browserPresent, browserSkipMessage } from "./browserPresence.js";
 
 /**
  * One PostgreSQL for the whole run: DATABASE_URL when set, else an embedded one in a temp dir.
@@ -22,6 +23,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  if (!browserPresent && !browserMustRun) console.warn(browserSkipMessage);
   let stop: (() => Promise<void>) | undefined;
   let adminUrl = process.env.DATABASE_URL;
   let dir: string | undefined;

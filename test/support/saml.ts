@@ -90,28 +90,33 @@ export function responseXml(o: ResponseOptions, assertion: string): string {
   );
 }
 
-/** Enveloped RSA-SHA256 signature on the element `localName`, placed right after its Issuer. */
-export function signElement(xml: string, localName: "Assertion" | "Response", keys: IdpKeys): string {
+/** How a test IdP signs: RSA-SHA256 as real IdPs do, or the legacy SHA-1 the service must refuse. */
+export type SignatureHash = "sha256" | "sha1";
+const SIGNATURE_ALGORITHMS = { sha256: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", sha1: "http://www.w3.org/2000/09/xmldsig#rsa-sha1" } as const;
+const DIGEST_ALGORITHMS = { sha256: "http://www.w3.org/2001/04/xmlenc#sha256", sha1: "http://www.w3.org/2000/09/xmldsig#sha1" } as const;
+
+/** Enveloped RSA signature (SHA-256 unless told) on the element `localName`, placed right after its Issuer. */
+export function signElement(xml: string, localName: "Assertion" | "Response", keys: IdpKeys, hash: SignatureHash = "sha256", digest: SignatureHash = hash): string {
   const sig = new SignedXml({
     privateKey: keys.privateKey,
     publicCert: keys.cert,
-    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+    signatureAlgorithm: SIGNATURE_ALGORITHMS[hash],
     canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
   });
   const element = `//*[local-name(.)='${localName}']`;
   sig.addReference({
     xpath: element,
     transforms: ["http://www.w3.org/2000/09/xmldsig#enveloped-signature", "http://www.w3.org/2001/10/xml-exc-c14n#"],
-    digestAlgorithm: "http://www.w3.org/2001/04/xmlenc#sha256",
+    digestAlgorithm: DIGEST_ALGORITHMS[digest],
   });
   sig.computeSignature(xml, { location: { reference: `${element}/*[local-name(.)='Issuer']`, action: "after" } });
   return sig.getSignedXml();
 }
 
 /** A response as a real IdP sends it: the assertion signed, then the whole response signed. */
-export function signedResponse(o: ResponseOptions, keys: IdpKeys): string {
-  const assertion = signElement(assertionXml(o), "Assertion", keys);
-  return signElement(responseXml(o, assertion), "Response", keys);
+export function signedResponse(o: ResponseOptions, keys: IdpKeys, hash: SignatureHash = "sha256"): string {
+  const assertion = signElement(assertionXml(o), "Assertion", keys, hash);
+  return signElement(responseXml(o, assertion), "Response", keys, hash);
 }
 
 export function encodeResponse(xml: string): string {
@@ -126,4 +131,12 @@ export function authnRequestIdFromRedirect(location: string): string {
   const id = /\sID="([^"]+)"/.exec(xml)?.[1];
   if (!id) throw new Error("no ID in the AuthnRequest");
   return id;
+}
+
+/** The `name=value` of the pre-login cookie that GET /admin/saml/login sets (binds the sign-in to this browser). */
+export function samlLoginCookie(res: { headers: Record<string, unknown> }): string {
+  const cookies = ([] as string[]).concat((res.headers["set-cookie"] as string[] | string | undefined) ?? []);
+  const cookie = cookies.find((c) => c.startsWith("scim_admin_saml="));
+  if (!cookie) throw new Error("no scim_admin_saml cookie was set");
+  return cookie.split(";")[0]!;
 }

@@ -14,7 +14,7 @@ import { TEST_MAPPING } from "./mapping.js";
  * platform (over real HTTP), and the connector pointed at it.
  */
 
-export const IDP_TOKEN = "test-idp-token-0123456789abcdef";
+export const IDP_TOKEN = "test-idp-token-0123456789abcdefgh";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 export { TEST_MAPPING } from "./mapping.js";
@@ -40,6 +40,8 @@ export async function startStack(options: { env?: Record<string, string>; mappin
     ADMIN_TOKEN,
     MAPPING_FILE: mappingFile,
     RECONCILE_POLL_MS: "100",
+    // Grants apply at once unless a test is about the settle window (test/reconcile/settle.test.ts).
+    RECONCILE_SETTLE_MS: "0",
     ...options.env,
   });
   const service = await startService({

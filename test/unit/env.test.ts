@@ -28,4 +28,38 @@ describe("loadEnv", () => {
   it("treats empty strings as unset", () => {
     expect(loadEnv({ DATABASE_URL: "", SCIM_TOKEN: " " }).DATABASE_URL).toBeUndefined();
   });
+
+  it.each([
+    ["short", "Zx9-kQ2_pL7wM4"],
+    ["long but one character", "a".repeat(64)],
+    ["long but a repeated word", "passwordpasswordpasswordpassword"],
+    ["long, few distinct characters", "abcabcabcabc0101010101010101010101"],
+    ["31 varied characters", "Zx9-kQ2_pL7wM4rT8yU1iO5eW3qA6sD"],
+  ])("refuses a low-entropy ADMIN_TOKEN or SCIM_TOKEN (%s) with the fix, never echoing it", (_name, token) => {
+    for (const name of ["ADMIN_TOKEN", "SCIM_TOKEN"]) {
+      let error: unknown;
+      try {
+        loadEnv({ [name]: token });
+      } catch (e) {
+        error = e;
+      }
+      expect(error, name).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join("\n");
+      expect(problems).toContain(`${name}: must be a random secret of at least 32 characters`);
+      expect(problems).toContain("openssl rand");
+      expect(problems).not.toContain(token);
+    }
+  });
+
+  it("accepts generated tokens", async () => {
+    const { randomBytes } = await import("node:crypto");
+    const { generateToken } = await import("../../src/auth/scimTokens.js");
+    for (let i = 0; i < 50; i++) {
+      const admin = `adm_${randomBytes(24).toString("base64url")}`; // as ensureAdminToken makes them
+      const hex = randomBytes(16).toString("hex"); // openssl rand -hex 16: the shortest hex secret that passes
+      const b64 = randomBytes(32).toString("base64"); // openssl rand -base64 32
+      for (const token of [admin, hex, b64]) expect(loadEnv({ ADMIN_TOKEN: token }).ADMIN_TOKEN).toBe(token);
+      expect(loadEnv({ SCIM_TOKEN: generateToken() }).SCIM_TOKEN).toMatch(/^scim_/);
+    }
+  });
 });

@@ -60,6 +60,13 @@ export function actionsRouter(actions: AdminActions): Router {
     (req) => actions.resumeFamily?.(String(req.params.family), req.adminActor!),
     (req) => base(req),
   );
+  handle(
+    "/notifications/test/:channel",
+    "notifyTest",
+    "sendTestNotification",
+    (req) => actions.sendTestNotification?.(String(req.params.channel), req.adminActor!),
+    (req) => `${base(req)}/notifications`,
+  );
   handle("/runs/resync", "resync", "startResync", (req) => actions.startResync?.(req.adminActor!), (req) => `${base(req)}/runs`);
   handle(
     "/mapping/apply",

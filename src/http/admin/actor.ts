@@ -15,6 +15,8 @@ export type AdminActor = {
 declare module "express-session" {
   interface SessionData {
     actor?: AdminActor;
+    /** When the actor signed in (epoch ms), stamped by the store: the start of the absolute lifetime. */
+    signedInAt?: number;
     csrfToken?: string;
     /** A one-shot message shown on the next page (after a POST → redirect). */
     flash?: { kind: "ok" | "error"; text: string };

@@ -27,6 +27,18 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 }
 
 /**
+ * True when the request comes from this machine and not through a proxy. A reverse proxy on
+ * the same host also connects from loopback, so the socket address alone would let the whole
+ * world in through it; the forwarding headers every usual proxy adds (X-Forwarded-For,
+ * Forwarded, X-Real-IP) say that it did. Used by the loopback-only surfaces: local-mode admin
+ * sign-in and /metrics without METRICS_TOKEN.
+ */
+export function isDirectLoopbackRequest(req: { socket: { remoteAddress?: string }; headers: Record<string, unknown> }): boolean {
+  if (!isLoopbackAddress(req.socket.remoteAddress)) return false;
+  return req.headers["x-forwarded-for"] === undefined && req.headers.forwarded === undefined && req.headers["x-real-ip"] === undefined;
+}
+
+/**
  * The host the server should listen on. In local mode without ADMIN_ALLOW_REMOTE: loopback when
  * HOST was not set explicitly, and a ConfigError when it was set to something else.
  * `raw` is the unparsed environment, to tell an explicit HOST from the default.

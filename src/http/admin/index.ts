@@ -4,7 +4,8 @@ import type { DataSource } from "typeorm";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
-import { AppError } from "../../errors.js";
+import { AppError, sqlState } from "../../errors.js";
+import { failedAuthThrottle, type AuthThrottleMetrics } from "../authThrottle.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "./actor.js";
 import { actionsRouter } from "./actionsRouter.js";
@@ -14,7 +15,7 @@ import { samlRouter } from "./auth/saml.js";
 import { renderSignInPage } from "./auth/signInPage.js";
 import { verifyCsrf } from "./csrf.js";
 import { draftUpload } from "./upload.js";
-import { adminAuthMode, isLoopbackAddress } from "./exposure.js";
+import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
@@ -31,13 +32,16 @@ export type AdminRouterDeps = {
   clock: Clock;
   sources?: AdminDataSources;
   actions?: AdminActions;
+  metrics?: AuthThrottleMetrics;
 };
 
 /**
  * The admin web UI, mounted at /admin (the bearer-token JSON API under /admin/api is mounted
- * before it and never reaches here). Order matters: security headers → public assets and SP
- * metadata → session → SAML ACS (no CSRF: the IdP posts it) → CSRF on everything else →
- * sign-in pages → requireSignedIn → pages and actions.
+ * before it and never reaches here). Order matters: security headers → loopback guard (local
+ * mode) → public assets → session → SAML metadata, login and ACS (no CSRF: the IdP posts it) →
+ * sign-in and sign-out (small form bodies, CSRF) → requireSignedIn → form and upload bodies →
+ * CSRF → pages and actions. No body is parsed on GET, and none beyond the sign-in forms and
+ * the ACS before the session check.
  */
 export function adminRouter(deps: AdminRouterDeps): Router {
   const { env } = deps;
@@ -47,10 +51,16 @@ export function adminRouter(deps: AdminRouterDeps): Router {
 
   router.use(securityHeaders());
   if (mode === "local" && !env.ADMIN_ALLOW_REMOTE) {
-    // Local sign-in is one shared token: refuse anyone not on this machine, whatever HOST says.
+    // Local sign-in is one shared token: refuse anyone not on this machine, whatever HOST says,
+    // including visitors that a reverse proxy on this machine forwards.
     router.use((req, res, next) => {
-      if (isLoopbackAddress(req.socket.remoteAddress)) return next();
-      renderMessagePage(res, 403, "Not available remotely", "Without single sign-on, the admin console only answers on this machine.");
+      if (isDirectLoopbackRequest(req)) return next();
+      renderMessagePage(
+        res,
+        403,
+        "Not available remotely",
+        "Without single sign-on, the admin console only answers on this machine, not through a proxy. Configure SAML sign-in (or set ADMIN_ALLOW_REMOTE=true) to reach it remotely.",
+      );
     });
   }
   router.get("/assets/admin.css", (_req, res) => {
@@ -58,20 +68,22 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     res.send(ADMIN_CSS);
   });
 
-  const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions }) : undefined;
-  router.use(express.urlencoded({ extended: false, limit: "2mb", parameterLimit: 5000 }));
-  router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES }));
+  const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions, db: deps.db }) : undefined;
+  router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES, maxAgeHours: env.ADMIN_SESSION_MAX_AGE_HOURS }));
   router.use(loadActor);
-  if (saml) router.use(saml); // metadata, login redirect and the ACS
-  router.use("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
-  router.use(verifyCsrf);
+  // Bodies are parsed only on the POST routes that read them: the few that serve visitors not
+  // signed in get a small form parser here; every other form waits until the session check.
+  if (saml) {
+    router.post("/saml/acs", formBody("1mb")); // the IdP posts the signed response here
+    router.use(saml); // metadata, login redirect and the ACS
+  }
 
   router.get("/login", (req, res) => {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
-  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN));
-  router.post("/logout", async (req, res) => {
+  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN, formBody("16kb"), failedAuthThrottle(deps.db, env, "admin-login", deps.metrics)));
+  router.post("/logout", formBody("16kb"), verifyCsrf, async (req, res) => {
     const actor = req.adminActor;
     await endSession(req);
     res.clearCookie(SESSION_COOKIE, { path: "/admin" });
@@ -80,11 +92,19 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   });
 
   router.use(requireSignedIn);
+  router.post("/{*path}", formBody("2mb"));
+  router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
+  router.use(verifyCsrf);
   router.use(pagesRouter(deps.sources ?? {}));
   router.use(actionsRouter(deps.actions ?? {}));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);
   return router;
+}
+
+/** application/x-www-form-urlencoded bodies, bounded; other content types are left unread. */
+function formBody(limit: string) {
+  return express.urlencoded({ extended: false, limit, parameterLimit: 5000 });
 }
 
 /** helmet with a strict CSP: no scripts at all, styles only from our stylesheet, no framing. */
@@ -120,6 +140,8 @@ function adminErrorPage(error: unknown, req: Request, res: Response, next: NextF
   if (typeof status === "number" && status >= 400 && status < 500) {
     return renderMessagePage(res, status, titleFor(status), "The request could not be read.");
   }
+  // A value PostgreSQL cannot take (a NUL character in a search, say) is the request's fault.
+  if (sqlState(error)?.startsWith("22")) return renderMessagePage(res, 400, titleFor(400), "A value in the request cannot be used.");
   log.error("admin", "page failed", { error, path: req.path });
   renderMessagePage(res, 500, "Something went wrong", `The page could not be shown. Reference: ${String(res.locals.requestId ?? "")}`);
 }

@@ -7,6 +7,7 @@ import { LOG_PAGE_SIZE, LogPage, parseLogFilter } from "./ui/pages/log.js";
 import { LogEntryPage } from "./ui/pages/logEntry.js";
 import { MappingPage } from "./ui/pages/mapping.js";
 import { MirrorPage } from "./ui/pages/mirror.js";
+import { NotificationsPage } from "./ui/pages/notifications.js";
 import { OverviewPage } from "./ui/pages/overview.js";
 import { RunsPage } from "./ui/pages/runs.js";
 import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
@@ -71,7 +72,7 @@ export function pagesRouter(sources: AdminDataSources): Router {
     renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, { nav: "mapping" });
   });
 
-  const simple = (path: string, title: string, nav: "approvals" | "runs" | "mirror", render: (req: Request) => Promise<unknown>) =>
+  const simple = (path: string, title: string, nav: "approvals" | "runs" | "mirror" | "notifications", render: (req: Request) => Promise<unknown>) =>
     router.get(path, async (req, res) => {
       const body = await render(req);
       renderPage(res, title, body ?? missing(title), { nav });
@@ -81,6 +82,9 @@ export function pagesRouter(sources: AdminDataSources): Router {
   );
   simple("/runs", "Runs", "runs", async (req) => (sources.runs ? <RunsPage data={await sources.runs()} ctx={pageContext(req)} /> : undefined));
   simple("/mirror", "Mirror", "mirror", async () => (sources.mirror ? <MirrorPage data={await sources.mirror()} /> : undefined));
+  simple("/notifications", "Notifications", "notifications", async (req) =>
+    sources.notifications ? <NotificationsPage data={await sources.notifications()} ctx={pageContext(req)} /> : undefined,
+  );
 
   return router;
 }

@@ -5,14 +5,15 @@ import { renderMessagePage } from "./ui/render.js";
 
 /**
  * Every admin UI authorization rule lives here. A viewer reads; an admin also approves held
- * changes, reconciles on demand, starts resyncs, applies mappings and resumes quarantined families.
+ * changes, reconciles on demand, starts resyncs, applies mappings, resumes quarantined families
+ * and sends test notifications.
  */
 
-export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping" | "resume";
+export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping" | "resume" | "notifyTest";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read"]),
-  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping", "resume"]),
+  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping", "resume", "notifyTest"]),
 };
 
 export function can(role: AdminRole | undefined, action: AdminAction): boolean {
@@ -51,4 +52,5 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   resync: "start a full resync",
   applyMapping: "apply a mapping",
   resume: "resume a quarantined platform family",
+  notifyTest: "send test notifications",
 };

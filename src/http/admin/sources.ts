@@ -4,6 +4,7 @@ import type { LogFilter, LogPageData, LogRow } from "./ui/pages/log.js";
 import type { LogEntryDetail } from "./ui/pages/logEntry.js";
 import type { MappingData, MappingPreview } from "./ui/pages/mapping.js";
 import type { MirrorData } from "./ui/pages/mirror.js";
+import type { NotificationsData } from "./ui/pages/notifications.js";
 import type { OverviewData } from "./ui/pages/overview.js";
 import type { RunsData } from "./ui/pages/runs.js";
 import type { UserDetail, UsersPageData, UsersQuery } from "./ui/pages/users.js";
@@ -29,6 +30,7 @@ export type AdminDataSources = {
   approvals?(): Promise<ApprovalsData>;
   runs?(): Promise<RunsData>;
   mirror?(): Promise<MirrorData>;
+  notifications?(): Promise<NotificationsData>;
 };
 
 /**
@@ -44,4 +46,6 @@ export type AdminActions = {
   applyMapping?(draft: string, actor: AdminActor): Promise<string>;
   /** Lifts a platform family's quarantine (platform/quarantine.ts). */
   resumeFamily?(family: string, actor: AdminActor): Promise<string>;
+  /** Queues a test message for one configured channel (src/notify/). */
+  sendTestNotification?(channel: string, actor: AdminActor): Promise<string>;
 };

@@ -34,10 +34,14 @@ class UnsupportedMediaTypeError extends AppError {
   }
 }
 
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
 export function scimBody(maxBytes: number): RequestHandler[] {
-  const parse = express.json({ limit: maxBytes, type: isJsonRequest, strict: true });
+  const json = express.json({ limit: maxBytes, type: isJsonRequest, strict: true });
+  // Only the methods that carry a resource are parsed: a body on GET or DELETE is never read.
+  const parse = (req: Request, res: Response, next: NextFunction) => (WITH_BODY.has(req.method) ? json(req, res, next) : next());
   const check = (req: Request, _res: Response, next: NextFunction) => {
-    if (req.method !== "POST" && req.method !== "PUT" && req.method !== "PATCH") return next();
+    if (!WITH_BODY.has(req.method)) return next();
     if (req.body === undefined) {
       const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
       return next(hasBody && !isJsonRequest(req) ? new UnsupportedMediaTypeError() : new BadRequestError("A JSON request body is required", "invalidSyntax"));

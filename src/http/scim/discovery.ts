@@ -20,7 +20,8 @@ export function discoveryRouter(baseUrl: string, maxPageSize: number): Router {
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: maxPageSize },
     changePassword: { supported: false },
-    sort: { supported: false },
+    // Sorting (sortBy/sortOrder, on GET and POST .search) on userName, displayName, externalId, meta.created, meta.lastModified.
+    sort: { supported: true },
     etag: { supported: true },
     authenticationSchemes: [
       {

@@ -2,9 +2,8 @@ import { Router, type Request, type Response } from "express";
 import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup, type GroupWithMembers } from "../../scim/groupCommands.js";
 import { parseProjection, project, projects, type Projection } from "../../scim/projection.js";
 import { etagOf, presentGroup } from "../../scim/resources.js";
-import { LIST_RESPONSE_SCHEMA } from "../../scim/schemas.js";
-import { parseListParams, parseProjectionParams } from "./params.js";
-import { sendScim } from "./respond.js";
+import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
+import { listResponse, sendScim } from "./respond.js";
 import { writeContext, type ScimRouteDeps } from "./users.js";
 
 /** /Groups: parse, call the group command, present. Members are loaded only when they will be returned. */
@@ -22,18 +21,15 @@ export function groupsRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Route
     sendScim(res, status, project(presentGroup(group, baseUrl, members), projectionOf(req)));
   };
 
-  router.get("/", async (req, res) => {
-    const params = parseListParams(req.query, maxPageSize);
+  const sendList = async (res: Response, params: ListParams) => {
     const projection = parseProjection("Group", params.attributes, params.excludedAttributes);
-    const page = await listGroups(db, params.filter, params.startIndex, params.count, projects(projection, "members"));
-    sendScim(res, 200, {
-      schemas: [LIST_RESPONSE_SCHEMA],
-      totalResults: page.total,
-      startIndex: params.startIndex,
-      itemsPerPage: page.items.length,
-      Resources: page.items.map(({ group, members }) => project(presentGroup(group, baseUrl, members), projection)),
-    });
-  });
+    const page = await listGroups(db, params, projects(projection, "members"));
+    const resources = page.items.map(({ group, members }) => project(presentGroup(group, baseUrl, members), projection));
+    sendScim(res, 200, listResponse(params, page.total, resources));
+  };
+
+  router.get("/", async (req, res) => sendList(res, parseListParams(req.query, maxPageSize)));
+  router.post("/.search", async (req, res) => sendList(res, parseSearchRequest(req.body, maxPageSize)));
 
   router.post("/", async (req, res) => sendGroup(req, res, 201, await createGroup(db, req.body, writeContext(req, res))));
   router.get("/:id", async (req, res) => sendGroup(req, res, 200, await getGroup(db, req.params.id, projects(projectionOf(req), "members"))));

@@ -2,12 +2,15 @@ import { Router } from "express";
 import { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
+import { noteIdpRequests } from "../../notify/conditions.js";
 import type { AppDeps } from "../app.js";
+import { failedAuthThrottle } from "../authThrottle.js";
 import { requireScimToken } from "./auth.js";
 import { scimBody } from "./body.js";
 import { discoveryRouter } from "./discovery.js";
 import { scimErrorHandler } from "./errors.js";
 import { groupsRouter } from "./groups.js";
+import { rootSearchRouter } from "./search.js";
 import { usersRouter } from "./users.js";
 
 /**
@@ -19,9 +22,12 @@ export function scimRouter(deps: AppDeps): Router {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
   const routeDeps = { db: deps.db, baseUrl, maxPageSize: deps.env.SCIM_MAX_PAGE_SIZE };
   const router = Router();
-  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN)));
+  const throttle = failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics);
+  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
+  router.use(noteIdpRequests(deps.db, deps.clock)); // idp.silent (src/notify/conditions.ts)
   router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
   router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
+  router.use(rootSearchRouter(routeDeps));
   router.use("/Users", usersRouter(routeDeps));
   router.use("/Groups", groupsRouter(routeDeps));
   router.use((req, _res, next) => next(new NotFoundError(`No SCIM endpoint ${req.method} ${req.path.slice(0, 200)}`)));

@@ -2,11 +2,10 @@ import { Router, type Request, type Response } from "express";
 import type { DataSource } from "typeorm";
 import { parseProjection, project } from "../../scim/projection.js";
 import { etagOf, presentUser, type StoredRecord } from "../../scim/resources.js";
-import { LIST_RESPONSE_SCHEMA } from "../../scim/schemas.js";
 import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from "../../scim/userCommands.js";
 import type { WriteContext } from "../../scim/writeContext.js";
-import { parseListParams, parseProjectionParams } from "./params.js";
-import { sendScim } from "./respond.js";
+import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
+import { listResponse, sendScim } from "./respond.js";
 
 export type ScimRouteDeps = { db: DataSource; baseUrl: string; maxPageSize: number };
 
@@ -26,18 +25,14 @@ export function usersRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Router
     sendScim(res, status, body);
   };
 
-  router.get("/", async (req, res) => {
-    const params = parseListParams(req.query, maxPageSize);
+  const sendList = async (res: Response, params: ListParams) => {
     const projection = parseProjection("User", params.attributes, params.excludedAttributes);
-    const page = await listUsers(db, params.filter, params.startIndex, params.count);
-    sendScim(res, 200, {
-      schemas: [LIST_RESPONSE_SCHEMA],
-      totalResults: page.total,
-      startIndex: params.startIndex,
-      itemsPerPage: page.items.length,
-      Resources: page.items.map((u) => project(presentUser(u, baseUrl), projection)),
-    });
-  });
+    const page = await listUsers(db, params);
+    sendScim(res, 200, listResponse(params, page.total, page.items.map((u) => project(presentUser(u, baseUrl), projection))));
+  };
+
+  router.get("/", async (req, res) => sendList(res, parseListParams(req.query, maxPageSize)));
+  router.post("/.search", async (req, res) => sendList(res, parseSearchRequest(req.body, maxPageSize)));
 
   router.post("/", async (req, res) => sendUser(req, res, 201, await createUser(db, req.body, writeContext(req, res))));
   router.get("/:id", async (req, res) => sendUser(req, res, 200, await getUser(db, req.params.id)));

@@ -5,11 +5,12 @@ import type { Clock } from "../../../clock.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
 import { listHolds } from "../../../db/holdRepository.js";
 import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
-import { AppError, BadRequestError, NotFoundError } from "../../../errors.js";
+import { AppError, BadRequestError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import { queueStatus } from "../../../reconcile/queueStatus.js";
+import type { FailedAuthThrottle } from "../../authThrottle.js";
 import { requireAdminToken } from "./auth.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
@@ -17,6 +18,8 @@ export type AdminApiDeps = {
   db: DataSource;
   clock: Clock;
   adminToken: string | undefined;
+  /** Failed bearer tokens; createApp gives one shared with the other replicas. */
+  throttle?: FailedAuthThrottle;
   budget: BudgetPolicy;
   /** Provision on demand (jumps the queue, spends budget). */
   reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
@@ -38,8 +41,10 @@ const logQuery = z.object({
 /** The admin JSON API under /admin/api: bearer-token only (no cookies, so no CSRF surface). */
 export function adminApiRouter(deps: AdminApiDeps): Router {
   const router = Router();
-  router.use(requireAdminToken(deps.adminToken));
-  router.use(express.json({ limit: "64kb" }));
+  router.use(requireAdminToken(deps.adminToken, deps.throttle));
+  // Only POST routes take a body (after the token check): nothing is parsed on GET.
+  const json = express.json({ limit: "64kb" });
+  router.use((req, res, next) => (req.method === "POST" ? json(req, res, next) : next()));
 
   router.get("/log", async (req, res) => {
     const q = parse(logQuery, req.query);
@@ -128,6 +133,10 @@ function adminApiErrors(error: unknown, _req: Request, res: Response, _next: Nex
   const status = (error as { status?: unknown; type?: unknown })?.status;
   if (typeof status === "number" && status >= 400 && status < 500) {
     res.status(status).json({ error: "BadRequest", message: "The request could not be read" });
+    return;
+  }
+  if (sqlState(error)?.startsWith("22")) {
+    res.status(400).json({ error: "BadRequest", message: "A value in the request cannot be used" });
     return;
   }
   log.error("admin-api", "unexpected error", { error });

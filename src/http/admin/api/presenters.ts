@@ -36,6 +36,7 @@ export const presentBudget = (b: BudgetStatus) => ({
 export const presentQueue = (q: QueueStatus) => ({
   pending: q.pending,
   total: q.total,
+  settling: { count: q.settling.count, nextAt: q.settling.nextAt?.toISOString() ?? null },
   parked: q.parked,
   oldestEnqueuedAt: q.oldestEnqueuedAt?.toISOString() ?? null,
   eta: q.eta?.toISOString() ?? null,

@@ -88,4 +88,5 @@ textarea { width: 100%; min-height: 14rem; font-family: ui-monospace, Menlo, Con
 .diff-added .diff-sign { color: var(--good); } .diff-removed .diff-sign { color: var(--bad); } .diff-changed .diff-sign { color: var(--warn); }
 .sso { display: block; text-align: center; text-decoration: none; padding: 0.6rem; }
 .hint { color: var(--muted); font-size: 0.9rem; }
+.plain-list { list-style: none; margin: 0; padding: 0; }
 `;

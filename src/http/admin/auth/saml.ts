@@ -1,29 +1,34 @@
-import { Strategy as SamlStrategy, ValidateInResponseTo, type Profile, type VerifiedCallback } from "@node-saml/passport-saml";
-import { Router, type NextFunction, type Request, type Response } from "express";
+import { randomBytes } from "node:crypto";
+import { SAML, ValidateInResponseTo, type Profile, type SamlConfig } from "@node-saml/passport-saml";
+import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
+import type { DataSource } from "typeorm";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
+import { perAddressRequestLimit } from "../../authThrottle.js";
 import { actorForLog, type AdminActor } from "../actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
-import { checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
+import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
+import { requireStrongAlgorithms } from "./samlAlgorithms.js";
+import { forgetLoginRequests, rememberLoginRequest, startedInThisBrowser } from "./samlLoginBinding.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
 import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
 
 /**
  * SAML 2.0 sign-in (SP-initiated): GET /saml/login → IdP → POST /saml/acs. Both the response
  * and the assertion must be signed by SAML_IDP_CERT; audience, Destination/Recipient, the time
- * window and InResponseTo (one of our requests, used once) are checked. Any rejection is a
- * 401/403 page, never a 500. Passport is used without its session support: we start our own
- * session (with a fresh id) from the verified profile.
+ * window and InResponseTo (one of our requests, started in this browser, used once) are
+ * checked. Any rejection is a 401/403 page, never a 500. We start our own session (with a fresh
+ * id) from the verified profile.
  */
 
 /** How long an AuthnRequest may wait for its response; also the acceptable assertion age. */
 const REQUEST_TTL_MS = 10 * 60_000;
 const CLOCK_SKEW_MS = 60_000;
 
-type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository };
+type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository; db: DataSource };
 
 class RefusedRole extends Error {}
 
@@ -35,80 +40,86 @@ export function samlRouter(deps: Deps): Router {
     adminValues: parseRoleValues(env.SAML_ADMIN_VALUES),
     viewerValues: parseRoleValues(env.SAML_VIEWER_VALUES),
   };
-
-  const verify = (profile: Profile | null, done: VerifiedCallback): void => {
-    void (async () => {
-      if (!profile?.nameID) throw new Error("the assertion names no user");
-      checkResponseAddressing(profile, acsUrl);
-      checkNameIdUncommented(profile);
-      // node-saml checked InResponseTo; claiming it here makes two concurrent copies of one response fail too.
-      const inResponseTo = typeof profile.inResponseTo === "string" ? profile.inResponseTo : undefined;
-      if (!inResponseTo || !(await deps.sessions.consumeResponse(inResponseTo, deps.clock.now()))) {
-        throw new Error("this response was already used");
-      }
-      const role = roleFromProfile(profile, rules);
-      if (!role) throw new RefusedRole(profile.nameID);
-      const actor: AdminActor = { name: profile.nameID, role, via: "saml" };
-      return actor;
-    })().then(
-      (actor) => done(null, actor as unknown as Record<string, unknown>),
-      (error: Error) => done(error),
-    );
+  const config: SamlConfig = {
+    entryPoint: env.SAML_ENTRY_POINT!,
+    issuer: env.SAML_ISSUER!,
+    audience: env.SAML_ISSUER!,
+    callbackUrl: acsUrl,
+    idpCert: normalisePem(env.SAML_IDP_CERT!),
+    wantAuthnResponseSigned: true,
+    wantAssertionsSigned: true,
+    acceptedClockSkewMs: CLOCK_SKEW_MS,
+    maxAssertionAgeMs: REQUEST_TTL_MS,
+    validateInResponseTo: ValidateInResponseTo.always,
+    requestIdExpirationPeriodMs: REQUEST_TTL_MS,
+    cacheProvider: new PgSamlRequestCache(deps.sessions, deps.clock, REQUEST_TTL_MS),
+    // Entra and Okta pick the authentication method (MFA, passwordless); asking for "password" breaks that.
+    disableRequestedAuthnContext: true,
+    signatureAlgorithm: "sha256",
   };
+  if (!env.SAML_IDP_ISSUER) {
+    log.warn("admin", "SAML_IDP_ISSUER is not set: any issuer signing with SAML_IDP_CERT is accepted", { fix: "set SAML_IDP_ISSUER to the IdP's entity id (docs/operations.md)" });
+  }
+  // node-saml directly, not passport's authenticate(): the login route only ever builds a redirect,
+  // whatever the request carries, and the ACS handles one outcome per request with no callbacks.
+  const saml = new SAML(config);
 
-  const strategy = new SamlStrategy(
-    {
-      name: "saml",
-      entryPoint: env.SAML_ENTRY_POINT!,
-      issuer: env.SAML_ISSUER!,
-      audience: env.SAML_ISSUER!,
-      callbackUrl: acsUrl,
-      idpCert: normalisePem(env.SAML_IDP_CERT!),
-      wantAuthnResponseSigned: true,
-      wantAssertionsSigned: true,
-      acceptedClockSkewMs: CLOCK_SKEW_MS,
-      maxAssertionAgeMs: REQUEST_TTL_MS,
-      validateInResponseTo: ValidateInResponseTo.always,
-      requestIdExpirationPeriodMs: REQUEST_TTL_MS,
-      cacheProvider: new PgSamlRequestCache(deps.sessions, deps.clock, REQUEST_TTL_MS),
-      // Entra and Okta pick the authentication method (MFA, passwordless); asking for "password" breaks that.
-      disableRequestedAuthnContext: true,
-      signatureAlgorithm: "sha256",
-    },
-    verify,
-    (_profile, done) => done(null, undefined),
-  );
+  /** The signed-in actor for a verified profile; throws with the reason for anything else. */
+  const actorFor = async (req: Request, profile: Profile | null): Promise<AdminActor> => {
+    if (!profile?.nameID) throw new Error("the assertion names no user");
+    checkResponseAddressing(profile, acsUrl);
+    checkNameIdUncommented(profile);
+    if (env.SAML_IDP_ISSUER) checkIssuer(profile, env.SAML_IDP_ISSUER);
+    const inResponseTo = typeof profile.inResponseTo === "string" ? profile.inResponseTo : undefined;
+    if (!startedInThisBrowser(req, inResponseTo)) throw new Error("this sign-in was not started in this browser");
+    // node-saml checked InResponseTo; claiming it here makes two concurrent copies of one response fail too.
+    if (!inResponseTo || !(await deps.sessions.consumeResponse(inResponseTo, deps.clock.now()))) {
+      throw new Error("this response was already used");
+    }
+    const role = roleFromProfile(profile, rules);
+    if (!role) throw new RefusedRole(profile.nameID);
+    return { name: profile.nameID, role, via: "saml" };
+  };
 
   const router = Router();
 
   router.get("/saml/metadata", (_req, res) => {
-    res.type("application/samlmetadata+xml").send(strategy.generateServiceProviderMetadata(null, null));
+    res.type("application/samlmetadata+xml").send(saml.generateServiceProviderMetadata(null, null));
   });
 
-  router.get("/saml/login", (req, res) => {
-    // Passport's own pattern: a per-request object whose redirect/success/fail/error answer this request.
-    const instance = Object.create(strategy) as SamlStrategy;
-    instance.redirect = (url: string) => res.redirect(302, url);
-    instance.error = (err: Error) => failedLogin(req, res, err);
-    instance.authenticate(req as never, {}); // passport-saml bundles its own @types/express
+  // Anyone may start a sign-in, and each start stores a request id (kept REQUEST_TTL_MS): bounded per address.
+  const loginLimit = perAddressRequestLimit(deps.db, { name: "saml-login", perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE }, (_req, res, retryAfterSeconds) =>
+    renderMessagePage(res, 429, "Too many sign-in attempts", `Too many single sign-on attempts from your address. Try again in ${retryAfterSeconds} s.`),
+  );
+
+  router.get("/saml/login", loginLimit, async (req, res) => {
+    // One client per request so that this request's id is known here (for the browser binding).
+    const requestId = `_${randomBytes(20).toString("hex")}`;
+    try {
+      const url = await new SAML({ ...config, generateUniqueId: () => requestId }).getAuthorizeUrlAsync("", undefined, {});
+      rememberLoginRequest(req, res, requestId, REQUEST_TTL_MS);
+      res.redirect(302, url);
+    } catch (error) {
+      failedLogin(req, res, error as Error);
+    }
   });
 
-  router.post("/saml/acs", (req: Request, res: Response, next: NextFunction) => {
+  router.post("/saml/acs", async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown> | undefined;
     const samlResponse = typeof body?.SAMLResponse === "string" ? body.SAMLResponse : undefined;
     if (!samlResponse) return failedLogin(req, res, new SamlAddressingError("no SAMLResponse was posted"));
-    const instance = Object.create(strategy) as SamlStrategy;
-    instance.success = (user: unknown) => {
-      const actor = user as AdminActor;
-      establishSession(req, actor).then(() => {
-        log.info("admin", "signed in", { actor: actorForLog(actor.name), role: actor.role, via: "saml" });
-        res.redirect(303, req.baseUrl || "/admin");
-      }, next);
-    };
-    instance.fail = () => failedLogin(req, res, new Error("the response was not accepted"));
-    instance.error = (err: Error) => failedLogin(req, res, err);
-    instance.redirect = (url: string) => res.redirect(302, url);
-    instance.authenticate(req as never, {}); // passport-saml bundles its own @types/express
+    let actor: AdminActor;
+    try {
+      requireStrongAlgorithms(Buffer.from(samlResponse, "base64").toString("utf8"));
+      const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });
+      actor = await actorFor(req, profile);
+    } catch (error) {
+      return failedLogin(req, res, error as Error);
+    }
+    forgetLoginRequests(req, res);
+    await establishSession(req, actor);
+    log.info("admin", "signed in", { actor: actorForLog(actor.name), role: actor.role, via: "saml" });
+    res.redirect(303, req.baseUrl || "/admin");
   });
 
   return router;

@@ -43,6 +43,24 @@ function decodeEntities(value: string): string {
 }
 
 /**
+ * SAML_IDP_ISSUER, when set: the signed assertion's Issuer, and the response's own Issuer when it
+ * has one (it is optional in SAML), must name the IdP. node-saml's idpIssuer covers logout only.
+ */
+export function checkIssuer(profile: Profile, expected: string): void {
+  if (profile.issuer !== expected) throw new SamlAddressingError("the assertion was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+  const responseIssuer = rootIssuer(profile.getSamlResponseXml?.() ?? "");
+  if (responseIssuer !== undefined && responseIssuer !== expected) {
+    throw new SamlAddressingError("the response was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+  }
+}
+
+/** The text of the Issuer element right under the Response root; undefined if it has none. */
+function rootIssuer(xml: string): string | undefined {
+  const match = /^\s*(?:<\?xml[^>]*\?>\s*)?<(?:[A-Za-z_][\w.-]*:)?Response\b[^>]*>\s*<(?:[A-Za-z_][\w.-]*:)?Issuer\b[^>]*>([^<]*)<\//.exec(xml);
+  return match ? decodeEntities(match[1]!.trim()) : undefined;
+}
+
+/**
  * A comment inside the NameID is tampering: canonicalisation drops comments, so both signatures
  * still verify, while a reader that stops at the comment sees another user (the 2018 SAML
  * comment-truncation flaws). No IdP sends one, so the response is refused rather than read.

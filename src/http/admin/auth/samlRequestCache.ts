@@ -4,10 +4,11 @@ import type { AdminSessionRepository } from "../../../db/adminSessionRepository.
 
 /**
  * node-saml's InResponseTo cache, in PostgreSQL so that the replica receiving the IdP's POST
- * knows the AuthnRequest another replica sent. Entries older than `ttlMs` count as absent.
+ * knows the AuthnRequest another replica sent. Entries older than `ttlMs` count as absent and
+ * are deleted by the next save: anyone can start a sign-in, so rows must not outlive their use.
  */
 export class PgSamlRequestCache implements CacheProvider {
-  private lastPrune = 0;
+  private lastConsumedPrune = 0;
 
   constructor(
     private readonly repo: AdminSessionRepository,
@@ -18,7 +19,8 @@ export class PgSamlRequestCache implements CacheProvider {
   async saveAsync(key: string, value: string): Promise<CacheItem | null> {
     const now = this.clock.now();
     await this.repo.rememberAuthnRequest(key, now);
-    await this.pruneNowAndThen(now);
+    await this.repo.deleteAuthnRequestsBefore(new Date(now.getTime() - this.ttlMs));
+    await this.pruneConsumedNowAndThen(now);
     return { value, createdAt: now.getTime() };
   }
 
@@ -32,10 +34,11 @@ export class PgSamlRequestCache implements CacheProvider {
     return (await this.repo.forgetAuthnRequest(key)) ? key : null;
   }
 
-  private async pruneNowAndThen(now: Date): Promise<void> {
-    if (now.getTime() - this.lastPrune < 10 * 60_000) return;
-    this.lastPrune = now.getTime();
+  private async pruneConsumedNowAndThen(now: Date): Promise<void> {
+    if (now.getTime() - this.lastConsumedPrune < 10 * 60_000) return;
+    this.lastConsumedPrune = now.getTime();
     // Consumed-response marks must outlive any assertion that could still be valid: keep a day.
-    await this.repo.deleteAuthnRequestsBefore(new Date(now.getTime() - Math.max(this.ttlMs, 24 * 3_600_000)));
+    // Only a verified response writes one, so they cannot pile up from anonymous requests.
+    await this.repo.deleteConsumedResponsesBefore(new Date(now.getTime() - Math.max(this.ttlMs, 24 * 3_600_000)));
   }
 }

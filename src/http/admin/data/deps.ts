@@ -1,6 +1,7 @@
 import type { DataSource } from "typeorm";
 import type { Clock } from "../../../clock.js";
 import type { Mapping } from "../../../config/mapping.js";
+import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import type { ReconcileResult } from "../../../reconcile/outcomes.js";
@@ -21,4 +22,6 @@ export type AdminDataDeps = {
   resync?: ResyncSettings;
   /** The platform quarantine (overview panel, resume button). */
   quarantine?: Pick<PlatformQuarantine, "list" | "resume">;
+  /** The notification channels and outbox (Notifications page, test button). */
+  notifications?: Pick<Notifications, "status" | "sendTest">;
 };

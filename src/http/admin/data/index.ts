@@ -9,6 +9,10 @@ import { overviewData, resumeFamily } from "./overview.js";
 import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
 import { userDetail, usersPage } from "./users.js";
+import { NotFoundError } from "../../../errors.js";
+import type { Notifications } from "../../../notify/index.js";
+import type { AdminActor } from "../actor.js";
+
 
 export type { AdminDataDeps } from "./deps.js";
 
@@ -35,6 +39,7 @@ export function createAdminData(deps: AdminDataDeps): {
     previewMapping: (draft) => previewMapping(deps, draft),
     approvals: () => approvalsData(deps),
     mirror: () => mirrorPageData(deps.db, deps.clock.now()),
+    ...(deps.notifications ? { notifications: deps.notifications.status } : {}),
     ...(resync ? { runs: () => runsData(deps, resync) } : {}),
   };
   const actions: AdminActions = {
@@ -46,7 +51,13 @@ export function createAdminData(deps: AdminDataDeps): {
     ...(reconcileNow ? { reconcileNow: (userId, actor) => reconcileUserNow({ ...deps, reconcileNow }, userId, actor) } : {}),
     ...(resync ? { startResync: (actor) => startResyncNow(resync, actor) } : {}),
     ...(deps.quarantine ? { resumeFamily: (family, actor) => resumeFamily(deps.quarantine!, family, actor) } : {}),
+    ...(deps.notifications ? { sendTestNotification: (channel, actor) => sendTestNotification(deps.notifications!, channel, actor) } : {}),
   };
   const apiReconcileNow = reconcileNow && (async (userId: string, actor: string) => (await reconcileWithReceipt({ ...deps, reconcileNow }, userId, actor)).result);
   return { sources, actions, ...(apiReconcileNow ? { apiReconcileNow } : {}) };
+}
+
+async function sendTestNotification(notifications: Pick<Notifications, "sendTest">, channel: string, actor: AdminActor): Promise<string> {
+  if (!(await notifications.sendTest(channel, actor.name))) throw new NotFoundError(`No ${channel} channel is configured`);
+  return `Test notification queued for ${channel}; the outbox below shows its delivery.`;
 }

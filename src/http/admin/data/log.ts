@@ -5,7 +5,7 @@ import { BadRequestError } from "../../../errors.js";
 import type { LogFilter, LogPageData, LogRow } from "../ui/pages/log.js";
 import type { LogEntryDetail } from "../ui/pages/logEntry.js";
 import type { AdminDataDeps } from "./deps.js";
-import { parseUtcTime, platformCallOf, triggerLabel } from "./format.js";
+import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
 
 /** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
@@ -71,7 +71,8 @@ export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntr
     action: entry.action,
     outcome: entry.outcome,
     trigger: entry.trigger,
-    triggerLabel: triggerLabel(entry.trigger, true),
+    triggerLabel: triggerLabel(entry.trigger),
+    triggerFacts: triggerFacts(entry.trigger),
     // No account is no rows at all (undefined), rather than a "null" value in the diff.
     before: trees.before ?? undefined,
     after: trees.after ?? undefined,

@@ -41,6 +41,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     budget: { used: queue.budget.used, reserve: queue.budget.reserve, limit: queue.budget.limit, resetsAt: queue.budget.resetsAt },
     callsPerDay: chartDays(now, calls),
     queue: queueByPriority(queue.pending),
+    settling: queue.settling,
     queueEta: etaText(now, queue.eta, formatTime),
     failures,
     held,
@@ -69,8 +70,11 @@ export function chartDays(now: Date, rows: { day: string; action: string; calls:
   });
 }
 
-function queueByPriority(pending: { name: string; count: number }[]): OverviewData["queue"] {
-  const depth = new Map<string, number>();
-  for (const p of pending) depth.set(p.name, (depth.get(p.name) ?? 0) + p.count);
-  return [...depth.entries()].map(([priority, n]) => ({ priority, depth: n }));
+function queueByPriority(pending: { name: string; count: number; settling: number }[]): OverviewData["queue"] {
+  const depth = new Map<string, { depth: number; settling: number }>();
+  for (const p of pending) {
+    const row = depth.get(p.name) ?? { depth: 0, settling: 0 };
+    depth.set(p.name, { depth: row.depth + p.count, settling: row.settling + p.settling });
+  }
+  return [...depth.entries()].map(([priority, n]) => ({ priority, ...n }));
 }

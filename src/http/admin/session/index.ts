@@ -8,18 +8,20 @@ import { PgSessionStore } from "./pgSessionStore.js";
 export const SESSION_COOKIE = "scim_admin_sid";
 
 /**
- * Admin UI sessions: stored in PostgreSQL, rolling idle timeout, cookie HttpOnly + SameSite=Lax,
+ * Admin UI sessions: stored in PostgreSQL, rolling idle timeout and an absolute lifetime from
+ * sign-in (ADMIN_SESSION_MAX_AGE_HOURS, so a role removed in the IdP takes effect), cookie HttpOnly + SameSite=Lax,
  * Secure whenever the request came over TLS (directly or via a trusted proxy). The cookie
  * signing key comes from the database, so it is built on the first request.
  */
-export function adminSession(options: { sessions: AdminSessionRepository; clock: Clock; idleMinutes: number }): RequestHandler {
+export function adminSession(options: { sessions: AdminSessionRepository; clock: Clock; idleMinutes: number; maxAgeHours: number }): RequestHandler {
   const idleMs = options.idleMinutes * 60_000;
+  const maxAgeMs = Math.round(options.maxAgeHours * 3_600_000);
   let middleware: Promise<RequestHandler> | undefined;
   const build = async (): Promise<RequestHandler> =>
     session({
       name: SESSION_COOKIE,
       secret: await options.sessions.getCookieSecret(),
-      store: new PgSessionStore(options.sessions, options.clock, idleMs),
+      store: new PgSessionStore(options.sessions, options.clock, { idleMs, maxAgeMs }),
       resave: false,
       saveUninitialized: false,
       rolling: true,

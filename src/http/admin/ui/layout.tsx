@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact";
 import type { PageContext } from "./render.js";
 
-export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror";
+export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
@@ -11,6 +11,7 @@ const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "approvals", label: "Approvals", path: "/approvals" },
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },
+  { key: "notifications", label: "Notifications", path: "/notifications" },
 ];
 
 function Head({ title, basePath }: { title: string; basePath: string }) {

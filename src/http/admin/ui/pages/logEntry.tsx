@@ -13,6 +13,8 @@ export type LogEntryDetail = {
   /** What woke it, as stored (e.g. {"kind":"idp","requestId":"…","method":"PATCH","resource":"Groups/…"}). */
   trigger: unknown;
   triggerLabel: string;
+  /** The ids behind the words (group, IdP request, rule, run), each with the page it links to. */
+  triggerFacts: { label: string; value: string; page?: "mapping" | "runs" }[];
   /** Permission tree before → after (the desired dashboard users). */
   before: unknown;
   after: unknown;
@@ -48,7 +50,13 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
       <div class="grid">
         <Section title="What triggered it">
           <p>{entry.triggerLabel}</p>
-          <pre class="mono">{JSON.stringify(entry.trigger, null, 2)}</pre>
+          {entry.triggerFacts.length ? (
+            <Facts items={entry.triggerFacts.map((f) => [f.label, f.page ? <a href={`${base}/${f.page}`}>{f.value}</a> : <code>{f.value}</code>])} />
+          ) : null}
+          <details>
+            <summary>As recorded</summary>
+            <pre class="mono">{JSON.stringify(entry.trigger, null, 2)}</pre>
+          </details>
         </Section>
         <Section title="Platform call">
           {entry.platformCall ? (

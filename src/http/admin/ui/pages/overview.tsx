@@ -9,7 +9,10 @@ export type OverviewData = {
   budget: { used: number; reserve: number; limit: number; resetsAt: Date };
   /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
   callsPerDay: { day: string; byAction: Record<string, number> }[];
-  queue: { priority: string; depth: number }[];
+  /** `settling`: of `depth`, grants waiting for the user to be quiet (docs/reconciler.md, settle window). */
+  queue: { priority: string; depth: number; settling: number }[];
+  /** Grants waiting to settle, and when the next one goes out. */
+  settling?: { count: number; nextAt: Date | null };
   /** e.g. "about 2 days at today's pace"; undefined when the queue is empty. */
   queueEta?: string;
   failures: { userId?: string; userName: string; error: string; at: Date }[];
@@ -60,12 +63,19 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
           <p>
             <span class="stat">{queued.toLocaleString("en")}</span> users waiting{data.queueEta ? ` · ${data.queueEta}` : ""}
           </p>
+          {data.settling && data.settling.count > 0 ? (
+            <p>
+              {data.settling.count.toLocaleString("en")} waiting to settle (grants held until the user is quiet, so they go out in one call)
+              {data.settling.nextAt ? ` · the next goes at ${formatTime(data.settling.nextAt)}` : ""}
+            </p>
+          ) : null}
           <DataTable
             rows={data.queue}
             empty="The queue is empty."
             columns={[
               { label: "Priority", cell: (q) => q.priority },
               { label: "Users", cell: (q) => q.depth, numeric: true },
+              { label: "Waiting to settle", cell: (q) => q.settling, numeric: true },
             ]}
           />
         </Section>

@@ -1,0 +1,28 @@
+import { RateLimiterMemory, RateLimiterPostgres } from "rate-limiter-flexible";
+import type { DataSource } from "typeorm";
+
+/**
+ * Counters for the failed-authentication throttles, kept in PostgreSQL (table auth_throttle, made
+ * by migration AuthThrottle1763700000750) so that every replica counts the same failures. The
+ * limiter runs its few statements on the data source's pg pool.
+ */
+
+export type CounterSpec = { keyPrefix: string; points: number; durationSeconds: number };
+
+export function sharedRateLimiter(db: DataSource, spec: CounterSpec): RateLimiterPostgres {
+  const pool = (db.driver as unknown as { master: unknown }).master;
+  return new RateLimiterPostgres({
+    storeClient: pool,
+    storeType: "pool",
+    tableName: "auth_throttle",
+    tableCreated: true, // the migration made it; never CREATE TABLE at run time
+    keyPrefix: spec.keyPrefix,
+    points: spec.points,
+    duration: spec.durationSeconds,
+    // Once a key is over its limit, this process answers from memory until the window ends: a
+    // flood of failures then costs no database write per request.
+    inMemoryBlockOnConsumed: spec.points + 1,
+    // PostgreSQL down: count in this process alone rather than fail every sign-in.
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: spec.keyPrefix, points: spec.points, duration: spec.durationSeconds }),
+  });
+}

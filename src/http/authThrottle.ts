@@ -1,0 +1,115 @@
+import { isIPv6 } from "node:net";
+import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { Request, RequestHandler, Response } from "express";
+import type { Counter } from "prom-client";
+import type { DataSource } from "typeorm";
+import type { Env } from "../config/env.js";
+import { sharedRateLimiter } from "../db/authThrottleStore.js";
+import { log } from "../logging/logger.js";
+
+/**
+ * Throttles on failed authentication, per surface (SCIM bearer, admin API bearer, admin UI
+ * sign-in): at most AUTH_THROTTLE_PER_ADDRESS failures per client address and AUTH_THROTTLE_GLOBAL
+ * failures from everyone per AUTH_THROTTLE_WINDOW_SECONDS; past either, a failing request gets 429
+ * with Retry-After instead of 401. Counters live in PostgreSQL, so replicas share them.
+ *
+ * Only failures are counted and only failures are refused: a valid credential is checked first
+ * and always passes, whatever its address has done. The IdP's provisioning service sends from
+ * addresses it shares with its other tenants, so refusing good requests from a throttled address
+ * (or all requests past the global cap) would let anyone lock our IdP out by pointing their own
+ * tenant at us with a wrong token. Guessing is defeated by the tokens' entropy (src/config/env.ts);
+ * the throttle bounds what a flood of guesses costs and makes it visible (logs, /metrics).
+ */
+
+export type AuthSurface = "scim" | "admin-api" | "admin-login";
+export type AuthThrottleMetrics = { authFailures: Counter<"surface">; authThrottled: Counter<"surface" | "scope"> };
+export type Throttled = { scope: "address" | "global"; retryAfterSeconds: number };
+
+type ThrottleLimits = Pick<Env, "AUTH_THROTTLE_PER_ADDRESS" | "AUTH_THROTTLE_GLOBAL" | "AUTH_THROTTLE_WINDOW_SECONDS">;
+
+export class FailedAuthThrottle {
+  constructor(
+    private readonly surface: AuthSurface,
+    private readonly perAddress: RateLimiterAbstract,
+    private readonly everyone: RateLimiterAbstract,
+    private readonly metrics?: AuthThrottleMetrics,
+  ) {}
+
+  /** Counts one failed attempt from `address`; says when failures are now refused (429) and for how long. */
+  async recordFailure(address: string | undefined): Promise<Throttled | undefined> {
+    this.metrics?.authFailures.inc({ surface: this.surface });
+    const client = addressKey(address);
+    // An address already over its own limit does not also use up everyone's allowance.
+    const throttled = (await this.consume(this.perAddress, client, "address", address)) ?? (await this.consume(this.everyone, "all", "global", address));
+    if (throttled) this.metrics?.authThrottled.inc({ surface: this.surface, scope: throttled.scope });
+    return throttled;
+  }
+
+  private async consume(limiter: RateLimiterAbstract, key: string, scope: Throttled["scope"], address: string | undefined): Promise<Throttled | undefined> {
+    try {
+      await limiter.consume(key);
+      return undefined;
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) {
+        log.warn("auth", "failed-auth throttle unavailable", { surface: this.surface, error: outcome });
+        return undefined; // counting failed: authentication itself still refused the request
+      }
+      const retryAfterSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+      // Logged once per key and window: the request that crossed the limit (later ones are refused from memory).
+      if (outcome.consumedPoints === limiter.points + 1) {
+        log.warn("auth", "failed authentications throttled", { surface: this.surface, scope, ip: address, limit: limiter.points, retryAfterSeconds });
+      }
+      return { scope, retryAfterSeconds };
+    }
+  }
+}
+
+export function failedAuthThrottle(db: DataSource, limits: ThrottleLimits, surface: AuthSurface, metrics?: AuthThrottleMetrics): FailedAuthThrottle {
+  const durationSeconds = limits.AUTH_THROTTLE_WINDOW_SECONDS;
+  return new FailedAuthThrottle(
+    surface,
+    sharedRateLimiter(db, { keyPrefix: `auth-fail:${surface}:address`, points: limits.AUTH_THROTTLE_PER_ADDRESS, durationSeconds }),
+    sharedRateLimiter(db, { keyPrefix: `auth-fail:${surface}:global`, points: limits.AUTH_THROTTLE_GLOBAL, durationSeconds }),
+    metrics,
+  );
+}
+
+/**
+ * The key an address is counted under: IPv4 as is, IPv6 by its /64 (one subscriber's network
+ * hands out as many addresses as it likes, so counting single ones would count nothing).
+ */
+export function addressKey(address: string | undefined): string {
+  if (!address) return "unknown";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(address)) return address;
+  const [head = "", tail = ""] = address.split("::");
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = address.includes("::") && tail ? tail.split(":") : [];
+  const groups = address.includes("::") ? [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups] : headGroups;
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
+/**
+ * A plain per-address request limit (every request counts, not only failures), for unauthenticated
+ * routes that store something: GET /admin/saml/login. Past it `refuse` answers, with Retry-After set.
+ */
+export function perAddressRequestLimit(
+  db: DataSource,
+  spec: { name: string; perMinute: number },
+  refuse: (req: Request, res: Response, retryAfterSeconds: number) => void,
+): RequestHandler {
+  const limiter = sharedRateLimiter(db, { keyPrefix: `requests:${spec.name}`, points: spec.perMinute, durationSeconds: 60 });
+  return async (req, res, next) => {
+    try {
+      await limiter.consume(addressKey(req.ip));
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) return next(); // counting failed: serve rather than refuse everyone
+      const retryAfterSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+      if (outcome.consumedPoints === spec.perMinute + 1) log.warn("http", "request rate limited", { route: spec.name, ip: req.ip, perMinute: spec.perMinute });
+      res.setHeader("Retry-After", String(retryAfterSeconds));
+      return refuse(req, res, retryAfterSeconds);
+    }
+    next();
+  };
+}

@@ -1,0 +1,64 @@
+import { X509Certificate } from "node:crypto";
+import type { RequestHandler } from "express";
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import { isIncidentOpen, lastIdpRequestAt, noteIdpRequest } from "../db/notificationRepository.js";
+import { log } from "../logging/logger.js";
+import { idpSilent, idpSilentEnded, notify, resolve, samlCertificateExpiring } from "./events.js";
+
+/**
+ * Conditions found by looking rather than by a write: the IdP gone quiet, the SAML certificate
+ * about to expire. Checked by the deliverer's loop against the injectable clock; every replica
+ * may check, the open-incident key keeps it to one message.
+ */
+
+const CERT_WARNING_MS = 30 * 86_400_000;
+const NOTE_EVERY_MS = 60_000;
+
+export type ConditionChecks = { run(now: Date): Promise<void> };
+
+export function conditionChecks(options: { db: DataSource; idpSilenceHours: number; samlIdpCert?: string }): ConditionChecks {
+  const { db, idpSilenceHours } = options;
+  const cert = options.samlIdpCert ? readCertificate(options.samlIdpCert) : undefined;
+  return {
+    async run(now) {
+      if (idpSilenceHours > 0) await checkIdpSilence(db, now, idpSilenceHours);
+      if (cert && cert.validTo.getTime() - now.getTime() < CERT_WARNING_MS) await notify(db, samlCertificateExpiring(now, cert));
+    },
+  };
+}
+
+async function checkIdpSilence(db: DataSource, now: Date, hours: number): Promise<void> {
+  const last = await lastIdpRequestAt(db);
+  if (!last) return; // never connected yet: nothing has gone quiet
+  if (now.getTime() - last.getTime() > hours * 3_600_000) {
+    const { queued } = await notify(db, idpSilent(now, last, hours));
+    if (queued) log.warn("notify", "IdP silent", { lastRequestAt: last.toISOString(), hours });
+  } else if (await isIncidentOpen(db, "idp.silent")) {
+    await db.transaction((tx) => resolve(tx, idpSilentEnded(now, last)));
+  }
+}
+
+/** The certificate of SAML_IDP_CERT (PEM, or the bare base64 body many IdPs show); undefined when unreadable. */
+export function readCertificate(text: string): { fingerprint: string; subject: string; validTo: Date } | undefined {
+  const pem = text.includes("BEGIN CERTIFICATE") ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, "")}\n-----END CERTIFICATE-----`;
+  try {
+    const cert = new X509Certificate(pem);
+    return { fingerprint: cert.fingerprint256, subject: cert.subject.replace(/\n/g, ", "), validTo: new Date(cert.validTo) };
+  } catch {
+    return undefined; // the SAML sign-in reports a bad certificate itself
+  }
+}
+
+/** SCIM middleware after authentication: records that the IdP spoke, at most once a minute per process. */
+export function noteIdpRequests(db: DataSource, clock: Clock): RequestHandler {
+  let noted = Number.NEGATIVE_INFINITY;
+  return (_req, _res, next) => {
+    const now = clock.now();
+    if (now.getTime() - noted >= NOTE_EVERY_MS || now.getTime() < noted) {
+      noted = now.getTime();
+      noteIdpRequest(db, now).catch((error: unknown) => log.warn("notify", "IdP activity not recorded", { error }));
+    }
+    next();
+  };
+}

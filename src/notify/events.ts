@@ -1,0 +1,194 @@
+import { undecidedHoldCounts } from "../db/holdRepository.js";
+import { windowStart, type BudgetPolicy } from "../reconcile/budget.js";
+import { countQueuedUsers, enqueueNotification, firstDriftedUserNames, resolveIncident, type NotificationInput, type Queryable } from "../db/notificationRepository.js";
+
+/**
+ * The notification events. Their names are the contract with receivers (docs/operations.md,
+ * "Alerts"): never rename one. Each builder says which incident a condition belongs to (`key`):
+ * a condition seen again while its incident is open gives no second message.
+ *
+ * Call `notify` / `resolve` with the transaction that writes the state the message is about.
+ */
+export const EVENTS = {
+  approvalRequired: "approval.required",
+  approvalDecided: "approval.decided",
+  quarantineStarted: "quarantine.started",
+  quarantineEnded: "quarantine.ended",
+  budgetExhausted: "budget.exhausted",
+  driftFound: "drift.found",
+  mirrorParked: "mirror.parked",
+  resyncFailed: "resync.failed",
+  idpSilent: "idp.silent",
+  idpSilentEnded: "idp.silent.ended",
+  samlCertificateExpiring: "saml.certificate.expiring",
+  test: "notification.test",
+} as const;
+
+export type NotificationEvent = (typeof EVENTS)[keyof typeof EVENTS];
+
+export function notify(q: Queryable, n: NotificationInput): Promise<{ incidentId: string; queued: boolean }> {
+  return enqueueNotification(q, n);
+}
+
+export function resolve(q: Queryable, n: NotificationInput): Promise<boolean> {
+  return resolveIncident(q, n);
+}
+
+/** Call in the transaction that stores a hold: opens approval.required, or updates its count while unsent. */
+export async function holdsChanged(q: Queryable, now: Date): Promise<void> {
+  const held = await undecidedHoldCounts(q);
+  if (held.count > 0) await notify(q, approvalRequired(now, held));
+}
+
+/** Call in the transaction that decides or drops a hold: resolves approval.required once none waits. */
+export async function holdSettled(q: Queryable, now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): Promise<void> {
+  if ((await undecidedHoldCounts(q)).count === 0) await resolve(q, approvalDecided(now, last));
+}
+
+const APPROVALS = "approvals";
+
+/** The breaker (or an email change) held actions; the count grows on the waiting message until it is sent. */
+export function approvalRequired(now: Date, held: { count: number; kinds: string[] }): NotificationInput {
+  return {
+    key: APPROVALS,
+    event: EVENTS.approvalRequired,
+    occurredAt: now,
+    summary: `${held.count} action${held.count === 1 ? "" : "s"} held for approval (${held.kinds.join(", ")})`,
+    details: { count: held.count, kinds: held.kinds },
+    linkPath: "/admin/approvals",
+  };
+}
+
+/** No held action waits any more (the last one decided by an admin, or made moot by the IdP). */
+export function approvalDecided(now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): NotificationInput {
+  return {
+    key: APPROVALS,
+    event: EVENTS.approvalDecided,
+    occurredAt: now,
+    summary: `No held actions wait for approval any more (last: ${last.decision} by ${last.by})`,
+    details: { lastDecision: last.decision, by: last.by },
+    linkPath: "/admin/approvals",
+  };
+}
+
+export function quarantineStarted(row: { family: string; reason: string; detail: string; since: Date; resumeAt: Date; lastStatus: number | null }): NotificationInput {
+  return {
+    key: `quarantine:${row.family}`,
+    event: EVENTS.quarantineStarted,
+    occurredAt: row.since,
+    summary: `Platform family ${row.family} quarantined: ${row.detail}`,
+    details: { family: row.family, reason: row.reason, detail: row.detail, lastStatus: row.lastStatus, probeAfter: row.resumeAt.toISOString() },
+    linkPath: "/admin",
+  };
+}
+
+export function quarantineEnded(now: Date, row: { family: string; since: Date }, how: string): NotificationInput {
+  return {
+    key: `quarantine:${row.family}`,
+    event: EVENTS.quarantineEnded,
+    occurredAt: now,
+    summary: `Platform family ${row.family} resumed (${how})`,
+    details: { family: row.family, how, quarantinedForSeconds: Math.round((now.getTime() - row.since.getTime()) / 1000) },
+    linkPath: "/admin",
+  };
+}
+
+/** Call in the transaction of a refused budget debit (live work, not verification). */
+export async function budgetRefused(q: Queryable, now: Date, policy: BudgetPolicy, refused: { used: number; resetsAt: Date }): Promise<void> {
+  const backlog = await countQueuedUsers(q);
+  await notify(q, budgetExhausted(now, { windowStart: windowStart(now, policy.window), used: refused.used, limit: policy.limit, backlog, resetsAt: refused.resetsAt }));
+}
+
+/** At most once per budget window: the window's start is in the key (a rolling window: its UTC day). */
+export function budgetExhausted(now: Date, budget: { windowStart: Date; used: number; limit: number; backlog: number; resetsAt: Date }): NotificationInput {
+  return {
+    key: `budget:${budget.windowStart.toISOString().slice(0, 10)}`,
+    event: EVENTS.budgetExhausted,
+    occurredAt: now,
+    summary: `Platform budget spent (${budget.used}/${budget.limit}); ${budget.backlog} users wait until ${budget.resetsAt.toISOString()}`,
+    details: { used: budget.used, limit: budget.limit, backlog: budget.backlog, eta: budget.resetsAt.toISOString() },
+    linkPath: "/admin",
+  };
+}
+
+/** Call in the transaction that closes a verifying run. */
+export async function runVerified(q: Queryable, now: Date, run: { id: string; drifted: number; verified: number; startedAt: Date }): Promise<void> {
+  if (run.drifted > 0) await notify(q, driftFound(now, { ...run, firstUsers: await firstDriftedUserNames(q, run.startedAt) }));
+}
+
+export function driftFound(now: Date, run: { id: string; drifted: number; verified: number; firstUsers: string[] }): NotificationInput {
+  return {
+    key: `drift:${run.id}`,
+    event: EVENTS.driftFound,
+    occurredAt: now,
+    summary: `A verifying resync found ${run.drifted} of ${run.verified} platform accounts drifted`,
+    details: { runId: run.id, drifted: run.drifted, verified: run.verified, firstUsers: run.firstUsers },
+    linkPath: "/admin/runs",
+  };
+}
+
+export function resyncFailed(now: Date, run: { id: string; error: string }): NotificationInput {
+  return {
+    key: `resync:${run.id}`,
+    event: EVENTS.resyncFailed,
+    occurredAt: now,
+    summary: `Full resync ${run.id} failed`,
+    details: { runId: run.id, error: run.error.slice(0, 500) },
+    linkPath: "/admin/runs",
+  };
+}
+
+/** Call in the transaction that settles mirror changes: the parks among them give mirror.parked. */
+export async function changesParked(q: Queryable, now: Date, kind: string, settled: { outcome: string; reason?: string }[]): Promise<void> {
+  const parks = settled.filter((s) => s.outcome === "park");
+  if (!parks.length) return;
+  const reasons = [...new Set(parks.map((p) => p.reason ?? "refused by the platform"))];
+  await notify(q, mirrorParked(now, { kind, count: parks.length, reasons }));
+}
+
+/** At most one per mirror kind and UTC day (until it is sent, it shows the latest batch parked). */
+export function mirrorParked(now: Date, parked: { kind: string; count: number; reasons: string[] }): NotificationInput {
+  return {
+    key: `mirror.parked:${parked.kind}:${now.toISOString().slice(0, 10)}`,
+    event: EVENTS.mirrorParked,
+    occurredAt: now,
+    summary: `${parked.count} ${parked.kind} mirror change${parked.count === 1 ? "" : "s"} parked`,
+    details: { kind: parked.kind, count: parked.count, reasons: parked.reasons.slice(0, 5) },
+    linkPath: "/admin/mirror",
+  };
+}
+
+const IDP_SILENT = "idp.silent";
+
+export function idpSilent(now: Date, lastRequestAt: Date, hours: number): NotificationInput {
+  return {
+    key: IDP_SILENT,
+    event: EVENTS.idpSilent,
+    occurredAt: now,
+    summary: `No authenticated SCIM request from the IdP for more than ${hours} hours: is its provisioning off, or its token broken?`,
+    details: { lastRequestAt: lastRequestAt.toISOString(), silenceHours: hours },
+    linkPath: "/admin",
+  };
+}
+
+export function idpSilentEnded(now: Date, silentSince: Date): NotificationInput {
+  return {
+    key: IDP_SILENT,
+    event: EVENTS.idpSilentEnded,
+    occurredAt: now,
+    summary: "The IdP is sending SCIM requests again",
+    details: { silentSince: silentSince.toISOString() },
+    linkPath: "/admin",
+  };
+}
+
+export function samlCertificateExpiring(now: Date, cert: { fingerprint: string; subject: string; validTo: Date }): NotificationInput {
+  const days = Math.max(0, Math.floor((cert.validTo.getTime() - now.getTime()) / 86_400_000));
+  return {
+    key: `saml.cert:${cert.fingerprint}`,
+    event: EVENTS.samlCertificateExpiring,
+    occurredAt: now,
+    summary: `The IdP's SAML signing certificate expires in ${days} days (${cert.validTo.toISOString().slice(0, 10)}); admins cannot sign in after that`,
+    details: { subject: cert.subject, fingerprint: cert.fingerprint, validTo: cert.validTo.toISOString(), daysLeft: days },
+  };
+}

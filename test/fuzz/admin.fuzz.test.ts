@@ -1,0 +1,222 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { nastyString, prng, rawClient, runPool, type RawRequest, type RawResponse, type Rng } from "../support/fuzz.js";
+import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
+import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+
+/**
+ * Fuzzes the admin UI, the admin API and the SAML routes of the connector as a real child
+ * process (one in SAML mode, one in local mode): random methods on every route, bodies on GET,
+ * odd and lying content types, broken multipart, valid signed SAMLResponses where they do not
+ * belong, with and without a signed-in session and its CSRF token. Whatever arrives: the
+ * process never exits, never answers 5xx, never shows a stack trace, and still serves SCIM.
+ *
+ * Replay with FUZZ_SEED=<seed printed below>; FUZZ_ADMIN_REQUESTS changes the count per mode.
+ */
+
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+const REQUESTS = Number(process.env.FUZZ_ADMIN_REQUESTS ?? 1500);
+const CONCURRENCY = 8;
+const ACS = "https://scim.example.test/admin/saml/acs";
+const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
+const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
+
+const METHODS = ["GET", "GET", "GET", "POST", "POST", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const PATHS = [
+  "/admin",
+  "/admin/",
+  "/admin/login",
+  "/admin/logout",
+  "/admin/saml/login",
+  "/admin/saml/login",
+  "/admin/saml/login",
+  "/admin/saml/login?SAMLResponse=PHg%2B&RelayState=x",
+  "/admin/saml/login?SAMLRequest=%%%",
+  "/admin/saml/acs",
+  "/admin/saml/metadata",
+  "/admin/assets/admin.css",
+  "/admin/log",
+  "/admin/log/1",
+  "/admin/log/%E0%A4%A",
+  "/admin/log/export.csv?user=%27",
+  "/admin/users?q=%00",
+  "/admin/users/00000000-0000-0000-0000-000000000000",
+  "/admin/users/x/reconcile",
+  "/admin/approvals",
+  "/admin/approvals/approve",
+  "/admin/approvals/reject",
+  "/admin/runs",
+  "/admin/runs/resync",
+  "/admin/mapping",
+  "/admin/mapping/preview",
+  "/admin/mapping/apply",
+  "/admin/mirror",
+  "/admin/quarantine/resume",
+  "/admin/nope/../../etc/passwd",
+  "/admin/api/log?limit=abc",
+  "/admin/api/log?user=%00&action=%00",
+  "/admin/log?user=%00&trigger=%00",
+  "/admin/api/log/1",
+  "/admin/api/budget",
+  "/admin/api/queue",
+  "/admin/api/approvals",
+  "/admin/api/approvals/all/approve",
+  "/admin/api/approvals/x/maybe",
+  "/admin/api/users/x/reconcile",
+  "/admin/api/resync",
+  "/admin/api/mirror",
+  "/admin/api/quarantine",
+];
+const CONTENT_TYPES = [
+  undefined,
+  "application/x-www-form-urlencoded",
+  "application/x-www-form-urlencoded; charset=utf-16",
+  "application/x-www-form-urlencoded; charset=koi8-r",
+  "multipart/form-data; boundary=XyZ",
+  "multipart/form-data",
+  "multipart/form-data; boundary=",
+  "application/json",
+  "application/scim+json",
+  "text/plain",
+  "text/xml",
+  "application/samlassertion+xml",
+  "application/octet-stream",
+  "*/*",
+  ";;;",
+];
+
+type Session = { cookie: string; csrf: string };
+
+function cookieOf(res: Response | RawResponse): string {
+  const raw = res instanceof Response ? res.headers.getSetCookie() : ([] as string[]).concat(res.headers["set-cookie"] ?? []);
+  return raw.map((c) => c.split(";")[0]).join("; ");
+}
+
+function multipart(rng: Rng, fields: Record<string, string>): string {
+  const parts = Object.entries(fields).map(([name, value]) => `--XyZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  if (rng.chance(0.5)) parts.push(`--XyZ\r\nContent-Disposition: form-data; name="draft"; filename="m.yaml"\r\nContent-Type: text/yaml\r\n\r\n${rng.chance(0.5) ? TEST_MAPPING : nastyString(rng)}\r\n`);
+  const body = parts.join("") + (rng.chance(0.8) ? "--XyZ--\r\n" : "");
+  return rng.chance(0.2) ? body.slice(0, rng.int(body.length)) : body;
+}
+
+function fuzzRequest(rng: Rng, session: Session | undefined, samlResponses: string[]): RawRequest {
+  const method = rng.pick(METHODS);
+  const target = rng.pick(PATHS);
+  // The SAML routes get well-formed forms more often: the interesting bodies are signed responses.
+  const samlForm = target.includes("/saml/") && rng.chance(0.5);
+  const type = samlForm ? "application/x-www-form-urlencoded" : rng.pick(CONTENT_TYPES);
+  const headers: Record<string, string> = {};
+  if (type) headers["Content-Type"] = type;
+  if (session && rng.chance(0.7)) headers.Cookie = session.cookie;
+  if (target.startsWith("/admin/api") && rng.chance(0.6)) headers.Authorization = `Bearer ${rng.chance(0.8) ? ADMIN_TOKEN : nastyString(rng)}`;
+  if (rng.chance(0.1)) headers["X-Forwarded-For"] = "203.0.113.9";
+  const fields: Record<string, string> = {};
+  if (session && rng.chance(0.6)) fields._csrf = rng.chance(0.9) ? session.csrf : nastyString(rng);
+  if ((samlForm || rng.chance(0.4)) && samlResponses.length) fields.SAMLResponse = rng.pick(samlResponses);
+  else if (rng.chance(0.2)) fields.SAMLResponse = rng.chance(0.5) ? Buffer.from(nastyString(rng)).toString("base64") : nastyString(rng);
+  if (rng.chance(0.2)) fields.SAMLRequest = nastyString(rng);
+  if (rng.chance(0.3)) fields.token = rng.chance(0.3) ? ADMIN_TOKEN : nastyString(rng);
+  if (rng.chance(0.3)) fields[rng.pick(["id", "all", "draft", "family", "verify", "dryRun"])] = rng.chance(0.5) ? "1" : nastyString(rng);
+  const form = new URLSearchParams(fields).toString();
+  const body = samlForm ? form : rng.pick<() => string | Buffer | undefined>([
+    () => undefined,
+    () => form,
+    () => form,
+    () => multipart(rng, fields),
+    () => JSON.stringify(fields),
+    () => `<samlp:Response>${nastyString(rng)}</samlp:Response>`,
+    () => Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, ...Buffer.from(form)]),
+    () => `${form}&${"a=1&".repeat(6000)}`,
+    () => "x".repeat(rng.chance(0.5) ? 20_000 : 2_200_000),
+  ])();
+  return { method, path: target, headers, body: method === "HEAD" && rng.chance(0.5) ? undefined : body, chunked: rng.chance(0.1) };
+}
+
+for (const mode of ["saml", "local"] as const) {
+  describe(`admin and SAML routes fuzz, ${mode} mode (seed ${SEED})`, () => {
+    let database: TestDatabase;
+    let connector: ConnectorProcess | undefined;
+    const idp = makeIdpKeys("fuzz-idp");
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-admin-fuzz-"));
+      const mappingFile = path.join(dir, "mapping.yaml");
+      await writeFile(mappingFile, TEST_MAPPING);
+      const saml: Record<string, string> = mode === "saml" ? { SAML_ENTRY_POINT: "https://idp.example.test/sso", SAML_ISSUER: SP_ENTITY, SAML_IDP_CERT: idp.cert, SAML_CALLBACK_URL: ACS } : {};
+      connector = await spawnConnector({ DATABASE_URL: database.url, SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: mappingFile, RECONCILE_WORKERS: "0", RESYNC_CRON: "off", ...saml });
+    }, 90_000);
+    afterAll(async () => {
+      await connector?.kill("SIGKILL");
+      await database?.drop();
+    });
+
+    /** A real login's request id, answered by a validly signed response (with the cookies of the browser that asked). */
+    async function signedLogin(url: string, nameId: string): Promise<{ response: string; cookie: string }> {
+      const started = await fetch(`${url}/admin/saml/login`, { redirect: "manual" });
+      const inResponseTo = authnRequestIdFromRedirect(started.headers.get("location")!);
+      return { response: encodeResponse(signedResponse({ inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId, role: "admin" }, idp)), cookie: cookieOf(started) };
+    }
+
+    async function signIn(url: string): Promise<Session> {
+      let cookie: string;
+      if (mode === "saml") {
+        const login = await signedLogin(url, "fuzzer@example.com");
+        const acs = await fetch(`${url}/admin/saml/acs`, { method: "POST", redirect: "manual", headers: { Cookie: login.cookie, "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ SAMLResponse: login.response }) });
+        expect(acs.status).toBe(303);
+        cookie = cookieOf(acs);
+      } else {
+        const page = await fetch(`${url}/admin/login`);
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+        const login = await fetch(`${url}/admin/login`, { method: "POST", redirect: "manual", headers: { Cookie: cookieOf(page), "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ _csrf: csrf, token: ADMIN_TOKEN }) });
+        expect(login.status).toBe(303);
+        cookie = cookieOf(login);
+      }
+      const home = await fetch(`${url}/admin`, { headers: { Cookie: cookie } });
+      expect(home.status).toBe(200);
+      return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(await home.text())![1]! };
+    }
+
+    it(`answers ${REQUESTS} generated requests: never 5xx, never a stack, the process never exits`, { timeout: 300_000 }, async () => {
+      const c = connector!;
+      // eslint-disable-next-line no-console
+      console.log(`admin fuzz (${mode}) seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
+      const session = await signIn(c.url);
+      const samlResponses = mode === "saml" ? await Promise.all(Array.from({ length: 12 }, (_, n) => signedLogin(c.url, `user${n}@example.com`).then((l) => l.response))) : [];
+      const client = rawClient(c.url, CONCURRENCY);
+      const statuses = new Map<number, number>();
+      const failures: string[] = [];
+      await runPool(REQUESTS, CONCURRENCY, async (i) => {
+        const rng = prng(SEED + i * 7919 + (mode === "saml" ? 0 : 1));
+        const request = fuzzRequest(rng, rng.chance(0.6) ? session : undefined, samlResponses);
+        const label = `#${i} ${request.method} ${request.path} ${JSON.stringify(request.headers)} ${String(request.body ?? "").slice(0, 120)}`;
+        let res: RawResponse;
+        try {
+          res = await client.send(request);
+        } catch (error) {
+          // A server may close a connection on a body it will not read; it must not be gone.
+          if (c.child.exitCode !== null || c.child.signalCode !== null) failures.push(`${label} → process exited: ${(error as Error).message}`);
+          return;
+        }
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const text = res.body.toString("utf8");
+        if (res.status >= 500) failures.push(`${label} → ${res.status} ${text.slice(0, 300)}`);
+        if (STACK_LINE.test(text)) failures.push(`${label} → a stack or internal error in the answer: ${text.slice(0, 300)}`);
+      });
+      client.close();
+      // eslint-disable-next-line no-console
+      console.log(`admin fuzz (${mode}) seed ${SEED}: statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, failures ${failures.length}`);
+
+      expect(failures.slice(0, 20)).toEqual([]);
+      const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } });
+      expect(scim.status, c.output().slice(-2000)).toBe(200);
+      expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+      expect(c.child.exitCode).toBeNull();
+      expect(c.child.signalCode).toBeNull();
+    });
+  });
+}
