@@ -115,7 +115,14 @@ describe("SAML signature algorithms", () => {
     ["a quoted '>' hiding the Algorithm from a naive scan", `<ds:SignatureMethod x=">" Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"/>`, false],
     ["an unparseable element", `<ds:SignatureMethod Algorithm=${RSA256}/>`, false],
   ])("%s", (_name, xml, ok) => {
-    if (ok) expect(() => requireStrongAlgorithms(xml)).not.toThrow();
-    else expect(() => requireStrongAlgorithms(xml)).toThrow();
+    const refused = (() => {
+      try {
+        requireStrongAlgorithms(xml);
+        return false;
+      } catch {
+        return true;
+      }
+    })();
+    expect(refused).toBe(!ok);
   });
 });

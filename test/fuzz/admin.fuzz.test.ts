@@ -183,7 +183,6 @@ for (const mode of ["saml", "local"] as const) {
 
     it(`answers ${REQUESTS} generated requests: never 5xx, never a stack, the process never exits`, { timeout: 300_000 }, async () => {
       const c = connector!;
-      // eslint-disable-next-line no-console
       console.log(`admin fuzz (${mode}) seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
       const session = await signIn(c.url);
       const samlResponses = mode === "saml" ? await Promise.all(Array.from({ length: 12 }, (_, n) => signedLogin(c.url, `user${n}@example.com`).then((l) => l.response))) : [];
@@ -208,7 +207,6 @@ for (const mode of ["saml", "local"] as const) {
         if (STACK_LINE.test(text)) failures.push(`${label} → a stack or internal error in the answer: ${text.slice(0, 300)}`);
       });
       client.close();
-      // eslint-disable-next-line no-console
       console.log(`admin fuzz (${mode}) seed ${SEED}: statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, failures ${failures.length}`);
 
       expect(failures.slice(0, 20)).toEqual([]);
