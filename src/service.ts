@@ -3,7 +3,7 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
-import { createAdminData } from "./http/admin/data/index.js";
+import { createAdminData } from "./admin/index.js";
 import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
 import { notificationsApiRouter } from "./http/admin/api/notifications.js";
 import { runsApiRouter } from "./http/admin/api/runs.js";

@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { createAdminData } from "../../src/http/admin/data/index.js";
+import { createAdminData } from "../../src/admin/index.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
 import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { csrfFrom, signInLocally } from "./harness.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { parseMapping } from "../../src/config/mapping.js";
-import { createAdminData } from "../../src/http/admin/data/index.js";
+import { createAdminData } from "../../src/admin/index.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { TEST_MAPPING } from "../support/stack.js";

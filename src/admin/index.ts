@@ -1,17 +1,17 @@
-import { mirrorPageData } from "../../../mirror/status.js";
-import type { AdminActions, AdminDataSources } from "../sources.js";
+import { mirrorPageData } from "../mirror/status.js";
+import type { AdminActions, AdminDataSources } from "../http/admin/sources.js";
 import { approvalsData, decideHolds } from "./approvals.js";
 import type { AdminDataDeps } from "./deps.js";
 import { logEntry, logExport, logPage } from "./log.js";
-import { AppError } from "../../../errors.js";
+import { AppError } from "../errors.js";
 import { APPLY_BY_FILE, mappingData, previewMapping } from "./mapping.js";
 import { overviewData, resumeFamily } from "./overview.js";
 import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
 import { userDetail, usersPage } from "./users.js";
-import { NotFoundError } from "../../../errors.js";
-import type { Notifications } from "../../../notify/index.js";
-import type { AdminActor } from "../actor.js";
+import { NotFoundError } from "../errors.js";
+import type { Notifications } from "../notify/index.js";
+import type { AdminActor } from "../http/admin/actor.js";
 
 
 export type { AdminDataDeps } from "./deps.js";

@@ -1,13 +1,13 @@
-import { MappingError, parseMapping, type Mapping } from "../../../config/mapping.js";
-import { getBudgetStatus } from "../../../db/budgetRepository.js";
-import { listUsersWithGroups } from "../../../db/idpReconcileRepository.js";
-import { queueDepth } from "../../../db/reconcileQueueRepository.js";
-import { desiredDashboardUser } from "../../../mapping/desired.js";
-import { allowance } from "../../../reconcile/budget.js";
-import type { MappingData, MappingPreview } from "../ui/pages/mapping.js";
+import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
+import { getBudgetStatus } from "../db/budgetRepository.js";
+import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
+import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { desiredDashboardUser } from "../mapping/desired.js";
+import { allowance } from "../reconcile/budget.js";
+import type { MappingData, MappingPreview } from "../http/admin/ui/pages/mapping.js";
 import type { AdminDataDeps } from "./deps.js";
 import { durationLabel } from "./format.js";
-import type { MappingChange } from "../ui/pages/mapping.js";
+import type { MappingChange } from "../http/admin/ui/pages/mapping.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
 
 /** Users read per query while previewing (the whole IdP directory is streamed, 100k users included). */
