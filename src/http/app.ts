@@ -19,7 +19,7 @@ export type AppDeps = {
   clock: Clock;
   /** The externally visible base URL (for SCIM `meta.location`), without a trailing slash. */
   publicUrl: string;
-  /** The admin JSON API's collaborators (budget policy, reconcile-now, extensions). */
+  /** The admin JSON API's collaborators (budget policy, reconcile-now, resync, quarantine, notifications, mirror). */
   adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
   adminSources?: AdminDataSources;
   adminActions?: AdminActions;
