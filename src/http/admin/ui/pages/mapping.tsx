@@ -1,7 +1,7 @@
 import { Badge, CsrfField, NoData, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 export type MappingData = {
   /** Where the rules in force come from (the MAPPING_FILE path). */

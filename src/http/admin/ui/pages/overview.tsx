@@ -2,7 +2,7 @@ import { ActionButton, Badge, formatTime, NoData, Section } from "../components/
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 /** What the overview shows. Optional parts are sections whose data source may not exist yet. */
 export type OverviewData = {
