@@ -1,11 +1,14 @@
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
+import type { ResyncDeps } from "../jobs/resync.js";
 import type { Mapping } from "../config/mapping.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
-import type { ResyncSettings } from "./runs.js";
+
+/** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
+export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
 
 /** What the admin UI's data sources and actions read and call. service.ts supplies it. */
 export type AdminDataDeps = {

@@ -1,4 +1,4 @@
-import { mirrorPageData } from "../mirror/status.js";
+import { mirrorPageData } from "./mirror.js";
 import type { AdminActions, AdminDataSources } from "../http/admin/sources.js";
 import { approvalsData, decideHolds } from "./approvals.js";
 import type { AdminDataDeps } from "./deps.js";

@@ -1,14 +1,11 @@
 import { CronExpressionParser } from "cron-parser";
 import { listRuns, type ResyncRun } from "../db/resyncRepository.js";
-import { startResync, type ResyncDeps } from "../jobs/resync.js";
+import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
 import type { AdminActor } from "../http/admin/actor.js";
 import type { OverviewData } from "../http/admin/ui/pages/overview.js";
 import type { RunRow, RunsData } from "../http/admin/ui/pages/runs.js";
-import type { AdminDataDeps } from "./deps.js";
-
-/** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
-export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
+import type { AdminDataDeps, ResyncSettings } from "./deps.js";
 
 /** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */
 export function runStatus(run: Pick<ResyncRun, "status" | "phase" | "dryRun">): string {
