@@ -19,12 +19,12 @@ export type AdminDataDeps = {
   mappings: { current(): Mapping; sourceText(): string };
   /** MAPPING_FILE, shown on the mapping page. */
   mappingFile: string;
-  /** The reconcile worker's provision on demand; absent when this process reconciles nothing. */
+  /** The reconcile worker's provision on demand; absent when no platform is configured (reconcile now then answers 503). */
   reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
   /** Full resyncs (the Runs page, the overview's last runs, the resync button). */
-  resync?: ResyncSettings;
+  resync: ResyncSettings;
   /** The platform quarantine (overview panel, resume button). */
-  quarantine?: Pick<PlatformQuarantine, "list" | "resume">;
+  quarantine: Pick<PlatformQuarantine, "list" | "resume">;
   /** The notification channels and outbox (Notifications page, test button). */
-  notifications?: Pick<Notifications, "status" | "sendTest">;
+  notifications: Pick<Notifications, "status" | "sendTest">;
 };

@@ -37,7 +37,7 @@ export function mappingData(deps: AdminDataDeps): MappingData {
  * A dry run of a draft: every IdP user's desired dashboard user under the mapping in force and
  * under the draft, compared. Reads only; nothing is marked, queued or sent.
  */
-export async function previewMapping(deps: AdminDataDeps, draft: string): Promise<MappingPreview> {
+export async function previewMapping(deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">, draft: string): Promise<MappingPreview> {
   let next: Mapping;
   try {
     next = parseMapping(draft, "draft");
@@ -60,7 +60,7 @@ export async function previewMapping(deps: AdminDataDeps, draft: string): Promis
   };
 }
 
-async function compareMappings(deps: AdminDataDeps, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
+async function compareMappings(deps: Pick<AdminDataDeps, "db">, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
   const changes: MappingChange[] = [];
   let usersAffected = 0;
   for (let after: string | undefined; ; ) {

@@ -25,8 +25,8 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     listParkedWithNames(db, FAILURES_SHOWN),
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
     mirrorLag(db, now),
-    deps.resync ? lastRuns(deps) : undefined,
-    deps.quarantine?.list(),
+    lastRuns(deps),
+    deps.quarantine.list(),
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -46,13 +46,13 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     failures,
     held,
     mirrorLag: mirror,
-    ...(runs ? { lastRuns: runs } : {}),
-    ...(quarantined ? { quarantine: quarantined.map((q) => ({ family: q.family, state: q.state, reason: q.reason, detail: q.detail, since: q.since, resumeAt: q.resumeAt })) } : {}),
+    lastRuns: runs,
+    quarantine: quarantined.map((q) => ({ family: q.family, state: q.state, reason: q.reason, detail: q.detail, since: q.since, resumeAt: q.resumeAt })),
   };
 }
 
 /** The resume button: lifts the quarantine; the quarantine logs who did it. */
-export async function resumeFamily(quarantine: NonNullable<AdminDataDeps["quarantine"]>, family: string, actor: AdminActor): Promise<string> {
+export async function resumeFamily(quarantine: AdminDataDeps["quarantine"], family: string, actor: AdminActor): Promise<string> {
   const row = await quarantine.resume(family, `${actor.via}:${actorForLog(actor.name)}`);
   if (!row) throw new NotFoundError(`The ${family} family is not quarantined.`);
   return `Resumed ${family}: workers claim its work again.`;

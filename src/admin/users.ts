@@ -31,7 +31,7 @@ const presentUserRow = (u: AdminUserRow): UserRow => ({
   state: userState(u),
 });
 
-export async function usersPage(deps: AdminDataDeps, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
+export async function usersPage(deps: Pick<AdminDataDeps, "db">, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
   const page = await searchUsers(deps.db, query.q, limit, offset);
   return { rows: page.rows.map(presentUserRow), hasNext: page.hasNext };
 }

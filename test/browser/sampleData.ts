@@ -21,6 +21,9 @@ export function sampleSources(): AdminDataSources {
       queueEta: "about 6 hours at today's pace",
       failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],
       held: { deprovisions: 2, emailChanges: 1 },
+      mirrorLag: [{ table: "mirror.email_subscription_states", pending: 12, lagSeconds: 40 }],
+      lastRuns: [{ id: "r1", startedAt: new Date("2026-11-20T02:00:00Z"), finishedAt: new Date("2026-11-20T02:40:00Z"), status: "succeeded", verified: 900, drift: 2 }],
+      quarantine: [],
     }),
     log: async () => ({ rows, hasNext: false, actions: ["create", "update", "deprovision"], outcomes: ["succeeded", "failed", "held"], triggers: ["idp", "mapping", "resync"] }),
     logEntry: async (id) =>
@@ -70,7 +73,13 @@ export function sampleSources(): AdminDataSources {
             log: rows.slice(0, 1),
           }
         : undefined,
-    mapping: async () => ({ file: "config/mapping.yaml", source: "rules:\n  - name: engineers\n", rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }] }),
+    mapping: async () => ({
+      file: "config/mapping.yaml",
+      source: "rules:\n  - name: engineers\n",
+      rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }],
+      applyInstructions: "Mappings are applied by editing MAPPING_FILE.",
+    }),
+    notifications: async () => ({ channels: [], outbox: [] }),
     previewMapping: async (draft) =>
       draft.includes("bad")
         ? { errors: ["rules[0].group: is required"], changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" }

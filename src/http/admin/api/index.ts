@@ -28,8 +28,8 @@ export type AdminApiDeps = {
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
   throttle?: FailedAuthThrottle;
   budget: BudgetPolicy;
-  /** Provision on demand (jumps the queue, spends budget). */
-  reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
+  /** Provision on demand (jumps the queue, spends budget); a 503 AppError when this process reconciles nothing. */
+  reconcileNow: (userId: string, actor: string) => Promise<unknown>;
   /** Full resyncs: POST /resync, GET /runs. */
   resync: ResyncDeps;
   /** GET /quarantine, POST /quarantine/:family/resume. */
@@ -105,7 +105,6 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.post("/users/:userId/reconcile", async (req, res) => {
     const userId = String(req.params.userId);
     assertUuid(userId);
-    if (!deps.reconcileNow) throw new AppError("Reconciling is not running in this process", 503);
     const result = await deps.reconcileNow(userId, actorOf(res));
     res.json({ result });
   });
