@@ -1,10 +1,10 @@
 import { CronExpressionParser } from "cron-parser";
+import type { DataSource } from "typeorm";
 import { listRuns, type ResyncRun } from "../db/resyncRepository.js";
 import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
 import type { AdminActor } from "../http/admin/actor.js";
-import type { OverviewData } from "../http/admin/ui/pages/overview.js";
-import type { RunRow, RunsData } from "../http/admin/ui/pages/runs.js";
+import type { BudgetPolicy } from "../reconcile/budget.js";
 import type { AdminDataDeps, ResyncSettings } from "./deps.js";
 
 /** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */
@@ -24,30 +24,54 @@ export function nextFiring(cron: string, now: Date): Date | null {
   }
 }
 
-const presentRun = (r: ResyncRun, eta: Date | null = null): RunRow => ({
-  id: r.id,
-  startedAt: r.startedAt,
-  finishedAt: r.finishedAt,
-  status: runStatus(r),
-  evaluated: r.usersEvaluated,
-  usersTotal: r.usersTotal,
-  queued: r.usersQueued,
-  verified: r.verified,
-  verifyTotal: r.verifyTotal,
-  drift: r.drifted,
-  callsSpent: r.callsSpent,
-  eta,
-});
-
-export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
-  const runs = await listRuns(deps.db, 50);
-  const now = deps.clock.now();
-  const rows = await Promise.all(runs.map(async (r) => presentRun(r, await resyncEta(deps.db, deps.budget, r, now))));
-  return { runs: rows, nextRunAt: nextFiring(resync.cron, now) };
+/**
+ * A resync run as the admin UI and the JSON API show it (`res.json` sends the dates as ISO
+ * strings). `eta`: when verification should be done at the spare-budget pace, or null.
+ */
+export function presentRun(run: ResyncRun, eta: Date | null) {
+  return {
+    runId: run.id,
+    status: run.status,
+    phase: run.phase,
+    dryRun: run.dryRun,
+    verify: run.verify,
+    trigger: run.trigger,
+    actor: run.actor,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    progress: {
+      usersTotal: run.usersTotal,
+      usersEvaluated: run.usersEvaluated,
+      usersQueued: run.usersQueued,
+      verifyTotal: run.verifyTotal,
+      verified: run.verified,
+      drifted: run.drifted,
+      callsSpent: run.callsSpent,
+    },
+    /** For a dry run: what would change, and the platform calls it would cost. */
+    plan: run.planSummary,
+    eta,
+    error: run.error,
+  };
 }
 
-export async function lastRuns(deps: AdminDataDeps): Promise<NonNullable<OverviewData["lastRuns"]>> {
-  return (await listRuns(deps.db, 5)).map((r) => ({ ...presentRun(r), drift: r.drifted }));
+export type RunView = ReturnType<typeof presentRun>;
+export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
+
+/** A run with its verification ETA at the budget's current pace. */
+export async function presentRunWithEta(deps: { db: DataSource; budget: BudgetPolicy }, run: ResyncRun, now: Date): Promise<RunView> {
+  return presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
+}
+
+export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
+  const now = deps.clock.now();
+  const runs = await Promise.all((await listRuns(deps.db, 50)).map((r) => presentRunWithEta(deps, r, now)));
+  return { runs, nextRunAt: nextFiring(resync.cron, now) };
+}
+
+/** The overview's last runs (no ETA). */
+export async function lastRuns(deps: AdminDataDeps): Promise<RunView[]> {
+  return (await listRuns(deps.db, 5)).map((r) => presentRun(r, null));
 }
 
 /** Starts a full resync (phase 1 runs in the background; the start is logged with the actor). */

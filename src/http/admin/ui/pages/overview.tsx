@@ -2,9 +2,11 @@ import { ActionButton, Badge, formatTime, NoData, Section } from "../components/
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
+import type { RunView } from "../../../../admin/runs.js";
 import type { PageContext } from "../layout.js";
+import { RunStatusBadge } from "./runs.js";
 
-/** What the overview shows. Optional parts are sections whose data source may not exist yet. */
+/** What the overview shows. */
 export type OverviewData = {
   budget: { used: number; reserve: number; limit: number; resetsAt: Date };
   /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
@@ -18,7 +20,7 @@ export type OverviewData = {
   failures: { userId?: string; userName: string; error: string; at: Date }[];
   held: { deprovisions: number; emailChanges: number };
   mirrorLag: { table: string; pending: number; lagSeconds: number | null }[];
-  lastRuns: { id: string; startedAt: Date; finishedAt: Date | null; status: string; verified: number; drift: number }[];
+  lastRuns: RunView[];
   /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
   quarantine: { family: string; state: string; reason: string; detail: string; since: Date; resumeAt: Date }[];
 };
@@ -108,9 +110,9 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
             empty="No resync has run yet."
             columns={[
               { label: "Started", cell: (r) => formatTime(r.startedAt) },
-              { label: "Status", cell: (r) => <Badge tone={r.status === "failed" ? "bad" : r.finishedAt ? "good" : "info"}>{r.status}</Badge> },
-              { label: "Verified", cell: (r) => r.verified, numeric: true },
-              { label: "Drift", cell: (r) => r.drift, numeric: true },
+              { label: "Status", cell: (r) => <RunStatusBadge run={r} /> },
+              { label: "Verified", cell: (r) => r.progress.verified, numeric: true },
+              { label: "Drift", cell: (r) => r.progress.drifted, numeric: true },
             ]}
           />
         </Section>
