@@ -8,6 +8,7 @@ import { formatTime } from "../http/admin/ui/components/basics.js";
 import type { OverviewData } from "../http/admin/ui/pages/overview.js";
 import type { AdminDataDeps } from "./deps.js";
 import { etaText } from "./format.js";
+import { presentQuarantine } from "./quarantine.js";
 import { lastRuns } from "./runs.js";
 
 const DAY_MS = 86_400_000;
@@ -47,7 +48,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     held,
     mirrorLag: mirror,
     lastRuns: runs,
-    quarantine: quarantined.map((q) => ({ family: q.family, state: q.state, reason: q.reason, detail: q.detail, since: q.since, resumeAt: q.resumeAt })),
+    quarantine: quarantined.map(presentQuarantine),
   };
 }
 

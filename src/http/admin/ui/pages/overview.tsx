@@ -2,6 +2,7 @@ import { ActionButton, Badge, formatTime, NoData, Section } from "../components/
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
+import type { QuarantineRow } from "../../../../admin/quarantine.js";
 import type { RunView } from "../../../../admin/runs.js";
 import type { PageContext } from "../layout.js";
 import { RunStatusBadge } from "./runs.js";
@@ -22,7 +23,7 @@ export type OverviewData = {
   mirrorLag: { table: string; pending: number; lagSeconds: number | null }[];
   lastRuns: RunView[];
   /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
-  quarantine: { family: string; state: string; reason: string; detail: string; since: Date; resumeAt: Date }[];
+  quarantine: QuarantineRow[];
 };
 
 const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
