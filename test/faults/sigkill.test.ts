@@ -11,7 +11,8 @@ import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**
  * The connector (a child process) SIGKILLed mid-work, TRIALS times in a row (20 unless
- * SIGKILL_TRIALS says otherwise; with the 3 kills of test/reconcile/crash.test.ts, 23 per run).
+ * SIGKILL_TRIALS says otherwise; with the 3 kills of test/reconcile/crash.test.ts, 23 kills of the
+ * reconciler per run, as docs/ARCHITECTURE.md states).
  * In each trial the IdP pushes a burst of changes (creates, group moves, deactivations and
  * reactivations), the workers reconcile them and the ETL keeps writing mirror rows, all at once.
  * The kill moment is chosen from the observed state: from a random moment on, the first poll that
