@@ -2,9 +2,20 @@ import { listHolds, type Hold } from "../db/holdRepository.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { BadRequestError } from "../errors.js";
 import { decide, decideAll } from "../reconcile/approvals.js";
-import type { AdminActor } from "../http/admin/actor.js";
-import type { ApprovalsData, HeldItem } from "../http/admin/ui/pages/approvals.js";
+import type { AdminActor } from "./actor.js";
 import type { AdminDataDeps } from "./deps.js";
+
+export type HeldItem = {
+  /** The id the approve/reject actions take (the held user's id). */
+  id: string;
+  kind: "deprovision" | "email_change";
+  userName: string;
+  /** One line: why it was held, e.g. "mass deprovision: 120 removals in 10 min" or "a@x → b@x". */
+  summary: string;
+  heldAt: Date;
+};
+
+export type ApprovalsData = { held: HeldItem[] };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -2,11 +2,55 @@ import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../db/adminL
 import { getAccount } from "../db/platformAccountRepository.js";
 import { getLogEntry } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
-import type { LogFilter, LogPageData, LogRow } from "../http/admin/ui/pages/log.js";
-import type { LogEntryDetail } from "../http/admin/ui/pages/logEntry.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
+
+/** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
+export type LogFilter = { user?: string; action?: string; outcome?: string; trigger?: string; from?: string; to?: string; page: number };
+
+export type LogRow = {
+  id: string;
+  at: Date;
+  userName: string | null;
+  action: string;
+  outcome: string;
+  /** Short human label of what woke the reconcile, e.g. "IdP PATCH Groups/…", "resync", "mapping". */
+  trigger: string;
+  platformStatus: number | null;
+  callsSpent: number;
+  actor: string | null;
+};
+
+export type LogPageData = {
+  rows: LogRow[];
+  hasNext: boolean;
+  /** Choices for the filter selects. */
+  actions: string[];
+  outcomes: string[];
+  triggers: string[];
+};
+
+export type LogEntryDetail = {
+  id: string;
+  at: Date;
+  userId: string | null;
+  userName: string | null;
+  action: string;
+  outcome: string;
+  /** What woke it, as stored (e.g. {"kind":"idp","requestId":"…","method":"PATCH","resource":"Groups/…"}). */
+  trigger: unknown;
+  triggerLabel: string;
+  /** The ids behind the words (group, IdP request, rule, run), each with the page it links to. */
+  triggerFacts: { label: string; value: string; page?: "mapping" | "runs" }[];
+  /** Permission tree before → after (the desired dashboard users). */
+  before: unknown;
+  after: unknown;
+  platformCall: { method: string; path: string; status: number | null } | null;
+  callsSpent: number;
+  error: string | null;
+  actor: string | null;
+};
 
 /** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
 export const LOG_ACTIONS = ["create", "update", "deprovision", "adopt", "verify", "drift", "hold", "needs-admin", "approve", "reject", "reconcile-now", "resync", "mapping"];

@@ -1,6 +1,6 @@
 import { presentRun } from "../../src/admin/runs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
-import type { LogRow } from "../../src/http/admin/ui/pages/log.js";
+import type { LogRow } from "../../src/admin/log.js";
 
 /** Fixed, made-up page data for screenshots of the layout and components (not the reconciler's). */
 export function sampleSources(): AdminDataSources {
