@@ -7,11 +7,12 @@ import { queueStatus } from "../reconcile/queueStatus.js";
 import type { AdminDataDeps } from "./deps.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantine.js";
+import { presentQueue, type BudgetView } from "./queue.js";
 import { lastRuns, type RunView } from "./runs.js";
 
 /** What the overview shows. */
 export type OverviewData = {
-  budget: { used: number; reserve: number; limit: number; resetsAt: Date };
+  budget: Pick<BudgetView, "used" | "reserve" | "limit" | "resetsAt">;
   /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
   callsPerDay: { day: string; byAction: Record<string, number> }[];
   /** `settling`: of `depth`, grants waiting for the user to be quiet (docs/reconciler.md, settle window). */
@@ -37,7 +38,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
   const [queue, calls, held, parked, failed, mirror, runs, quarantined] = await Promise.all([
-    queueStatus(db, deps.budget, now),
+    queueStatus(db, deps.budget, now).then(presentQueue),
     callsPerDay(db, now, CHART_DAYS),
     countPendingHolds(db),
     listParkedWithNames(db, FAILURES_SHOWN),
