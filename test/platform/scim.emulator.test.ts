@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
@@ -181,7 +181,7 @@ describe("transport outcomes and retries over real HTTP", () => {
     const outcome = await scim.createUser(ada);
     expect(outcome).toEqual({ kind: "uncertain", reason: "timeout", attempts: 1 });
     // The emulator carries on after the delay and creates the account: exactly one, found by lookup.
-    for (let i = 0; i < 100 && emulator.state.dashboardUsers.byId.size === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(emulator.state.dashboardUsers.byId.size).toBeGreaterThan(0), { timeout: 30_000, interval: 50 });
     const found = scim.readList(expectOk(await scim.findUserByUserName(ada.userName)).body);
     expect(found.map((a) => a.user)).toEqual([ada]);
     expect(emulator.state.dashboardUsers.byId.size).toBe(1);

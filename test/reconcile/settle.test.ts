@@ -15,7 +15,7 @@ import type { ReconcileWorker } from "../../src/reconcile/worker.js";
 import { signInLocally } from "../admin/harness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, adminApi, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
 import { emulatorDump } from "../support/emulator.js";
 import { eventually } from "../support/wait.js";
 import { accountsNamed, idpUserId, requestsTo } from "./helpers.js";
