@@ -277,7 +277,7 @@ describe("constant-time token checks", () => {
   }, 120_000);
   afterEach(() => {
     calls = [];
-  });
+  }, 120_000); // four CLI processes and the 10 s cache window, on a loaded machine
   afterAll(async () => {
     crypto.timingSafeEqual = original;
     syncBuiltinESMExports();
