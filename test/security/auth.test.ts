@@ -257,7 +257,7 @@ describe("IdP tokens at rest and revocation", () => {
     const second = /\n\s+(scim_\S+)\n/.exec(await cli(stack, "token", "create", "--name", "entra"))![1]!;
     await cli(stack, "token", "revoke", "entra");
     expect((await request(stack.service.url).get("/scim/v2/Users").set(bearer(second))).status).toBe(401);
-  }, 60_000);
+  }, 120_000); // four CLI processes and the 10 s cache window, on a loaded machine
 });
 
 describe("constant-time token checks", () => {
@@ -277,7 +277,7 @@ describe("constant-time token checks", () => {
   }, 120_000);
   afterEach(() => {
     calls = [];
-  }, 120_000); // four CLI processes and the 10 s cache window, on a loaded machine
+  });
   afterAll(async () => {
     crypto.timingSafeEqual = original;
     syncBuiltinESMExports();

@@ -3,7 +3,7 @@ import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
 import { emulatorCounts, emulatorDump, ledgerDebits, type EmulatorCounts, type Sql } from "./emulator.js";
 import { waitForQueueIdle } from "./queue.js";
 
-// The fault tests written before the shared client (sigkill, connection-drops) and bench/soak.ts import these from here.
+// test/faults/sigkill.test.ts and connection-drops.test.ts (owned by another change) still import these from here.
 export { addFault, clearFaults, emulatorCounts, ledgerDebits } from "./emulator.js";
 
 /**
