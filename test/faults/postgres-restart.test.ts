@@ -122,10 +122,9 @@ describe("PostgreSQL restarted under a running connector", () => {
 
     pg = await startPostgres();
     const upAt = Date.now();
-    while ((await status("/readyz")) !== 200) {
-      if (Date.now() - upAt > 30_000) throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
-      await delay(100);
-    }
+    await eventually("/readyz 200 after PostgreSQL came back", async () => (await status("/readyz")) === 200).catch(() => {
+      throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
+    });
     const readyAfterMs = Date.now() - upAt;
     expect(connector.child.exitCode, "the same process carries on").toBeNull();
 
