@@ -1,15 +1,39 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+/**
+ * Four tiers, one run: `npm test` runs every project against the one PostgreSQL that the root
+ * globalSetup starts (projects do not inherit it, so it runs once); `npm run test:<tier>` runs one.
+ * - unit: pure functions, named `*.unit.test.ts` beside the tests of their capability;
+ * - stack: a real PostgreSQL and the emulator over HTTP (every other file outside browser/ and faults/);
+ * - browser: the admin UI in chromium;
+ * - faults: platform failures, PostgreSQL restarts and SIGKILLs of a child process.
+ */
+const FAULTS = ["test/faults/**/*.test.ts", "test/reconcile/crash.test.ts"];
+const BROWSER = ["test/browser/**/*.test.ts"];
+const UNIT = ["test/**/*.unit.test.ts"];
+
+const shared = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  pool: "forks",
+  env: { NODE_ENV: "test", LOG_LEVEL: process.env.LOG_LEVEL ?? "error" },
+} as const;
+
+const tier = (name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration => ({
+  test: { ...shared, name, include, exclude: ["**/node_modules/**", ...exclude] },
+});
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: "forks",
     // Two cores: two files at a time keeps the embedded PostgreSQL and the suites from starving each other.
     maxWorkers: 2,
     reporters: ["default"],
-    env: { NODE_ENV: "test", LOG_LEVEL: process.env.LOG_LEVEL ?? "error" },
+    projects: [
+      tier("unit", UNIT),
+      tier("stack", ["test/**/*.test.ts"], [...UNIT, ...BROWSER, ...FAULTS]),
+      tier("browser", BROWSER),
+      tier("faults", FAULTS),
+    ],
   },
 });

@@ -24,7 +24,8 @@ import { createDataSource } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { spawnConnector } from "../test/support/connectorProcess.js";
-import { EtlWriter, IdpModel, ResilientIdp, SCIM_USER_SCHEMA, waitForQuiet, worldProblems, emulatorCounts, ledgerDebits } from "../test/support/faultWorld.js";
+import { emulatorCounts, ledgerDebits } from "../test/support/emulator.js";
+import { EtlWriter, IdpModel, ResilientIdp, SCIM_USER_SCHEMA, waitForQuiet, worldProblems } from "../test/support/faultWorld.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 
 const TOKEN = "soak-idp-token-0123456789abcdefgh";

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { createAdminData } from "../../src/admin/index.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
-import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { DRAFT_MAPPING } from "../support/mapping.js";
+import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 import { csrfFrom, signInLocally } from "./harness.js";
 
 /**
@@ -11,18 +13,6 @@ import { csrfFrom, signInLocally } from "./harness.js";
  * reconciled against the emulator over HTTP, read back through the pages and the sources.
  */
 
-const DRAFT = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]").replace(
-  "companyPermissions: [admin]",
-  "companyPermissions: [admin, manage_company_settings]",
-);
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("admin data sources against the reconciler and the emulator", () => {
   let stack: Stack;
@@ -38,7 +28,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     await scim.createGroup("Marketing", [ids.ann!, ids.bob!, ids.cat!, ids.dan!]);
     await scim.createGroup("Platform Admins", [ids.eve!]);
     await waitForQueueIdle(stack);
-    await until(async () => (await emulatorState(stack)).dashboardUsers.length === 5, "five dashboard users");
+    await eventually("five dashboard users", async () => (await emulatorState(stack)).dashboardUsers.length === 5, { timeoutMs: 20_000 });
     const reconciliation = stack.service.reconciliation!;
     sources = createAdminData({
       db: stack.service.db,
@@ -128,7 +118,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     });
     const before = await snapshot();
 
-    const preview = await sources.previewMapping!(DRAFT);
+    const preview = await sources.previewMapping!(DRAFT_MAPPING);
     expect(preview.errors).toEqual([]);
     expect(preview.usersAffected).toBe(5);
     expect(preview.estimatedCalls).toBe(5);
@@ -140,20 +130,20 @@ describe("admin data sources against the reconciler and the emulator", () => {
     });
     expect(preview.changes.find((c) => c.userName === "eve@example.com")?.gains).toEqual(["company: manage_company_settings"]);
 
-    const page = await agent.post("/admin/mapping/preview").type("form").send({ _csrf: await csrf(), draft: DRAFT });
+    const page = await agent.post("/admin/mapping/preview").type("form").send({ _csrf: await csrf(), draft: DRAFT_MAPPING });
     expect(page.status).toBe(200);
     expect(page.text).toContain("− workspace EU Production: send_campaigns_canvases");
     expect(page.text).toContain("editing MAPPING_FILE");
     // The same draft uploaded as a file (multipart) previews the same; without the CSRF field it is refused.
-    const uploaded = await agent.post("/admin/mapping/preview").field("_csrf", await csrf()).field("draft", "").attach("draftFile", Buffer.from(DRAFT), "mapping.yaml");
+    const uploaded = await agent.post("/admin/mapping/preview").field("_csrf", await csrf()).field("draft", "").attach("draftFile", Buffer.from(DRAFT_MAPPING), "mapping.yaml");
     expect(uploaded.status).toBe(200);
     expect(uploaded.text).toContain("− workspace EU Production: send_campaigns_canvases");
-    const forged = await agent.post("/admin/mapping/preview").attach("draftFile", Buffer.from(DRAFT), "mapping.yaml");
+    const forged = await agent.post("/admin/mapping/preview").attach("draftFile", Buffer.from(DRAFT_MAPPING), "mapping.yaml");
     expect(forged.status).toBe(403);
     const tooLarge = await agent.post("/admin/mapping/preview").field("_csrf", await csrf()).attach("draftFile", Buffer.alloc(1_100_000, "a"), "big.yaml");
     expect(tooLarge.status).toBe(413);
 
-    const broken = await sources.previewMapping!(DRAFT.replace("companyPermissions: [admin,", "companyPermissions: [admn,"));
+    const broken = await sources.previewMapping!(DRAFT_MAPPING.replace("companyPermissions: [admin,", "companyPermissions: [admn,"));
     expect(broken.errors.join("\n")).toMatch(/^draft:\d+:\d+: .*admn/m);
 
     expect(await snapshot()).toEqual(before);
@@ -190,7 +180,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(res.status).toBe(303);
     expect((await agent.get("/admin/approvals")).text).toContain("Approved 1 held action.");
     await waitForQueueIdle(stack);
-    await until(async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === approved!.userName), "the approved deprovision");
+    await eventually("the approved deprovision", async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === approved!.userName), { timeoutMs: 20_000 });
     const names = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName);
     for (const h of rest) expect(names).toContain(h.userName);
     const decisions = (await sources.log!({ user: approved!.userName, page: 1 }, 50, 0)).rows.map((r) => [r.action, r.outcome, r.actor]);
@@ -217,7 +207,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
 
   it("an email change waits for an admin; approved, the account is re-created under the new name", async () => {
     await idp(stack).patch(`/Users/${ids.ann}`, [{ op: "replace", path: "userName", value: "ann.new@example.com" }]);
-    await until(async () => (await sources.approvals!()).held.length === 1, "the email change hold");
+    await eventually("the email change hold", async () => (await sources.approvals!()).held.length === 1, { timeoutMs: 20_000 });
     const [hold] = (await sources.approvals!()).held;
     expect(hold).toMatchObject({ id: ids.ann, kind: "email_change", userName: "ann.new@example.com" });
     expect(hold!.summary).toContain("ann@example.com → ann.new@example.com");
@@ -226,7 +216,7 @@ describe("admin data sources against the reconciler and the emulator", () => {
     const page = await agent.get("/admin/approvals");
     expect(page.text).toContain("email change");
     await agent.post("/admin/approvals/approve").type("form").send({ _csrf: csrfFrom(page.text), id: ids.ann });
-    await until(async () => (await onPlatform("ann.new@example.com")) && !(await onPlatform("ann@example.com")), "ann re-created under her new name");
+    await eventually("ann re-created under her new name", async () => (await onPlatform("ann.new@example.com")) && !(await onPlatform("ann@example.com")), { timeoutMs: 20_000 });
     await waitForQueueIdle(stack);
     const user = (await sources.user!(ids.ann!))!;
     expect(user.userName).toBe("ann.new@example.com");
@@ -242,10 +232,10 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(page.text).toContain("Full resync started (run ");
     const logged = (await sources.log!({ action: "resync", page: 1 }, 50, 0)).rows;
     expect(logged.map((r) => [r.outcome, r.actor, r.trigger])).toEqual([["succeeded", "local admin", "resync started by local admin"]]);
-    await until(async () => {
+    await eventually("the resync's re-derivation", async () => {
       const rows: { status: string; phase: string }[] = await stack.service.db.query(`SELECT status, phase FROM resync_runs WHERE actor = 'local admin'`);
       return rows.length === 1 && rows[0]!.phase !== "plan";
-    }, "the resync's re-derivation");
+    }, { timeoutMs: 20_000 });
     await waitForQueueIdle(stack);
     // The run's progress is on the page: users evaluated out of the total, and the ETA column.
     const [{ n: users }] = await stack.service.db.query(`SELECT count(*)::int AS n FROM idp_users`);

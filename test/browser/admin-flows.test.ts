@@ -1,21 +1,15 @@
-import request from "supertest";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { addFault } from "../support/emulator.js";
+import { DRAFT_MAPPING } from "../support/mapping.js";
 import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * The admin console driven in chromium against the whole product: users pushed through the SCIM
  * API, reconciled against the emulator over HTTP, and an admin reading and acting on it.
  */
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeInBrowser("admin console flows in a browser", () => {
   let browser: Browser;
@@ -35,7 +29,7 @@ describeInBrowser("admin console flows in a browser", () => {
     ids.marketing = await scim.createGroup("Marketing", [ids.ann!, ids.bob!, ids.cat!, ids.dan!]);
     await scim.createGroup("Platform Admins", [ids.eve!]);
     await waitForQueueIdle(stack);
-    await until(async () => (await emulatorState(stack)).dashboardUsers.length === 5, "five dashboard users");
+    await eventually("five dashboard users", async () => (await emulatorState(stack)).dashboardUsers.length === 5, { timeoutMs: 20_000 });
     page = await newLaptopPage(browser);
   });
   afterAll(async () => {
@@ -80,14 +74,14 @@ describeInBrowser("admin console flows in a browser", () => {
 
   it("starts a reconcile on demand for a user the platform refused, and sees it land", async () => {
     // The platform refuses the next create once: a terminal answer parks the user for an admin.
-    await request(stack.emulator.url).post("/_emulator/faults").send({ method: "POST", path: "/scim/v2/Users", status: 400, count: 1 }).expect(201);
+    await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", status: 400, count: 1 });
     const scim = idp(stack);
     ids.fay = await scim.createUser("fay@example.com");
     await scim.patch(`/Groups/${ids.marketing}`, [{ op: "add", path: "members", value: [{ value: ids.fay }] }]);
-    await until(async () => {
+    await eventually("fay parked", async () => {
       const rows: unknown[] = await stack.service.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NOT NULL`, [ids.fay]);
       return rows.length > 0;
-    }, "fay parked");
+    }, { timeoutMs: 20_000 });
     expect(await onPlatform("fay@example.com")).toBe(false);
 
     await page.goto(base);
@@ -115,11 +109,7 @@ describeInBrowser("admin console flows in a browser", () => {
   it("previews a draft mapping without changing anything", async () => {
     const before = await emulatorStats(stack);
     await page.goto(`${base}/mapping`);
-    const draft = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]").replace(
-      "companyPermissions: [admin]",
-      "companyPermissions: [admin, manage_company_settings]",
-    );
-    await page.fill("#draft", draft);
+    await page.fill("#draft", DRAFT_MAPPING);
     await page.click("button:text('Preview changes')");
     await page.waitForURL(`${base}/mapping/preview`);
     const preview = page.locator("#preview");
@@ -152,7 +142,7 @@ describeInBrowser("admin console flows in a browser", () => {
     await page.click("button:text('Approve selected')");
     await page.waitForURL(`${base}/approvals`);
     expect(await page.textContent(".flash")).toContain("Approved 1 held action.");
-    await until(async () => !(await onPlatform(userName)), `${userName} deprovisioned`);
+    await eventually(`${userName} deprovisioned`, async () => !(await onPlatform(userName)), { timeoutMs: 20_000 });
 
     await page.goto(`${base}/log?user=${encodeURIComponent(userName)}`);
     const latest = page.locator("table tbody tr");
@@ -168,10 +158,10 @@ describeInBrowser("admin console flows in a browser", () => {
     await page.waitForURL(`${base}/runs`);
     expect(await page.textContent(".flash")).toContain("Full resync started");
     expect(await page.locator("table tbody tr").count()).toBeGreaterThanOrEqual(1);
-    await until(async () => {
+    await eventually("the resync's re-derivation", async () => {
       const rows: { phase: string }[] = await stack.service.db.query(`SELECT phase FROM resync_runs WHERE actor = 'local admin'`);
       return rows[0]?.phase !== "plan";
-    }, "the resync's re-derivation");
+    }, { timeoutMs: 20_000 });
     await waitForQueueIdle(stack);
     await page.reload();
     await screenshot(page, "flow-runs");

@@ -2,6 +2,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/clock.js";
 import { approvalRequired, notify, quarantineStarted } from "../../src/notify/events.js";
 import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
@@ -17,11 +18,13 @@ describe("Notifications page in a browser", () => {
   let stack: Stack;
   let receiver: HttpReceiver;
   let page: Page;
+  const clock = new ManualClock();
 
   beforeAll(async () => {
     browser = await launchBrowser();
     receiver = await startHttpReceiver();
     stack = await startStack({
+      clock,
       workers: false,
       env: {
         PUBLIC_URL: "https://scim.example.com",
@@ -39,7 +42,7 @@ describe("Notifications page in a browser", () => {
     const deliverer = stack.service.notifications.deliverer;
     for (let i = 0; i < 3; i++) {
       await deliverer.cycle();
-      await new Promise((r) => setTimeout(r, 30)); // past the 10-20 ms retry delay
+      clock.advance(30); // past the 10-20 ms retry delay
     }
     await notify(db, approvalRequired(new Date(), { count: 612, kinds: ["deprovision"] }));
     await deliverer.cycle();

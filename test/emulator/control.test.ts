@@ -1,5 +1,5 @@
 import request from "supertest";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { dashboardUser, startClient, type Client } from "./harness.js";
 
 describe("control plane /_emulator", () => {
@@ -193,7 +193,8 @@ describe("closing the emulator", () => {
     const c = await startClient();
     await c.control("POST", "/faults", { path: "/scim", status: null, delayMs: 60_000 });
     const pending = c.scim("GET", "/scim/v2/Users/x").catch(() => "dropped");
-    await new Promise((r) => setTimeout(r, 50));
+    // The request has arrived and is held by the delay.
+    await vi.waitFor(() => expect(c.emulator.state.requestCounts.get("GET /scim/v2/Users/{id}")).toBe(1), { interval: 10 });
     const started = Date.now();
     await c.close();
     expect(Date.now() - started).toBeLessThan(2_000);

@@ -1,22 +1,17 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
+import { addFault, clearFaults, emulatorCounts, emulatorDump, ledgerDebits, requestTimes } from "../support/emulator.js";
 import {
-  addFault,
-  clearFaults,
   burstsOf,
-  emulatorCounts,
   EtlWriter,
   IdpModel,
   isEmailStatus,
   isScim,
-  ledgerDebits,
   requestsMatching,
-  requestTimes,
   ResilientIdp,
   waitForQuiet,
   worldProblems,
-  type PlatformUser,
 } from "../support/faultWorld.js";
 
 /**
@@ -111,15 +106,14 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
   }
 
   it("retries a user whose PUTs keep failing with growing delays, without a hot loop", async () => {
-    const state = (await (await fetch(`${stack.emulator.url}/_emulator/state`)).json()) as { dashboardUsers: PlatformUser[] };
+    const state = await emulatorDump(stack.emulator.url);
     const platformId = state.dashboardUsers.find((u) => u.userName === name(0))!.id;
     const user = model.users.get(name(0))!;
     const mark = new Date();
     const seen = await underFaults("503 on one user's PUT (persistent)", [{ method: "PUT", path: `/scim/v2/Users/${platformId}`, status: 503 }], 0, async () => {
       await move(0, undefined, "Analysts-EU");
       // Three failed reconciles: at t, t + ~5 s, t + ~15 s (each after the transport's own quick retries).
-      const deadline = Date.now() + 45_000;
-      while ((await retryingTimes(user.id, mark)).length < 3 && Date.now() < deadline) await delay(250);
+      await vi.waitFor(async () => expect((await retryingTimes(user.id, mark)).length).toBeGreaterThanOrEqual(3), { timeout: 45_000, interval: 250 });
     });
     const times = await retryingTimes(user.id, mark);
     expect(times.length, "three failed reconciles").toBeGreaterThanOrEqual(3);

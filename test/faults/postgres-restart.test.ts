@@ -8,8 +8,10 @@ import { createDataSource } from "../../src/db/dataSource.js";
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
-import { addFault, clearFaults, emulatorCounts, EtlWriter, IdpModel, ledgerDebits, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import { addFault, clearFaults, emulatorCounts, ledgerDebits } from "../support/emulator.js";
+import { EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 import { TEST_CONNECTION_NAME } from "../support/db.js";
 
 /**
@@ -90,7 +92,9 @@ describe("PostgreSQL restarted under a running connector", () => {
     await etl.writeOnce(emails);
     await createInGroup(0, 30, "Marketing");
     etl.start(100);
-    await delay(500);
+    await eventually("reconciles in flight", async () => ((await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE claimed_by IS NOT NULL`)) as { n: number }[])[0]!.n > 0, {
+      intervalMs: 20,
+    });
     const [{ queued }] = await db.query(`SELECT count(*)::int AS queued FROM reconcile_queue`);
     const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM mirror_sync.pending`);
     expect(queued, "reconciles still to do when PostgreSQL stops").toBeGreaterThan(0);
@@ -118,10 +122,9 @@ describe("PostgreSQL restarted under a running connector", () => {
 
     pg = await startPostgres();
     const upAt = Date.now();
-    while ((await status("/readyz")) !== 200) {
-      if (Date.now() - upAt > 30_000) throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
-      await delay(100);
-    }
+    await eventually("/readyz 200 after PostgreSQL came back", async () => (await status("/readyz")) === 200).catch(() => {
+      throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
+    });
     const readyAfterMs = Date.now() - upAt;
     expect(connector.child.exitCode, "the same process carries on").toBeNull();
 

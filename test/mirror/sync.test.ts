@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { listParkedChanges } from "../../src/db/mirrorStatusRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { eventually } from "../support/wait.js";
 import { API_KEY, WireRecorder, control, makeWorker, pendingCount, requestCounts, startEmulator, upsertEmailStates } from "./support.js";
 
 /** The mirror sync end to end: Postgres mirror tables → worker → the emulator over real HTTP. */
@@ -67,7 +68,7 @@ describe("email subscription states", () => {
     // No linger: the single change goes out in this very cycle.
     const worker = makeWorker(t.db, emulator, { recorder, lingerMs: 0 });
     const first = worker.runOnce();
-    await waitFor(async () => recorder.bodies.length === 1);
+    await eventually("one request recorded", async () => recorder.bodies.length === 1, { intervalMs: 10 });
     await upsertEmailStates(t.db, [["late@example.com", "unsubscribed"]]);
     await first;
     await worker.drain();
@@ -124,9 +125,9 @@ describe("the running worker", () => {
     worker.start();
     try {
       await upsertEmailStates(t.db, Array.from({ length: 75 }, (_, i): [string, string] => [`loop${i}@example.com`, "subscribed"]));
-      await waitFor(async () => (await pendingCount(t.db)) === 0);
+      await eventually("no pending changes", async () => (await pendingCount(t.db)) === 0, { intervalMs: 10 });
       await upsertEmailStates(t.db, [["loop0@example.com", "unsubscribed"]]);
-      await waitFor(async () => (await dump()).emailStates["loop0@example.com"] === "unsubscribed");
+      await eventually("loop0 unsubscribed on the platform", async () => (await dump()).emailStates["loop0@example.com"] === "unsubscribed", { intervalMs: 10 });
     } finally {
       await worker.stop();
     }
@@ -139,7 +140,8 @@ describe("rate limits", () => {
   it("a 429 holds the family, releases the batch, and the changes land once the pause is over", async () => {
     await upsertEmailStates(t.db, Array.from({ length: 60 }, (_, i): [string, string] => [`slow${i}@example.com`, "opted_in"]));
     await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", status: 429, count: 1 });
-    const worker = makeWorker(t.db, emulator, { lingerMs: 0, concurrency: 1 });
+    const clock = new ManualClock();
+    const worker = makeWorker(t.db, emulator, { lingerMs: 0, concurrency: 1, clock });
     const first = await worker.runOnce();
     expect(first.pushed).toBe(0);
     expect(first.released).toBe(60);
@@ -147,7 +149,7 @@ describe("rate limits", () => {
     expect(rows.map((r) => r.outcome)).toEqual(["rate_limited"]);
     // Held: the next cycle sends nothing until the pause (1 s without Retry-After) has passed.
     expect((await worker.runOnce()).requests).toBe(0);
-    await new Promise((r) => setTimeout(r, 1_100));
+    clock.advance(1_100);
     await worker.drain();
     expect(Object.keys((await dump()).emailStates)).toHaveLength(60);
     expect((await requestCounts(emulator))[EMAIL_STATUS]).toBe(1 + 2);
@@ -284,11 +286,3 @@ describe("preference centers", () => {
     expect((await dump()).preferenceCenters).toHaveLength(10);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

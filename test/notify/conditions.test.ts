@@ -4,6 +4,7 @@ import { conditionChecks, readCertificate } from "../../src/notify/conditions.js
 import { makeIdpKeys } from "../support/saml.js";
 import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from "../support/receivers.js";
+import { eventually } from "../support/wait.js";
 import request from "supertest";
 
 /**
@@ -45,7 +46,7 @@ describe("idp.silent and the email channel", () => {
 
   it("fires idp.silent once the clock passes IDP_SILENCE_HOURS without a SCIM request, and says when the IdP is back", async () => {
     await idp(stack).send("get", "/Users").expect(200);
-    await waitUntil(async () => (await lastSeen()) !== undefined);
+    await eventually("the IdP activity row", async () => (await lastSeen()) !== undefined, { intervalMs: 20 });
     await flush();
     clock.advance(23 * 3_600_000);
     await flush();
@@ -61,7 +62,7 @@ describe("idp.silent and the email channel", () => {
     expect(smtp.mails.filter((m) => m.raw.includes("X-Notification-Event: idp.silent\r\n"))).toHaveLength(1);
 
     await idp(stack).send("get", "/Users").expect(200);
-    await waitUntil(async () => (await lastSeen())!.last_request_at.getTime() >= clock.now().getTime() - 1000);
+    await eventually("the new IdP request recorded", async () => (await lastSeen())!.last_request_at.getTime() >= clock.now().getTime() - 1000, { intervalMs: 20 });
     clock.advance(61_000);
     await flush();
     const [back] = receiver.ofEvent("idp.silent.ended");
@@ -117,11 +118,3 @@ describe("idp.silent and the email channel", () => {
     expect(receiver.ofEvent("saml.certificate.expiring")).toHaveLength(1);
   });
 });
-
-async function waitUntil(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

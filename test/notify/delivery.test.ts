@@ -6,6 +6,7 @@ import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/log
 import { claimDeliveries, fanOutNotifications } from "../../src/db/notificationRepository.js";
 import { notify } from "../../src/notify/events.js";
 import { NotificationDeliverer } from "../../src/notify/deliverer.js";
+import { addFault, clearFaults } from "../support/emulator.js";
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
 
@@ -116,7 +117,7 @@ describe("notifications", () => {
   });
 
   it("a quarantine gives quarantine.started, then quarantine.ended with the same id", async () => {
-    await request(stack.emulator.url).post("/_emulator/faults").send({ path: "/scim/v2", status: 401 }).expect(201);
+    await addFault(stack.emulator.url, { path: "/scim/v2", status: 401 });
     const scim = idp(stack);
     for (let i = 0; i < 4; i++) await scim.createUser(`q${i}@example.com`);
     await vi.waitFor(
@@ -133,7 +134,7 @@ describe("notifications", () => {
     expect(started!.json.details).toMatchObject({ family: "scim", reason: "auth" });
     expect(receiver.ofEvent("quarantine.ended")).toEqual([]);
 
-    await request(stack.emulator.url).delete("/_emulator/faults");
+    await clearFaults(stack.emulator.url);
     await stack.service.quarantine.resume("scim", "admin@example.com");
     await flush();
     const [ended, ...moreEnded] = receiver.ofEvent("quarantine.ended");

@@ -1,7 +1,9 @@
 import request from "supertest";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { addFault, clearFaults, ledgerDebits } from "../support/emulator.js";
 import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * Quarantine end to end: the emulator refuses the SCIM family (401) or fails it (503); the
@@ -18,16 +20,6 @@ afterEach(async () => {
 
 const USERS = 12;
 
-async function fault(s: Stack, body: Record<string, unknown>) {
-  const res = await request(s.emulator.url).post("/_emulator/faults").send(body);
-  expect(res.status).toBe(201);
-}
-const clearFaults = (s: Stack) => request(s.emulator.url).delete("/_emulator/faults");
-
-async function debits(s: Stack): Promise<number> {
-  const rows: { n: number }[] = await s.database.db.query(`SELECT count(*)::int AS n FROM budget_debits`);
-  return rows[0]!.n;
-}
 async function queued(s: Stack): Promise<number> {
   const rows: { n: number }[] = await s.database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`);
   return rows[0]!.n;
@@ -39,16 +31,6 @@ async function quarantined(s: Stack): Promise<Family[]> {
   expect(res.status).toBe(200);
   return res.body.families as Family[];
 }
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 async function provision(s: Stack): Promise<void> {
   const client = idp(s);
   const ids: string[] = [];
@@ -67,11 +49,11 @@ async function expectPaused(s: Stack): Promise<void> {
     // Reconciles claimed before the quarantine finish; after that the gate lets no new claim through.
     await vi.waitFor(async () => expect((await claimedWork(s.database.db)).reconciles).toBe(0), { timeout: 30_000 });
     await waitForAdmissions(gate, 1);
-    const spent = await debits(s);
+    const spent = await ledgerDebits(s.database.db);
     const waiting = await queued(s);
     await waitForAdmissions(gate, 6); // two passes of each of the three loops
     expect(new Set(gate.answers)).toEqual(new Set(["closed"]));
-    expect(await debits(s)).toBe(spent);
+    expect(await ledgerDebits(s.database.db)).toBe(spent);
     expect(await queued(s)).toBe(waiting);
     expect(waiting).toBeGreaterThan(0); // the work waits in the queue
   } finally {
@@ -80,7 +62,7 @@ async function expectPaused(s: Stack): Promise<void> {
 }
 
 async function expectConverged(s: Stack): Promise<void> {
-  await waitForQueueIdle(s, 60_000);
+  await waitForQueueIdle(s, { timeoutMs: 60_000 });
   const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("q"));
   expect(users.map((u) => u.userName).sort()).toEqual(Array.from({ length: USERS }, (_, i) => `q${i}@example.com`).sort());
   expect(await quarantined(s)).toEqual([]);
@@ -90,10 +72,10 @@ describe("platform quarantine", () => {
   it("sustained 401s quarantine the SCIM family; nothing is spent or lost; an admin resumes it and the queue converges", async () => {
     stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
     const s = stack;
-    await fault(s, { path: "/scim/v2", status: 401 });
+    await addFault(s.emulator.url, { path: "/scim/v2", status: 401 });
     await provision(s);
 
-    const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    const [family] = await eventually("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
     expect(family).toMatchObject({ family: "scim", state: "cooling", reason: "auth" });
     await expectPaused(s);
 
@@ -107,7 +89,7 @@ describe("platform quarantine", () => {
     expect(page.text).toContain("credentials refused");
     expect(page.text).toContain('action="/admin/quarantine/scim/resume"');
 
-    await clearFaults(s);
+    await clearFaults(s.emulator.url);
     const pageCsrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
     const resumed = await agent.post("/admin/quarantine/scim/resume").type("form").send({ _csrf: pageCsrf });
     expect(resumed.status).toBe(303);
@@ -123,30 +105,30 @@ describe("platform quarantine", () => {
   it("after the cooling period one probe decides: a failing probe extends it, a healthy one lifts it", async () => {
     stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "1" } });
     const s = stack;
-    await fault(s, { path: "/scim/v2", status: 403 });
+    await addFault(s.emulator.url, { path: "/scim/v2", status: 403 });
     await provision(s);
-    await waitFor("the quarantine", async () => (await quarantined(s)).length > 0);
-    const failed = await waitFor("a failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 2));
+    await eventually("the quarantine", async () => (await quarantined(s)).length > 0);
+    const failed = await eventually("a failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 2));
     expect(failed.reason).toBe("auth");
     // Each probe is one call: two failed probes cost at most a few calls, not a reconcile pass each second.
-    const spentWhileQuarantined = await debits(s);
-    await waitFor("a third failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 3));
-    expect((await debits(s)) - spentWhileQuarantined).toBeLessThanOrEqual(3);
+    const spentWhileQuarantined = await ledgerDebits(s.database.db);
+    await eventually("a third failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 3));
+    expect((await ledgerDebits(s.database.db)) - spentWhileQuarantined).toBeLessThanOrEqual(3);
 
-    await clearFaults(s);
+    await clearFaults(s.emulator.url);
     await expectConverged(s);
   });
 
   it("a failure rate over the threshold (503s) quarantines the family; the admin API resumes it", async () => {
     stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
     const s = stack;
-    await fault(s, { path: "/scim/v2", status: 503, probability: 0.8 });
+    await addFault(s.emulator.url, { path: "/scim/v2", status: 503, probability: 0.8 });
     await provision(s);
-    const [family] = await waitFor("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    const [family] = await eventually("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
     expect(family).toMatchObject({ family: "scim", reason: "failure_rate" });
     await expectPaused(s);
 
-    await clearFaults(s);
+    await clearFaults(s.emulator.url);
     const res = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(200);
     await expectConverged(s);

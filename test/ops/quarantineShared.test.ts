@@ -2,8 +2,10 @@ import request from "supertest";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
+import { addFault, clearFaults, emulatorDump, ledgerDebits } from "../support/emulator.js";
 import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
 import { ADMIN_TOKEN, IDP_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * The quarantine is shared state: a family one replica quarantines is paused on every replica
@@ -24,15 +26,6 @@ async function count(s: Stack, sql: string): Promise<number> {
   const rows: { n: number }[] = await s.database.db.query(sql);
   return rows[0]!.n;
 }
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 const families = async (url: string) =>
   (await request(url).get("/admin/api/quarantine").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.families as { family: string; reason: string }[];
 
@@ -40,12 +33,12 @@ describe("shared quarantine", () => {
   it("one replica's discovery pauses another replica on the same database; resuming on either resumes both", async () => {
     stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
     const s = stack;
-    await request(s.emulator.url).post("/_emulator/faults").send({ path: "/scim/v2", status: 401 });
+    await addFault(s.emulator.url, { path: "/scim/v2", status: 401 });
     const client = idp(s);
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(await client.createUser(`r${i}@example.com`));
     await client.createGroup("Marketing", ids);
-    await waitFor("the first replica to quarantine scim", async () => (await families(s.service.url)).length > 0);
+    await eventually("the first replica to quarantine scim", async () => (await families(s.service.url)).length > 0, { timeoutMs: 45_000 });
 
     // A second replica starts with its own workers, and learns of the quarantine from the table.
     second = await startService({
@@ -60,18 +53,18 @@ describe("shared quarantine", () => {
     const gate = watchAdmissions(second.quarantine, "scim");
     await vi.waitFor(async () => expect((await claimedWork(s.database.db)).reconciles).toBe(0), { timeout: 30_000 });
     await waitForAdmissions(gate, 1);
-    const spent = await count(s, `SELECT count(*)::int AS n FROM budget_debits`);
+    const spent = await ledgerDebits(s.database.db);
     const queued = await count(s, `SELECT count(*)::int AS n FROM reconcile_queue`);
     await waitForAdmissions(gate, 6);
     gate.restore();
     expect(new Set(gate.answers)).toEqual(new Set(["closed"]));
-    expect(await count(s, `SELECT count(*)::int AS n FROM budget_debits`)).toBe(spent);
+    expect(await ledgerDebits(s.database.db)).toBe(spent);
     expect(await count(s, `SELECT count(*)::int AS n FROM reconcile_queue`)).toBe(queued);
     expect(queued).toBeGreaterThan(0);
 
-    await request(s.emulator.url).delete("/_emulator/faults");
+    await clearFaults(s.emulator.url);
     expect((await request(second.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
-    await waitForQueueIdle(s, 60_000);
+    await waitForQueueIdle(s, { timeoutMs: 60_000 });
     const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("r"));
     expect(users).toHaveLength(10);
     expect(await families(s.service.url)).toEqual([]);
@@ -80,14 +73,14 @@ describe("shared quarantine", () => {
   it("the mirror sync's email family: 503s quarantine it, changes stay pending, a resume pushes them", async () => {
     stack = await startStack({ env: { QUARANTINE_COOLING_SECONDS: "3600" } });
     const s = stack;
-    await request(s.emulator.url).post("/_emulator/faults").send({ path: "/email/status", status: 503 });
+    await addFault(s.emulator.url, { path: "/email/status", status: 503 });
     await s.database.db.query(
       `INSERT INTO mirror.email_subscription_states (email, subscription_state) SELECT 'm' || i || '@example.com', 'subscribed' FROM generate_series(1, 30) AS i`,
     );
-    const [family] = await waitFor("the email family's quarantine", async () => {
+    const [family] = await eventually("the email family's quarantine", async () => {
       const list = await families(s.service.url);
       return list.length > 0 && list;
-    });
+    }, { timeoutMs: 45_000 });
     expect(family).toMatchObject({ family: "email.status", reason: "failure_rate" });
     const pending = `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE kind = 'email'`;
     expect(await count(s, pending)).toBe(30); // nothing lost
@@ -105,12 +98,12 @@ describe("shared quarantine", () => {
     expect(await count(s, pending)).toBe(30);
     expect((await emulatorStats(s)).requests["POST /email/status"] ?? 0).toBe(sent);
 
-    await request(s.emulator.url).delete("/_emulator/faults");
+    await clearFaults(s.emulator.url);
     expect((await adminApi(s)("/quarantine")).body.families).toHaveLength(1);
     const resumed = await request(s.service.url).post(`/admin/api/quarantine/${encodeURIComponent("email.status")}/resume`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(resumed.status).toBe(200);
-    await waitFor("the pending emails to be pushed", async () => (await count(s, pending)) === 0);
-    const state = (await request(s.emulator.url).get("/_emulator/state")).body as { emailStates: Record<string, unknown> };
+    await eventually("the pending emails to be pushed", async () => (await count(s, pending)) === 0, { timeoutMs: 45_000 });
+    const state = await emulatorDump(s.emulator.url);
     expect(Object.keys(state.emailStates).filter((e) => e.startsWith("m"))).toHaveLength(30);
   });
 });

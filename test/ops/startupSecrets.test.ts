@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateToken, hashToken } from "../../src/auth/scimTokens.js";
 import { freePort } from "../../src/db/embedded.js";
 import { TokenRepository } from "../../src/db/tokenRepository.js";
@@ -43,21 +43,22 @@ async function start(env: Record<string, string>): Promise<Run> {
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  let code: number | null = null;
-  for (;;) {
-    const done = await Promise.race([exited, new Promise<"running">((r) => setTimeout(() => r("running"), 100))]);
-    if (done !== "running") {
-      code = done;
-      break;
-    }
-    if (output.includes("scim-connector is running") && (await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) break;
-    if (Date.now() > deadline) {
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve((exitCode = code))));
+  await vi
+    .waitFor(
+      async () => {
+        if (exitCode !== undefined) return;
+        if (output.includes("scim-connector is running") && (await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) return;
+        throw new Error(`neither started nor stopped:\n${output}`);
+      },
+      { timeout: 60_000, interval: 100 },
+    )
+    .catch((error: unknown) => {
       child.kill("SIGKILL");
-      throw new Error(`neither started nor stopped:\n${output}`);
-    }
-  }
+      throw error;
+    });
+  const code = exitCode ?? null;
   const run: Run = {
     code,
     get output() {

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
@@ -9,6 +9,7 @@ import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { HttpTransport, noRetry, type HttpOutcome, type RetryPolicy } from "../../src/platform/http.js";
 import { PlatformScimClient } from "../../src/platform/scim.js";
 import type { PlatformScimPort } from "../../src/reconcile/ports.js";
+import { addFault, emulatorCounts } from "../support/emulator.js";
 
 /**
  * The SCIM client against the emulator over real HTTP: the happy path, the platform's errors,
@@ -144,26 +145,26 @@ describe("transport outcomes and retries over real HTTP", () => {
   it("retries a 5xx on GET and succeeds, one beforeSend per attempt", async () => {
     const scim = client();
     const id = scim.readResource(expectOk(await scim.createUser(ada)).body)!.id;
-    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", status: 503, count: 2 });
+    await addFault(emulator.url, { method: "GET", path: "/scim/v2/Users", status: 503, count: 2 });
     const { calls, beforeSend } = counter();
     expect(expectOk(await scim.getUser(id, beforeSend)).attempts).toBe(3);
     expect(calls).toEqual([1, 2, 3]);
   });
 
   it("gives up after maxAttempts with the last 5xx", async () => {
-    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", status: 500 });
+    await addFault(emulator.url, { method: "GET", path: "/scim/v2/Users", status: 500 });
     expect(await client().getUser("x")).toMatchObject({ kind: "http_error", status: 500, attempts: 3 });
   });
 
   it("does not retry a 5xx to a POST: the create is uncertain", async () => {
-    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", status: 502, count: 1 });
+    await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", status: 502, count: 1 });
     const { calls, beforeSend } = counter();
     expect(await client().createUser(ada, beforeSend)).toEqual({ kind: "uncertain", reason: "http_502", status: 502, attempts: 1 });
     expect(calls).toEqual([1]);
   });
 
   it("reports a dropped connection on a POST as uncertain, without a second POST", async () => {
-    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", dropConnection: true, count: 1 });
+    await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", dropConnection: true, count: 1 });
     const { calls, beforeSend } = counter();
     const outcome = await client().createUser(ada, beforeSend);
     expect(outcome).toMatchObject({ kind: "uncertain", attempts: 1 });
@@ -171,24 +172,24 @@ describe("transport outcomes and retries over real HTTP", () => {
   });
 
   it("retries a dropped connection on a GET", async () => {
-    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", dropConnection: true, count: 1 });
+    await addFault(emulator.url, { method: "GET", path: "/scim/v2/Users", dropConnection: true, count: 1 });
     expect(expectOk(await client().findUserByUserName("ada@example.com")).attempts).toBe(2);
   });
 
   it("a POST that times out is uncertain; the platform may have applied it, so the caller looks it up", async () => {
-    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", delayMs: 1_500, count: 1 });
+    await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", delayMs: 1_500, count: 1 });
     const scim = client({ timeoutMs: 750 });
     const outcome = await scim.createUser(ada);
     expect(outcome).toEqual({ kind: "uncertain", reason: "timeout", attempts: 1 });
     // The emulator carries on after the delay and creates the account: exactly one, found by lookup.
-    for (let i = 0; i < 100 && emulator.state.dashboardUsers.byId.size === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await vi.waitFor(() => expect(emulator.state.dashboardUsers.byId.size).toBeGreaterThan(0), { timeout: 30_000, interval: 50 });
     const found = scim.readList(expectOk(await scim.findUserByUserName(ada.userName)).body);
     expect(found.map((a) => a.user)).toEqual([ada]);
     expect(emulator.state.dashboardUsers.byId.size).toBe(1);
   });
 
   it("retries a GET that timed out", async () => {
-    await control("POST", "/_emulator/faults", { method: "GET", path: "/scim/v2/Users", delayMs: 1_500, count: 1 });
+    await addFault(emulator.url, { method: "GET", path: "/scim/v2/Users", delayMs: 1_500, count: 1 });
     expect(expectOk(await client({ timeoutMs: 750 }).findUserByUserName(ada.userName)).attempts).toBe(2);
   });
 
@@ -219,11 +220,11 @@ describe("429: the whole family pauses until the platform says", () => {
     expect(http.pausedUntil("scim")).toEqual(until);
     expect(http.pausedUntil("email")).toBeUndefined();
 
-    const before = await control("GET", "/_emulator/stats");
+    const before = await emulatorCounts(emulator.url);
     const { calls, beforeSend } = counter();
     expect(await scim.createUser(ada, beforeSend)).toEqual({ kind: "rate_limited", until, sent: false, attempts: 0 });
     expect(calls).toEqual([]);
-    expect(await control("GET", "/_emulator/stats")).toEqual(before);
+    expect(await emulatorCounts(emulator.url)).toEqual(before);
 
     clock.advance(until.getTime() - clock.now().getTime() + 1_000);
     expect(http.pausedUntil("scim")).toBeUndefined();
@@ -231,7 +232,7 @@ describe("429: the whole family pauses until the platform says", () => {
   });
 
   it("waits out a short pause and retries (a 429 was not applied, so even a POST may go again)", async () => {
-    await control("POST", "/_emulator/faults", { method: "POST", path: "/scim/v2/Users", status: 429, count: 1 });
+    await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", status: 429, count: 1 });
     const { calls, beforeSend } = counter();
     const outcome = expectOk(await client().createUser(ada, beforeSend));
     expect(outcome.attempts).toBe(2);

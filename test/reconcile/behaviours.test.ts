@@ -2,17 +2,10 @@ import { writeFile } from "node:fs/promises";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
-import {
-  accountsNamed,
-  addFault,
-  clearFaults,
-  eventually,
-  MARKETING_WORKSPACE,
-  platformScim,
-  requestsTo,
-  SCIM_USER,
-  waitForQueueEmpty,
-} from "./helpers.js";
+import { addFault, clearFaults, emulatorCounts } from "../support/emulator.js";
+import { waitForQueueIdle } from "../support/queue.js";
+import { eventually } from "../support/wait.js";
+import { accountsNamed, MARKETING_WORKSPACE, platformScim, requestsTo, SCIM_USER } from "./helpers.js";
 
 /**
  * The reconciler's answers to what the platform (and admins) do, each checked against the
@@ -51,8 +44,8 @@ describe("reconciler behaviours against the emulator", () => {
   async function provisioned(userName: string): Promise<string> {
     const id = await idp(stack).createUser(userName);
     await join(marketing, id);
-    await eventually(async () => (await accountsNamed(stack, userName)).length === 1, 20_000, `${userName} on the platform`);
-    await waitForQueueEmpty(stack.database.db);
+    await eventually(`${userName} on the platform`, async () => (await accountsNamed(stack, userName)).length === 1, { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     return id;
   }
 
@@ -121,13 +114,13 @@ describe("reconciler behaviours against the emulator", () => {
     // The emulator's injected 429 carries no Retry-After, so each pause is the transport's 1 s fallback.
     await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", status: 429, count: 3 });
     const before = await counts();
-    const scimBefore = (await request(stack.emulator.url).get("/_emulator/stats")).body.scimDaily.used as number;
+    const scimBefore = (await emulatorCounts(stack.emulator.url)).scimDaily.used;
     const started = Date.now();
     await provisioned(userName);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
     expect(await delta(before)).toEqual({ post: 4, lookup: 0, put: 0 });
     // Refused requests are not counted by the platform; the ledger debited every attempt.
-    expect((await request(stack.emulator.url).get("/_emulator/stats")).body.scimDaily.used).toBe(scimBefore + 1);
+    expect((await emulatorCounts(stack.emulator.url)).scimDaily.used).toBe(scimBefore + 1);
     const log = await logOf(userName);
     expect(log.map((e) => `${e.action}:${e.outcome}`)).toEqual(["create:retrying", "create:succeeded"]);
     expect(log[0]!.error).toMatch(/rate limited until/);
@@ -141,8 +134,8 @@ describe("reconciler behaviours against the emulator", () => {
     expect((await platformScim(stack.emulator.url).delete(account!.id)).status).toBe(204);
     const before = await counts();
     await join(analysts, userId);
-    await eventually(async () => (await accountsNamed(stack, userName)).length === 1, 20_000, "the recreated account");
-    await waitForQueueEmpty(stack.database.db);
+    await eventually("the recreated account", async () => (await accountsNamed(stack, userName)).length === 1, { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await delta(before)).toEqual({ post: 1, lookup: 0, put: 1 });
     const [recreated] = await accountsNamed(stack, userName);
     expect(recreated!.id).not.toBe(account!.id);
@@ -155,8 +148,8 @@ describe("reconciler behaviours against the emulator", () => {
     const newName = "new-name@example.com";
     const userId = await provisioned(oldName);
     await idp(stack).patch(`/Users/${userId}`, [{ op: "replace", path: "userName", value: newName }]);
-    await eventually(async () => (await logOf(newName)).some((e) => e.action === "needs-admin"), 20_000, "the needs-admin entry");
-    await waitForQueueEmpty(stack.database.db);
+    await eventually("the needs-admin entry", async () => (await logOf(newName)).some((e) => e.action === "needs-admin"), { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await accountsNamed(stack, oldName)).toHaveLength(1);
     expect(await accountsNamed(stack, newName)).toHaveLength(0);
     expect((await logOf(newName)).find((e) => e.action === "needs-admin")).toMatchObject({ outcome: "held", callsSpent: 0 });
@@ -165,8 +158,8 @@ describe("reconciler behaviours against the emulator", () => {
 
     const approve = await request(stack.service.url).post(`/admin/api/approvals/${userId}/approve`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(approve.status).toBe(200);
-    await eventually(async () => (await accountsNamed(stack, newName)).length === 1, 20_000, "the re-created account");
-    await waitForQueueEmpty(stack.database.db);
+    await eventually("the re-created account", async () => (await accountsNamed(stack, newName)).length === 1, { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await accountsNamed(stack, oldName)).toHaveLength(0);
     const [account] = await accountsNamed(stack, newName);
     expect(account).toMatchObject({ department: "marketing", permissions: { appGroup: [MARKETING_WORKSPACE] } });
@@ -182,8 +175,8 @@ describe("reconciler behaviours against the emulator", () => {
     // In no group: no rule gives it an account, so no mapping change about a group concerns it.
     const groupless = "groupless@example.com";
     await idp(stack).createUser(groupless);
-    await eventually(async () => (await accountsNamed(stack, analyst)).length === 1, 20_000, "the analyst's account");
-    await waitForQueueEmpty(stack.database.db);
+    await eventually("the analyst's account", async () => (await accountsNamed(stack, analyst)).length === 1, { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     const usersBefore = (await emulatorState(stack)).dashboardUsers.filter((u) => u.userName !== analyst);
     const before = await counts();
 
@@ -210,12 +203,8 @@ describe("reconciler behaviours against the emulator", () => {
       "timed-out@example.com",
     ]);
     expect(await accountsNamed(stack, groupless)).toEqual([]);
-    await eventually(
-      async () => (await accountsNamed(stack, analyst))[0]!.permissions.appGroup[0]!.appGroupPermissions.includes("basic_access"),
-      20_000,
-      "the analyst's new permission",
-    );
-    await waitForQueueEmpty(stack.database.db);
+    await eventually("the analyst's new permission", async () => (await accountsNamed(stack, analyst))[0]!.permissions.appGroup[0]!.appGroupPermissions.includes("basic_access"), { timeoutMs: 20_000 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
 
     // Only the analyst's desired user changed: deleted-behind@ is in Analysts-EU too and was
     // marked, but Marketing already gives it basic_access, so it costs nothing.

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nextUtcMidnight } from "../../src/reconcile/budget.js";
 import { adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
-import { eventually, scimUsed } from "./helpers.js";
+import { eventually } from "../support/wait.js";
+import { scimUsed } from "./helpers.js";
 
 /**
  * PLATFORM_SCIM_DAILY_BUDGET=20 (reserve 10% = 2) and 60 new entitled users: the platform never
@@ -63,7 +64,7 @@ describe("a small daily budget", () => {
     const scim = idp(stack);
     const found = await scim.send("get", `/Users?filter=${encodeURIComponent(`userName eq "${gone}"`)}`);
     await scim.patch(`/Users/${found.body.Resources[0].id}`, [{ op: "replace", value: { active: false } }]);
-    await eventually(async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === gone), 20_000, "the deprovision");
+    await eventually("the deprovision", async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === gone), { timeoutMs: 20_000 });
 
     expect(await scimUsed(stack)).toBe(19);
     const log = await adminApi(stack)(`/log?user=${encodeURIComponent(gone)}&action=deprovision`);

@@ -4,7 +4,8 @@ import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cliReconcile.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
-import { accountsNamed, ledgerDebits, scimUsed } from "./helpers.js";
+import { ledgerDebits } from "../support/emulator.js";
+import { accountsNamed, scimUsed } from "./helpers.js";
 
 /**
  * `scim-connector plan <userName>` and `scim-connector approvals ...` against a real database,

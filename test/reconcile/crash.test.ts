@@ -2,13 +2,16 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
-import { addFault, ledgerDebits, waitForQueueEmpty } from "./helpers.js";
+import { addFault, emulatorCounts, emulatorDump, ledgerDebits } from "../support/emulator.js";
+import { accountShape, type AccountShape } from "../support/faultWorld.js";
+import { waitForQueueIdle } from "../support/queue.js";
 
 /**
  * The connector as a real child process, SIGKILLed in the middle of reconcile bursts (every
@@ -19,7 +22,7 @@ import { addFault, ledgerDebits, waitForQueueEmpty } from "./helpers.js";
 
 const BUDGET = 500;
 
-type Expected = { department: string; companyPermissions: string[]; workspaces: { name: string; permissions: string[]; teams: string[] }[] } | null;
+type Expected = AccountShape | null;
 
 const MARKETING: Expected = {
   department: "marketing",
@@ -85,12 +88,14 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     const target = Date.now() + 50 + Math.floor(Math.random() * (maxDelayMs - 50));
     const started = Date.now();
     let queued = 0;
-    for (;;) {
-      const rows: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
-      queued = rows[0]!.n;
-      if (Date.now() >= target || queued <= 2) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await vi.waitFor(
+      async () => {
+        const rows: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
+        queued = rows[0]!.n;
+        if (Date.now() < target && queued > 2) throw new Error("not yet the moment to kill");
+      },
+      { timeout: maxDelayMs + 5_000, interval: 20 },
+    );
     killMoments.push(Date.now() - started);
     await connector!.kill("SIGKILL");
     connector = undefined;
@@ -134,23 +139,23 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
 
   async function restartAndSettle(): Promise<void> {
     await startConnector();
-    await waitForQueueEmpty(database.db, 90_000);
+    await waitForQueueIdle(database.db, { deferred: "wait", timeoutMs: 90_000 });
   }
 
   async function assertWorld(expected: (i: number) => Expected, count: number): Promise<void> {
-    const state = (await request(emulator.url).get("/_emulator/state")).body as { dashboardUsers: PlatformUser[] };
-    const byName = new Map<string, PlatformUser[]>();
+    const state = await emulatorDump(emulator.url);
+    const byName = new Map<string, DashboardUser[]>();
     for (const u of state.dashboardUsers) byName.set(u.userName.toLowerCase(), [...(byName.get(u.userName.toLowerCase()) ?? []), u]);
     for (const [name, accounts] of byName) expect(accounts, `accounts for ${name}`).toHaveLength(1);
     for (let i = 0; i < count; i++) {
       const want = expected(i);
       const got = byName.get(userName(i))?.[0];
       if (!want) expect(got, `${userName(i)} should have no account`).toBeUndefined();
-      else expect(got && shapeOf(got), userName(i)).toEqual(want);
+      else expect(got && accountShape(got), userName(i)).toEqual(want);
     }
     expect(state.dashboardUsers.length).toBe(range(0, count).filter((i) => expected(i) !== null).length);
 
-    const stats = (await request(emulator.url).get("/_emulator/stats")).body as { scimDaily: { used: number } };
+    const stats = await emulatorCounts(emulator.url);
     const debits = await ledgerDebits(database.db);
     expect(stats.scimDaily.used, "nothing reached the platform without a debit").toBeLessThanOrEqual(debits);
     expect(debits).toBeLessThanOrEqual(BUDGET);
@@ -188,7 +193,7 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     await assertWorld(expected, 50);
 
     // One POST per account ever created: an uncertain create was resolved by lookup, never re-sent blindly.
-    const stats = (await request(emulator.url).get("/_emulator/stats")).body as { requests: Record<string, number> };
+    const stats = await emulatorCounts(emulator.url);
     expect(stats.requests["POST /scim/v2/Users"]).toBe(50);
     const log = await request(url()).get("/admin/api/log?outcome=failed&limit=1000").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(log.body.entries).toEqual([]);
@@ -196,22 +201,3 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     await connector!.kill("SIGTERM");
   });
 });
-
-type PlatformUser = {
-  userName: string;
-  department: string;
-  permissions: { companyPermissions: string[]; appGroup: { appGroupName: string; appGroupPermissions: string[]; team: { teamName: string; teamPermissions: string[] }[] }[] };
-};
-
-function shapeOf(u: PlatformUser): Expected {
-  return {
-    department: u.department,
-    companyPermissions: [...u.permissions.companyPermissions].sort(),
-    workspaces: u.permissions.appGroup.map((w) => ({
-      name: w.appGroupName,
-      permissions: [...w.appGroupPermissions].sort(),
-      teams: w.team.map((t) => `${t.teamName}:${[...t.teamPermissions].sort().join(",")}`),
-    })),
-  };
-}
-

@@ -15,8 +15,10 @@ import type { ReconcileWorker } from "../../src/reconcile/worker.js";
 import { signInLocally } from "../admin/harness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
-import { accountsNamed, eventually, idpUserId, requestsTo } from "./helpers.js";
+import { ADMIN_TOKEN, adminApi, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
+import { emulatorDump } from "../support/emulator.js";
+import { eventually } from "../support/wait.js";
+import { accountsNamed, idpUserId, requestsTo } from "./helpers.js";
 
 /**
  * The settle window (docs/reconciler.md): grants from the IdP wait until the user has been quiet,
@@ -324,13 +326,13 @@ describe("a grant waiting to settle when the process is killed", () => {
     const user = await send("POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: "killed@example.com", name: { givenName: "K", familyName: "L" }, active: true });
     const group = await send("POST", "/Groups", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "Marketing", members: [{ value: user.body.id }] });
     expect(group.status).toBe(201);
-    await eventually(async () => (await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND settle_until > now()`, [user.body.id])).length === 1, 20_000, "the grant to be waiting to settle");
+    await eventually("the grant to be waiting to settle", async () => (await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND settle_until > now()`, [user.body.id])).length === 1, { timeoutMs: 20_000 });
     await connector.kill("SIGKILL");
-    expect((await emulatorState({ emulator } as Stack)).dashboardUsers).toHaveLength(0);
+    expect((await emulatorDump(emulator.url)).dashboardUsers).toHaveLength(0);
 
     connector = await spawnConnector(env, port);
-    await eventually(async () => (await emulatorState({ emulator } as Stack)).dashboardUsers.length === 1, 30_000, "the account after the restart");
-    await eventually(async () => (await database.db.query(`SELECT 1 FROM reconcile_queue`)).length === 0, 30_000, "an empty queue");
+    await eventually("the account after the restart", async () => (await emulatorDump(emulator.url)).dashboardUsers.length === 1);
+    await eventually("an empty queue", async () => (await database.db.query(`SELECT 1 FROM reconcile_queue`)).length === 0);
     expect(emulator.state.requestCounts.get("POST /scim/v2/Users") ?? 0).toBe(1);
   });
 });

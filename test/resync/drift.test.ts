@@ -1,6 +1,7 @@
 import request from "supertest";
 import { afterEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 
 const SCIM = { Authorization: "Bearer dev-scim-token", "X-Request-Origin": "someone-by-hand", "Content-Type": "application/json" };
 
@@ -26,13 +27,10 @@ async function tamper(stack: Stack) {
 async function resync(stack: Stack, body: object): Promise<Record<string, any>> {
   const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
   expect(started.status).toBe(202);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  return eventually("the run to finish", async () => {
     const run = await adminApi(stack)(`/runs/${started.body.runId}`);
-    if (run.body.status !== "running") return run.body;
-    if (Date.now() > deadline) throw new Error(`run still running: ${JSON.stringify(run.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return run.body.status !== "running" && (run.body as Record<string, any>);
+  });
 }
 
 describe("full resync: drift verification", () => {

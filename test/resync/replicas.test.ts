@@ -2,10 +2,11 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import request from "supertest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { emulatorCounts, emulatorDump, ledgerDebits } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**
@@ -71,20 +72,25 @@ describe("three replicas on one database", () => {
     );
 
     // Wait for the cron to fire (the next whole minute), with live changes during the run.
-    const deadline = Date.now() + 90_000;
     let runs: { runId: string; trigger: string; status: string; progress: { verified: number } }[] = [];
     let deactivated = false;
-    for (;;) {
-      runs = (await request(replicas[1]!.url).get("/admin/api/runs").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.runs;
-      if (runs.some((r) => r.trigger === "cron") && !deactivated) {
-        deactivated = true;
-        await Promise.all(ids.slice(0, 5).map((id, i) => scim(i, "patch", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", value: { active: false } }] })));
-      }
-      const pending: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
-      if (deactivated && runs.every((r) => r.status !== "running") && pending[0]!.n === 0) break;
-      if (Date.now() > deadline) throw new Error(`not settled: runs ${JSON.stringify(runs)}, pending ${pending[0]!.n}\n${replicas[0]!.output().slice(-1500)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    let pending = -1;
+    await vi
+      .waitFor(
+        async () => {
+          runs = (await request(replicas[1]!.url).get("/admin/api/runs").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.runs;
+          if (runs.some((r) => r.trigger === "cron") && !deactivated) {
+            deactivated = true;
+            await Promise.all(ids.slice(0, 5).map((id, i) => scim(i, "patch", `/Users/${id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", value: { active: false } }] })));
+          }
+          pending = ((await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`)) as { n: number }[])[0]!.n;
+          if (!(deactivated && runs.every((r) => r.status !== "running") && pending === 0)) throw new Error("not settled yet");
+        },
+        { timeout: 90_000, interval: 250 },
+      )
+      .catch(() => {
+        throw new Error(`not settled: runs ${JSON.stringify(runs)}, pending ${pending}\n${replicas[0]!.output().slice(-1500)}`);
+      });
 
     const slots: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM resync_schedule`);
     const cronRuns = runs.filter((r) => r.trigger === "cron");
@@ -93,14 +99,14 @@ describe("three replicas on one database", () => {
     expect(perSlot).toEqual([]); // ...and never two for one minute
     expect(cronRuns.every((r) => r.status === "succeeded")).toBe(true);
 
-    const state = (await request(emulator.url).get("/_emulator/state")).body as { dashboardUsers: { userName: string; permissions: { appGroup: { appGroupPermissions: string[] }[] } }[] };
+    const state = await emulatorDump(emulator.url);
     const names = state.dashboardUsers.map((u) => u.userName).sort();
     expect(names).toEqual(Array.from({ length: USERS - 5 }, (_, i) => `r${i + 5}@example.com`).sort());
     for (const user of state.dashboardUsers) expect(user.permissions.appGroup[0]!.appGroupPermissions).toEqual(["basic_access", "send_campaigns_canvases"]);
 
     // No duplicate calls: one POST per account ever created, one DELETE per deactivation, and every
     // call the platform saw was debited once in the shared ledger.
-    const stats = (await request(emulator.url).get("/_emulator/stats")).body as { requests: Record<string, number>; scimDaily: { used: number } };
+    const stats = await emulatorCounts(emulator.url);
     const [created] = await database.db.query(
       `SELECT count(*)::int AS n, count(DISTINCT lower(user_name))::int AS users FROM reconcile_log WHERE action = 'create' AND outcome = 'succeeded'`,
     );
@@ -110,8 +116,7 @@ describe("three replicas on one database", () => {
     // Users deactivated before their account was made need no call at all.
     expect(created.n - removed.n).toBe(USERS - 5);
     expect(stats.requests["DELETE /scim/v2/Users/{id}"] ?? 0).toBe(removed.n);
-    const debits: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM budget_debits`);
-    expect(stats.scimDaily.used).toBe(debits[0]!.n);
+    expect(stats.scimDaily.used).toBe(await ledgerDebits(database.db));
     const verifications: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM budget_debits WHERE action = 'verify'`);
     expect(stats.requests["GET /scim/v2/Users/{id}"] ?? 0).toBe(verifications[0]!.n);
   }, 240_000);

@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetLogger, scrub, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, samlLoginCookie, signedResponse, type IdpKeys } from "../support/saml.js";
+import { addFault, emulatorCounts } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * Secrets never reach the logs. Every log line of a realistic session is captured (level debug,
@@ -128,7 +130,6 @@ describe("secrets and emails never reach the logs", () => {
   });
 
   it("the reconciler and the mirror sync call the platform, through faults", async () => {
-    const emulator = request(stack.emulator.url);
     const worker = stack.service.reconciliation!.worker;
     const drain = async () => {
       for (let i = 0; i < 30 && (await worker.runOnce()); i++) {
@@ -137,8 +138,8 @@ describe("secrets and emails never reach the logs", () => {
     };
     await drain(); // accounts created: POSTs with the platform SCIM token
     // A create that meets a 503, then one whose connection drops (the users below have no account yet).
-    await emulator.post("/_emulator/faults").send({ method: "POST", path: "/scim/v2/Users", status: 503, count: 1 });
-    await emulator.post("/_emulator/faults").send({ method: "POST", path: "/scim/v2/Users", dropConnection: true, count: 1 });
+    await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", status: 503, count: 1 });
+    await addFault(stack.emulator.url, { method: "POST", path: "/scim/v2/Users", dropConnection: true, count: 1 });
     for (const name of ["dee.example", "eve.example"]) {
       const userName = `${name}@customer.example.com`;
       emails.add(userName);
@@ -160,10 +161,14 @@ describe("secrets and emails never reach the logs", () => {
     await stack.database.db.query(
       `INSERT INTO mirror.email_subscription_states (email, subscription_state) VALUES ('m1.sub@customer.example.com', 'subscribed'), ('m2.sub@customer.example.com', 'unsubscribed')`,
     );
-    await emulator.post("/_emulator/faults").send({ path: "/email", status: 500, count: 1 });
-    await new Promise((r) => setTimeout(r, 600)); // past the mirror's linger for more changes
+    await addFault(stack.emulator.url, { path: "/email", status: 500, count: 1 });
+    // Past the mirror's linger for more changes (500 ms): the newest pending change is older than that.
+    await eventually("the pending changes to be older than the linger", async () => {
+      const [row] = (await stack.database.db.query(`SELECT coalesce(max(changed_at) < now() - interval '500 milliseconds', true) AS old FROM mirror_sync.pending`)) as { old: boolean }[];
+      return row!.old;
+    }, { intervalMs: 50 });
     await stack.service.mirror!.drain(50);
-    const stats = (await emulator.get("/_emulator/stats")).body as { requests: Record<string, number> };
+    const stats = await emulatorCounts(stack.emulator.url);
     expect(Object.keys(stats.requests).some((k) => k.startsWith("POST /scim/v2/Users"))).toBe(true);
     console.log(`logs: platform requests during the session ${JSON.stringify(stats.requests)}`);
     // The mirror sync used the API key on the REST API.

@@ -23,6 +23,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // `npm run test:unit` alone needs no database (pure units; see vitest.config.ts).
+  if (project.vitest.projects.every((p) => p.name === "unit")) return;
   if (!browserPresent && !browserMustRun) console.warn(browserSkipMessage);
   let stop: (() => Promise<void>) | undefined;
   let adminUrl = process.env.DATABASE_URL;

@@ -7,6 +7,7 @@ import { loadEnv } from "../../src/config/env.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
+import { emulatorCounts, emulatorDump } from "./emulator.js";
 import { TEST_MAPPING } from "./mapping.js";
 
 /**
@@ -102,32 +103,11 @@ export function idp(stack: Stack) {
   };
 }
 
-/**
- * Waits until the reconcile queue has nothing left to do soon: rows retrying after a failure
- * (seconds to minutes) are waited for; rows deferred for budget until a later day, and parked
- * rows, are not.
- */
-export async function waitForQueueIdle(stack: Stack, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows: { n: number }[] = await stack.database.db.query(
-      `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL AND (not_before <= now() + interval '2 minutes' OR priority IS NULL)`,
-    );
-    if (rows[0]!.n === 0) return;
-    if (Date.now() > deadline) throw new Error(`reconcile queue still has ${rows[0]!.n} ready rows`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+export { waitForQueueIdle } from "./queue.js";
 
-export async function emulatorState(stack: Stack) {
-  const res = await request(stack.emulator.url).get("/_emulator/state");
-  return res.body as { dashboardUsers: { id: string; userName: string; department: string; permissions: { companyPermissions: string[]; appGroup: { appGroupName: string; appGroupPermissions: string[]; team: { teamName: string; teamPermissions: string[] }[] }[] } }[] };
-}
+export const emulatorState = (stack: Stack) => emulatorDump(stack.emulator.url);
 
-export async function emulatorStats(stack: Stack) {
-  const res = await request(stack.emulator.url).get("/_emulator/stats");
-  return res.body as { requests: Record<string, number>; scimDaily: { used: number; limit: number } };
-}
+export const emulatorStats = (stack: Stack) => emulatorCounts(stack.emulator.url);
 
 export function adminApi(stack: Stack) {
   return (path: string) => request(stack.service.url).get(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);

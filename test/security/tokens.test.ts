@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import request from "supertest";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
@@ -47,9 +47,15 @@ describe("IdP token commands", () => {
 
     const revoked = await cli("revoke", "okta");
     expect(revoked.stdout).toContain("Revoked 1 token");
-    // The verifier caches answers for a few seconds; after that the token is refused.
-    await new Promise((r) => setTimeout(r, 10_500));
-    const refused = await scim();
+    // The verifier caches answers for a few seconds (10 s); after that the token is refused.
+    const refused = await vi.waitFor(
+      async () => {
+        const res = await scim();
+        if (res.status === 200) throw new Error("the revoked token is still accepted");
+        return res;
+      },
+      { timeout: 15_000, interval: 250 },
+    );
     expect(refused.status).toBe(401);
     expect(refused.headers["www-authenticate"]).toMatch(/^Bearer/);
     expect((await cli("list")).stdout).toMatch(/okta\s+scim_\S+…\s+revoked/);
