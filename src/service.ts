@@ -21,7 +21,7 @@ import { readCertificate } from "./notify/conditions.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
- * `cli.ts start` starts one from the environment; integration tests start one in-process.
+ * `cli/cli.ts start` starts one from the environment; integration tests start one in-process.
  */
 export type Service = {
   url: string;

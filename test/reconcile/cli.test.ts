@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cliReconcile.js";
+import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { accountsNamed, ledgerDebits, scimUsed } from "./helpers.js";
 

@@ -1,13 +1,13 @@
 import { parseArgs } from "node:util";
 import type { DataSource } from "typeorm";
-import { systemClock } from "./clock.js";
-import type { Env } from "./config/env.js";
-import { getBudgetStatus } from "./db/budgetRepository.js";
-import { createRun, runPlanPhase, type ProgressListener } from "./jobs/resync.js";
-import { daysAtPace } from "./jobs/resyncCost.js";
-import { allowance } from "./reconcile/budget.js";
-import { budgetPolicyFromEnv } from "./reconcile/index.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { getBudgetStatus } from "../db/budgetRepository.js";
+import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.js";
+import { daysAtPace } from "../jobs/resyncCost.js";
+import { allowance } from "../reconcile/budget.js";
+import { budgetPolicyFromEnv } from "../reconcile/index.js";
+import { MappingStore } from "../reconcile/mappingStore.js";
 
 /**
  * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a

@@ -1,18 +1,18 @@
 import { parseArgs } from "node:util";
-import { generateToken, hashToken } from "./auth/scimTokens.js";
-import { ConfigError, loadEnv, type Env } from "./config/env.js";
-import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
-import { TokenRepository } from "./db/tokenRepository.js";
+import { generateToken, hashToken } from "../auth/scimTokens.js";
+import { ConfigError, loadEnv, type Env } from "../config/env.js";
+import { CONNECTION_NAMES, createDataSource, runMigrations } from "../db/dataSource.js";
+import { TokenRepository } from "../db/tokenRepository.js";
 import { assertOperatorSecrets, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
-import { startEmulator } from "./emulator/index.js";
-import { ensureAdminToken } from "./http/admin/auth/localToken.js";
-import { adminAuthMode, resolveListenHost } from "./http/admin/exposure.js";
-import type { PlatformTarget } from "./reconcile/index.js";
-import { approvalsCommand, planCommand } from "./cliReconcile.js";
-import { resyncCommand } from "./cliResync.js";
-import { installProcessGuards } from "./processGuards.js";
-import { startService } from "./service.js";
-import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator/cli.js";
+import { startEmulator } from "../emulator/index.js";
+import { ensureAdminToken } from "../http/admin/auth/localToken.js";
+import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
+import type { PlatformTarget } from "../reconcile/index.js";
+import { approvalsCommand, planCommand } from "./reconcile.js";
+import { resyncCommand } from "./resync.js";
+import { installProcessGuards } from "../processGuards.js";
+import { startService } from "../service.js";
+import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
 const USAGE = `Usage: scim-connector <command>
 

@@ -1,17 +1,17 @@
 import { parseArgs } from "node:util";
 import type { DataSource } from "typeorm";
-import { systemClock } from "./clock.js";
-import type { Env } from "./config/env.js";
-import { getHold, listHolds, type Hold } from "./db/holdRepository.js";
-import { findUserIdByUserName } from "./db/idpReconcileRepository.js";
-import { getQueueEntry } from "./db/reconcileQueueRepository.js";
-import { getAccount, type PlatformAccount } from "./db/platformAccountRepository.js";
-import type { DesiredDashboardUser } from "./mapping/types.js";
-import { decide, decideAll } from "./reconcile/approvals.js";
-import { MappedDesiredState } from "./reconcile/desiredSource.js";
-import { describeChange, diffDashboardUsers, type Change } from "./reconcile/diff.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
-import { planReconcile, type Plan, type Policies } from "./reconcile/planner.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { getHold, listHolds, type Hold } from "../db/holdRepository.js";
+import { findUserIdByUserName } from "../db/idpReconcileRepository.js";
+import { getQueueEntry } from "../db/reconcileQueueRepository.js";
+import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import { decide, decideAll } from "../reconcile/approvals.js";
+import { MappedDesiredState } from "../reconcile/desiredSource.js";
+import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
+import { MappingStore } from "../reconcile/mappingStore.js";
+import { planReconcile, type Plan, type Policies } from "../reconcile/planner.js";
 
 /**
  * `scim-connector plan <userName>` and `scim-connector approvals list|approve|reject`. Both read

@@ -1,11 +1,11 @@
 import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { DataSource } from "typeorm";
-import { generateToken, hashToken } from "./auth/scimTokens.js";
-import { ConfigError, type Env } from "./config/env.js";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.js";
-import { TokenRepository } from "./db/tokenRepository.js";
-import { adminAuthMode } from "./http/admin/exposure.js";
+import { generateToken, hashToken } from "../auth/scimTokens.js";
+import { ConfigError, type Env } from "../config/env.js";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js";
+import { TokenRepository } from "../db/tokenRepository.js";
+import { adminAuthMode } from "../http/admin/exposure.js";
 
 /**
  * The embedded defaults of `npm start`: a PostgreSQL under .data/ when DATABASE_URL is unset, and
