@@ -13,7 +13,7 @@ import { createMirrorSync, mirrorAdminRouter } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
+import { MappingStore } from "./mapping/store.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";

@@ -10,7 +10,7 @@ import type { DesiredDashboardUser } from "../mapping/types.js";
 import { decide, decideAll } from "../reconcile/approvals.js";
 import { MappedDesiredState } from "../reconcile/desiredSource.js";
 import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
-import { MappingStore } from "../reconcile/mappingStore.js";
+import { MappingStore } from "../mapping/store.js";
 import { planReconcile, type Plan, type Policies } from "../reconcile/planner.js";
 
 /**

@@ -7,7 +7,7 @@ import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.j
 import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv } from "../reconcile/index.js";
-import { MappingStore } from "../reconcile/mappingStore.js";
+import { MappingStore } from "../mapping/store.js";
 
 /**
  * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a

@@ -7,7 +7,7 @@ import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
-import type { MappingStore } from "./mappingStore.js";
+import type { MappingStore } from "../mapping/store.js";
 import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
 import { ReconcileWorker } from "./worker.js";
 

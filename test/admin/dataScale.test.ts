@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { parseMapping } from "../../src/config/mapping.js";
+import { parseMapping } from "../../src/mapping/file.js";
 import { createAdminData } from "../../src/http/admin/data/index.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMapping } from "../../src/config/mapping.js";
+import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/http/admin/data/overview.js";
 import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/http/admin/data/format.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/http/admin/data/permissionTree.js";

@@ -1,4 +1,4 @@
-import { MappingError, parseMapping, type Mapping } from "../../../config/mapping.js";
+import { MappingError, parseMapping, type Mapping } from "../../../mapping/file.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
 import { listUsersWithGroups } from "../../../db/idpReconcileRepository.js";
 import { queueDepth } from "../../../db/reconcileQueueRepository.js";
