@@ -3,9 +3,8 @@ import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "../config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
-import { assertOperatorSecrets, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
+import { assertOperatorSecrets, embeddedDataDir, ensureAdminToken, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
-import { ensureAdminToken } from "../http/admin/auth/localToken.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
@@ -136,7 +135,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   const devDefaults = usesEmbeddedDefaults(env);
   // No platform configured: the emulator stands in for it, on a second port.
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
-  const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(".data") : undefined);
+  const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(embeddedDataDir(env)) : undefined);
   // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
   const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
   const service = await startService({
@@ -149,7 +148,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     await database.embedded?.stop();
     throw error;
   });
-  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, ".data");
+  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
     idpToken: devToken ?? (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
