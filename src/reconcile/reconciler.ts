@@ -40,6 +40,25 @@ export type ReconcilerDeps = {
   onLogged?: (action: LogAction, outcome: LogOutcome) => void;
 };
 
+/** What the reconciler would do for one user right now, and what it decided from. */
+export type UserPlan = {
+  plan: Plan;
+  account: PlatformAccount | undefined;
+  desired: DesiredDashboardUser | null;
+  /** The IdP userName, or null when the IdP user no longer exists. */
+  userName: string | null;
+  hold: Hold | undefined;
+};
+
+/**
+ * The reconciler's plan for a user, spending nothing and calling nothing: what `reconcile` acts
+ * on, the worker's classification and `scim-connector plan` (which has no platform to call).
+ */
+export async function planUser(deps: Pick<ReconcilerDeps, "db" | "source" | "policies">, userId: string): Promise<UserPlan> {
+  const [state, account, hold] = await Promise.all([deps.source.load(userId), getAccount(deps.db, userId), getHold(deps.db, userId)]);
+  return { plan: planReconcile(state.desired, account, deps.policies), account, desired: state.desired, userName: state.userName, hold };
+}
+
 /** One reconcile of one user: everything it learned and spent, for the log. */
 type Run = {
   userId: string;
@@ -62,10 +81,9 @@ type Run = {
 export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** The plan for a user as things stand, spending nothing (classification, `plan`, previews). */
-  async plan(userId: string): Promise<{ plan: Plan; account: PlatformAccount | undefined; desired: DesiredDashboardUser | null; hold: Hold | undefined }> {
-    const [state, account, hold] = await Promise.all([this.deps.source.load(userId), getAccount(this.deps.db, userId), getHold(this.deps.db, userId)]);
-    return { plan: planReconcile(state.desired, account, this.deps.policies), account, desired: state.desired, hold };
+  /** The plan for a user as things stand, spending nothing (classification, previews). */
+  plan(userId: string): Promise<UserPlan> {
+    return planUser(this.deps, userId);
   }
 
   async reconcile(userId: string, trigger: unknown, actor: string | null = null, options: { verifyRun?: string | null } = {}): Promise<ReconcileResult> {
