@@ -12,6 +12,7 @@ import {
   takeOverStaleRun,
 } from "../db/resyncRepository.js";
 import { isTransientDatabaseError } from "../errors.js";
+import { BackgroundLoop } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
@@ -48,8 +49,7 @@ export function assertCron(cron: string): void {
  * is done, and trims the reconciliation log.
  */
 export class Scheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
   private readonly startedAt: Date;
   private lastTrim = 0;
 
@@ -58,31 +58,27 @@ export class Scheduler {
     private readonly options: SchedulerOptions,
   ) {
     this.startedAt = deps.clock.now();
+    this.loop = new BackgroundLoop({
+      category: "scheduler",
+      intervalMs: options.tickMs,
+      pass: () => this.tick(),
+      failure: (error) => ({ message: isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed" }),
+    });
   }
 
   start(): void {
-    const loop = () => {
-      this.ticking = this.tick().finally(() => {
-        if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.tickMs);
-      });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ticking;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
+  /** One tick: the cron, a run to resume or close, the log to trim. */
   async tick(): Promise<void> {
-    try {
-      await this.fireCron();
-      await this.superviseRunningRun();
-      await this.trimLog();
-    } catch (error) {
-      log.error("scheduler", isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed", { error });
-    }
+    await this.fireCron();
+    await this.superviseRunningRun();
+    await this.trimLog();
   }
 
   private async fireCron(): Promise<void> {
