@@ -29,7 +29,7 @@ export async function resyncCommand(env: Env, db: DataSource, args: string[]): P
   const { calls = 0, verify: verifications = 0, ...actions } = run.planSummary;
   console.log(`\nEvaluated ${run.usersEvaluated} users; ${dryRun ? "would queue" : "queued"} ${run.usersQueued}.`);
   for (const [action, count] of Object.entries(actions).sort()) console.log(`  ${action.padEnd(16)} ${count}`);
-  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, false)))} at the daily budget).`);
+  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, "ordinary")))} at the daily budget).`);
   if (verify) {
     console.log(`Accounts to verify: ${verifications} (${describeDays(daysAtPace(verifications, budget.spareForVerification, allowance(policy, "verify")))} of spare budget).`);
     if (!dryRun) console.log(`Verification continues in the service's workers; follow it with GET /admin/api/runs/${runId}.`);

@@ -56,7 +56,7 @@ export async function previewMapping(deps: AdminDataDeps, draft: string): Promis
     changes,
     usersAffected,
     estimatedCalls,
-    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, false) }),
+    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, "ordinary") }),
   };
 }
 
