@@ -99,3 +99,22 @@ export class BackgroundLoop {
     });
   }
 }
+
+/** A worker driven by one BackgroundLoop: its start, stop and notify are the loop's. */
+export abstract class LoopWorker {
+  protected abstract readonly loop: BackgroundLoop;
+
+  start(): void {
+    this.loop.start();
+  }
+
+  /** Aborts the loop's signal (sends in flight fail at once; their work stays pending) and awaits the pass. */
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** Runs a pass soon (a NOTIFY, an admin requeue, a queued test message). */
+  notify(): void {
+    this.loop.wake();
+  }
+}

@@ -12,7 +12,7 @@ import {
   takeOverStaleRun,
 } from "../db/resyncRepository.js";
 import { isTransientDatabaseError } from "../errors.js";
-import { BackgroundLoop } from "../backgroundLoop.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
@@ -48,8 +48,8 @@ export function assertCron(cron: string): void {
  * insert the slot wins), resumes a run whose phase-1 owner died, closes runs whose verification
  * is done, and trims the reconciliation log.
  */
-export class Scheduler {
-  private readonly loop: BackgroundLoop;
+export class Scheduler extends LoopWorker {
+  protected readonly loop: BackgroundLoop;
   private readonly startedAt: Date;
   private lastTrim = 0;
 
@@ -57,6 +57,7 @@ export class Scheduler {
     private readonly deps: ResyncDeps,
     private readonly options: SchedulerOptions,
   ) {
+    super();
     this.startedAt = deps.clock.now();
     this.loop = new BackgroundLoop({
       category: "scheduler",
@@ -64,14 +65,6 @@ export class Scheduler {
       pass: () => this.tick(),
       failure: (error) => ({ message: isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed" }),
     });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
   }
 
   /** One tick: the cron, a run to resume or close, the log to trim. */

@@ -4,7 +4,7 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
-import { BackgroundLoop } from "../backgroundLoop.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
@@ -60,7 +60,7 @@ export type MirrorSyncWorkerOptions = {
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
 export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
 
-export class MirrorSyncWorker {
+export class MirrorSyncWorker extends LoopWorker {
   private readonly db: DataSource;
   private readonly clock: Clock;
   private readonly leaseMs: number;
@@ -72,10 +72,11 @@ export class MirrorSyncWorker {
   private readonly failures = new Map<string, number>();
   private readonly cursors = new Map<MirrorKind, string>();
   private readonly deferred: { kind: MirrorKind; claimId: string; settlements: Settlement[]; tries: number }[] = [];
-  private readonly loop: BackgroundLoop;
+  protected readonly loop: BackgroundLoop;
   private lastHousekeeping = 0;
 
   constructor(private readonly options: MirrorSyncWorkerOptions) {
+    super();
     this.db = options.db;
     this.clock = options.clock ?? systemClock;
     this.leaseMs = options.leaseMs ?? 120_000;
@@ -113,20 +114,6 @@ export class MirrorSyncWorker {
       if (report.pushed + report.parked === 0) await delay(20);
     }
     return total;
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  /** Aborts the pushes in flight (their changes stay claimed until the lease ends), then stops. */
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** Wakes an idle loop now (e.g. from a NOTIFY or after an admin requeue). */
-  notify(): void {
-    this.loop.wake();
   }
 
   /** A cycle, then how long to wait: nothing sent, the poll interval; mostly lingering, a moment for the arrays to fill; else none. */

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import { claimDeliveries, fanOutNotifications, pruneNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
-import { BackgroundLoop } from "../backgroundLoop.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import type { Channel } from "./channels.js";
 import type { ConditionChecks } from "./conditions.js";
@@ -40,14 +40,15 @@ export type DelivererOptions = {
 const CHECK_EVERY_MS = 60_000;
 const BATCH = 20;
 
-export class NotificationDeliverer {
+export class NotificationDeliverer extends LoopWorker {
   readonly owner: string;
   /** Its signal is aborted by stop(): sends in flight fail at once and stay pending, so a shutdown does not wait on a slow receiver. */
-  private readonly loop: BackgroundLoop;
+  protected readonly loop: BackgroundLoop;
   private lastCheck = Number.NEGATIVE_INFINITY;
   private lastPrune = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: DelivererOptions) {
+    super();
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
     this.loop = new BackgroundLoop({
       category: "notify",
@@ -56,20 +57,6 @@ export class NotificationDeliverer {
       pass: async () => ((await this.cycle()) === BATCH ? 0 : undefined),
       failure: () => ({ message: "notification cycle failed" }),
     });
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  /** Cuts the sends in flight short (they stay pending, for the next start or another replica), then stops. */
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  /** Runs a cycle soon (after a test message is queued). */
-  notify(): void {
-    this.loop.wake();
   }
 
   /** One cycle; returns the deliveries it settled. Exposed for tests and the CLI. */

@@ -47,8 +47,8 @@ export type WorkerOptions = {
 export class ReconcileWorker {
   private readonly loops: BackgroundLoop;
   private unsubscribe: (() => void) | undefined;
-  /** One loop classifies at a time: a burst is read and planned once, not by every loop. */
-  private classifying = false;
+  /** The classification in flight: one loop reads and plans a burst; the others wait for it, then claim. */
+  private classifying: Promise<number> | undefined;
   /** Claims given up on an error (user id → lease id): released before the next claim. */
   private readonly abandoned = new Map<string, number>();
 
@@ -122,17 +122,20 @@ export class ReconcileWorker {
     return classified > 0 || row !== undefined;
   }
 
-  /** Classifies unless another loop is at it; rows filed ready wake the idle loops to claim them. */
+  /**
+   * Classifies, or waits for the classification another loop has in flight (its failure is that
+   * loop's to log): a claim only ever follows a whole classified batch, so a wave of deprovisions
+   * is seen whole by the breaker. Rows filed ready wake the idle loops to claim them.
+   */
   private async classify(): Promise<number> {
-    if (this.classifying) return 0;
-    this.classifying = true;
-    try {
-      const classified = await this.classifyBatch();
-      if (classified > 0) this.loops.wake();
-      return classified;
-    } finally {
-      this.classifying = false;
+    if (this.classifying) {
+      await this.classifying.catch(() => 0);
+      return 0;
     }
+    this.classifying = this.classifyBatch().finally(() => (this.classifying = undefined));
+    const classified = await this.classifying;
+    if (classified > 0) this.loops.wake();
+    return classified;
   }
 
   /**

@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
+import { adminQuery } from "../support/db.js";
 import { withDatabase } from "../support/globalSetup.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { accountsNamed, ledgerDebits, scimUsed } from "./helpers.js";
@@ -125,26 +125,11 @@ describe("plan and approvals CLI", () => {
 describe("only start and migrate change the schema", () => {
   const name = `scim_cli_unmigrated_${process.pid}`;
   const url = withDatabase(inject("adminDatabaseUrl"), name);
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string) => adminQuery(inject("adminDatabaseUrl"), sql);
   const cli = (...args: string[]) =>
     run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "error" } });
-  const tables = async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name <> 'typeorm_migrations'`)).rows[0].n as number;
-    } finally {
-      await client.end();
-    }
-  };
+  const tables = async () =>
+    (await adminQuery<{ n: number }>(url, `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name <> 'typeorm_migrations'`))[0]!.n;
   beforeAll(async () => {
     await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin(`CREATE DATABASE ${name}`);
