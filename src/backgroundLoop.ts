@@ -59,11 +59,10 @@ export class BackgroundLoop {
     for (const wakeUp of [...this.sleepers]) wakeUp();
   }
 
-  /** Wakes one idle loop: enough when one pass picks up the whole burst. */
+  /** Wakes one idle loop, if one sleeps: enough when one pass picks up the whole burst. */
   wakeOne(): void {
     const [first] = this.sleepers;
-    if (first) first();
-    else this.wakes++;
+    first?.();
   }
 
   private async run(index: number): Promise<void> {

@@ -64,7 +64,12 @@ export class ReconcileWorker {
       category: "reconcile",
       intervalMs: options.pollMs,
       concurrency: options.concurrency,
-      pass: async () => ((await this.runOnce()) ? 0 : undefined),
+      // Found work: look again at once, and wake one more loop in case there is more to share.
+      pass: async () => {
+        if (!(await this.runOnce())) return undefined;
+        this.loops.wakeOne();
+        return 0;
+      },
       failure: (error) => (isTransientDatabaseError(error) ? { message: "database unavailable; retrying", retryInMs: 2_000 } : { message: "worker loop error", retryInMs: 5_000 }),
     });
   }
