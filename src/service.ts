@@ -3,13 +3,10 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
-import { createAdminData } from "./http/admin/data/index.js";
-import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
-import { notificationsApiRouter } from "./http/admin/api/notifications.js";
-import { runsApiRouter } from "./http/admin/api/runs.js";
+import { createAdminData } from "./admin/index.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
-import { createMirrorSync, mirrorAdminRouter } from "./mirror/index.js";
+import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createPlatformTransport, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
@@ -118,7 +115,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
+      resync: resyncDeps,
+      quarantine,
+      notifications,
+      onMirrorRequeue: () => mirror?.notify(),
     },
     adminSources: admin.sources,
     adminActions: admin.actions,
