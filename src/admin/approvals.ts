@@ -2,9 +2,40 @@ import { listHolds, type Hold } from "../db/holdRepository.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { BadRequestError } from "../errors.js";
 import { decide, decideAll } from "../reconcile/approvals.js";
-import type { AdminActor } from "../http/admin/actor.js";
-import type { ApprovalsData, HeldItem } from "../http/admin/ui/pages/approvals.js";
+import type { AdminActor } from "./actor.js";
 import type { AdminDataDeps } from "./deps.js";
+
+/**
+ * A held action as GET /admin/api/approvals answers it (`res.json` sends the dates as ISO
+ * strings); the Approvals page lists it through `heldItem`.
+ */
+export function presentHold(h: Hold) {
+  return {
+    userId: h.userId,
+    kind: h.kind,
+    userName: h.userName,
+    detail: h.detail,
+    createdAt: h.createdAt,
+    decision: h.decision,
+    decidedBy: h.decidedBy,
+    decidedAt: h.decidedAt,
+  };
+}
+
+export type HoldView = ReturnType<typeof presentHold>;
+
+/** The Approvals page's row: a presented hold with the id its forms post, a name, and why it waits in words. */
+export type HeldItem = {
+  /** The id the approve/reject actions take (the held user's id). */
+  id: string;
+  kind: "deprovision" | "email_change";
+  userName: string;
+  /** One line: why it was held, e.g. "mass deprovision: 120 removals in 10 min" or "a@x → b@x". */
+  summary: string;
+  heldAt: Date;
+};
+
+export type ApprovalsData = { held: HeldItem[] };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -21,14 +52,15 @@ export function holdSummary(hold: Pick<Hold, "kind" | "detail">, accountUserName
   return "held by the mass-deprovision breaker: approving removes the dashboard account";
 }
 
+/** `accountUserName`: the platform account's name, the old name of an email change (`holdSummary`). */
+export function heldItem(h: HoldView, accountUserName?: string): HeldItem {
+  return { id: h.userId, kind: h.kind, userName: h.userName ?? h.userId, summary: holdSummary(h, accountUserName), heldAt: h.createdAt };
+}
+
 export async function approvalsData(deps: AdminDataDeps): Promise<ApprovalsData> {
   const holds = await listHolds(deps.db, { pendingOnly: true });
   const accounts = await getAccounts(deps.db, holds.filter((h) => h.kind === "email_change").map((h) => h.userId));
-  return {
-    held: holds.map(
-      (h): HeldItem => ({ id: h.userId, kind: h.kind, userName: h.userName ?? h.userId, summary: holdSummary(h, accounts.get(h.userId)?.userName), heldAt: h.createdAt }),
-    ),
-  };
+  return { held: holds.map(presentHold).map((h) => heldItem(h, accounts.get(h.userId)?.userName)) };
 }
 
 /**

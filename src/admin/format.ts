@@ -5,6 +5,14 @@
 
 const DAY_MS = 86_400_000;
 
+/** A time as the admin pages write it: "2026-11-20 09:15 UTC", or "—" when there is none. */
+export function formatTime(value: Date | string | null | undefined): string {
+  if (!value) return "—";
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) return "—";
+  return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
 type Json = Record<string, unknown>;
 
 const asObject = (value: unknown): Json => (value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});

@@ -1,12 +1,10 @@
-import type { AdminActions, AdminDataSources } from "../http/admin/sources.js";
-import type { AdminActor } from "../http/admin/actor.js";
-import { NotFoundError } from "../errors.js";
-import type { Notifications } from "../notify/index.js";
+import type { AdminActions, AdminDataSources } from "./sources.js";
 import { approvalsData, decideHolds } from "./approvals.js";
 import type { AdminDataDeps } from "./deps.js";
 import { logEntry, logExport, logPage } from "./log.js";
 import { mappingData, previewMapping } from "./mapping.js";
 import { mirrorPageData } from "./mirror.js";
+import { sendTestNotification } from "./notifications.js";
 import { overviewData, resumeFamily } from "./overview.js";
 import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
@@ -49,9 +47,4 @@ export function createAdminData(deps: AdminDataDeps): {
   };
   const apiReconcileNow = async (userId: string, actor: string) => (await reconcileWithReceipt(deps, userId, actor)).result;
   return { sources, actions, apiReconcileNow };
-}
-
-async function sendTestNotification(notifications: Pick<Notifications, "sendTest">, channel: string, actor: AdminActor): Promise<string> {
-  if (!(await notifications.sendTest(channel, actor.name))) throw new NotFoundError(`No ${channel} channel is configured`);
-  return `Test notification queued for ${channel}; the outbox below shows its delivery.`;
 }

@@ -1,12 +1,82 @@
 import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../db/adminLogRepository.js";
 import { getAccount } from "../db/platformAccountRepository.js";
-import { getLogEntry } from "../db/reconcileLogRepository.js";
+import { getLogEntry, type LogEntry } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
-import type { LogFilter, LogPageData, LogRow } from "../http/admin/ui/pages/log.js";
-import type { LogEntryDetail } from "../http/admin/ui/pages/logEntry.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
+
+/** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
+export type LogFilter = { user?: string; action?: string; outcome?: string; trigger?: string; from?: string; to?: string; page: number };
+
+/**
+ * A log entry's row on the Log page, the user's page and in the export (CSV and JSON): the
+ * columns of `presentLogEntry`, with the trigger in words under `trigger` (the export's
+ * documented column). The list reads no changes, before or after, so a row is projected from
+ * those columns alone.
+ */
+export type LogRow = {
+  id: string;
+  at: Date;
+  userName: string | null;
+  action: string;
+  outcome: string;
+  /** Short human label of what woke the reconcile, e.g. "IdP PATCH Groups/…", "resync", "mapping". */
+  trigger: string;
+  platformStatus: number | null;
+  callsSpent: number;
+  actor: string | null;
+};
+
+export type LogPageData = {
+  rows: LogRow[];
+  hasNext: boolean;
+  /** Choices for the filter selects. */
+  actions: string[];
+  outcomes: string[];
+  triggers: string[];
+};
+
+/**
+ * A reconciliation log entry as the admin surfaces show it: GET /admin/api/log and
+ * /admin/api/log/:id answer this shape (`res.json` sends the dates as ISO strings); the entry page
+ * adds its words to it (`logEntry`) and the list rows are projected from its columns (`LogRow`).
+ * `trigger` is what woke the reconcile as stored (e.g. {"kind":"idp","requestId":"…","method":"PATCH"}).
+ */
+export function presentLogEntry(e: LogEntry) {
+  return {
+    id: e.id,
+    at: e.at,
+    reconcileId: e.reconcileId,
+    userId: e.userId,
+    userName: e.userName,
+    action: e.action,
+    outcome: e.outcome,
+    trigger: e.trigger,
+    changes: e.changes,
+    before: e.before,
+    after: e.after,
+    platformStatus: e.platformStatus,
+    callsSpent: e.callsSpent,
+    error: e.error,
+    actor: e.actor,
+  };
+}
+
+export type LogEntryView = ReturnType<typeof presentLogEntry>;
+
+/**
+ * The entry page: the presented entry with its words. `before`/`after` become permission trees
+ * (the desired dashboard users, as the diff view draws them; no account is no tree at all).
+ */
+export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
+  triggerLabel: string;
+  /** The ids behind the words (group, IdP request, rule, run), each with the page it links to. */
+  triggerFacts: { label: string; value: string; page?: "mapping" | "runs" }[];
+  before: unknown;
+  after: unknown;
+  platformCall: { method: string; path: string; status: number | null } | null;
+};
 
 /** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
 export const LOG_ACTIONS = ["create", "update", "deprovision", "adopt", "verify", "drift", "hold", "needs-admin", "approve", "reject", "reconcile-now", "resync", "mapping"];
@@ -33,7 +103,8 @@ export function repositoryFilter(filter: LogFilter): AdminLogFilter {
   }
 }
 
-export function presentLogRow(r: AdminLogRow): LogRow {
+/** A list row from the columns the list reads (an `AdminLogRow`, or a presented entry). */
+export function presentLogRow(r: Pick<AdminLogRow, keyof LogRow>): LogRow {
   return {
     id: r.id,
     at: r.at,
@@ -64,21 +135,12 @@ export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntr
   const account = entry.userId ? await getAccount(deps.db, entry.userId) : undefined;
   const trees = logEntryTrees(entry);
   return {
-    id: entry.id,
-    at: entry.at,
-    userId: entry.userId,
-    userName: entry.userName,
-    action: entry.action,
-    outcome: entry.outcome,
-    trigger: entry.trigger,
+    ...presentLogEntry(entry),
     triggerLabel: triggerLabel(entry.trigger),
     triggerFacts: triggerFacts(entry.trigger),
     // No account is no rows at all (undefined), rather than a "null" value in the diff.
     before: trees.before ?? undefined,
     after: trees.after ?? undefined,
     platformCall: platformCallOf(entry, account?.platformId ?? null),
-    callsSpent: entry.callsSpent,
-    error: entry.error,
-    actor: entry.actor,
   };
 }

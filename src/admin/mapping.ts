@@ -4,11 +4,29 @@ import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";
-import type { MappingData, MappingPreview } from "../http/admin/ui/pages/mapping.js";
 import type { AdminDataDeps } from "./deps.js";
 import { durationLabel } from "./format.js";
-import type { MappingChange } from "../http/admin/ui/pages/mapping.js";
-import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
+import { mappingChangeOf, type MappingChange, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
+
+export type MappingData = {
+  /** Where the rules in force come from (the MAPPING_FILE path). */
+  file: string;
+  /** The mapping in force, as text (YAML). */
+  source: string;
+  rules: { name: string; groups: string; grants: string }[];
+  /** Drafts are not applied from the UI: this says how to apply one instead (edit MAPPING_FILE). */
+  applyInstructions: string;
+};
+
+export type MappingPreview = {
+  /** Problems in the draft; when present nothing else is shown. */
+  errors: string[];
+  changes: MappingChange[];
+  usersAffected: number;
+  estimatedCalls: number;
+  /** e.g. "about 1.5 days at the current pace". */
+  durationLabel: string;
+};
 
 /** Users read per query while previewing (the whole IdP directory is streamed, 100k users included). */
 export const PREVIEW_BATCH = 1000;

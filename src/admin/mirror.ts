@@ -1,6 +1,10 @@
 import type { DataSource } from "typeorm";
-import type { MirrorData } from "../http/admin/ui/pages/mirror.js";
 import { mirrorStatus, type MirrorTableStatus } from "../mirror/status.js";
+
+export type MirrorData = {
+  tables: { name: string; pending: number; lagSeconds: number | null; lastPushAt: Date | null; state: string }[];
+  parked: { table: string; key: string; error: string; parkedAt: Date }[];
+};
 
 /** For the admin UI's Mirror page (`AdminDataSources.mirror`): the mirror sync's status in the page's words. */
 export async function mirrorPageData(db: DataSource, now: Date): Promise<MirrorData> {

@@ -1,15 +1,33 @@
 import { callsPerDay } from "../db/budgetRepository.js";
 import { NotFoundError } from "../errors.js";
-import { actorForLog, type AdminActor } from "../http/admin/actor.js";
+import { actorForLog, type AdminActor } from "./actor.js";
 import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../db/adminLogRepository.js";
 import { mirrorLag } from "../mirror/status.js";
 import { queueStatus } from "../reconcile/queueStatus.js";
-import { formatTime } from "../http/admin/ui/components/basics.js";
-import type { OverviewData } from "../http/admin/ui/pages/overview.js";
 import type { AdminDataDeps } from "./deps.js";
-import { etaText } from "./format.js";
-import { presentQuarantine } from "./quarantine.js";
-import { lastRuns } from "./runs.js";
+import { etaText, formatTime } from "./format.js";
+import { presentQuarantine, type QuarantineRow } from "./quarantine.js";
+import { presentQueue, type BudgetView } from "./queue.js";
+import { lastRuns, type RunView } from "./runs.js";
+
+/** What the overview shows. */
+export type OverviewData = {
+  budget: Pick<BudgetView, "used" | "reserve" | "limit" | "resetsAt">;
+  /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
+  callsPerDay: { day: string; byAction: Record<string, number> }[];
+  /** `settling`: of `depth`, grants waiting for the user to be quiet (docs/reconciler.md, settle window). */
+  queue: { priority: string; depth: number; settling: number }[];
+  /** Grants waiting to settle, and when the next one goes out. */
+  settling?: { count: number; nextAt: Date | null };
+  /** e.g. "about 2 days at today's pace"; undefined when the queue is empty. */
+  queueEta?: string;
+  failures: { userId?: string; userName: string; error: string; at: Date }[];
+  held: { deprovisions: number; emailChanges: number };
+  mirrorLag: { table: string; pending: number; lagSeconds: number | null }[];
+  lastRuns: RunView[];
+  /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
+  quarantine: QuarantineRow[];
+};
 
 const DAY_MS = 86_400_000;
 const CHART_DAYS = 14;
@@ -20,7 +38,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
   const [queue, calls, held, parked, failed, mirror, runs, quarantined] = await Promise.all([
-    queueStatus(db, deps.budget, now),
+    queueStatus(db, deps.budget, now).then(presentQueue),
     callsPerDay(db, now, CHART_DAYS),
     countPendingHolds(db),
     listParkedWithNames(db, FAILURES_SHOWN),

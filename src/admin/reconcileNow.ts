@@ -2,7 +2,7 @@ import { knownUserName } from "../db/adminUserRepository.js";
 import { writeLogEntry, type LogOutcome } from "../db/reconcileLogRepository.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
-import type { AdminActor } from "../http/admin/actor.js";
+import type { AdminActor } from "./actor.js";
 import type { AdminDataDeps } from "./deps.js";
 
 /** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */

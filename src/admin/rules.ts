@@ -2,7 +2,9 @@ import type { MappingRule } from "../mapping/file.js";
 import type { RuleMatch } from "../mapping/match.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { diffDashboardUsers, type Change } from "../reconcile/diff.js";
-import type { MappingChange } from "../http/admin/ui/pages/mapping.js";
+
+/** One user's change under a draft: what they gain and lose. */
+export type MappingChange = { userName: string; gains: string[]; losses: string[] };
 
 /** Mapping rules and their effects in the admin UI's words. Pure; table-tested. */
 

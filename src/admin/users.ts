@@ -5,11 +5,28 @@ import { getIdpUser, isResourceId } from "../db/idpUserRepository.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { matchingRules } from "../mapping/match.js";
-import type { UserDetail, UserRow, UsersPageData, UsersQuery } from "../http/admin/ui/pages/users.js";
 import type { AdminDataDeps } from "./deps.js";
-import { presentLogRow } from "./log.js";
+import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
 import { matchedRuleText, ruleGrantsText } from "./rules.js";
+
+export type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
+export type UsersPageData = { rows: UserRow[]; hasNext: boolean };
+export type UsersQuery = { q?: string; page: number };
+
+export type UserDetail = {
+  id: string;
+  userName: string;
+  active: boolean;
+  /** The IdP record as stored (name, emails, externalId…). */
+  idp: Record<string, unknown>;
+  groups: string[];
+  matchedRules: { rule: string; grants: string }[];
+  desired: unknown;
+  lastApplied: unknown;
+  queued: boolean;
+  log: LogRow[];
+};
 
 const USER_LOG_SHOWN = 25;
 

@@ -1,6 +1,6 @@
 import { presentRun } from "../../src/admin/runs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
-import type { LogRow } from "../../src/http/admin/ui/pages/log.js";
+import type { LogRow } from "../../src/admin/log.js";
 
 /** Fixed, made-up page data for screenshots of the layout and components (not the reconciler's). */
 export function sampleSources(): AdminDataSources {
@@ -57,6 +57,7 @@ export function sampleSources(): AdminDataSources {
         ? {
             id: "1",
             at: rows[0]!.at,
+            reconcileId: "rc-1",
             userId: "u-1",
             userName: "ada@example.com",
             action: "update",
@@ -70,6 +71,8 @@ export function sampleSources(): AdminDataSources {
             ],
             before: { department: "Sales", company: ["basic_access"], workspaces: { Marketing: ["read", "campaigns"] } },
             after: { department: "Engineering", company: ["basic_access"], workspaces: { Marketing: ["read"], Product: ["read", "write"] } },
+            changes: [],
+            platformStatus: 200,
             platformCall: { method: "PUT", path: "/scim/v2/Users/p-981", status: 200 },
             callsSpent: 1,
             error: null,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { channelsFromEnv, createNotifications } from "../../src/notify/index.js";
-import type { AdminDataSources } from "../../src/http/admin/sources.js";
+import type { AdminDataSources } from "../../src/admin/sources.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, samlLoginCookie, signedResponse, type IdpKeys } from "../support/saml.js";
 

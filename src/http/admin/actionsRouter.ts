@@ -1,9 +1,9 @@
 import { Router, type Request, type Response } from "express";
 import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
-import { actorForLog } from "./actor.js";
+import { actorForLog } from "../../admin/actor.js";
 import { requireAction, type AdminAction } from "./policy.js";
-import type { AdminActions } from "./sources.js";
+import type { AdminActions } from "../../admin/sources.js";
 
 /**
  * The buttons: POST → authorize (policy.ts) → run the action → redirect back with a message.

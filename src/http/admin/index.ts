@@ -7,7 +7,7 @@ import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError, sqlState } from "../../errors.js";
 import { failedAuthThrottle, type AuthThrottleMetrics } from "../authThrottle.js";
 import { log } from "../../logging/logger.js";
-import { actorForLog } from "./actor.js";
+import { actorForLog } from "../../admin/actor.js";
 import { actionsRouter } from "./actionsRouter.js";
 import { ADMIN_CSS } from "./assets/adminCss.js";
 import { localLoginRouter } from "./auth/localLogin.js";
@@ -19,11 +19,11 @@ import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
-import type { AdminActions, AdminDataSources } from "./sources.js";
+import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 import { renderMessagePage } from "./ui/render.js";
 
-export type { AdminActor, AdminRole } from "./actor.js";
-export type { AdminActions, AdminDataSources } from "./sources.js";
+export type { AdminActor, AdminRole } from "../../admin/actor.js";
+export type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 export { can, requireAction, type AdminAction } from "./policy.js";
 
 export type AdminRouterDeps = {

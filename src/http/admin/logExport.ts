@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import type { LogRow } from "./ui/pages/log.js";
+import type { LogRow } from "../../admin/log.js";
 
 /** The filtered log as a download. CSV cells that start with = + - @ are prefixed so spreadsheets don't run them. */
 export function sendLogExport(res: Response, format: "csv" | "json", rows: LogRow[]): void {

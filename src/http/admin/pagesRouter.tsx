@@ -12,7 +12,7 @@ import { OverviewPage } from "./ui/pages/overview.js";
 import { RunsPage } from "./ui/pages/runs.js";
 import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
 import { sendLogExport } from "./logExport.js";
-import type { AdminDataSources } from "./sources.js";
+import type { AdminDataSources } from "../../admin/sources.js";
 
 /** The read-only pages (every signed-in role may read). Handlers: parse, fetch from the source, render. */
 export function pagesRouter(sources: AdminDataSources): Router {

@@ -14,12 +14,14 @@ import type { ResyncDeps } from "../../../jobs/resync.js";
 import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { FailedAuthThrottle } from "../../authThrottle.js";
+import { presentHold } from "../../../admin/approvals.js";
+import { presentLogEntry } from "../../../admin/log.js";
+import { presentBudget, presentQueue } from "../../../admin/queue.js";
 import { requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
 import { quarantineApiRouter } from "./quarantine.js";
 import { runsApiRouter } from "./runs.js";
-import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
 export type AdminApiDeps = {
   db: DataSource;

@@ -7,7 +7,7 @@ import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
 import { perAddressRequestLimit } from "../../authThrottle.js";
-import { actorForLog, type AdminActor } from "../actor.js";
+import { actorForLog, type AdminActor } from "../../../admin/actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
 import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";

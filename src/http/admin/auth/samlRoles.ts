@@ -1,5 +1,5 @@
 import type { Profile } from "@node-saml/passport-saml";
-import type { AdminRole } from "../actor.js";
+import type { AdminRole } from "../../../admin/actor.js";
 
 export type RoleRules = { attribute: string; adminValues: string[]; viewerValues: string[] };
 

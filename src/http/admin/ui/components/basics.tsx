@@ -62,9 +62,5 @@ export function Facts(props: { items: [string, ComponentChildren][] }) {
   );
 }
 
-export function formatTime(value: Date | string | null | undefined): string {
-  if (!value) return "—";
-  const date = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(date.getTime())) return "—";
-  return `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
-}
+/** Times as every page writes them (src/admin/format.ts: the overview's ETA sentence uses it too). */
+export { formatTime } from "../../../../admin/format.js";

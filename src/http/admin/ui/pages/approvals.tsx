@@ -2,18 +2,8 @@ import { ActionButton, Badge, CsrfField, formatTime } from "../components/basics
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
 import type { PageContext } from "../layout.js";
+import type { ApprovalsData, HeldItem } from "../../../../admin/approvals.js";
 
-export type HeldItem = {
-  /** The id the approve/reject actions take (the held user's id). */
-  id: string;
-  kind: "deprovision" | "email_change";
-  userName: string;
-  /** One line: why it was held, e.g. "mass deprovision: 120 removals in 10 min" or "a@x → b@x". */
-  summary: string;
-  heldAt: Date;
-};
-
-export type ApprovalsData = { held: HeldItem[] };
 
 const KIND_LABEL = { deprovision: "deprovision", email_change: "email change" } as const;
 

@@ -3,31 +3,8 @@ import { FilterForm } from "../components/filterForm.js";
 import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
+import type { LogFilter, LogPageData } from "../../../../admin/log.js";
 
-/** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
-export type LogFilter = { user?: string; action?: string; outcome?: string; trigger?: string; from?: string; to?: string; page: number };
-
-export type LogRow = {
-  id: string;
-  at: Date;
-  userName: string | null;
-  action: string;
-  outcome: string;
-  /** Short human label of what woke the reconcile, e.g. "IdP PATCH Groups/…", "resync", "mapping". */
-  trigger: string;
-  platformStatus: number | null;
-  callsSpent: number;
-  actor: string | null;
-};
-
-export type LogPageData = {
-  rows: LogRow[];
-  hasNext: boolean;
-  /** Choices for the filter selects. */
-  actions: string[];
-  outcomes: string[];
-  triggers: string[];
-};
 
 export const LOG_PAGE_SIZE = 50;
 

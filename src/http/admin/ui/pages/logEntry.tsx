@@ -2,27 +2,8 @@ import { Badge, Facts, formatTime, Section } from "../components/basics.js";
 import { DiffView } from "../components/diff.js";
 import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
+import type { LogEntryDetail } from "../../../../admin/log.js";
 
-export type LogEntryDetail = {
-  id: string;
-  at: Date;
-  userId: string | null;
-  userName: string | null;
-  action: string;
-  outcome: string;
-  /** What woke it, as stored (e.g. {"kind":"idp","requestId":"…","method":"PATCH","resource":"Groups/…"}). */
-  trigger: unknown;
-  triggerLabel: string;
-  /** The ids behind the words (group, IdP request, rule, run), each with the page it links to. */
-  triggerFacts: { label: string; value: string; page?: "mapping" | "runs" }[];
-  /** Permission tree before → after (the desired dashboard users). */
-  before: unknown;
-  after: unknown;
-  platformCall: { method: string; path: string; status: number | null } | null;
-  callsSpent: number;
-  error: string | null;
-  actor: string | null;
-};
 
 export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageContext }) {
   const base = ctx.basePath;

@@ -1,29 +1,8 @@
 import { Badge, CsrfField, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
+import type { MappingData, MappingPreview } from "../../../../admin/mapping.js";
 
-export type MappingData = {
-  /** Where the rules in force come from (the MAPPING_FILE path). */
-  file: string;
-  /** The mapping in force, as text (YAML). */
-  source: string;
-  rules: { name: string; groups: string; grants: string }[];
-  /** Drafts are not applied from the UI: this says how to apply one instead (edit MAPPING_FILE). */
-  applyInstructions: string;
-};
-
-/** One user's change under a draft: what they gain and lose. */
-export type MappingChange = { userName: string; gains: string[]; losses: string[] };
-
-export type MappingPreview = {
-  /** Problems in the draft; when present nothing else is shown. */
-  errors: string[];
-  changes: MappingChange[];
-  usersAffected: number;
-  estimatedCalls: number;
-  /** e.g. "about 1.5 days at the current pace". */
-  durationLabel: string;
-};
 
 export function MappingPage(props: { data: MappingData; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
   const { ctx, data, preview } = props;

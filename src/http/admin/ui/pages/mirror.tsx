@@ -1,10 +1,7 @@
 import { Badge, formatTime, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
+import type { MirrorData } from "../../../../admin/mirror.js";
 
-export type MirrorData = {
-  tables: { name: string; pending: number; lagSeconds: number | null; lastPushAt: Date | null; state: string }[];
-  parked: { table: string; key: string; error: string; parkedAt: Date }[];
-};
 
 export function MirrorPage({ data }: { data: MirrorData }) {
   return (

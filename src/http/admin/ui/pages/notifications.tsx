@@ -2,19 +2,8 @@ import { can } from "../../policy.js";
 import { ActionButton, Badge, formatTime, Section, type Tone } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
+import type { NotificationsData } from "../../../../admin/notifications.js";
 
-/** Channels by host only: their URLs carry tokens (src/notify/channels.ts). */
-export type NotificationsData = {
-  channels: { name: string; target: string }[];
-  outbox: {
-    id: string;
-    incidentId: string;
-    event: string;
-    occurredAt: Date | string;
-    summary: string;
-    deliveries: { channel: string; state: "pending" | "sent" | "parked"; attempts: number; lastError: string | null; sentAt: string | null; nextAttemptAt: string }[];
-  }[];
-};
 
 const STATE_TONE: Record<string, Tone> = { sent: "good", pending: "info", parked: "bad" };
 

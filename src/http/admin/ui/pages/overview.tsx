@@ -2,29 +2,10 @@ import { ActionButton, Badge, formatTime, NoData, Section } from "../components/
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { QuarantineRow } from "../../../../admin/quarantine.js";
-import type { RunView } from "../../../../admin/runs.js";
 import type { PageContext } from "../layout.js";
 import { RunStatusBadge } from "./runs.js";
+import type { OverviewData } from "../../../../admin/overview.js";
 
-/** What the overview shows. */
-export type OverviewData = {
-  budget: { used: number; reserve: number; limit: number; resetsAt: Date };
-  /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
-  callsPerDay: { day: string; byAction: Record<string, number> }[];
-  /** `settling`: of `depth`, grants waiting for the user to be quiet (docs/reconciler.md, settle window). */
-  queue: { priority: string; depth: number; settling: number }[];
-  /** Grants waiting to settle, and when the next one goes out. */
-  settling?: { count: number; nextAt: Date | null };
-  /** e.g. "about 2 days at today's pace"; undefined when the queue is empty. */
-  queueEta?: string;
-  failures: { userId?: string; userName: string; error: string; at: Date }[];
-  held: { deprovisions: number; emailChanges: number };
-  mirrorLag: { table: string; pending: number; lagSeconds: number | null }[];
-  lastRuns: RunView[];
-  /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
-  quarantine: QuarantineRow[];
-};
 
 const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
 

@@ -4,8 +4,6 @@ import { can } from "../../policy.js";
 import type { PageContext } from "../layout.js";
 import { runStatus, type RunsData } from "../../../../admin/runs.js";
 
-export type { RunsData } from "../../../../admin/runs.js";
-
 
 export function RunsPage({ data, ctx }: { data: RunsData; ctx: PageContext }) {
   return (

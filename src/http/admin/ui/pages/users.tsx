@@ -5,25 +5,9 @@ import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
 import type { PageContext } from "../layout.js";
-import { outcomeTone, type LogRow } from "./log.js";
+import { outcomeTone } from "./log.js";
+import type { UserDetail, UsersPageData, UsersQuery } from "../../../../admin/users.js";
 
-export type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
-export type UsersPageData = { rows: UserRow[]; hasNext: boolean };
-export type UsersQuery = { q?: string; page: number };
-
-export type UserDetail = {
-  id: string;
-  userName: string;
-  active: boolean;
-  /** The IdP record as stored (name, emails, externalId…). */
-  idp: Record<string, unknown>;
-  groups: string[];
-  matchedRules: { rule: string; grants: string }[];
-  desired: unknown;
-  lastApplied: unknown;
-  queued: boolean;
-  log: LogRow[];
-};
 
 export function UsersPage({ data, query, ctx }: { data: UsersPageData; query: UsersQuery; ctx: PageContext }) {
   const base = `${ctx.basePath}/users`;

@@ -1,13 +1,12 @@
 import type { AdminActor } from "./actor.js";
-import type { ApprovalsData } from "./ui/pages/approvals.js";
-import type { LogFilter, LogPageData, LogRow } from "./ui/pages/log.js";
-import type { LogEntryDetail } from "./ui/pages/logEntry.js";
-import type { MappingData, MappingPreview } from "./ui/pages/mapping.js";
-import type { MirrorData } from "./ui/pages/mirror.js";
-import type { NotificationsData } from "./ui/pages/notifications.js";
-import type { OverviewData } from "./ui/pages/overview.js";
-import type { RunsData } from "./ui/pages/runs.js";
-import type { UserDetail, UsersPageData, UsersQuery } from "./ui/pages/users.js";
+import type { ApprovalsData } from "./approvals.js";
+import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";
+import type { MappingData, MappingPreview } from "./mapping.js";
+import type { MirrorData } from "./mirror.js";
+import type { NotificationsData } from "./notifications.js";
+import type { OverviewData } from "./overview.js";
+import type { RunsData } from "./runs.js";
+import type { UserDetail, UsersPageData, UsersQuery } from "./users.js";
 
 /**
  * Where the admin UI's pages get their data, and what its buttons do: `createAdminData`

@@ -1,0 +1,33 @@
+import type { BudgetStatus } from "../db/budgetRepository.js";
+import type { QueueStatus } from "../reconcile/queueStatus.js";
+
+/**
+ * Today's platform budget as GET /admin/api/budget answers it and the overview's gauge reads it
+ * (`res.json` sends the dates as ISO strings).
+ */
+export function presentBudget(b: BudgetStatus) {
+  return {
+    limit: b.limit,
+    used: b.used,
+    reserve: b.reserve,
+    remaining: b.remaining,
+    remainingWithReserve: b.remainingWithReserve,
+    resetsAt: b.resetsAt,
+    window: b.window,
+  };
+}
+
+/** The reconcile queue as GET /admin/api/queue answers it and the overview reads it. */
+export function presentQueue(q: QueueStatus) {
+  return {
+    pending: q.pending,
+    total: q.total,
+    settling: { count: q.settling.count, nextAt: q.settling.nextAt },
+    parked: q.parked,
+    oldestEnqueuedAt: q.oldestEnqueuedAt,
+    eta: q.eta,
+    budget: presentBudget(q.budget),
+  };
+}
+
+export type BudgetView = ReturnType<typeof presentBudget>;
