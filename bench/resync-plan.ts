@@ -13,7 +13,7 @@ import { systemClock } from "../src/clock.js";
 import { createDataSource, runMigrations } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";
-import { MappingStore } from "../src/reconcile/mappingStore.js";
+import { MappingStore } from "../src/mapping/store.js";
 
 const { values } = parseArgs({ options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } } });
 const USERS = Number(values.users);

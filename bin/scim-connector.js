@@ -6,13 +6,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const built = join(root, "dist/src/cli.js");
+const built = join(root, "dist/src/cli/cli.js");
 let cli;
 if (existsSync(built)) {
   cli = await import(pathToFileURL(built).href);
 } else {
   const { tsImport } = await import("tsx/esm/api");
-  cli = await tsImport(pathToFileURL(join(root, "src/cli.ts")).href, import.meta.url);
+  cli = await tsImport(pathToFileURL(join(root, "src/cli/cli.ts")).href, import.meta.url);
 }
 cli.runCli(process.argv.slice(2)).catch((error) => {
   console.error(error instanceof Error ? error.message : error);

@@ -9,8 +9,8 @@ import { assertCron, Scheduler } from "./jobs/scheduler.js";
 import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
-import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
+import { budgetPolicyFromEnv, createPlatformTransport, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
+import { MappingStore } from "./mapping/store.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
@@ -18,7 +18,7 @@ import { readCertificate } from "./notify/conditions.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
- * `cli.ts start` starts one from the environment; integration tests start one in-process.
+ * `cli/cli.ts start` starts one from the environment; integration tests start one in-process.
  */
 export type Service = {
   url: string;
@@ -76,15 +76,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
   const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine, ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}) });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
+  // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
+  const transport = platform && createPlatformTransport({ env, clock, platform, quarantine });
   const workerDb = platform && (await openPool(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
-  const reconciliation = workerDb ? createReconciliation({ env, db: workerDb, databaseUrl: options.databaseUrl, clock, mappings, platform: platform!, quarantine, onLogged }) : undefined;
+  const reconciliation = platform && transport && workerDb ? createReconciliation({ env, db: workerDb, databaseUrl: options.databaseUrl, clock, mappings, platform, transport, quarantine, onLogged }) : undefined;
   if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
   const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
-  // The mirror sync shares the platform transport (and so its per-family rate-limit pauses).
-  const mirror = reconciliation
-    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE), clock, transport: reconciliation.transport, gate: quarantine })
+  const mirror = transport
+    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE), clock, transport, gate: quarantine })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
   if (runMirror) mirror!.start();

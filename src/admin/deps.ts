@@ -1,7 +1,7 @@
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import type { ResyncDeps } from "../jobs/resync.js";
-import type { Mapping } from "../config/mapping.js";
+import type { Mapping } from "../mapping/file.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";

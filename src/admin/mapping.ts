@@ -1,4 +1,4 @@
-import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
+import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
 import { getBudgetStatus } from "../db/budgetRepository.js";
 import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
@@ -74,7 +74,7 @@ export async function previewMapping(deps: Pick<AdminDataDeps, "db" | "clock" | 
     changes,
     usersAffected,
     estimatedCalls,
-    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, false) }),
+    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, "ordinary") }),
   };
 }
 

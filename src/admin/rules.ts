@@ -1,4 +1,4 @@
-import type { MappingRule } from "../config/mapping.js";
+import type { MappingRule } from "../mapping/file.js";
 import type { RuleMatch } from "../mapping/match.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { diffDashboardUsers, type Change } from "../reconcile/diff.js";

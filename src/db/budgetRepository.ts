@@ -10,7 +10,7 @@ import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy, type SpendK
 
 const LEDGER_LOCK = 7_429_001;
 
-export type Debit = { action: string; usesReserve: boolean; verification?: boolean; userId?: string; reconcileId?: string; runId?: string };
+export type Debit = { action: string; kind: SpendKind; userId?: string; reconcileId?: string; runId?: string };
 export type DebitResult = { ok: true; used: number } | { ok: false; used: number; resetsAt: Date };
 
 /** `onExhausted` runs in the debit's transaction when the call is refused (the budget.exhausted notification). */
@@ -24,15 +24,14 @@ export async function debitBudget(
   return db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock($1)`, [LEDGER_LOCK]);
     const used = await countInWindow(tx, policy, now);
-    const kind = debit.usesReserve ? "deprovision" : debit.verification ? "verify" : "ordinary";
-    if (used + 1 > allowance(policy, kind)) {
-      const refused = { ok: false as const, used, resetsAt: await resetsAt(tx, policy, now, kind) };
+    if (used + 1 > allowance(policy, debit.kind)) {
+      const refused = { ok: false as const, used, resetsAt: await resetsAt(tx, policy, now, debit.kind) };
       await onExhausted?.(tx, refused);
       return refused;
     }
     await tx.query(
       `INSERT INTO budget_debits (spent_at, action, uses_reserve, user_id, reconcile_id, run_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [now, debit.action, debit.usesReserve, debit.userId ?? null, debit.reconcileId ?? null, debit.runId ?? null],
+      [now, debit.action, debit.kind === "deprovision", debit.userId ?? null, debit.reconcileId ?? null, debit.runId ?? null],
     );
     return { ok: true, used: used + 1 };
   });
@@ -59,9 +58,9 @@ export async function getBudgetStatus(db: DataSource, policy: BudgetPolicy, now:
     reserve: policy.reserve,
     used,
     spareForVerification: Math.max(0, allowance(policy, "verify") - used),
-    remaining: Math.max(0, allowance(policy, false) - used),
+    remaining: Math.max(0, allowance(policy, "ordinary") - used),
     remainingWithReserve: Math.max(0, policy.limit - used),
-    resetsAt: await resetsAt(db, policy, now, false),
+    resetsAt: await resetsAt(db, policy, now, "ordinary"),
     window: policy.window,
   };
 }
@@ -91,11 +90,11 @@ async function countInWindow(q: Queryable, policy: BudgetPolicy, now: Date): Pro
 }
 
 /** When the next call of this kind becomes affordable. */
-async function resetsAt(q: Queryable, policy: BudgetPolicy, now: Date, usesReserve: boolean | SpendKind): Promise<Date> {
+async function resetsAt(q: Queryable, policy: BudgetPolicy, now: Date, kind: SpendKind): Promise<Date> {
   if (policy.window === "utc-day") return nextUtcMidnight(now);
   // Rolling: a slot frees when the oldest debit that keeps us at the allowance leaves the window.
   const used = await countInWindow(q, policy, now);
-  const excess = used - allowance(policy, usesReserve);
+  const excess = used - allowance(policy, kind);
   if (excess < 0) return now;
   const rows = (await q.query(
     `SELECT spent_at FROM budget_debits WHERE spent_at > $1 AND spent_at <= $2 ORDER BY spent_at OFFSET $3 LIMIT 1`,

@@ -20,7 +20,7 @@ import { sqlState } from "../errors.js";
 import { log } from "../logging/logger.js";
 import { notify, resyncFailed } from "../notify/events.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
-import type { MappingStore } from "../reconcile/mappingStore.js";
+import type { MappingStore } from "../mapping/store.js";
 import { planReconcile, type Policies } from "../reconcile/planner.js";
 import { callsOf } from "./resyncCost.js";
 

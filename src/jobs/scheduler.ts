@@ -12,6 +12,7 @@ import {
   takeOverStaleRun,
 } from "../db/resyncRepository.js";
 import { isTransientDatabaseError } from "../errors.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
@@ -47,9 +48,8 @@ export function assertCron(cron: string): void {
  * insert the slot wins), resumes a run whose phase-1 owner died, closes runs whose verification
  * is done, and trims the reconciliation log.
  */
-export class Scheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> | undefined;
+export class Scheduler extends LoopWorker {
+  protected readonly loop: BackgroundLoop;
   private readonly startedAt: Date;
   private lastTrim = 0;
 
@@ -57,32 +57,21 @@ export class Scheduler {
     private readonly deps: ResyncDeps,
     private readonly options: SchedulerOptions,
   ) {
+    super();
     this.startedAt = deps.clock.now();
+    this.loop = new BackgroundLoop({
+      category: "scheduler",
+      intervalMs: options.tickMs,
+      pass: () => this.tick(),
+      failure: (error) => ({ message: isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed" }),
+    });
   }
 
-  start(): void {
-    const loop = () => {
-      this.ticking = this.tick().finally(() => {
-        if (this.timer !== undefined) this.timer = setTimeout(loop, this.options.tickMs);
-      });
-    };
-    this.timer = setTimeout(loop, 0);
-  }
-
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.ticking;
-  }
-
+  /** One tick: the cron, a run to resume or close, the log to trim. */
   async tick(): Promise<void> {
-    try {
-      await this.fireCron();
-      await this.superviseRunningRun();
-      await this.trimLog();
-    } catch (error) {
-      log.error("scheduler", isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed", { error });
-    }
+    await this.fireCron();
+    await this.superviseRunningRun();
+    await this.trimLog();
   }
 
   private async fireCron(): Promise<void> {

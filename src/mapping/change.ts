@@ -1,4 +1,4 @@
-import type { Mapping, MappingRule } from "../config/mapping.js";
+import type { Mapping, MappingRule } from "./file.js";
 import { ruleMatchesGroup, type MappingGroup } from "./match.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { DepartmentPolicy, Mapping } from "../config/mapping.js";
+import type { DepartmentPolicy, Mapping } from "./file.js";
 import { matchingRules, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser, DesiredTeam, DesiredWorkspace } from "./types.js";
 

@@ -1,4 +1,4 @@
-import type { Mapping, MappingRule } from "../config/mapping.js";
+import type { Mapping, MappingRule } from "./file.js";
 
 /**
  * Which mapping rules an IdP user's groups match, and why. Pure; the admin UI shows the result

@@ -3,9 +3,10 @@ import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
 import type { HttpTransport } from "../platform/http.js";
+import type { QuarantineGate } from "../platform/quarantine.js";
 import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
-import { MirrorSyncWorker, type MirrorSyncWorkerOptions } from "./worker.js";
+import { MirrorSyncWorker } from "./worker.js";
 
 export { mirrorLag, mirrorStatus } from "./status.js";
 export { MirrorSyncWorker } from "./worker.js";
@@ -21,7 +22,7 @@ export function createMirrorSync(deps: {
   db: DataSource;
   clock: Clock;
   transport: HttpTransport;
-  gate?: MirrorSyncWorkerOptions["gate"];
+  gate?: QuarantineGate;
 }): MirrorSyncWorker | undefined {
   const apiKeys = workspaceApiKeys(deps.env);
   if (Object.keys(apiKeys).length === 0) {

@@ -4,10 +4,11 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
-import type { Admission } from "../platform/quarantine.js";
+import type { QuarantineGate } from "../platform/quarantine.js";
 import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
 import { batchSpecs, pushLogEntries, requestBatches, sent, type BatchKind, type BatchSpec } from "./batchKinds.js";
 import { MAX_IDENTIFIERS_PER_ARRAY, planPushes, toUnits, type PendingChange } from "./batching.js";
@@ -53,13 +54,13 @@ export type MirrorSyncWorkerOptions = {
   rateLimits?: { emailStatus?: BucketRule; subscriptionSet?: BucketRule };
   pushLogRetentionDays?: number;
   /** The platform quarantine: a quarantined family's changes are not claimed (they stay pending). */
-  gate?: { admit(family: string): Promise<Admission>; probeFinished(family: string): Promise<void> };
+  gate?: QuarantineGate;
 };
 
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
 export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
 
-export class MirrorSyncWorker {
+export class MirrorSyncWorker extends LoopWorker {
   private readonly db: DataSource;
   private readonly clock: Clock;
   private readonly leaseMs: number;
@@ -71,13 +72,11 @@ export class MirrorSyncWorker {
   private readonly failures = new Map<string, number>();
   private readonly cursors = new Map<MirrorKind, string>();
   private readonly deferred: { kind: MirrorKind; claimId: string; settlements: Settlement[]; tries: number }[] = [];
-  private abort = new AbortController();
-  private loop?: Promise<void>;
-  private stopping = false;
-  private wake?: () => void;
+  protected readonly loop: BackgroundLoop;
   private lastHousekeeping = 0;
 
   constructor(private readonly options: MirrorSyncWorkerOptions) {
+    super();
     this.db = options.db;
     this.clock = options.clock ?? systemClock;
     this.leaseMs = options.leaseMs ?? 120_000;
@@ -87,6 +86,14 @@ export class MirrorSyncWorker {
       email: new TokenBucket(options.rateLimits?.emailStatus ?? MIRROR_RATE_LIMITS.emailStatus),
       subscription_group: new TokenBucket(options.rateLimits?.subscriptionSet ?? MIRROR_RATE_LIMITS.subscriptionSet),
     };
+    const pollMs = options.pollIntervalMs ?? 1_000;
+    this.loop = new BackgroundLoop({
+      category: "mirror",
+      intervalMs: pollMs,
+      pass: () => this.pass(),
+      // The database restarting, most likely: claims are leases, so nothing is lost meanwhile.
+      failure: (_error, failures) => ({ message: "mirror sync cycle failed", retryInMs: Math.min(30_000, pollMs * 2 ** Math.min(failures, 5)) }),
+    });
   }
 
   /** One pass over every kind: at most one claim of emails, one of subscriptions, and the preference centers the pace allows. */
@@ -109,61 +116,12 @@ export class MirrorSyncWorker {
     return total;
   }
 
-  start(): void {
-    if (this.loop) return;
-    this.stopping = false;
-    if (this.abort.signal.aborted) this.abort = new AbortController();
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort();
-    this.wake?.();
-    await this.loop;
-    this.loop = undefined;
-  }
-
-  /** Wakes an idle loop now (e.g. from a NOTIFY or after an admin requeue). */
-  notify(): void {
-    this.wake?.();
-  }
-
-  private async run(): Promise<void> {
-    const pollMs = this.options.pollIntervalMs ?? 1_000;
-    let failures = 0;
-    while (!this.stopping) {
-      let idleMs = pollMs;
-      let idle = true;
-      try {
-        const report = await this.runOnce();
-        failures = 0;
-        idle = report.pushed + report.parked === 0;
-        await this.housekeeping();
-        // Mostly lingering: give the load a moment to fill the arrays instead of re-claiming them now.
-        if (!idle && report.lingering > report.pushed) await this.idle(Math.max(50, (this.options.lingerMs ?? 500) / 2));
-      } catch (error) {
-        if (this.stopping) break;
-        // The database restarting, most likely: claims are leases, so nothing is lost meanwhile.
-        failures++;
-        idleMs = Math.min(30_000, pollMs * 2 ** Math.min(failures, 5));
-        log.error("mirror", "mirror sync cycle failed", { error, failures, retryInMs: idleMs });
-      }
-      if (idle && !this.stopping) await this.idle(idleMs);
-    }
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wake = undefined;
-        resolve();
-      }
-      this.wake = done;
-    });
+  /** A cycle, then how long to wait: nothing sent, the poll interval; mostly lingering, a moment for the arrays to fill; else none. */
+  private async pass(): Promise<number | void> {
+    const report = await this.runOnce();
+    await this.housekeeping();
+    if (report.pushed + report.parked === 0) return undefined;
+    return report.lingering > report.pushed ? Math.max(50, (this.options.lingerMs ?? 500) / 2) : 0;
   }
 
   /** Every 15 s: the pending gauges; every hour: prune the push log. */
@@ -250,7 +208,7 @@ export class MirrorSyncWorker {
       if (waitMs > 2_000) return { kind: "retry", cause: "paced", reason: "rate limit reached locally" };
       await delay(waitMs);
     }
-    return verdictOf(await spec.send(toUnits(changes), apiKey, this.abort.signal));
+    return verdictOf(await spec.send(toUnits(changes), apiKey, this.loop.signal));
   }
 
   /** Holds the family after a failure: until the platform's reset for a 429, growing backoff otherwise. */
@@ -283,7 +241,7 @@ export class MirrorSyncWorker {
       retry: this.retry,
       paceLimit: pace.limit,
       paceWindowMs: pace.windowMs,
-      signal: this.abort.signal,
+      signal: this.loop.signal,
       holds: this.holds,
     });
     for (const d of result.deferred) this.deferred.push({ kind: "preference_center", ...d, tries: 0 });

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { DataSource } from "typeorm";
 import type { Clock } from "../clock.js";
 import { claimDeliveries, fanOutNotifications, pruneNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
+import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import type { Channel } from "./channels.js";
 import type { ConditionChecks } from "./conditions.js";
@@ -39,39 +40,23 @@ export type DelivererOptions = {
 const CHECK_EVERY_MS = 60_000;
 const BATCH = 20;
 
-export class NotificationDeliverer {
+export class NotificationDeliverer extends LoopWorker {
   readonly owner: string;
-  private stopping = false;
-  private loop?: Promise<void>;
-  private wake?: () => void;
+  /** Its signal is aborted by stop(): sends in flight fail at once and stay pending, so a shutdown does not wait on a slow receiver. */
+  protected readonly loop: BackgroundLoop;
   private lastCheck = Number.NEGATIVE_INFINITY;
   private lastPrune = Number.NEGATIVE_INFINITY;
-  /** Aborted by stop(): sends in flight fail at once and stay pending, so a shutdown does not wait on a slow receiver. */
-  private abort = new AbortController();
 
   constructor(private readonly options: DelivererOptions) {
+    super();
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  }
-
-  start(): void {
-    if (this.loop) return;
-    this.stopping = false;
-    this.abort = new AbortController();
-    this.loop = this.run();
-  }
-
-  /** Cuts the sends in flight short (they stay pending, for the next start or another replica), then stops. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort();
-    this.wake?.();
-    await this.loop;
-    this.loop = undefined;
-  }
-
-  /** Runs a cycle soon (after a test message is queued). */
-  notify(): void {
-    this.wake?.();
+    this.loop = new BackgroundLoop({
+      category: "notify",
+      intervalMs: options.pollMs ?? 1_000,
+      // A full batch: more may be due at once.
+      pass: async () => ((await this.cycle()) === BATCH ? 0 : undefined),
+      failure: () => ({ message: "notification cycle failed" }),
+    });
   }
 
   /** One cycle; returns the deliveries it settled. Exposed for tests and the CLI. */
@@ -97,26 +82,6 @@ export class NotificationDeliverer {
     if (removed) log.info("notify", "old notifications removed", { removed });
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      let settled = 0;
-      try {
-        settled = await this.cycle();
-      } catch (error) {
-        log.error("notify", "notification cycle failed", { error });
-      }
-      if (settled === BATCH || this.stopping) continue; // more may be due at once
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.pollMs ?? 1_000);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
-    }
-  }
-
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { db, clock, channels, leaseMs, maxAttempts } = this.options;
     const channel = channels.find((c) => c.name === delivery.channel);
@@ -128,11 +93,11 @@ export class NotificationDeliverer {
     }
     try {
       // Half the lease: a send that times out is settled before another sender may take it over.
-      await channel.send(this.messageOf(delivery), AbortSignal.any([AbortSignal.timeout(Math.floor(leaseMs / 2)), this.abort.signal]));
+      await channel.send(this.messageOf(delivery), AbortSignal.any([AbortSignal.timeout(Math.floor(leaseMs / 2)), this.loop.signal]));
       await settleDelivery(db, key, { state: "sent", at: clock.now() });
       log.info("notify", "notification sent", { event: delivery.event, incidentId: delivery.incidentId, channel: channel.name, attempts: delivery.attempts });
     } catch (error) {
-      if (this.abort.signal.aborted) {
+      if (this.loop.signal.aborted) {
         // Shutting down: not the receiver's fault; due again at once for whoever runs next.
         await settleDelivery(db, key, { state: "pending", nextAttemptAt: clock.now(), error: "interrupted by a shutdown" });
         return;

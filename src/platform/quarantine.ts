@@ -37,6 +37,13 @@ export { defaultQuarantineRules, type QuarantineRules } from "./quarantineRules.
 
 export type Admission = "open" | "closed" | "probe";
 
+/** What a worker asks before claiming work for a family: admitted, paused, or the one probe (see PlatformQuarantine). */
+export type QuarantineGate = {
+  admit(family: string): Promise<Admission>;
+  /** The probe's unit of work is over (its first call decided, or it made none: the probe goes back). */
+  probeFinished(family: string): Promise<void>;
+};
+
 /**
  * The families whose workers check the quarantine before claiming work. Preference centers are
  * paced per workspace through a shared slot table and are not quarantined (their failures are
@@ -46,7 +53,7 @@ export const QUARANTINED_FAMILIES: ReadonlySet<string> = new Set([SCIM_FAMILY, R
 
 export type QuarantineView = QuarantineRow & { state: "cooling" | "awaiting-probe" | "probing" };
 
-export class PlatformQuarantine {
+export class PlatformQuarantine implements QuarantineGate {
   readonly replica: string;
   private readonly windows = new Map<string, CallWindow>();
   private readonly cache = new Map<string, { row: QuarantineRow | undefined; at: number }>();

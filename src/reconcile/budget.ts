@@ -32,14 +32,14 @@ export function nextUtcMidnight(now: Date): Date {
   return new Date(windowStart(now, "utc-day").getTime() + DAY_MS);
 }
 
+/** What a platform call is spent on: a deprovision (may use the reserve), a live change or lookup, or drift verification. */
 export type SpendKind = "deprovision" | "ordinary" | "verify";
 
 /**
  * How many calls a request of this kind may bring the window's total up to: deprovisions may
  * use the reserve; verification may not use the reserve nor the headroom kept for live changes.
  */
-export function allowance(policy: BudgetPolicy, usesReserve: boolean | SpendKind): number {
-  const kind: SpendKind = usesReserve === true ? "deprovision" : usesReserve === false ? "ordinary" : usesReserve;
+export function allowance(policy: BudgetPolicy, kind: SpendKind): number {
   if (kind === "deprovision") return policy.limit;
   if (kind === "verify") return policy.limit - policy.reserve - policy.verifyHeadroom;
   return policy.limit - policy.reserve;

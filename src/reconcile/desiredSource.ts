@@ -1,7 +1,7 @@
 import type { DataSource } from "typeorm";
 import { getUserForReconcile } from "../db/idpReconcileRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
-import type { MappingStore } from "./mappingStore.js";
+import type { MappingStore } from "../mapping/store.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";
 
 /** The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in force. */

@@ -7,7 +7,7 @@ import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
-import type { MappingStore } from "./mappingStore.js";
+import type { MappingStore } from "../mapping/store.js";
 import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
 import { ReconcileWorker } from "./worker.js";
 
@@ -23,7 +23,17 @@ export function budgetPolicyFromEnv(env: Env): BudgetPolicy {
   );
 }
 
-export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy; transport: HttpTransport };
+export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy };
+
+/**
+ * The one HTTP transport of this process to the platform (its per-family 429 pauses are shared by
+ * the reconciler and the mirror sync); every outcome is reported to the quarantine.
+ */
+export function createPlatformTransport(options: { env: Pick<Env, "PLATFORM_TIMEOUT_MS">; clock: Clock; platform: PlatformTarget; quarantine?: PlatformQuarantine }): HttpTransport {
+  const { quarantine } = options;
+  const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
+  return new HttpTransport({ baseUrl: options.platform.url, timeoutMs: options.env.PLATFORM_TIMEOUT_MS, clock: options.clock, ...(observe ? { observe } : {}) });
+}
 
 /** Builds the reconciler and its worker for one process (the worker is started by the caller). */
 export function createReconciliation(options: {
@@ -33,14 +43,14 @@ export function createReconciliation(options: {
   clock: Clock;
   mappings: MappingStore;
   platform: PlatformTarget;
-  /** Counts the transport's outcomes and gates the worker's claims (see platform/quarantine.ts). */
+  /** The process's platform transport (createPlatformTransport). */
+  transport: HttpTransport;
+  /** Gates the worker's claims (see platform/quarantine.ts). */
   quarantine?: PlatformQuarantine;
   /** Told of each reconciliation-log entry the reconciler writes (metrics). */
   onLogged?: ReconcilerDeps["onLogged"];
 }): Reconciliation {
-  const { env, db, clock, quarantine } = options;
-  const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
-  const transport = new HttpTransport({ baseUrl: options.platform.url, timeoutMs: env.PLATFORM_TIMEOUT_MS, clock, ...(observe ? { observe } : {}) });
+  const { env, db, clock, quarantine, transport } = options;
   const scim = new PlatformScimClient({ transport, scimToken: options.platform.scimToken, requestOrigin: options.platform.requestOrigin });
   const budget = budgetPolicyFromEnv(env);
   const reconciler = new Reconciler({
@@ -62,5 +72,5 @@ export function createReconciliation(options: {
     settle: { settleMs: env.RECONCILE_SETTLE_MS, maxMs: env.RECONCILE_SETTLE_MAX_MS },
     ...(quarantine ? { gate: quarantine } : {}),
   });
-  return { reconciler, worker, budget, transport };
+  return { reconciler, worker, budget };
 }

@@ -39,7 +39,7 @@ export async function queueStatus(db: DataSource, policy: BudgetPolicy, now: Dat
   const total = pending.reduce((sum, p) => sum + p.count, 0);
   const deprovisions = pending.filter((p) => p.priority === PRIORITY.deprovision).reduce((sum, p) => sum + p.count, 0);
   const ordinary = total - deprovisions;
-  const etaOrdinary = estimateDrain(now, ordinary, budget.remaining, allowance(policy, false), budget.resetsAt);
+  const etaOrdinary = estimateDrain(now, ordinary, budget.remaining, allowance(policy, "ordinary"), budget.resetsAt);
   const etaDeprovisions = estimateDrain(now, deprovisions, budget.remainingWithReserve, policy.limit, budget.resetsAt);
   const eta = [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ?? null;
   const settling = { count: pending.reduce((sum, p) => sum + p.settling, 0), nextAt: depth.nextSettleAt };

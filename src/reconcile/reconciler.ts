@@ -13,13 +13,13 @@ import {
   removeAccount,
   type PlatformAccount,
 } from "../db/platformAccountRepository.js";
-import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import { countPendingDeprovisions, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { countDeprovisionsSince, writeLogEntry, type LogAction, type LogOutcome } from "../db/reconcileLogRepository.js";
 import { log, withLogContext } from "../logging/logger.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
 import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
-import type { BudgetPolicy } from "./budget.js";
+import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
@@ -40,13 +40,33 @@ export type ReconcilerDeps = {
   onLogged?: (action: LogAction, outcome: LogOutcome) => void;
 };
 
+/** What the reconciler would do for one user right now, and what it decided from. */
+export type UserPlan = {
+  plan: Plan;
+  account: PlatformAccount | undefined;
+  desired: DesiredDashboardUser | null;
+  /** The IdP userName, or null when the IdP user no longer exists. */
+  userName: string | null;
+  hold: Hold | undefined;
+};
+
+/**
+ * The reconciler's plan for a user, spending nothing and calling nothing: what `reconcile` acts
+ * on, the worker's classification and `scim-connector plan` (which has no platform to call).
+ */
+export async function planUser(deps: Pick<ReconcilerDeps, "db" | "source" | "policies">, userId: string): Promise<UserPlan> {
+  const [state, account, hold] = await Promise.all([deps.source.load(userId), getAccount(deps.db, userId), getHold(deps.db, userId)]);
+  return { plan: planReconcile(state.desired, account, deps.policies), account, desired: state.desired, userName: state.userName, hold };
+}
+
 /** One reconcile of one user: everything it learned and spent, for the log. */
 type Run = {
   userId: string;
   reconcileId: string;
   /** The full resync this work belongs to, if any (its calls are counted for the run). */
   runId: string | null;
-  trigger: unknown;
+  /** What marked the user (copied into the log); a resync trigger names the run its calls count for. */
+  trigger: DirtyTrigger;
   actor: string | null;
   userName: string | null;
   before: DesiredDashboardUser | null;
@@ -62,13 +82,12 @@ type Run = {
 export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** The plan for a user as things stand, spending nothing (classification, `plan`, previews). */
-  async plan(userId: string): Promise<{ plan: Plan; account: PlatformAccount | undefined; desired: DesiredDashboardUser | null; hold: Hold | undefined }> {
-    const [state, account, hold] = await Promise.all([this.deps.source.load(userId), getAccount(this.deps.db, userId), getHold(this.deps.db, userId)]);
-    return { plan: planReconcile(state.desired, account, this.deps.policies), account, desired: state.desired, hold };
+  /** The plan for a user as things stand, spending nothing (classification, previews). */
+  plan(userId: string): Promise<UserPlan> {
+    return planUser(this.deps, userId);
   }
 
-  async reconcile(userId: string, trigger: unknown, actor: string | null = null, options: { verifyRun?: string | null } = {}): Promise<ReconcileResult> {
+  async reconcile(userId: string, trigger: DirtyTrigger, actor: string | null = null, options: { verifyRun?: string | null } = {}): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
       const runId = options.verifyRun ?? runIdOf(trigger);
@@ -118,7 +137,7 @@ export class Reconciler {
   private async create(run: Run, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
     // The account is marked 'creating' only once the request is affordable and about to leave.
-    const beforeSend = this.spend(run, "create", false, () => markCreating(db, run.userId, desired.userName, clock.now()));
+    const beforeSend = this.spend(run, "create", "ordinary", () => markCreating(db, run.userId, desired.userName, clock.now()));
     const outcome = await this.deps.platform.createUser(desired, beforeSend);
     this.note(run, outcome);
     if (outcome.kind === "ok") {
@@ -155,7 +174,7 @@ export class Reconciler {
     const changes = diffDashboardUsers(found.user, desired);
     run.before = found.user;
     if (changes.length) {
-      const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(run, "update", false));
+      const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(run, "update", "ordinary"));
       this.note(run, outcome);
       if (outcome.kind !== "ok") return this.fail(run, action, changes, resultOfFailure(outcome), outcome);
     }
@@ -179,7 +198,7 @@ export class Reconciler {
   }
 
   private async update(run: Run, platformId: string, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
-    const outcome = await this.deps.platform.replaceUser(platformId, desired, this.spend(run, "update", false));
+    const outcome = await this.deps.platform.replaceUser(platformId, desired, this.spend(run, "update", "ordinary"));
     this.note(run, outcome);
     if (outcome.kind === "ok") {
       await recordApplied(this.deps.db, run.userId, platformId, desired, this.deps.clock.now());
@@ -220,7 +239,7 @@ export class Reconciler {
   }
 
   private async deprovision(run: Run, platformId: string, changes: Change[]): Promise<ReconcileResult> {
-    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(run, "deprovision", true));
+    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(run, "deprovision", "deprovision"));
     this.note(run, outcome);
     if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
       await removeAccount(this.deps.db, run.userId);
@@ -247,7 +266,7 @@ export class Reconciler {
   }
 
   private async lookup(run: Run, userName: string): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
-    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", false));
+    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", "ordinary"));
     this.note(run, outcome);
     if (outcome.kind !== "ok") return resultOfFailure(outcome);
     const match = this.deps.platform.readList(outcome.body).find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
@@ -260,7 +279,7 @@ export class Reconciler {
    * the last applied one, so the reconcile that follows puts the desired state back (a missing
    * account is recreated). Returns a result only when the verification could not be done now.
    */
-  private async verify(userId: string, runId: string, reconcileId: string, trigger: unknown): Promise<ReconcileResult | undefined> {
+  private async verify(userId: string, runId: string, reconcileId: string, trigger: DirtyTrigger): Promise<ReconcileResult | undefined> {
     const { db, clock } = this.deps;
     const account = await getAccount(db, userId);
     if (!account?.platformId || !account.lastApplied) {
@@ -270,7 +289,7 @@ export class Reconciler {
     const run: Run = { userId, reconcileId, trigger, actor: null, runId, userName: account.userName, before: account.lastApplied, calls: 0, lastStatus: null };
     let outcome: HttpOutcome;
     try {
-      outcome = await this.deps.platform.getUser(account.platformId, this.spend(run, "verify", false, undefined, true));
+      outcome = await this.deps.platform.getUser(account.platformId, this.spend(run, "verify", "verify"));
     } catch (error) {
       if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
       throw error;
@@ -316,16 +335,15 @@ export class Reconciler {
   }
 
   /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
-  private spend(run: Run, action: string, usesReserve: boolean, then?: () => Promise<void>, verification = false): BeforeSend {
+  private spend(run: Run, action: string, kind: SpendKind, then?: () => Promise<void>): BeforeSend {
     return async () => {
       const debit = await debitBudget(this.deps.db, this.deps.budget, this.deps.clock.now(), {
         action,
-        usesReserve,
-        verification,
+        kind,
         userId: run.userId,
         reconcileId: run.reconcileId,
         ...(run.runId ? { runId: run.runId } : {}),
-      }, verification ? undefined : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused));
+      }, kind === "verify" ? undefined : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused));
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
       await then?.();
@@ -368,9 +386,8 @@ export class Reconciler {
   }
 }
 
-function runIdOf(trigger: unknown): string | null {
-  const t = trigger as { kind?: unknown; runId?: unknown } | null;
-  return t?.kind === "resync" && typeof t.runId === "string" ? t.runId : null;
+function runIdOf(trigger: DirtyTrigger): string | null {
+  return trigger.kind === "resync" ? trigger.runId : null;
 }
 
 function actionOf(plan: Plan): LogAction {

@@ -16,9 +16,10 @@ import {
 import type { WorkerLease } from "../db/workerLease.js";
 import { getBudgetStatus } from "../db/budgetRepository.js";
 import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
+import { BackgroundLoop } from "../backgroundLoop.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";
-import type { Admission } from "../platform/quarantine.js";
+import type { QuarantineGate } from "../platform/quarantine.js";
 import { SCIM_FAMILY } from "../platform/scim.js";
 import { retryDelayMs, type ReconcileResult } from "./outcomes.js";
 import { PRIORITY, priorityOf } from "./planner.js";
@@ -34,7 +35,7 @@ export type WorkerOptions = {
   /** Grants from the IdP wait for the user to be quiet (src/reconcile/settle.ts); settleMs 0 turns it off. */
   settle?: SettlePolicy;
   /** The platform quarantine: while the SCIM family is quarantined no row is claimed (they wait in the queue). */
-  gate?: { admit(family: string): Promise<Admission>; probeFinished(family: string): Promise<void> };
+  gate?: QuarantineGate;
 };
 
 /**
@@ -44,10 +45,10 @@ export type WorkerOptions = {
  * database: claims go through the queue table, so each row is worked by one loop at a time.
  */
 export class ReconcileWorker {
-  private running = false;
-  private loops: Promise<void>[] = [];
-  private wake: (() => void)[] = [];
+  private readonly loops: BackgroundLoop;
   private unsubscribe: (() => void) | undefined;
+  /** The classification in flight: one loop reads and plans a burst; the others wait for it, then claim. */
+  private classifying: Promise<number> | undefined;
   /** Claims given up on an error (user id → lease id): released before the next claim. */
   private readonly abandoned = new Map<string, number>();
 
@@ -58,28 +59,38 @@ export class ReconcileWorker {
     private readonly lease: WorkerLease,
     private readonly budget: BudgetPolicy,
     private readonly options: WorkerOptions,
-  ) {}
+  ) {
+    this.loops = new BackgroundLoop({
+      category: "reconcile",
+      intervalMs: options.pollMs,
+      concurrency: options.concurrency,
+      // Found work: look again at once, and wake one more loop in case there is more to share.
+      pass: async () => {
+        if (!(await this.runOnce())) return undefined;
+        this.loops.wakeOne();
+        return 0;
+      },
+      failure: (error) => (isTransientDatabaseError(error) ? { message: "database unavailable; retrying", retryInMs: 2_000 } : { message: "worker loop error", retryInMs: 5_000 }),
+    });
+  }
 
   async start(): Promise<void> {
-    if (this.running) return;
+    if (this.loops.running) return;
     await this.lease.start();
-    this.running = true;
-    this.unsubscribe = this.lease.onNotify(() => this.nudge());
-    this.loops = Array.from({ length: this.options.concurrency }, (_, i) => this.loop(i));
+    // A NOTIFY wakes one loop: it classifies the burst and wakes the others to claim.
+    this.unsubscribe = this.lease.onNotify(() => this.loops.wakeOne());
+    this.loops.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.nudge();
-    await Promise.all(this.loops);
+    await this.loops.stop();
     this.unsubscribe?.();
     await this.lease.stop();
   }
 
+  /** Wakes every idle loop now. */
   nudge(): void {
-    const waiting = this.wake;
-    this.wake = [];
-    waiting.forEach((fn) => fn());
+    this.loops.wake();
   }
 
   /** Provision on demand: mark, claim and reconcile this user now, ahead of the queue. */
@@ -116,29 +127,20 @@ export class ReconcileWorker {
     return classified > 0 || row !== undefined;
   }
 
-  private async loop(index: number): Promise<void> {
-    while (this.running) {
-      let busy = false;
-      try {
-        busy = await this.runOnce();
-      } catch (error) {
-        const transient = isTransientDatabaseError(error);
-        log.error("reconcile", transient ? "database unavailable; retrying" : "worker loop error", { loop: index, error });
-        await this.idle(transient ? 2_000 : 5_000);
-        continue;
-      }
-      if (!busy) await this.idle(this.options.pollMs);
+  /**
+   * Classifies, or waits for the classification another loop has in flight (its failure is that
+   * loop's to log): a claim only ever follows a whole classified batch, so a wave of deprovisions
+   * is seen whole by the breaker. Rows filed ready wake the idle loops to claim them.
+   */
+  private async classify(): Promise<number> {
+    if (this.classifying) {
+      await this.classifying.catch(() => 0);
+      return 0;
     }
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    this.classifying = this.classifyBatch().finally(() => (this.classifying = undefined));
+    const classified = await this.classifying;
+    if (classified > 0) this.loops.wake();
+    return classified;
   }
 
   /**
@@ -146,7 +148,7 @@ export class ReconcileWorker {
    * from the IdP is filed to go out once the user has been quiet for the settle window: each new
    * change marks the row again, so it is classified again here and the window restarts.
    */
-  private async classify(): Promise<number> {
+  private async classifyBatch(): Promise<number> {
     const rows = await listUnclassified(this.db, this.options.classifyBatch);
     const now = this.clock.now();
     const settle = this.options.settle;

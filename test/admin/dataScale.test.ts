@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
-import { parseMapping } from "../../src/config/mapping.js";
+import { parseMapping } from "../../src/mapping/file.js";
 import { previewMapping } from "../../src/admin/mapping.js";
 import { usersPage } from "../../src/admin/users.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMapping } from "../../src/config/mapping.js";
+import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/admin/overview.js";
 import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/admin/format.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
-import { emulatorOptionsFromEnv } from "../../src/emulator/cli.js";
+import { emulatorOptionsFromEnv } from "../../src/cli/emulator.js";
 import { startClient } from "./harness.js";
 
 describe("emulator settings from the environment (EMULATOR_API_KEYS, EMULATOR_SCIM_TOKEN, EMULATOR_REQUEST_ORIGINS)", () => {

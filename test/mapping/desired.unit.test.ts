@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseMapping } from "../../src/config/mapping.js";
+import { parseMapping } from "../../src/mapping/file.js";
 import { changedRules } from "../../src/mapping/change.js";
 import { affectedByMappingChange, desiredDashboardUser, matchingRules, type MappingGroup, type MappingUser } from "../../src/mapping/index.js";
 

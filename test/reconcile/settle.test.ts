@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildPlanReport, formatPlanReport } from "../../src/cliReconcile.js";
+import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { ManualClock } from "../../src/clock.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";

@@ -31,11 +31,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+/** One statement on its own connection (CREATE/DROP DATABASE, or a look at a database the test does not hold open). */
+export async function adminQuery<Row = unknown>(url: string, sql: string): Promise<Row[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows as Row[];
   } finally {
     await client.end();
   }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { describePath, didYouMean, type Locator, type MappingProblem } from "./mappingErrors.js";
-import type { MappingVocabulary } from "./mappingVocabulary.js";
+import { describePath, didYouMean, type Locator, type MappingProblem } from "./problems.js";
+import type { MappingVocabulary } from "./vocabulary.js";
 
 /**
  * The two halves of mapping validation that produce messages: turning zod's issues into

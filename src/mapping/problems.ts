@@ -1,5 +1,5 @@
 import { isMap, isScalar, type Document, type LineCounter, type Node } from "yaml";
-import { ConfigError } from "./env.js";
+import { ConfigError } from "../config/env.js";
 
 /**
  * Mapping-file problems, each pinned to a line and column of the file and phrased with the fix,

@@ -1,21 +1,28 @@
-import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { DataSource } from "typeorm";
-import { generateToken, hashToken } from "./auth/scimTokens.js";
-import { ConfigError, type Env } from "./config/env.js";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.js";
-import { TokenRepository } from "./db/tokenRepository.js";
-import { adminAuthMode } from "./http/admin/exposure.js";
+import { generateToken, hashToken } from "../auth/scimTokens.js";
+import { ConfigError, type Env } from "../config/env.js";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js";
+import { TokenRepository } from "../db/tokenRepository.js";
+import { adminAuthMode } from "../http/admin/exposure.js";
 
 /**
- * The embedded defaults of `npm start`: a PostgreSQL under .data/ when DATABASE_URL is unset, and
- * a development IdP token and admin token kept under .data/ so that every start prints the same
- * ones. Only these defaults mint and print secrets; anywhere else (a DATABASE_URL, or
+ * The embedded defaults of `npm start`: a PostgreSQL in EMBEDDED_PG_DIR (`.data/postgres`) when
+ * DATABASE_URL is unset, and a development IdP token and admin token kept beside it (`.data/`) so
+ * that every start prints the same ones. Only these defaults mint and print secrets; anywhere else (a DATABASE_URL, or
  * NODE_ENV=production) the operator supplies them and the service refuses to start without.
  */
 
 export function usesEmbeddedDefaults(env: Env): boolean {
   return !env.DATABASE_URL && env.NODE_ENV !== "production";
+}
+
+/** Where the embedded defaults keep their files: the folder holding EMBEDDED_PG_DIR (`.data/` by default). */
+export function embeddedDataDir(env: Env): string {
+  return path.dirname(path.resolve(env.EMBEDDED_PG_DIR));
 }
 
 export async function resolveDatabase(env: Env): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
@@ -88,4 +95,26 @@ export async function ensureDevScimToken(db: DataSource, dataDir: string): Promi
   } finally {
     await rm(draft, { force: true });
   }
+}
+
+const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+/**
+ * The development admin token (embedded defaults only, when ADMIN_TOKEN is unset), kept in
+ * `<dataDir>/admin-token` (mode 600), made on first start, so every start prints the same one.
+ */
+export async function ensureAdminToken(dataDir: string): Promise<string> {
+  const file = path.resolve(dataDir, "admin-token");
+  if (existsSync(file)) {
+    const token = (await readFile(file, "utf8")).trim();
+    if (token.length >= MIN_ADMIN_TOKEN_LENGTH) {
+      await chmod(file, 0o600);
+      return token;
+    }
+  }
+  const token = `adm_${randomBytes(24).toString("base64url")}`;
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, token, { mode: 0o600 });
+  await chmod(file, 0o600); // writeFile keeps the mode of an existing file
+  return token;
 }

@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { DataSource } from "typeorm";
-import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
+import { MappingError, parseMapping, type Mapping } from "./file.js";
 import { listIdpUserIds } from "../db/idpReconcileRepository.js";
 import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
 import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { log } from "../logging/logger.js";
-import { affectedByMappingChange, changedRules } from "../mapping/change.js";
+import { affectedByMappingChange, changedRules } from "./change.js";
 
 const MAX_RULES_NAMED = 5;
 

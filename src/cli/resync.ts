@@ -1,13 +1,13 @@
 import { parseArgs } from "node:util";
 import type { DataSource } from "typeorm";
-import { systemClock } from "./clock.js";
-import type { Env } from "./config/env.js";
-import { getBudgetStatus } from "./db/budgetRepository.js";
-import { createRun, runPlanPhase, type ProgressListener } from "./jobs/resync.js";
-import { daysAtPace } from "./jobs/resyncCost.js";
-import { allowance } from "./reconcile/budget.js";
-import { budgetPolicyFromEnv } from "./reconcile/index.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { getBudgetStatus } from "../db/budgetRepository.js";
+import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.js";
+import { daysAtPace } from "../jobs/resyncCost.js";
+import { allowance } from "../reconcile/budget.js";
+import { budgetPolicyFromEnv } from "../reconcile/index.js";
+import { MappingStore } from "../mapping/store.js";
 
 /**
  * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a
@@ -29,7 +29,7 @@ export async function resyncCommand(env: Env, db: DataSource, args: string[]): P
   const { calls = 0, verify: verifications = 0, ...actions } = run.planSummary;
   console.log(`\nEvaluated ${run.usersEvaluated} users; ${dryRun ? "would queue" : "queued"} ${run.usersQueued}.`);
   for (const [action, count] of Object.entries(actions).sort()) console.log(`  ${action.padEnd(16)} ${count}`);
-  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, false)))} at the daily budget).`);
+  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, "ordinary")))} at the daily budget).`);
   if (verify) {
     console.log(`Accounts to verify: ${verifications} (${describeDays(daysAtPace(verifications, budget.spareForVerification, allowance(policy, "verify")))} of spare budget).`);
     if (!dryRun) console.log(`Verification continues in the service's workers; follow it with GET /admin/api/runs/${runId}.`);

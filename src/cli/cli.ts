@@ -1,24 +1,24 @@
 import { parseArgs } from "node:util";
-import { generateToken, hashToken } from "./auth/scimTokens.js";
-import { ConfigError, loadEnv, type Env } from "./config/env.js";
-import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
-import { TokenRepository } from "./db/tokenRepository.js";
-import { assertOperatorSecrets, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
-import { startEmulator } from "./emulator/index.js";
-import { ensureAdminToken } from "./http/admin/auth/localToken.js";
-import { adminAuthMode, resolveListenHost } from "./http/admin/exposure.js";
-import type { PlatformTarget } from "./reconcile/index.js";
-import { approvalsCommand, planCommand } from "./cliReconcile.js";
-import { resyncCommand } from "./cliResync.js";
-import { installProcessGuards } from "./processGuards.js";
-import { startService } from "./service.js";
-import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator/cli.js";
+import { generateToken, hashToken } from "../auth/scimTokens.js";
+import { ConfigError, loadEnv, type Env } from "../config/env.js";
+import { CONNECTION_NAMES, createDataSource, isMigrated, runMigrations } from "../db/dataSource.js";
+import { TokenRepository } from "../db/tokenRepository.js";
+import { assertOperatorSecrets, embeddedDataDir, ensureAdminToken, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
+import { startEmulator } from "../emulator/index.js";
+import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
+import type { PlatformTarget } from "../reconcile/index.js";
+import { approvalsCommand, planCommand } from "./reconcile.js";
+import { resyncCommand } from "./resync.js";
+import { installProcessGuards } from "../processGuards.js";
+import { startService } from "../service.js";
+import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
 const USAGE = `Usage: scim-connector <command>
 
 Commands:
   start                      run the service (the default; what \`npm start\` does)
-  migrate                    apply database migrations and exit
+  migrate                    apply database migrations and exit (\`start\` also does; the other
+                             commands need a migrated database)
   token create --name NAME   create an IdP bearer token (shown once)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
@@ -44,18 +44,18 @@ export async function runCli(argv: string[]): Promise<void> {
     case "start":
       return start(env);
     case "migrate":
-      return withDatabase(env, async (db) => {
+      return withDatabase(env, { migrates: true }, async (db) => {
         const applied = await runMigrations(db);
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":
       return tokenCommand(env, rest);
     case "resync":
-      return withDatabase(env, (db) => resyncCommand(env, db, rest));
+      return withDatabase(env, { migrates: false }, (db) => resyncCommand(env, db, rest));
     case "plan":
-      return withDatabase(env, (db) => planCommand(env, db, rest));
+      return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
     case "approvals":
-      return withDatabase(env, (db) => approvalsCommand(db, rest));
+      return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:
@@ -76,11 +76,18 @@ function loadEnvOrExit(): Env {
   }
 }
 
-async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
+/**
+ * Runs a command against the database. Only `start` and `migrate` change the schema: every other
+ * command needs it current, and stops with the fix instead of migrating a database under a
+ * running service of another version.
+ */
+async function withDatabase(env: Env, schema: { migrates: boolean }, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
   const database = await resolveDatabase(env);
   const db = await createDataSource({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
-    await runMigrations(db);
+    if (!schema.migrates && !(await isMigrated(db))) {
+      throw new Error("The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.");
+    }
     await fn(db);
   } finally {
     await db.destroy();
@@ -91,7 +98,7 @@ async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof createD
 async function tokenCommand(env: Env, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({ args: rest, options: { name: { type: "string" } }, allowPositionals: true });
-  await withDatabase(env, async (db) => {
+  await withDatabase(env, { migrates: false }, async (db) => {
     const tokens = new TokenRepository(db);
     if (sub === "create") {
       const name = values.name ?? positionals[0];
@@ -136,7 +143,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   const devDefaults = usesEmbeddedDefaults(env);
   // No platform configured: the emulator stands in for it, on a second port.
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
-  const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(".data") : undefined);
+  const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(embeddedDataDir(env)) : undefined);
   // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
   const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
   const service = await startService({
@@ -149,7 +156,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     await database.embedded?.stop();
     throw error;
   });
-  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, ".data");
+  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
     idpToken: devToken ?? (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),

@@ -1,17 +1,18 @@
 import { parseArgs } from "node:util";
 import type { DataSource } from "typeorm";
-import { systemClock } from "./clock.js";
-import type { Env } from "./config/env.js";
-import { getHold, listHolds, type Hold } from "./db/holdRepository.js";
-import { findUserIdByUserName } from "./db/idpReconcileRepository.js";
-import { getQueueEntry } from "./db/reconcileQueueRepository.js";
-import { getAccount, type PlatformAccount } from "./db/platformAccountRepository.js";
-import type { DesiredDashboardUser } from "./mapping/types.js";
-import { decide, decideAll } from "./reconcile/approvals.js";
-import { MappedDesiredState } from "./reconcile/desiredSource.js";
-import { describeChange, diffDashboardUsers, type Change } from "./reconcile/diff.js";
-import { MappingStore } from "./reconcile/mappingStore.js";
-import { planReconcile, type Plan, type Policies } from "./reconcile/planner.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { listHolds, type Hold } from "../db/holdRepository.js";
+import { findUserIdByUserName } from "../db/idpReconcileRepository.js";
+import { getQueueEntry } from "../db/reconcileQueueRepository.js";
+import type { PlatformAccount } from "../db/platformAccountRepository.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import { decide, decideAll } from "../reconcile/approvals.js";
+import { MappedDesiredState } from "../reconcile/desiredSource.js";
+import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
+import { MappingStore } from "../mapping/store.js";
+import type { Plan, Policies } from "../reconcile/planner.js";
+import { planUser } from "../reconcile/reconciler.js";
 
 /**
  * `scim-connector plan <userName>` and `scim-connector approvals list|approve|reject`. Both read
@@ -32,23 +33,18 @@ export type PlanReport = {
   queue: string | undefined;
 };
 
-/** What the reconciler would do for this user right now, read from the database and the mapping in force. */
+/** What the reconciler would do for this user right now (its own `planUser`), with the queue row and the difference in words. */
 export async function buildPlanReport(db: DataSource, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
-  const [state, account, hold, entry] = await Promise.all([
-    new MappedDesiredState(db, mappings).load(userId),
-    getAccount(db, userId),
-    getHold(db, userId),
-    getQueueEntry(db, userId),
-  ]);
-  const plan = planReconcile(state.desired, account, policies);
+  const [current, entry] = await Promise.all([planUser({ db, source: new MappedDesiredState(db, mappings), policies }, userId), getQueueEntry(db, userId)]);
+  const { plan, account, desired, hold } = current;
   return {
-    userName: state.userName ?? account?.userName ?? userName,
+    userName: current.userName ?? account?.userName ?? userName,
     userId,
-    desired: state.desired,
+    desired,
     account,
-    changes: diffDashboardUsers(account?.lastApplied ?? null, state.desired),
+    changes: diffDashboardUsers(account?.lastApplied ?? null, desired),
     plan,
     hold,
     action: describeAction(plan, hold),

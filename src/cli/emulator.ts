@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError, type Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
-import { startEmulator, type EmulatorOptions } from "./index.js";
+import { startEmulator, type EmulatorOptions } from "../emulator/index.js";
 
 /**
  * `scim-connector emulator [--port N] [--host H]`: runs the emulator alone until SIGINT/SIGTERM.

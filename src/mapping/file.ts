@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
-import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./mappingChecks.js";
-import { Locator, MappingError, type MappingProblem } from "./mappingErrors.js";
-import { DEFAULT_VOCABULARY, type MappingVocabulary } from "./mappingVocabulary.js";
+import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./checks.js";
+import { Locator, MappingError, type MappingProblem } from "./problems.js";
+import { DEFAULT_VOCABULARY, type MappingVocabulary } from "./vocabulary.js";
 
-export { MappingError, formatProblem, type MappingProblem } from "./mappingErrors.js";
-export type { MappingVocabulary } from "./mappingVocabulary.js";
+export { MappingError, formatProblem, type MappingProblem } from "./problems.js";
+export type { MappingVocabulary } from "./vocabulary.js";
 
 /**
  * The mapping file (`MAPPING_FILE`): which IdP groups give which dashboard permissions.
