@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { generateToken, hashToken } from "./auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "./config/env.js";
-import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
+import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { TokenRepository } from "./db/tokenRepository.js";
 import { assertOperatorSecrets, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
 import { startEmulator } from "./emulator/index.js";
@@ -45,7 +45,7 @@ export async function runCli(argv: string[]): Promise<void> {
       return start(env);
     case "migrate":
       return withDatabase(env, async (db) => {
-        const applied = await runMigrations(db);
+        const applied = await db.migrate();
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":
@@ -76,14 +76,14 @@ function loadEnvOrExit(): Env {
   }
 }
 
-async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
+async function withDatabase(env: Env, fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {
   const database = await resolveDatabase(env);
-  const db = await createDataSource({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
+  const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
-    await runMigrations(db);
+    await db.migrate();
     await fn(db);
   } finally {
-    await db.destroy();
+    await db.close();
     await database.embedded?.stop();
   }
 }

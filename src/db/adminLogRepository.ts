@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 import { logFilterConditions, type LogFilterFields } from "./reconcileLogRepository.js";
 
 /**
@@ -56,7 +56,7 @@ const mapRow = (r: Row): AdminLogRow => ({
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Newest first; one page at `offset`, and whether another page follows. */
-export async function listLogPage(db: DataSource, filter: AdminLogFilter, limit: number, offset: number): Promise<{ rows: AdminLogRow[]; hasNext: boolean }> {
+export async function listLogPage(db: Database, filter: AdminLogFilter, limit: number, offset: number): Promise<{ rows: AdminLogRow[]; hasNext: boolean }> {
   const { conditions, params } = logFilterConditions(filter, { userPrefix: true });
   const sql = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
   const rows: Row[] = await db.query(
@@ -67,7 +67,7 @@ export async function listLogPage(db: DataSource, filter: AdminLogFilter, limit:
 }
 
 /** One user's latest entries, newest first. */
-export async function listUserLog(db: DataSource, userId: string, limit: number): Promise<AdminLogRow[]> {
+export async function listUserLog(db: Database, userId: string, limit: number): Promise<AdminLogRow[]> {
   if (!UUID.test(userId)) return [];
   const rows: Row[] = await db.query(`SELECT ${COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`, [userId, limit]);
   return rows.map(mapRow);
@@ -77,7 +77,7 @@ export async function listUserLog(db: DataSource, userId: string, limit: number)
  * Users whose latest reconcile since `since` failed (a later success clears them). Admin entries
  * (approvals, reconcile-now receipts) do not count as that latest reconcile.
  */
-export async function listRecentFailures(db: DataSource, since: Date, limit: number): Promise<AdminLogRow[]> {
+export async function listRecentFailures(db: Database, since: Date, limit: number): Promise<AdminLogRow[]> {
   const rows: Row[] = await db.query(
     `SELECT ${COLUMNS} FROM (
         SELECT DISTINCT ON (user_id) ${COLUMNS} FROM reconcile_log
@@ -90,7 +90,7 @@ export async function listRecentFailures(db: DataSource, since: Date, limit: num
 }
 
 /** Parked queue rows (terminal failures kept for an admin) with the user's name when known. */
-export async function listParkedWithNames(db: DataSource, limit: number): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
+export async function listParkedWithNames(db: Database, limit: number): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
   const rows: { user_id: string; user_name: string | null; last_error: string | null; parked_at: Date }[] = await db.query(
     `SELECT q.user_id, COALESCE(u.user_name, a.user_name) AS user_name, q.last_error, q.parked_at
        FROM reconcile_queue q
@@ -103,7 +103,7 @@ export async function listParkedWithNames(db: DataSource, limit: number): Promis
 }
 
 /** Undecided holds by kind. */
-export async function countPendingHolds(db: DataSource): Promise<{ deprovisions: number; emailChanges: number }> {
+export async function countPendingHolds(db: Database): Promise<{ deprovisions: number; emailChanges: number }> {
   const rows: { kind: string; n: number }[] = await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind`);
   const of = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
   return { deprovisions: of("deprovision"), emailChanges: of("email_change") };

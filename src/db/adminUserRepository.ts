@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 import { likePrefix } from "./sql.js";
 
 /** IdP users as the admin UI lists them: with their platform account and queue state in one row. */
@@ -51,7 +51,7 @@ const mapRow = (r: Row): AdminUserRow => ({
 });
 
 /** Users whose userName starts with `prefix` (all users without one), by userName. */
-export async function searchUsers(db: DataSource, prefix: string | undefined, limit: number, offset: number): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
+export async function searchUsers(db: Database, prefix: string | undefined, limit: number, offset: number): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
   const rows: Row[] = await db.query(
     `${SELECT} WHERE ($1::text IS NULL OR lower(u.user_name) LIKE $1) ORDER BY lower(u.user_name), u.id LIMIT $2 OFFSET $3`,
     [prefix ? likePrefix(prefix) : null, limit + 1, Math.max(0, offset)],
@@ -61,21 +61,21 @@ export async function searchUsers(db: DataSource, prefix: string | undefined, li
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function getUserRow(db: DataSource, userId: string): Promise<AdminUserRow | undefined> {
+export async function getUserRow(db: Database, userId: string): Promise<AdminUserRow | undefined> {
   if (!UUID.test(userId)) return undefined;
   const rows: Row[] = await db.query(`${SELECT} WHERE u.id = $1`, [userId]);
   return rows[0] && mapRow(rows[0]);
 }
 
 /** Whether the user has a queue row waiting (not parked). */
-export async function isQueued(db: DataSource, userId: string): Promise<boolean> {
+export async function isQueued(db: Database, userId: string): Promise<boolean> {
   if (!UUID.test(userId)) return false;
   const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
   return rows.length > 0;
 }
 
 /** The user's name when the connector knows them: in the IdP tables, or by their platform account (a user the IdP deleted). */
-export async function knownUserName(db: DataSource, userId: string): Promise<string | undefined> {
+export async function knownUserName(db: Database, userId: string): Promise<string | undefined> {
   if (!UUID.test(userId)) return undefined;
   const rows: { user_name: string | null }[] = await db.query(
     `SELECT COALESCE((SELECT user_name FROM idp_users WHERE id = $1), (SELECT user_name FROM platform_accounts WHERE user_id = $1)) AS user_name`,

@@ -1,8 +1,8 @@
 import type { SqlCondition } from "../scim/filterSql.js";
 import type { SqlSort } from "../scim/sortSql.js";
 import { readQuery } from "./idpReadPath.js";
-import { isResourceId, listPage, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
-import { rowsOf } from "./sql.js";
+import { isResourceId, listPage, toStored, type Page, type StoredResource } from "./idpUserRepository.js";
+import type { Queryable } from "./database.js";
 
 /**
  * IdP groups and their membership. The group's own attributes are a jsonb resource; membership
@@ -45,11 +45,11 @@ export async function lockIdpGroup(q: Queryable, id: string): Promise<StoredGrou
 }
 
 export async function updateIdpGroup(q: Queryable, id: string, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
-  const rows = rowsOf<Row>(await q.query(
+  const rows = await q.query<Row>(
     `UPDATE idp_groups SET display_name = $2, external_id = $3, resource = $4, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${RETURNING}`,
     [id, columns.displayName, columns.externalId, resource],
-  ));
+  );
   return toGroup(rows[0]!);
 }
 
@@ -59,18 +59,18 @@ export async function updateIdpGroup(q: Queryable, id: string, columns: GroupCol
  */
 export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
   if (!isResourceId(id)) return undefined;
-  const rows = rowsOf<Row>(await q.query(
+  const rows = await q.query<Row>(
     `UPDATE idp_groups SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${RETURNING}`,
     [id],
-  ));
+  );
   return rows[0] && toGroup(rows[0]);
 }
 
 /** Deletes the group; returns the ids of the users who were its members, or undefined if there was no group. */
 export async function deleteIdpGroup(q: Queryable, id: string): Promise<string[] | undefined> {
   if (!isResourceId(id)) return undefined;
-  const members = rowsOf<{ user_id: string }>(await q.query(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]));
-  const rows = rowsOf(await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]));
+  const members = await q.query<{ user_id: string }>(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]);
+  const rows = await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]);
   return rows.length ? members.map((m) => m.user_id) : undefined;
 }
 
@@ -130,19 +130,19 @@ export async function addGroupMembers(q: Queryable, groupId: string, members: { 
 export async function removeGroupMembers(q: Queryable, groupId: string, userIds: string[]): Promise<string[]> {
   const ids = [...new Set(userIds.filter(isResourceId).map((id) => id.toLowerCase()))];
   if (!ids.length) return [];
-  const rows = rowsOf<{ user_id: string }>(await q.query(
+  const rows = await q.query<{ user_id: string }>(
     `DELETE FROM idp_group_members WHERE group_id = $1 AND user_id = ANY($2::uuid[]) RETURNING user_id`,
     [groupId, ids],
-  ));
+  );
   return rows.map((r) => r.user_id);
 }
 
 /** Removes every member except `keep`; returns the ids removed. */
 export async function removeGroupMembersExcept(q: Queryable, groupId: string, keep: string[]): Promise<string[]> {
   const ids = [...new Set(keep.filter(isResourceId).map((id) => id.toLowerCase()))];
-  const rows = rowsOf<{ user_id: string }>(await q.query(
+  const rows = await q.query<{ user_id: string }>(
     `DELETE FROM idp_group_members WHERE group_id = $1 AND NOT (user_id = ANY($2::uuid[])) RETURNING user_id`,
     [groupId, ids],
-  ));
+  );
   return rows.map((r) => r.user_id);
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from "./idpUserRepository.js";
+import type { Queryable } from "./database.js";
 
 /**
  * What the reconciler reads about IdP users: everything the mapping needs to compute the desired

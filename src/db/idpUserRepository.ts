@@ -1,17 +1,16 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
 import type { SqlCondition } from "../scim/filterSql.js";
 import type { SqlSort } from "../scim/sortSql.js";
+import type { Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
-import { rowsOf } from "./sql.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
  * that filters, the case-insensitive userName uniqueness and the reconciler read. Functions take
- * a `Queryable` (the DataSource, or a transaction's EntityManager) so writes join the caller's
+ * a `Queryable` (the Database, or a transaction) so writes join the caller's
  * transaction.
  */
 
-export type Queryable = { query(sql: string, parameters?: unknown[]): Promise<any> };
 
 export type StoredResource = {
   id: string;
@@ -91,12 +90,12 @@ export async function updateIdpUser(
 ): Promise<StoredResource | undefined> {
   if (!isResourceId(id)) return undefined;
   try {
-    const rows = rowsOf<Row>(await q.query(
+    const rows = await q.query<Row>(
       `UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
               family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
         WHERE id = $1 RETURNING ${RETURNING}`,
       [id, ...columnParams(columns), resource],
-    ));
+    );
     return rows[0] && toStored(rows[0]);
   } catch (error) {
     uniqueness(error);
@@ -106,7 +105,7 @@ export async function updateIdpUser(
 /** Deletes the user (its memberships go with it); false when there was none. */
 export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> {
   if (!isResourceId(id)) return false;
-  const rows = rowsOf(await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]));
+  const rows = await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]);
   return rows.length > 0;
 }
 

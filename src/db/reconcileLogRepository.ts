@@ -1,7 +1,7 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import { likePrefix, rowsOf } from "./sql.js";
+import { likePrefix } from "./sql.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
@@ -63,7 +63,7 @@ const mapEntry = (r: Row): LogEntry => ({
   actor: r.actor,
 });
 
-export async function writeLogEntry(db: DataSource | EntityManager, e: LogEntryInput): Promise<void> {
+export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
   await db.query(
     `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -131,7 +131,7 @@ export type LogFilter = LogFilterFields & {
 };
 
 /** Newest first; `before` is a cursor (the id of the last entry already seen). */
-export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
+export async function listLog(db: Database, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
   const { conditions: where, params } = logFilterConditions(filter);
   if (filter.before && /^\d+$/.test(filter.before)) {
     params.push(filter.before);
@@ -147,14 +147,14 @@ export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entr
   return { entries, nextCursor: rows.length > limit ? entries[entries.length - 1]!.id : null };
 }
 
-export async function getLogEntry(db: DataSource, id: string): Promise<LogEntry | undefined> {
+export async function getLogEntry(db: Database, id: string): Promise<LogEntry | undefined> {
   if (!/^\d+$/.test(id)) return undefined;
   const rows: Row[] = await db.query(`SELECT * FROM reconcile_log WHERE id = $1`, [id]);
   return rows[0] ? mapEntry(rows[0]) : undefined;
 }
 
 /** Successful deprovisions since `since` (the mass-deprovision breaker's rate). */
-export async function countDeprovisionsSince(db: DataSource | EntityManager, since: Date): Promise<number> {
+export async function countDeprovisionsSince(db: Queryable, since: Date): Promise<number> {
   const rows: { n: number }[] = await db.query(
     `SELECT count(*)::int AS n FROM reconcile_log WHERE action = 'deprovision' AND outcome = 'succeeded' AND at >= $1`,
     [since],
@@ -162,7 +162,7 @@ export async function countDeprovisionsSince(db: DataSource | EntityManager, sin
   return rows[0]?.n ?? 0;
 }
 
-export async function deleteLogOlderThan(db: DataSource, cutoff: Date): Promise<number> {
-  const rows = rowsOf(await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]));
+export async function deleteLogOlderThan(db: Database, cutoff: Date): Promise<number> {
+  const rows = await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]);
   return rows.length;
 }

@@ -1,5 +1,4 @@
-import type { EntityManager } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Queryable } from "./database.js";
 
 /**
  * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
@@ -33,7 +32,7 @@ const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, ma
  * marked again never repeats a generation an older reader still holds: a loop that classified the
  * old row as "nothing to do" cannot delete the new mark (dropIfUnchanged matches on generation).
  */
-export async function markUsersDirty(manager: EntityManager, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
+export async function markUsersDirty(manager: Queryable, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
   await manager.query(
@@ -57,8 +56,6 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
     [ids, JSON.stringify(trigger), SOURCE_RANK[trigger.kind]],
   );
 }
-
-type Queryable = { query(sql: string, params?: unknown[]): Promise<any> };
 
 export type QueueRow = {
   userId: string;
@@ -144,7 +141,7 @@ export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<voi
  * only for this statement: a reconcile in flight never blocks the IdP's writes to the queue.
  */
 export async function claimNext(db: Queryable, workerId: number, now: Date, maxPriority: number): Promise<QueueRow | undefined> {
-  const rows = rowsOf<Row>(await db.query(
+  const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (
         SELECT user_id FROM reconcile_queue
@@ -152,18 +149,18 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
          ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING ${COLUMNS}`,
     [workerId, now, maxPriority],
-  ));
+  );
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
 /** Claims one specific user's row (provision on demand), if nobody else is working it. */
 export async function claimUser(db: Queryable, workerId: number, userId: string, now: Date): Promise<QueueRow | undefined> {
-  const rows = rowsOf<Row>(await db.query(
+  const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
       RETURNING ${COLUMNS}`,
     [workerId, now, userId],
-  ));
+  );
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
@@ -172,7 +169,7 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
  * and sent back for classification, since the user changed while we worked.
  */
 export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
-  const rows = rowsOf(await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]));
+  const rows = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]);
   if (!rows.length) {
     // What was applied ends the burst: the changes that came meanwhile are a new one.
     await db.query(

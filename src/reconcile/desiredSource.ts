@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { getUserForReconcile } from "../db/idpReconcileRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import type { MappingStore } from "./mappingStore.js";
@@ -7,7 +7,7 @@ import type { DesiredState, DesiredStateSource } from "./ports.js";
 /** The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in force. */
 export class MappedDesiredState implements DesiredStateSource {
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Database,
     private readonly mappings: MappingStore,
   ) {}
 

@@ -1,5 +1,5 @@
 import request from "supertest";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import { emulatorState, emulatorStats, type Stack } from "../support/stack.js";
 
 /** Shared helpers for the reconciler's behaviour tests (end state of the world, not call order). */
@@ -7,7 +7,7 @@ import { emulatorState, emulatorStats, type Stack } from "../support/stack.js";
 export const SCIM_USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 
 /** Waits until nothing but parked rows (and rows deferred past `untilDeferredBefore`) remain in the queue. */
-export async function waitForQueueEmpty(db: DataSource, timeoutMs = 30_000, options: { ignoreDeferredAfter?: Date } = {}): Promise<void> {
+export async function waitForQueueEmpty(db: Database, timeoutMs = 30_000, options: { ignoreDeferredAfter?: Date } = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const rows: { n: number }[] = await db.query(
@@ -38,7 +38,7 @@ export async function requestsTo(stack: Stack, key: string): Promise<number> {
   return (await emulatorStats(stack)).requests[key] ?? 0;
 }
 
-export async function ledgerDebits(db: DataSource): Promise<number> {
+export async function ledgerDebits(db: Database): Promise<number> {
   const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM budget_debits`);
   return rows[0]!.n;
 }
@@ -66,7 +66,7 @@ export async function clearFaults(emulatorUrl: string): Promise<void> {
 }
 
 /** The IdP user id of a userName (tests look users up the way an admin would). */
-export async function idpUserId(db: DataSource, userName: string): Promise<string> {
+export async function idpUserId(db: Database, userName: string): Promise<string> {
   const rows: { id: string }[] = await db.query(`SELECT id FROM idp_users WHERE lower(user_name) = lower($1)`, [userName]);
   if (!rows[0]) throw new Error(`no IdP user ${userName}`);
   return rows[0].id;

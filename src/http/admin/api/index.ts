@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
@@ -22,7 +22,7 @@ import { runsApiRouter } from "./runs.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
 export type AdminApiDeps = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   adminToken: string | undefined;
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
