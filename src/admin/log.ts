@@ -1,6 +1,5 @@
-import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../db/adminLogRepository.js";
 import { getAccount } from "../db/platformAccountRepository.js";
-import { getLogEntry } from "../db/reconcileLogRepository.js";
+import { getLogEntry, listLogPage, type LogFilterFields, type LogSummary } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
 import type { LogFilter, LogPageData, LogRow } from "../http/admin/ui/pages/log.js";
 import type { LogEntryDetail } from "../http/admin/ui/pages/logEntry.js";
@@ -17,7 +16,7 @@ export const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
 export const LOG_EXPORT_CAP = 10_000;
 
 /** The page's filter as the repository takes it; a bad time is the admin's mistake (400). */
-export function repositoryFilter(filter: LogFilter): AdminLogFilter {
+export function repositoryFilter(filter: LogFilter): LogFilterFields {
   try {
     return {
       user: filter.user,
@@ -33,7 +32,7 @@ export function repositoryFilter(filter: LogFilter): AdminLogFilter {
   }
 }
 
-export function presentLogRow(r: AdminLogRow): LogRow {
+export function presentLogRow(r: LogSummary): LogRow {
   return {
     id: r.id,
     at: r.at,

@@ -1,4 +1,4 @@
-import { listUserLog } from "../db/adminLogRepository.js";
+import { listUserLog } from "../db/reconcileLogRepository.js";
 import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../db/adminUserRepository.js";
 import { getUserForReconcile } from "../db/idpReconcileRepository.js";
 import { getIdpUser, isResourceId } from "../db/idpUserRepository.js";

@@ -87,3 +87,10 @@ export async function undecidedHoldCounts(db: { query(sql: string): Promise<unkn
   const rows = <{ kind: HoldKind; n: number }[]>await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind ORDER BY kind`);
   return { count: rows.reduce((sum, r) => sum + r.n, 0), kinds: rows.map((r) => r.kind) };
 }
+
+/** Undecided holds by kind. */
+export async function countPendingHolds(db: Queryable): Promise<{ deprovisions: number; emailChanges: number }> {
+  const rows: { kind: string; n: number }[] = await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind`);
+  const of = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
+  return { deprovisions: of("deprovision"), emailChanges: of("email_change") };
+}

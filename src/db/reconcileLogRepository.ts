@@ -45,23 +45,26 @@ type Row = {
   actor: string | null;
 };
 
-const mapEntry = (r: Row): LogEntry => ({
+/** An entry without its reconcile id and payloads: what the admin UI's lists show. */
+export type LogSummary = Omit<LogEntry, "reconcileId" | "changes" | "before" | "after">;
+type SummaryRow = Omit<Row, "reconcile_id" | "changes" | "before" | "after">;
+const SUMMARY_COLUMNS = `id, at, user_id, user_name, action, outcome, trigger, platform_status, calls_spent, error, actor`;
+
+const mapSummary = (r: SummaryRow): LogSummary => ({
   id: r.id,
   at: r.at,
-  reconcileId: r.reconcile_id,
   userId: r.user_id,
   userName: r.user_name,
   action: r.action,
   outcome: r.outcome,
   trigger: r.trigger,
-  changes: r.changes,
-  before: r.before,
-  after: r.after,
   platformStatus: r.platform_status,
   callsSpent: r.calls_spent,
   error: r.error,
   actor: r.actor,
 });
+
+const mapEntry = (r: Row): LogEntry => ({ ...mapSummary(r), reconcileId: r.reconcile_id, changes: r.changes, before: r.before, after: r.after });
 
 export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
   await db.query(
@@ -105,7 +108,7 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
  * The filter as parameterised conditions. `user` is an id or a whole userName; with
  * `userPrefix`, anything short of a whole email is a userName prefix (how admins type in the UI).
  */
-export function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
+function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, value: unknown) => {
@@ -145,6 +148,40 @@ export async function listLog(db: Database, filter: LogFilter): Promise<{ entrie
   );
   const entries = rows.slice(0, limit).map(mapEntry);
   return { entries, nextCursor: rows.length > limit ? entries[entries.length - 1]!.id : null };
+}
+
+/** The admin UI's list (it pages by number): newest first, one page at `offset`, and whether another page follows. */
+export async function listLogPage(db: Database, filter: LogFilterFields, limit: number, offset: number): Promise<{ rows: LogSummary[]; hasNext: boolean }> {
+  const { conditions, params } = logFilterConditions(filter, { userPrefix: true });
+  const sql = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
+  const rows: SummaryRow[] = await db.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM reconcile_log ${sql} ORDER BY id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit + 1, Math.max(0, offset)],
+  );
+  return { rows: rows.slice(0, limit).map(mapSummary), hasNext: rows.length > limit };
+}
+
+/** One user's latest entries, newest first. */
+export async function listUserLog(db: Database, userId: string, limit: number): Promise<LogSummary[]> {
+  if (!UUID.test(userId)) return [];
+  const rows: SummaryRow[] = await db.query(`SELECT ${SUMMARY_COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`, [userId, limit]);
+  return rows.map(mapSummary);
+}
+
+/**
+ * Users whose latest reconcile since `since` failed (a later success clears them). Admin entries
+ * (approvals, reconcile-now receipts) do not count as that latest reconcile.
+ */
+export async function listRecentFailures(db: Database, since: Date, limit: number): Promise<LogSummary[]> {
+  const rows: SummaryRow[] = await db.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM (
+        SELECT DISTINCT ON (user_id) ${SUMMARY_COLUMNS} FROM reconcile_log
+         WHERE at >= $1 AND user_id IS NOT NULL AND action NOT IN ('approve', 'reject', 'reconcile-now')
+         ORDER BY user_id, id DESC) latest
+      WHERE outcome = 'failed' ORDER BY at DESC LIMIT $2`,
+    [since, limit],
+  );
+  return rows.map(mapSummary);
 }
 
 export async function getLogEntry(db: Database, id: string): Promise<LogEntry | undefined> {

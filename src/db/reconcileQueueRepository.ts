@@ -233,12 +233,17 @@ export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> 
   return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null, nextSettleAt: meta[0]?.next_settle ?? null };
 }
 
-export async function listParked(db: Queryable, limit: number): Promise<{ userId: string; error: string | null; parkedAt: Date; attempts: number }[]> {
-  const rows: { user_id: string; last_error: string | null; parked_at: Date; attempts: number }[] = await db.query(
-    `SELECT user_id, last_error, parked_at, attempts FROM reconcile_queue WHERE parked_at IS NOT NULL ORDER BY parked_at DESC LIMIT $1`,
+/** Parked queue rows (terminal failures kept for an admin) with the user's name when known. */
+export async function listParkedWithNames(db: Queryable, limit: number): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
+  const rows: { user_id: string; user_name: string | null; last_error: string | null; parked_at: Date }[] = await db.query(
+    `SELECT q.user_id, COALESCE(u.user_name, a.user_name) AS user_name, q.last_error, q.parked_at
+       FROM reconcile_queue q
+       LEFT JOIN idp_users u ON u.id = q.user_id
+       LEFT JOIN platform_accounts a ON a.user_id = q.user_id
+      WHERE q.parked_at IS NOT NULL ORDER BY q.parked_at DESC LIMIT $1`,
     [limit],
   );
-  return rows.map((r) => ({ userId: r.user_id, error: r.last_error, parkedAt: r.parked_at, attempts: r.attempts }));
+  return rows.map((r) => ({ userId: r.user_id, userName: r.user_name, error: r.last_error, parkedAt: r.parked_at }));
 }
 
 /** Deprovisions classified and waiting (the breaker counts them). */
