@@ -1,7 +1,6 @@
 import { listUserLog } from "../db/reconcileLogRepository.js";
-import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../db/adminUserRepository.js";
-import { getUserForReconcile } from "../db/idpReconcileRepository.js";
-import { getIdpUser, isResourceId } from "../db/idpUserRepository.js";
+import { getIdpUser, getUserForReconcile, getUserRow, isResourceId, searchUsers, type AdminUserRow } from "../db/idpUserRepository.js";
+import { isQueued } from "../db/reconcileQueueRepository.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { matchingRules } from "../mapping/match.js";

@@ -1,4 +1,5 @@
 import type { Queryable } from "./database.js";
+import { isResourceId } from "./idpUserRepository.js";
 
 /**
  * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
@@ -244,6 +245,13 @@ export async function listParkedWithNames(db: Queryable, limit: number): Promise
     [limit],
   );
   return rows.map((r) => ({ userId: r.user_id, userName: r.user_name, error: r.last_error, parkedAt: r.parked_at }));
+}
+
+/** Whether the user has a queue row waiting (not parked). */
+export async function isQueued(db: Queryable, userId: string): Promise<boolean> {
+  if (!isResourceId(userId)) return false;
+  const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
+  return rows.length > 0;
 }
 
 /** Deprovisions classified and waiting (the breaker counts them). */

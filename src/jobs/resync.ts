@@ -4,8 +4,8 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { ConflictError } from "../errors.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
-import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
-import { countIdpUsers, listOrphanAccounts } from "../db/resyncReadRepository.js";
+import { listUsersWithGroups } from "../db/idpUserRepository.js";
+import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import {

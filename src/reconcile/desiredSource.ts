@@ -1,5 +1,5 @@
 import type { Database } from "../db/database.js";
-import { getUserForReconcile } from "../db/idpReconcileRepository.js";
+import { getUserForReconcile } from "../db/idpUserRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import type { MappingStore } from "./mappingStore.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
-import { listIdpUserIds } from "../db/idpReconcileRepository.js";
+import { listIdpUserIds } from "../db/idpUserRepository.js";
 import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
 import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { log } from "../logging/logger.js";
