@@ -1,5 +1,5 @@
-import type { SqlCondition } from "../scim/filterSql.js";
-import type { SqlSort } from "../scim/sortSql.js";
+import type { SqlCondition } from "./filterSql.js";
+import type { SqlSort } from "./sortSql.js";
 import { readQuery } from "./idpReadPath.js";
 import { isResourceId, listPage, toStored, type Page, type StoredResource } from "./idpUserRepository.js";
 import type { Queryable } from "./database.js";

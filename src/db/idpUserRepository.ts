@@ -1,6 +1,6 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
-import type { SqlCondition } from "../scim/filterSql.js";
-import type { SqlSort } from "../scim/sortSql.js";
+import type { SqlCondition } from "./filterSql.js";
+import type { SqlSort } from "./sortSql.js";
 import type { Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
 import { likePrefix } from "./sql.js";

@@ -4,9 +4,9 @@ import { searchIdpResources } from "../db/idpSearchRepository.js";
 import type { Page, StoredResource } from "../db/idpUserRepository.js";
 import { BadRequestError } from "../errors.js";
 import { parseFilter, type Filter } from "./filter.js";
-import { filterToSqlAcross, type SqlCondition } from "./filterSql.js";
+import { filterToSqlAcross, type SqlCondition } from "../db/filterSql.js";
 import type { ResourceKind } from "./schemas.js";
-import { sortAcrossToSql } from "./sortSql.js";
+import { sortAcrossToSql } from "../db/sortSql.js";
 import type { ListQuery } from "./userCommands.js";
 
 /**

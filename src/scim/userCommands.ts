@@ -5,11 +5,11 @@ import { deleteIdpUser, getIdpUser, insertIdpUser, listIdpUsers, lockIdpUser, up
 import { inIdpTransaction } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
-import { filterToSql } from "./filterSql.js";
+import { filterToSql } from "../db/filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
-import { sortToSql, type SortRequest } from "./sortSql.js";
+import { sortToSql, type SortRequest } from "../db/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 

@@ -1,6 +1,6 @@
 import { BadRequestError } from "../errors.js";
-import type { CompareOp, Filter, FilterValue } from "./filter.js";
-import { ENTERPRISE_SCHEMA, resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
+import type { CompareOp, Filter, FilterValue } from "../scim/filter.js";
+import { ENTERPRISE_SCHEMA, resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "../scim/schemas.js";
 
 /**
  * Compiles a parsed SCIM filter into a parameterised SQL condition over `idp_users u` or
