@@ -4,6 +4,7 @@ import type { SqlSort } from "./sortSql.js";
 import type { Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
 import { likePrefix } from "./sql.js";
+import { isUuid } from "../ids.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
@@ -42,9 +43,6 @@ export const toStored = (r: Row): StoredResource => ({
 });
 
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Ids are UUIDs; anything else cannot exist, and must not reach a uuid parameter (SQLSTATE 22P02). */
-export const isResourceId = (id: string) => UUID.test(id);
 
 function uniqueness(error: unknown): never {
   if (sqlState(error) === "23505") throw new UniqueViolationError("A user with this userName already exists", constraintName(error));
@@ -69,14 +67,14 @@ export async function insertIdpUser(q: Queryable, columns: IdpUserColumns, resou
 }
 
 export async function getIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows = await readQuery<Row>(q, `SELECT ${RETURNING} FROM idp_users WHERE id = $1`, [id]);
   return rows[0] && toStored(rows[0]);
 }
 
 /** The user, row-locked until the transaction ends (read-modify-write of a PATCH). */
 export async function lockIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_users WHERE id = $1 FOR UPDATE`, [id]);
   return rows[0] && toStored(rows[0]);
 }
@@ -88,7 +86,7 @@ export async function updateIdpUser(
   columns: IdpUserColumns,
   resource: Record<string, unknown>,
 ): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   try {
     const rows = await q.query<Row>(
       `UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
@@ -104,7 +102,7 @@ export async function updateIdpUser(
 
 /** Deletes the user (its memberships go with it); false when there was none. */
 export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> {
-  if (!isResourceId(id)) return false;
+  if (!isUuid(id)) return false;
   const rows = await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]);
   return rows.length > 0;
 }
@@ -212,14 +210,14 @@ export async function searchUsers(db: Queryable, prefix: string | undefined, lim
 }
 
 export async function getUserRow(db: Queryable, userId: string): Promise<AdminUserRow | undefined> {
-  if (!isResourceId(userId)) return undefined;
+  if (!isUuid(userId)) return undefined;
   const rows: AdminRow[] = await db.query(`${ADMIN_SELECT} WHERE u.id = $1`, [userId]);
   return rows[0] && toAdminUserRow(rows[0]);
 }
 
 /** The user's name when the connector knows them: in the IdP tables, or by their platform account (a user the IdP deleted). */
 export async function knownUserName(db: Queryable, userId: string): Promise<string | undefined> {
-  if (!isResourceId(userId)) return undefined;
+  if (!isUuid(userId)) return undefined;
   const rows: { user_name: string | null }[] = await db.query(
     `SELECT COALESCE((SELECT user_name FROM idp_users WHERE id = $1), (SELECT user_name FROM platform_accounts WHERE user_id = $1)) AS user_name`,
     [userId],
@@ -276,7 +274,7 @@ const toReconcileUser = (r: ReconcileRow): IdpUserForReconcile => ({
 
 /** The user with their groups; undefined when the IdP deleted the user (a deprovision). */
 export async function getUserForReconcile(q: Queryable, userId: string): Promise<IdpUserForReconcile | undefined> {
-  if (!isResourceId(userId)) return undefined;
+  if (!isUuid(userId)) return undefined;
   const rows: ReconcileRow[] = await q.query(`${RECONCILE_SELECT} WHERE u.id = $1`, [userId]);
   return rows[0] && toReconcileUser(rows[0]);
 }

@@ -2,6 +2,7 @@ import type { Database, Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
 import { likePrefix } from "./sql.js";
+import { isUuid } from "../ids.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
@@ -101,7 +102,6 @@ export type LogFilterFields = {
   until?: Date;
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
@@ -115,7 +115,7 @@ function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: bo
     params.push(value);
     conditions.push(sql.replaceAll("$?", `$${params.length}`));
   };
-  if (filter.user && UUID.test(filter.user)) add(`user_id = $?::uuid`, filter.user);
+  if (filter.user && isUuid(filter.user)) add(`user_id = $?::uuid`, filter.user);
   // A whole email is an exact match (the user_name index serves it).
   else if (filter.user && (!options.userPrefix || EMAIL.test(filter.user))) add(`lower(user_name) = lower($?)`, filter.user);
   else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
@@ -163,7 +163,7 @@ export async function listLogPage(db: Database, filter: LogFilterFields, limit: 
 
 /** One user's latest entries, newest first. */
 export async function listUserLog(db: Database, userId: string, limit: number): Promise<LogSummary[]> {
-  if (!UUID.test(userId)) return [];
+  if (!isUuid(userId)) return [];
   const rows: SummaryRow[] = await db.query(`SELECT ${SUMMARY_COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`, [userId, limit]);
   return rows.map(mapSummary);
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from "./database.js";
-import { isResourceId } from "./idpUserRepository.js";
+import { isUuid } from "../ids.js";
 
 /**
  * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
@@ -249,7 +249,7 @@ export async function listParkedWithNames(db: Queryable, limit: number): Promise
 
 /** Whether the user has a queue row waiting (not parked). */
 export async function isQueued(db: Queryable, userId: string): Promise<boolean> {
-  if (!isResourceId(userId)) return false;
+  if (!isUuid(userId)) return false;
   const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
   return rows.length > 0;
 }

@@ -20,6 +20,7 @@ import { notificationsApiRouter } from "./notifications.js";
 import { quarantineApiRouter } from "./quarantine.js";
 import { runsApiRouter } from "./runs.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
+import { isUuid } from "../../../ids.js";
 
 export type AdminApiDeps = {
   db: Database;
@@ -132,7 +133,7 @@ function decisionOf(word: string): "approved" | "rejected" {
 }
 
 function assertUuid(id: string): void {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new NotFoundError("No user with that id");
+  if (!isUuid(id)) throw new NotFoundError("No user with that id");
 }
 
 function actorOf(res: Response): string {
