@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { createDataSource, runMigrations } from "../src/db/dataSource.js";
+import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../src/emulator/index.js";
 import { reportedState } from "../src/emulator/subscriptions.js";
@@ -105,8 +105,8 @@ async function etl(client: pg.Client, rows: Row[]): Promise<void> {
 async function main(): Promise<void> {
   const rows = simulatedChanges();
   const pgServer = await database();
-  const db = await createDataSource({ url: pgServer.url, poolSize: 10, applicationName: "scim-connector-bench" });
-  await runMigrations(db);
+  const db = await openDatabase({ url: pgServer.url, poolSize: 10, applicationName: "scim-connector-bench" });
+  await db.migrate();
   const emulator = await startEmulator({ port: 0 });
   // The platform sets subscription states only on profiles it has: one per identifier, as the
   // customer's users would already exist there.
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   } finally {
     await etlClient.end();
     await emulator.close();
-    await db.destroy();
+    await db.close();
     await pgServer.stop();
   }
 }

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { systemClock } from "../src/clock.js";
-import { createDataSource, runMigrations } from "../src/db/dataSource.js";
+import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";
 import { MappingStore } from "../src/mapping/store.js";
@@ -23,8 +23,8 @@ const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-resync-"));
 await chmod(dir, 0o755);
 const pg = await startEmbeddedPostgres(path.join(dir, "pg"), { persistent: false, throwaway: true });
 try {
-  const db = await createDataSource({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
-  await runMigrations(db);
+  const db = await openDatabase({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
+  await db.migrate();
 
   // 500 groups: Team-000..Team-499; each user in three teams. The mapping grants workspace
   // permissions per team family, so every user has a different union to compute.
@@ -76,7 +76,7 @@ try {
   console.log(`time        ${seconds.toFixed(2)} s   (target < 10 s)   ${seconds < 10 ? "OK" : "MISSED"}`);
   console.log(`peak RSS    ${mb(peakRss)} MB   (target < 300 MB; ${mb(baseRss)} MB before the run)   ${peakRss < 300 * 1024 * 1024 ? "OK" : "MISSED"}`);
   console.log(`throughput  ${Math.round(run.usersEvaluated / seconds).toLocaleString()} users/s`);
-  await db.destroy();
+  await db.close();
 } finally {
   await pg.stop();
   await rm(dir, { recursive: true, force: true });

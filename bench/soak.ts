@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { createDataSource } from "../src/db/dataSource.js";
+import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { spawnConnector } from "../test/support/connectorProcess.js";
@@ -72,13 +72,13 @@ const connector = await spawnConnector({
   LOG_LEVEL: "warn",
 });
 const pid = connector.child.pid!;
-const db = await createDataSource({ url: pg.url, poolSize: 3, applicationName: "scim-connector-bench" });
+const db = await openDatabase({ url: pg.url, poolSize: 3, applicationName: "scim-connector-bench" });
 
 try {
   await run();
 } finally {
   await connector.kill("SIGTERM");
-  await db.destroy();
+  await db.close();
   await emulator.close();
   await pg.stop();
   await rm(dir, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
-import type { DataSource } from "typeorm";
+import type { Database } from "./db/database.js";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
-import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
+import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { createAdminData } from "./admin/index.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -22,7 +22,7 @@ import { readCertificate } from "./notify/conditions.js";
  */
 export type Service = {
   url: string;
-  db: DataSource;
+  db: Database;
   mappings: MappingStore;
   /** Present when a platform is configured. */
   reconciliation?: Reconciliation;
@@ -42,7 +42,7 @@ export type ServiceOptions = {
   /** Run the reconcile worker in this process (default: when RECONCILE_WORKERS > 0). */
   workers?: boolean;
   /** Checks that need the migrated database before anything starts (a throw stops the boot). */
-  beforeListening?: (db: DataSource) => Promise<void>;
+  beforeListening?: (db: Database) => Promise<void>;
 };
 
 export async function startService(options: ServiceOptions): Promise<Service> {
@@ -53,19 +53,19 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const channels = channelsFromEnv(env); // a half-configured channel stops the boot here
   // One pool per role, each under its own application_name (docs/operations.md): the HTTP pool
   // (SCIM, admin, metrics, quarantine, notifications) is DATABASE_POOL_SIZE; the workers' pools are sized for them.
-  const pools: DataSource[] = [];
+  const pools: Database[] = [];
   const openPool = async (applicationName: string, poolSize: number) => {
-    const pool = await createDataSource({ url: options.databaseUrl, poolSize, applicationName });
+    const pool = await openDatabase({ url: options.databaseUrl, poolSize, applicationName });
     pools.push(pool);
     return pool;
   };
   const db = await openPool(CONNECTION_NAMES.http, env.DATABASE_POOL_SIZE);
   try {
-    const applied = await runMigrations(db);
+    const applied = await db.migrate();
     if (applied.length) log.info("db", "migrations applied", { migrations: applied });
     await options.beforeListening?.(db);
   } catch (error) {
-    await db.destroy();
+    await db.close();
     throw error;
   }
   await mappings.putInForce(db);
@@ -149,7 +149,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       await mirror?.stop();
       await notifications.deliverer.stop();
       await quarantine.settled();
-      for (const pool of pools) await pool.destroy();
+      for (const pool of pools) await pool.close();
     },
   };
 }

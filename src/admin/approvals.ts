@@ -4,6 +4,7 @@ import { BadRequestError } from "../errors.js";
 import { decide, decideAll } from "../reconcile/approvals.js";
 import type { AdminActor } from "./actor.js";
 import type { AdminDataDeps } from "./deps.js";
+import { isUuid } from "../ids.js";
 
 /**
  * A held action as GET /admin/api/approvals answers it (`res.json` sends the dates as ISO
@@ -37,7 +38,6 @@ export type HeldItem = {
 
 export type ApprovalsData = { held: HeldItem[] };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Why an action waits, in one line. For an email change the old name is the platform account's
@@ -74,7 +74,7 @@ export async function decideHolds(deps: AdminDataDeps, ids: string[] | "all", de
     const n = await decideAll(deps.db, decision, actor.name, now);
     return n ? `${verb} ${plural(n)}.` : "Nothing was waiting for approval.";
   }
-  const valid = [...new Set(ids.filter((id) => UUID.test(id)))];
+  const valid = [...new Set(ids.filter(isUuid))];
   if (!valid.length) throw new BadRequestError("Select at least one held action first.");
   let decided = 0;
   for (const id of valid) if (await decide(deps.db, id, decision, actor.name, now)) decided++;

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { ResyncDeps } from "../jobs/resync.js";
 import type { Mapping } from "../mapping/file.js";
@@ -12,7 +12,7 @@ export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean }
 
 /** What the admin UI's data sources and actions read and call. service.ts supplies it. */
 export type AdminDataDeps = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   budget: BudgetPolicy;
   /** The mapping in force (the reconciler's MappingStore). */

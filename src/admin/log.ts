@@ -1,6 +1,5 @@
-import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../db/adminLogRepository.js";
 import { getAccount } from "../db/platformAccountRepository.js";
-import { getLogEntry, type LogEntry } from "../db/reconcileLogRepository.js";
+import { getLogEntry, listLogPage, type LogEntry, type LogFilterFields, type LogSummary } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
@@ -87,7 +86,7 @@ export const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
 export const LOG_EXPORT_CAP = 10_000;
 
 /** The page's filter as the repository takes it; a bad time is the admin's mistake (400). */
-export function repositoryFilter(filter: LogFilter): AdminLogFilter {
+export function repositoryFilter(filter: LogFilter): LogFilterFields {
   try {
     return {
       user: filter.user,
@@ -103,8 +102,8 @@ export function repositoryFilter(filter: LogFilter): AdminLogFilter {
   }
 }
 
-/** A list row from the columns the list reads (an `AdminLogRow`, or a presented entry). */
-export function presentLogRow(r: Pick<AdminLogRow, keyof LogRow>): LogRow {
+/** A list row from the columns the list reads (a `LogSummary`, or a presented entry). */
+export function presentLogRow(r: Pick<LogSummary, keyof LogRow>): LogRow {
   return {
     id: r.id,
     at: r.at,

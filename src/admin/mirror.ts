@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { mirrorStatus, type MirrorTableStatus } from "../mirror/status.js";
 
 export type MirrorData = {
@@ -7,7 +7,7 @@ export type MirrorData = {
 };
 
 /** For the admin UI's Mirror page (`AdminDataSources.mirror`): the mirror sync's status in the page's words. */
-export async function mirrorPageData(db: DataSource, now: Date): Promise<MirrorData> {
+export async function mirrorPageData(db: Database, now: Date): Promise<MirrorData> {
   const status = await mirrorStatus(db, now);
   return {
     tables: status.tables.map((t) => ({

@@ -1,7 +1,9 @@
 import { callsPerDay } from "../db/budgetRepository.js";
 import { NotFoundError } from "../errors.js";
 import { actorForLog, type AdminActor } from "./actor.js";
-import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../db/adminLogRepository.js";
+import { countPendingHolds } from "../db/holdRepository.js";
+import { listRecentFailures } from "../db/reconcileLogRepository.js";
+import { listParkedWithNames } from "../db/reconcileQueueRepository.js";
 import { mirrorLag } from "../mirror/status.js";
 import { queueStatus } from "../reconcile/queueStatus.js";
 import type { AdminDataDeps } from "./deps.js";

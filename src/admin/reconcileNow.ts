@@ -1,4 +1,4 @@
-import { knownUserName } from "../db/adminUserRepository.js";
+import { knownUserName } from "../db/idpUserRepository.js";
 import { writeLogEntry, type LogOutcome } from "../db/reconcileLogRepository.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";

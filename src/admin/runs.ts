@@ -1,5 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { listRuns, type ResyncRun } from "../db/resyncRepository.js";
 import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
@@ -59,7 +59,7 @@ export type RunView = ReturnType<typeof presentRun>;
 export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
 
 /** A run with its verification ETA at the budget's current pace. */
-export async function presentRunWithEta(deps: { db: DataSource; budget: BudgetPolicy }, run: ResyncRun, now: Date): Promise<RunView> {
+export async function presentRunWithEta(deps: { db: Database; budget: BudgetPolicy }, run: ResyncRun, now: Date): Promise<RunView> {
   return presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
 }
 

@@ -1,7 +1,7 @@
-import { listUserLog } from "../db/adminLogRepository.js";
-import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../db/adminUserRepository.js";
-import { getUserForReconcile } from "../db/idpReconcileRepository.js";
-import { getIdpUser, isResourceId } from "../db/idpUserRepository.js";
+import { listUserLog } from "../db/reconcileLogRepository.js";
+import { getIdpUser, getUserForReconcile, getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserRepository.js";
+import { isQueued } from "../db/reconcileQueueRepository.js";
+import { isUuid } from "../ids.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { matchingRules } from "../mapping/match.js";
@@ -58,7 +58,7 @@ export async function usersPage(deps: Pick<AdminDataDeps, "db">, query: UsersQue
  * desired dashboard user under the mapping in force → what was last applied → the log.
  */
 export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
-  if (!isResourceId(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
+  if (!isUuid(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
   const [row, stored, user, account, log] = await Promise.all([
     getUserRow(deps.db, id),
     getIdpUser(deps.db, id),

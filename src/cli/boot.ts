@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, type Env } from "../config/env.js";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js";
@@ -42,7 +42,7 @@ export async function resolveDatabase(env: Env): Promise<{ url: string; embedded
  * ADMIN_TOKEN. With SAML and no ADMIN_TOKEN the admin JSON API is off (every call 401).
  * Throws a ConfigError naming each fix; runs after migrations, before anything listens.
  */
-export async function assertOperatorSecrets(env: Env, db: DataSource): Promise<void> {
+export async function assertOperatorSecrets(env: Env, db: Database): Promise<void> {
   if (usesEmbeddedDefaults(env)) return;
   const why = env.DATABASE_URL ? "DATABASE_URL is set" : "NODE_ENV=production";
   const problems: string[] = [];
@@ -71,7 +71,7 @@ const devTokenName = (token: string) => `npm-start-${token.slice(5, 13)}`;
  * a token, and two processes starting at once agree on the first file written, so no process
  * cuts off the IdP another one printed for.
  */
-export async function ensureDevScimToken(db: DataSource, dataDir: string): Promise<string> {
+export async function ensureDevScimToken(db: Database, dataDir: string): Promise<string> {
   const file = path.resolve(dataDir, "idp-token");
   const tokens = new TokenRepository(db);
   const existing = await readFile(file, "utf8").then((text) => text.trim(), () => undefined);

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "../config/env.js";
-import { CONNECTION_NAMES, createDataSource, isMigrated, runMigrations } from "../db/dataSource.js";
+import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
 import { assertOperatorSecrets, embeddedDataDir, ensureAdminToken, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
@@ -45,7 +45,7 @@ export async function runCli(argv: string[]): Promise<void> {
       return start(env);
     case "migrate":
       return withDatabase(env, { migrates: true }, async (db) => {
-        const applied = await runMigrations(db);
+        const applied = await db.migrate();
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":
@@ -81,16 +81,16 @@ function loadEnvOrExit(): Env {
  * command needs it current, and stops with the fix instead of migrating a database under a
  * running service of another version.
  */
-async function withDatabase(env: Env, schema: { migrates: boolean }, fn: (db: Awaited<ReturnType<typeof createDataSource>>) => Promise<void>): Promise<void> {
+async function withDatabase(env: Env, schema: { migrates: boolean }, fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {
   const database = await resolveDatabase(env);
-  const db = await createDataSource({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
+  const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
-    if (!schema.migrates && !(await isMigrated(db))) {
+    if (!schema.migrates && !(await db.isMigrated())) {
       throw new Error("The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.");
     }
     await fn(db);
   } finally {
-    await db.destroy();
+    await db.close();
     await database.embedded?.stop();
   }
 }

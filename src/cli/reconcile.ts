@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { listHolds, type Hold } from "../db/holdRepository.js";
-import { findUserIdByUserName } from "../db/idpReconcileRepository.js";
+import { findUserIdByUserName } from "../db/idpUserRepository.js";
 import { getQueueEntry } from "../db/reconcileQueueRepository.js";
 import type { PlatformAccount } from "../db/platformAccountRepository.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
@@ -34,7 +34,7 @@ export type PlanReport = {
 };
 
 /** What the reconciler would do for this user right now (its own `planUser`), with the queue row and the difference in words. */
-export async function buildPlanReport(db: DataSource, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
+export async function buildPlanReport(db: Database, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
   const [current, entry] = await Promise.all([planUser({ db, source: new MappedDesiredState(db, mappings), policies }, userId), getQueueEntry(db, userId)]);
@@ -112,7 +112,7 @@ function formatUser(user: DesiredDashboardUser | null, absent: string): string[]
   return lines;
 }
 
-export async function planCommand(env: Env, db: DataSource, args: string[]): Promise<void> {
+export async function planCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, options: { json: { type: "boolean" } }, allowPositionals: true });
   const userName = positionals[0];
   if (!userName) throw new Error("plan needs a userName, for example: scim-connector plan ann@example.com");
@@ -131,7 +131,7 @@ export async function planCommand(env: Env, db: DataSource, args: string[]): Pro
   }
 }
 
-export async function approvalsCommand(db: DataSource, args: string[], actor = `cli:${process.env.USER ?? "unknown"}`): Promise<void> {
+export async function approvalsCommand(db: Database, args: string[], actor = `cli:${process.env.USER ?? "unknown"}`): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({ args: rest, options: { all: { type: "boolean" } }, allowPositionals: true });
   if (sub === "list") {

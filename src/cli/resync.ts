@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { getBudgetStatus } from "../db/budgetRepository.js";
@@ -14,7 +14,7 @@ import { MappingStore } from "../mapping/store.js";
  * progress bar on a terminal and plain lines otherwise. The running service's workers do the
  * queued work and phase 2; a dry run only reports what would change and what it would cost.
  */
-export async function resyncCommand(env: Env, db: DataSource, args: string[]): Promise<void> {
+export async function resyncCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { "dry-run": { type: "boolean" }, verify: { type: "boolean" } } });
   const dryRun = values["dry-run"] ?? false;
   const verify = values.verify ?? false;

@@ -1,11 +1,11 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 
 /**
  * Admin UI sign-in state (see migration AdminSessions1763700000400): session rows, the cookie
  * signing key, and the SAML request ids sent / responses consumed.
  */
 export class AdminSessionRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   async findLiveSession(sid: string, now: Date): Promise<unknown | undefined> {
     const rows: { sess: unknown }[] = await this.db.query(`SELECT sess FROM admin_sessions WHERE sid = $1 AND expires_at > $2`, [sid, now]);
@@ -29,8 +29,7 @@ export class AdminSessionRepository {
   }
 
   async deleteExpiredSessions(now: Date): Promise<number> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM admin_sessions WHERE expires_at <= $1 RETURNING sid`, [now]);
-    return rows.length;
+    return this.db.execute(`DELETE FROM admin_sessions WHERE expires_at <= $1`, [now]);
   }
 
   /** The key that signs session cookies; the migration creates it. */
@@ -54,8 +53,7 @@ export class AdminSessionRepository {
   }
 
   async forgetAuthnRequest(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(`DELETE FROM saml_authn_requests WHERE id = $1 RETURNING id`, [id]);
-    return rows.length > 0;
+    return (await this.db.execute(`DELETE FROM saml_authn_requests WHERE id = $1`, [id])) > 0;
   }
 
   async deleteAuthnRequestsBefore(cutoff: Date): Promise<void> {

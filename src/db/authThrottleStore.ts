@@ -1,18 +1,17 @@
 import { RateLimiterMemory, RateLimiterPostgres } from "rate-limiter-flexible";
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 
 /**
  * Counters for the failed-authentication throttles, kept in PostgreSQL (table auth_throttle, made
  * by migration AuthThrottle1763700000750) so that every replica counts the same failures. The
- * limiter runs its few statements on the data source's pg pool.
+ * limiter runs its few statements on the database's pool.
  */
 
 export type CounterSpec = { keyPrefix: string; points: number; durationSeconds: number };
 
-export function sharedRateLimiter(db: DataSource, spec: CounterSpec): RateLimiterPostgres {
-  const pool = (db.driver as unknown as { master: unknown }).master;
+export function sharedRateLimiter(db: Database, spec: CounterSpec): RateLimiterPostgres {
   return new RateLimiterPostgres({
-    storeClient: pool,
+    storeClient: db.pgClient(),
     storeType: "pool",
     tableName: "auth_throttle",
     tableCreated: true, // the migration made it; never CREATE TABLE at run time

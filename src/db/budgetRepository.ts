@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy, type SpendKind } from "../reconcile/budget.js";
 
 /**
@@ -15,7 +15,7 @@ export type DebitResult = { ok: true; used: number } | { ok: false; used: number
 
 /** `onExhausted` runs in the debit's transaction when the call is refused (the budget.exhausted notification). */
 export async function debitBudget(
-  db: DataSource,
+  db: Database,
   policy: BudgetPolicy,
   now: Date,
   debit: Debit,
@@ -51,7 +51,7 @@ export type BudgetStatus = {
   window: BudgetPolicy["window"];
 };
 
-export async function getBudgetStatus(db: DataSource, policy: BudgetPolicy, now: Date): Promise<BudgetStatus> {
+export async function getBudgetStatus(db: Database, policy: BudgetPolicy, now: Date): Promise<BudgetStatus> {
   const used = await countInWindow(db, policy, now);
   return {
     limit: policy.limit,
@@ -66,7 +66,7 @@ export async function getBudgetStatus(db: DataSource, policy: BudgetPolicy, now:
 }
 
 /** Platform calls per UTC day and action, for the last `days` days (the overview chart). */
-export async function callsPerDay(db: DataSource, now: Date, days: number): Promise<{ day: string; action: string; calls: number }[]> {
+export async function callsPerDay(db: Database, now: Date, days: number): Promise<{ day: string; action: string; calls: number }[]> {
   const since = new Date(windowStart(now, "utc-day").getTime() - (days - 1) * 86_400_000);
   const rows: { day: string; action: string; calls: string }[] = await db.query(
     `SELECT to_char(spent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, action, count(*) AS calls
@@ -75,8 +75,6 @@ export async function callsPerDay(db: DataSource, now: Date, days: number): Prom
   );
   return rows.map((r) => ({ day: r.day, action: r.action, calls: Number(r.calls) }));
 }
-
-type Queryable = { query(sql: string, params?: unknown[]): Promise<unknown> };
 
 async function countInWindow(q: Queryable, policy: BudgetPolicy, now: Date): Promise<number> {
   const start = windowStart(now, policy.window);

@@ -2,11 +2,12 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { DataSource, type MigrationInterface } from "typeorm";
+import { log } from "../logging/logger.js";
+import { Database } from "./database.js";
 
 /**
- * The TypeORM data source. TypeORM stays inside src/db: the rest of the code calls repository
- * functions with domain names. Repositories run parameterised SQL through `db.query` (or a
- * transaction's manager), which keeps the hot SCIM paths close to the wire.
+ * Opens the TypeORM data source (pool and migrations) behind a `Database`. Repositories run
+ * parameterised SQL through `Database.query` / `execute` or a transaction's `Queryable`.
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -45,7 +46,8 @@ export const CONNECTION_NAMES = {
 
 export type DatabaseOptions = { url: string; poolSize?: number; applicationName: string };
 
-export async function createDataSource(options: DatabaseOptions): Promise<DataSource> {
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const { applicationName } = options;
   const dataSource = new DataSource({
     type: "postgres",
     url: options.url,
@@ -53,27 +55,17 @@ export async function createDataSource(options: DatabaseOptions): Promise<DataSo
     migrationsTableName: "typeorm_migrations",
     migrationsTransactionMode: "each",
     logging: false,
+    // pg emits 'error' on an idle pooled connection the server dropped (a restart, a terminated
+    // backend); the pool discards that connection and the next query opens another.
+    poolErrorHandler: (error: unknown) => log.warn("db", "idle pool connection lost", { applicationName, error }),
     extra: {
       max: options.poolSize ?? 10,
-      application_name: options.applicationName,
+      application_name: applicationName,
       connectionTimeoutMillis: 5_000,
-      // A dropped server connection surfaces as an error on the next query, not a crash.
+      // TCP keepalive notices a silently dropped server sooner.
       keepAlive: true,
     },
   });
   await dataSource.initialize();
-  // pg emits 'error' on idle clients when the server restarts; without a listener the process dies.
-  const pool = (dataSource.driver as unknown as { master?: { on(event: string, fn: (e: Error) => void): void } }).master;
-  pool?.on("error", () => undefined);
-  return dataSource;
-}
-
-export async function runMigrations(dataSource: DataSource): Promise<string[]> {
-  const applied = await dataSource.runMigrations({ transaction: "each" });
-  return applied.map((m) => m.name);
-}
-
-/** True when every known migration has been applied (the readiness check). */
-export async function isMigrated(dataSource: DataSource): Promise<boolean> {
-  return !(await dataSource.showMigrations());
+  return new Database(dataSource, applicationName);
 }

@@ -1,5 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Database, Queryable } from "./database.js";
 
 /** Actions held for an admin: mass deprovisions and email changes. */
 export type HoldKind = "deprovision" | "email_change";
@@ -24,7 +23,6 @@ type Row = {
   decided_by: string | null;
   decided_at: Date | null;
 };
-type Db = DataSource | EntityManager;
 
 const mapHold = (r: Row): Hold => ({
   userId: r.user_id,
@@ -37,13 +35,13 @@ const mapHold = (r: Row): Hold => ({
   decidedAt: r.decided_at,
 });
 
-export async function getHold(db: Db, userId: string): Promise<Hold | undefined> {
+export async function getHold(db: Queryable, userId: string): Promise<Hold | undefined> {
   const rows: Row[] = await db.query(`SELECT * FROM reconcile_holds WHERE user_id = $1`, [userId]);
   return rows[0] ? mapHold(rows[0]) : undefined;
 }
 
 /** Creates (or renews) an undecided hold; returns false when one of that kind was already waiting. */
-export async function createHold(db: Db, hold: { userId: string; kind: HoldKind; userName: string; detail: object; now: Date }): Promise<boolean> {
+export async function createHold(db: Queryable, hold: { userId: string; kind: HoldKind; userName: string; detail: object; now: Date }): Promise<boolean> {
   const rows: { inserted: boolean }[] = await db.query(
     `INSERT INTO reconcile_holds (user_id, kind, user_name, detail, created_at) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (user_id) DO UPDATE SET kind = EXCLUDED.kind, user_name = EXCLUDED.user_name, detail = EXCLUDED.detail,
@@ -57,32 +55,30 @@ export async function createHold(db: Db, hold: { userId: string; kind: HoldKind;
   return rows[0]?.inserted ?? false;
 }
 
-export async function listHolds(db: Db, options: { pendingOnly?: boolean } = {}): Promise<Hold[]> {
+export async function listHolds(db: Queryable, options: { pendingOnly?: boolean } = {}): Promise<Hold[]> {
   const rows: Row[] = await db.query(
     `SELECT * FROM reconcile_holds ${options.pendingOnly ? "WHERE decision IS NULL" : ""} ORDER BY created_at, user_id`,
   );
   return rows.map(mapHold);
 }
 
-export async function decideHold(db: Db, userId: string, decision: "approved" | "rejected", actor: string, now: Date): Promise<Hold | undefined> {
-  const rows = rowsOf<Row>(
-    await db.query(`UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`, [
+export async function decideHold(db: Queryable, userId: string, decision: "approved" | "rejected", actor: string, now: Date): Promise<Hold | undefined> {
+  const rows = await db.query<Row>(`UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`, [
       userId,
       decision,
       actor,
       now,
-    ]),
-  );
+    ]);
   return rows[0] ? mapHold(rows[0]) : undefined;
 }
 
 /** Holds of this kind still waiting for an admin (the breaker counts held deprovisions as part of the wave). */
-export async function countUndecidedHolds(db: Db, kind: HoldKind): Promise<number> {
+export async function countUndecidedHolds(db: Queryable, kind: HoldKind): Promise<number> {
   const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_holds WHERE kind = $1 AND decision IS NULL`, [kind]);
   return rows[0]?.n ?? 0;
 }
 
-export async function deleteHold(db: Db, userId: string): Promise<void> {
+export async function deleteHold(db: Queryable, userId: string): Promise<void> {
   await db.query(`DELETE FROM reconcile_holds WHERE user_id = $1`, [userId]);
 }
 
@@ -90,4 +86,11 @@ export async function deleteHold(db: Db, userId: string): Promise<void> {
 export async function undecidedHoldCounts(db: { query(sql: string): Promise<unknown> }): Promise<{ count: number; kinds: HoldKind[] }> {
   const rows = <{ kind: HoldKind; n: number }[]>await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind ORDER BY kind`);
   return { count: rows.reduce((sum, r) => sum + r.n, 0), kinds: rows.map((r) => r.kind) };
+}
+
+/** Undecided holds by kind. */
+export async function countPendingHolds(db: Queryable): Promise<{ deprovisions: number; emailChanges: number }> {
+  const rows: { kind: string; n: number }[] = await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind`);
+  const of = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
+  return { deprovisions: of("deprovision"), emailChanges: of("email_change") };
 }

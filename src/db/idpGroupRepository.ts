@@ -1,8 +1,9 @@
-import type { SqlCondition } from "../scim/filterSql.js";
-import type { SqlSort } from "../scim/sortSql.js";
+import type { SqlCondition } from "./filterSql.js";
+import type { SqlSort } from "./sortSql.js";
 import { readQuery } from "./idpReadPath.js";
-import { isResourceId, listPage, toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
-import { rowsOf } from "./sql.js";
+import { listPage, toStored, type Page, type StoredResource } from "./idpUserRepository.js";
+import type { Queryable } from "./database.js";
+import { isUuid } from "../ids.js";
 
 /**
  * IdP groups and their membership. The group's own attributes are a jsonb resource; membership
@@ -29,7 +30,7 @@ export async function insertIdpGroup(q: Queryable, columns: GroupColumns, resour
 }
 
 export async function getIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows = await readQuery<Row>(q, `SELECT ${RETURNING} FROM idp_groups WHERE id = $1`, [id]);
   return rows[0] && toGroup(rows[0]);
 }
@@ -39,17 +40,17 @@ export async function getIdpGroup(q: Queryable, id: string): Promise<StoredGroup
  * so writes to one group serialise (and cannot deadlock on it) while other groups proceed.
  */
 export async function lockIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_groups WHERE id = $1 FOR NO KEY UPDATE`, [id]);
   return rows[0] && toGroup(rows[0]);
 }
 
 export async function updateIdpGroup(q: Queryable, id: string, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
-  const rows = rowsOf<Row>(await q.query(
+  const rows = await q.query<Row>(
     `UPDATE idp_groups SET display_name = $2, external_id = $3, resource = $4, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${RETURNING}`,
     [id, columns.displayName, columns.externalId, resource],
-  ));
+  );
   return toGroup(rows[0]!);
 }
 
@@ -58,19 +59,19 @@ export async function updateIdpGroup(q: Queryable, id: string, columns: GroupCol
  * takes the row lock (like lockIdpGroup) in one round trip; undefined when there is no group.
  */
 export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGroup | undefined> {
-  if (!isResourceId(id)) return undefined;
-  const rows = rowsOf<Row>(await q.query(
+  if (!isUuid(id)) return undefined;
+  const rows = await q.query<Row>(
     `UPDATE idp_groups SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${RETURNING}`,
     [id],
-  ));
+  );
   return rows[0] && toGroup(rows[0]);
 }
 
 /** Deletes the group; returns the ids of the users who were its members, or undefined if there was no group. */
 export async function deleteIdpGroup(q: Queryable, id: string): Promise<string[] | undefined> {
-  if (!isResourceId(id)) return undefined;
-  const members = rowsOf<{ user_id: string }>(await q.query(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]));
-  const rows = rowsOf(await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]));
+  if (!isUuid(id)) return undefined;
+  const members = await q.query<{ user_id: string }>(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]);
+  const rows = await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]);
   return rows.length ? members.map((m) => m.user_id) : undefined;
 }
 
@@ -106,7 +107,7 @@ export async function addGroupMembers(q: Queryable, groupId: string, members: { 
   const wanted = new Map<string, string | null>();
   const unknown: string[] = [];
   for (const m of members) {
-    if (!isResourceId(m.id)) unknown.push(m.id);
+    if (!isUuid(m.id)) unknown.push(m.id);
     else if (!wanted.has(m.id.toLowerCase())) wanted.set(m.id.toLowerCase(), m.display ?? null);
   }
   if (!wanted.size) return { added: [], unknown };
@@ -128,21 +129,21 @@ export async function addGroupMembers(q: Queryable, groupId: string, members: { 
 
 /** Removes the listed members; returns the ids actually removed. */
 export async function removeGroupMembers(q: Queryable, groupId: string, userIds: string[]): Promise<string[]> {
-  const ids = [...new Set(userIds.filter(isResourceId).map((id) => id.toLowerCase()))];
+  const ids = [...new Set(userIds.filter(isUuid).map((id) => id.toLowerCase()))];
   if (!ids.length) return [];
-  const rows = rowsOf<{ user_id: string }>(await q.query(
+  const rows = await q.query<{ user_id: string }>(
     `DELETE FROM idp_group_members WHERE group_id = $1 AND user_id = ANY($2::uuid[]) RETURNING user_id`,
     [groupId, ids],
-  ));
+  );
   return rows.map((r) => r.user_id);
 }
 
 /** Removes every member except `keep`; returns the ids removed. */
 export async function removeGroupMembersExcept(q: Queryable, groupId: string, keep: string[]): Promise<string[]> {
-  const ids = [...new Set(keep.filter(isResourceId).map((id) => id.toLowerCase()))];
-  const rows = rowsOf<{ user_id: string }>(await q.query(
+  const ids = [...new Set(keep.filter(isUuid).map((id) => id.toLowerCase()))];
+  const rows = await q.query<{ user_id: string }>(
     `DELETE FROM idp_group_members WHERE group_id = $1 AND NOT (user_id = ANY($2::uuid[])) RETURNING user_id`,
     [groupId, ids],
-  ));
+  );
   return rows.map((r) => r.user_id);
 }

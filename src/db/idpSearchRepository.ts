@@ -1,8 +1,9 @@
-import type { SqlCondition } from "../scim/filterSql.js";
-import type { SqlSort } from "../scim/sortSql.js";
+import type { SqlCondition } from "./filterSql.js";
+import type { SqlSort } from "./sortSql.js";
 import type { ResourceKind } from "../scim/schemas.js";
 import { readQuery } from "./idpReadPath.js";
-import { toStored, type Page, type Queryable, type StoredResource } from "./idpUserRepository.js";
+import { toStored, type Page, type StoredResource } from "./idpUserRepository.js";
+import type { Queryable } from "./database.js";
 
 /**
  * A search across Users and Groups (POST /.search, RFC 7644 3.4.3): one UNION ALL of both tables,

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 import { sqlState } from "../errors.js";
 
 const RETRYABLE = new Set(["40P01", "40001"]);
@@ -9,7 +9,7 @@ const ATTEMPTS = 3;
  * victim or a serialisation failure: those are about timing, not about the request, and the IdP
  * should not see them.
  */
-export async function inIdpTransaction<T>(db: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+export async function inIdpTransaction<T>(db: Database, work: (manager: Queryable) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(work);

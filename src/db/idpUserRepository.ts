@@ -1,17 +1,17 @@
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
-import type { SqlCondition } from "../scim/filterSql.js";
-import type { SqlSort } from "../scim/sortSql.js";
+import type { SqlCondition } from "./filterSql.js";
+import type { SqlSort } from "./sortSql.js";
+import type { Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
-import { rowsOf } from "./sql.js";
+import { likePrefix } from "./sql.js";
+import { isUuid } from "../ids.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
  * that filters, the case-insensitive userName uniqueness and the reconciler read. Functions take
- * a `Queryable` (the DataSource, or a transaction's EntityManager) so writes join the caller's
+ * a `Queryable` (the Database, or a transaction) so writes join the caller's
  * transaction.
  */
-
-export type Queryable = { query(sql: string, parameters?: unknown[]): Promise<any> };
 
 export type StoredResource = {
   id: string;
@@ -43,9 +43,6 @@ export const toStored = (r: Row): StoredResource => ({
 });
 
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Ids are UUIDs; anything else cannot exist, and must not reach a uuid parameter (SQLSTATE 22P02). */
-export const isResourceId = (id: string) => UUID.test(id);
 
 function uniqueness(error: unknown): never {
   if (sqlState(error) === "23505") throw new UniqueViolationError("A user with this userName already exists", constraintName(error));
@@ -70,14 +67,14 @@ export async function insertIdpUser(q: Queryable, columns: IdpUserColumns, resou
 }
 
 export async function getIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows = await readQuery<Row>(q, `SELECT ${RETURNING} FROM idp_users WHERE id = $1`, [id]);
   return rows[0] && toStored(rows[0]);
 }
 
 /** The user, row-locked until the transaction ends (read-modify-write of a PATCH). */
 export async function lockIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const rows: Row[] = await q.query(`SELECT ${RETURNING} FROM idp_users WHERE id = $1 FOR UPDATE`, [id]);
   return rows[0] && toStored(rows[0]);
 }
@@ -89,14 +86,14 @@ export async function updateIdpUser(
   columns: IdpUserColumns,
   resource: Record<string, unknown>,
 ): Promise<StoredResource | undefined> {
-  if (!isResourceId(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   try {
-    const rows = rowsOf<Row>(await q.query(
+    const rows = await q.query<Row>(
       `UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
               family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
         WHERE id = $1 RETURNING ${RETURNING}`,
       [id, ...columnParams(columns), resource],
-    ));
+    );
     return rows[0] && toStored(rows[0]);
   } catch (error) {
     uniqueness(error);
@@ -105,8 +102,8 @@ export async function updateIdpUser(
 
 /** Deletes the user (its memberships go with it); false when there was none. */
 export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> {
-  if (!isResourceId(id)) return false;
-  const rows = rowsOf(await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]));
+  if (!isUuid(id)) return false;
+  const rows = await q.query(`DELETE FROM idp_users WHERE id = $1 RETURNING id`, [id]);
   return rows.length > 0;
 }
 
@@ -152,4 +149,173 @@ export async function listPage(
   // Past the last page: the window count has no row to ride on, so count separately.
   const totals = await readQuery<{ total: number }>(q, `SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
   return { total: totals[0]?.total ?? 0, items: [] };
+}
+
+// IdP users as the admin UI lists them: with their platform account and queue state in one row.
+
+export type AdminUserRow = {
+  id: string;
+  userName: string;
+  active: boolean;
+  groups: number;
+  accountState: "creating" | "active" | null;
+  appliedAt: Date | null;
+  queued: boolean;
+  parked: boolean;
+  hold: "deprovision" | "email_change" | null;
+};
+
+type AdminRow = {
+  id: string;
+  user_name: string;
+  active: boolean;
+  groups: number;
+  account_state: "creating" | "active" | null;
+  applied_at: Date | null;
+  queued: boolean;
+  parked: boolean;
+  hold: AdminUserRow["hold"];
+};
+
+const ADMIN_SELECT = `
+  SELECT u.id, u.user_name, u.active,
+         (SELECT count(*)::int FROM idp_group_members m WHERE m.user_id = u.id) AS groups,
+         a.state AS account_state, a.applied_at,
+         (q.user_id IS NOT NULL AND q.parked_at IS NULL) AS queued,
+         (q.parked_at IS NOT NULL) AS parked,
+         (SELECT h.kind FROM reconcile_holds h WHERE h.user_id = u.id AND h.decision IS NULL) AS hold
+    FROM idp_users u
+    LEFT JOIN platform_accounts a ON a.user_id = u.id
+    LEFT JOIN reconcile_queue q ON q.user_id = u.id`;
+
+const toAdminUserRow = (r: AdminRow): AdminUserRow => ({
+  id: r.id,
+  userName: r.user_name,
+  active: r.active,
+  groups: r.groups,
+  accountState: r.account_state,
+  appliedAt: r.applied_at,
+  queued: r.queued,
+  parked: r.parked,
+  hold: r.hold,
+});
+
+/** Users whose userName starts with `prefix` (all users without one), by userName. */
+export async function searchUsers(db: Queryable, prefix: string | undefined, limit: number, offset: number): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
+  const rows: AdminRow[] = await db.query(
+    `${ADMIN_SELECT} WHERE ($1::text IS NULL OR lower(u.user_name) LIKE $1) ORDER BY lower(u.user_name), u.id LIMIT $2 OFFSET $3`,
+    [prefix ? likePrefix(prefix) : null, limit + 1, Math.max(0, offset)],
+  );
+  return { rows: rows.slice(0, limit).map(toAdminUserRow), hasNext: rows.length > limit };
+}
+
+export async function getUserRow(db: Queryable, userId: string): Promise<AdminUserRow | undefined> {
+  if (!isUuid(userId)) return undefined;
+  const rows: AdminRow[] = await db.query(`${ADMIN_SELECT} WHERE u.id = $1`, [userId]);
+  return rows[0] && toAdminUserRow(rows[0]);
+}
+
+/** The user's name when the connector knows them: in the IdP tables, or by their platform account (a user the IdP deleted). */
+export async function knownUserName(db: Queryable, userId: string): Promise<string | undefined> {
+  if (!isUuid(userId)) return undefined;
+  const rows: { user_name: string | null }[] = await db.query(
+    `SELECT COALESCE((SELECT user_name FROM idp_users WHERE id = $1), (SELECT user_name FROM platform_accounts WHERE user_id = $1)) AS user_name`,
+    [userId],
+  );
+  return rows[0]?.user_name ?? undefined;
+}
+
+// What the reconciler reads about IdP users: everything the mapping needs to compute the desired
+// dashboard user, in one query per user (or per batch for full resyncs).
+
+export type IdpGroupRef = { id: string; displayName: string; externalId: string | null };
+
+export type IdpUserForReconcile = {
+  id: string;
+  userName: string;
+  active: boolean;
+  givenName: string | null;
+  familyName: string | null;
+  displayName: string | null;
+  department: string | null;
+  /** Sorted by displayName, then id. */
+  groups: IdpGroupRef[];
+};
+
+type ReconcileRow = {
+  id: string;
+  user_name: string;
+  active: boolean;
+  given_name: string | null;
+  family_name: string | null;
+  display_name: string | null;
+  department: string | null;
+  groups: IdpGroupRef[];
+};
+
+const RECONCILE_SELECT = `
+  SELECT u.id, u.user_name, u.active, u.given_name, u.family_name, u.display_name, u.department,
+         COALESCE((SELECT json_agg(json_build_object('id', g.id, 'displayName', g.display_name, 'externalId', g.external_id)
+                                   ORDER BY g.display_name, g.id)
+                     FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id
+                    WHERE m.user_id = u.id), '[]'::json) AS groups
+    FROM idp_users u`;
+
+const toReconcileUser = (r: ReconcileRow): IdpUserForReconcile => ({
+  id: r.id,
+  userName: r.user_name,
+  active: r.active,
+  givenName: r.given_name,
+  familyName: r.family_name,
+  displayName: r.display_name,
+  department: r.department,
+  groups: r.groups,
+});
+
+/** The user with their groups; undefined when the IdP deleted the user (a deprovision). */
+export async function getUserForReconcile(q: Queryable, userId: string): Promise<IdpUserForReconcile | undefined> {
+  if (!isUuid(userId)) return undefined;
+  const rows: ReconcileRow[] = await q.query(`${RECONCILE_SELECT} WHERE u.id = $1`, [userId]);
+  return rows[0] && toReconcileUser(rows[0]);
+}
+
+/** Users in id order after `afterId` (exclusive; undefined to start), for batch re-derivation. */
+export async function listUsersWithGroups(q: Queryable, afterId: string | undefined, limit: number): Promise<IdpUserForReconcile[]> {
+  const rows: ReconcileRow[] = await q.query(`${RECONCILE_SELECT} WHERE ($1::uuid IS NULL OR u.id > $1::uuid) ORDER BY u.id LIMIT $2`, [afterId ?? null, limit]);
+  return rows.map(toReconcileUser);
+}
+
+/** Ids of every IdP user in id order after `afterId`, for marking all users dirty in batches. */
+export async function listIdpUserIds(q: Queryable, afterId: string | undefined, limit: number): Promise<string[]> {
+  const rows: { id: string }[] = await q.query(
+    `SELECT id FROM idp_users WHERE ($1::uuid IS NULL OR id > $1::uuid) ORDER BY id LIMIT $2`,
+    [afterId ?? null, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Ids of the members of the groups with these display names (case-insensitive), e.g. after a mapping change. */
+export async function listUserIdsInGroupsNamed(q: Queryable, displayNames: string[]): Promise<string[]> {
+  if (!displayNames.length) return [];
+  const rows: { user_id: string }[] = await q.query(
+    `SELECT DISTINCT m.user_id FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id
+      WHERE lower(g.display_name) = ANY($1::text[]) ORDER BY m.user_id`,
+    [displayNames.map((n) => n.toLowerCase())],
+  );
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * The user id a userName (email, case-insensitive) refers to: the IdP's user, else the account
+ * the connector still holds for a user the IdP deleted (whose next reconcile is a deprovision).
+ */
+export async function findUserIdByUserName(q: Queryable, userName: string): Promise<string | undefined> {
+  const rows: { id: string }[] = await q.query(
+    `SELECT id FROM idp_users WHERE lower(user_name) = lower($1)
+     UNION ALL
+     SELECT user_id FROM platform_accounts WHERE lower(user_name) = lower($1)
+     LIMIT 1`,
+    [userName],
+  );
+  return rows[0]?.id;
 }

@@ -1,7 +1,7 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 
 /** The mapping last put in force (its hash and YAML text), shared by all replicas. */
-export async function swapMappingState(db: DataSource, hash: string, sourceText: string): Promise<{ changed: boolean; previousText: string | undefined }> {
+export async function swapMappingState(db: Database, hash: string, sourceText: string): Promise<{ changed: boolean; previousText: string | undefined }> {
   return db.transaction(async (tx) => {
     const rows: { hash: string; source_text: string }[] = await tx.query(`SELECT hash, source_text FROM mapping_state WHERE id = 1 FOR UPDATE`);
     const previous = rows[0];
@@ -16,12 +16,12 @@ export async function swapMappingState(db: DataSource, hash: string, sourceText:
 }
 
 /** Every IdP group, as the mapping sees it. */
-export async function listGroupRefs(db: DataSource): Promise<{ id: string; displayName: string; externalId: string | null }[]> {
+export async function listGroupRefs(db: Database): Promise<{ id: string; displayName: string; externalId: string | null }[]> {
   return db.query(`SELECT id, display_name AS "displayName", external_id AS "externalId" FROM idp_groups ORDER BY id`);
 }
 
 /** Members of these groups, plus every user who has (or is getting) a platform account. */
-export async function listUsersToRederive(db: DataSource, groupIds: string[]): Promise<string[]> {
+export async function listUsersToRederive(db: Database, groupIds: string[]): Promise<string[]> {
   const rows: { id: string }[] = await db.query(
     `SELECT DISTINCT user_id AS id FROM idp_group_members WHERE group_id = ANY($1::uuid[])
      UNION SELECT user_id FROM platform_accounts`,

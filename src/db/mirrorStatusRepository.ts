@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "./database.js";
 import type { MirrorKind } from "./mirrorSyncRepository.js";
 
 /** Read side of the mirror sync for the admin API, the UI and the metrics. */
@@ -12,7 +12,7 @@ export type PendingSummary = {
   oldestPendingSeconds: number | null;
 };
 
-export async function pendingSummary(db: DataSource, now: Date): Promise<PendingSummary[]> {
+export async function pendingSummary(db: Database, now: Date): Promise<PendingSummary[]> {
   const rows: { kind: MirrorKind; pending: number; in_flight: number; parked: number; oldest: number | null }[] = await db.query(
     `SELECT kind,
             count(*) FILTER (WHERE parked_at IS NULL)::int AS pending,
@@ -38,7 +38,7 @@ export async function pendingSummary(db: DataSource, now: Date): Promise<Pending
 export type ParkedRow = { kind: MirrorKind; key: string; value: unknown; reason: string; parkedAt: string; attempts: number };
 
 /** Parked changes, newest first. Page HTML is left out: the admin needs the key and the reason. */
-export async function listParkedChanges(db: DataSource, options: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
+export async function listParkedChanges(db: Database, options: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
   const rows: { kind: MirrorKind; key: string; value: unknown; park_reason: string; parked_at: Date; attempts: number }[] = await db.query(
     `SELECT kind, key, payload - 'page_html' - 'confirmation_html' AS value, park_reason, parked_at, attempts
        FROM mirror_sync.pending
@@ -58,13 +58,12 @@ export async function listParkedChanges(db: DataSource, options: { kind?: Mirror
 }
 
 /** Puts parked changes back in line (after the ETL data or the configuration was fixed). */
-export async function requeueParkedChanges(db: DataSource, options: { kind?: MirrorKind; keys?: string[] }): Promise<number> {
-  const [, count]: [unknown, number] = await db.query(
+export async function requeueParkedChanges(db: Database, options: { kind?: MirrorKind; keys?: string[] }): Promise<number> {
+  return db.execute(
     `UPDATE mirror_sync.pending SET parked_at = NULL, park_reason = NULL, attempts = 0, first_changed_at = now()
       WHERE parked_at IS NOT NULL AND ($1::text IS NULL OR kind = $1) AND ($2::text[] IS NULL OR key = ANY($2))`,
     [options.kind ?? null, options.keys ?? null],
   );
-  return count;
 }
 
 export type PushLogRow = {
@@ -83,7 +82,7 @@ type PushLogRecord = Omit<PushLogRow, "at" | "id"> & { id: string; at: Date };
 const mapPushLog = (r: PushLogRecord): PushLogRow => ({ ...r, id: Number(r.id), at: new Date(r.at).toISOString() });
 
 /** The latest request of each kind (what "last push" means on the status page). */
-export async function lastPushes(db: DataSource): Promise<PushLogRow[]> {
+export async function lastPushes(db: Database): Promise<PushLogRow[]> {
   const rows: PushLogRecord[] = await db.query(
     `SELECT DISTINCT ON (kind) id, at, kind, endpoint, workspace, changes, outcome, status, detail
        FROM mirror_sync.push_log ORDER BY kind, id DESC`,
@@ -92,7 +91,7 @@ export async function lastPushes(db: DataSource): Promise<PushLogRow[]> {
 }
 
 /** The mirror-sync log, newest first, paged by id. */
-export async function listPushLog(db: DataSource, options: { beforeId?: number; limit: number; kind?: MirrorKind }): Promise<PushLogRow[]> {
+export async function listPushLog(db: Database, options: { beforeId?: number; limit: number; kind?: MirrorKind }): Promise<PushLogRow[]> {
   const rows: PushLogRecord[] = await db.query(
     `SELECT id, at, kind, endpoint, workspace, changes, outcome, status, detail
        FROM mirror_sync.push_log

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 
 /**
  * The mirror sync's bookkeeping in `mirror_sync.pending` (filled by triggers on the mirror
@@ -36,7 +36,7 @@ export type ClaimOptions = {
  * Claims up to `limit` ready changes, ordered by batch key then age, and returns them in that
  * order. A claim is a lease: if the worker dies, `claimed_until` passes and another takes over.
  */
-export async function claimPendingChanges(db: DataSource, o: ClaimOptions): Promise<ClaimedRow[]> {
+export async function claimPendingChanges(db: Database, o: ClaimOptions): Promise<ClaimedRow[]> {
   const rows: { key: string; batch_key: string; version: string; payload: unknown; changed_age_ms: number; first_age_ms: number }[] = await db.query(
     `WITH picked AS (
        SELECT key FROM mirror_sync.pending
@@ -80,7 +80,7 @@ export type Settlement =
  * it right now) and is still claimed by us: the caller retries them shortly.
  */
 export async function settleClaimedChanges(
-  db: DataSource | EntityManager,
+  db: Queryable,
   kind: MirrorKind,
   claimId: string,
   settlements: readonly Settlement[],
@@ -130,7 +130,7 @@ export async function settleClaimedChanges(
 }
 
 /** The workspaces (batch keys) of preference centers ready to push. */
-export async function readyPreferenceCenterWorkspaces(db: DataSource, now: Date): Promise<string[]> {
+export async function readyPreferenceCenterWorkspaces(db: Database, now: Date): Promise<string[]> {
   const rows: { batch_key: string }[] = await db.query(
     `SELECT DISTINCT batch_key FROM mirror_sync.pending
       WHERE kind = 'preference_center' AND parked_at IS NULL AND (claimed_until IS NULL OR claimed_until < $1)
@@ -147,7 +147,7 @@ export type PaceDecision = { granted: true } | { granted: false; nextAt: Date };
  * advisory lock serialises takers of one scope). Taken before each attempt is sent, like a
  * budget debit: a request that fails still counted at the platform.
  */
-export async function takePaceSlot(db: DataSource, scope: string, now: Date, limit: number, windowMs: number): Promise<PaceDecision> {
+export async function takePaceSlot(db: Database, scope: string, now: Date, limit: number, windowMs: number): Promise<PaceDecision> {
   return db.transaction(async (m) => {
     await m.query(`SELECT pg_advisory_xact_lock(hashtext('mirror_pace'), hashtext($1))`, [scope]);
     const since = new Date(now.getTime() - windowMs);
@@ -172,7 +172,7 @@ export type PushLogEntry = {
   detail?: string;
 };
 
-export async function recordPushes(db: DataSource, entries: readonly PushLogEntry[], at: Date): Promise<void> {
+export async function recordPushes(db: Database, entries: readonly PushLogEntry[], at: Date): Promise<void> {
   if (!entries.length) return;
   await db.query(
     `INSERT INTO mirror_sync.push_log (at, kind, endpoint, workspace, changes, outcome, status, detail)
@@ -190,7 +190,6 @@ export async function recordPushes(db: DataSource, entries: readonly PushLogEntr
   );
 }
 
-export async function prunePushLog(db: DataSource, before: Date): Promise<number> {
-  const [, count]: [unknown, number] = await db.query(`DELETE FROM mirror_sync.push_log WHERE at < $1`, [before]);
-  return count;
+export async function prunePushLog(db: Database, before: Date): Promise<number> {
+  return db.execute(`DELETE FROM mirror_sync.push_log WHERE at < $1`, [before]);
 }

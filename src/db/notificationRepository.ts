@@ -1,5 +1,4 @@
-import type { DataSource } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Database, Queryable } from "./database.js";
 
 /**
  * The notification outbox (migrations/1763700000800-notifications.ts, src/notify/). Writers call
@@ -7,8 +6,6 @@ import { rowsOf } from "./sql.js";
  * message is about, so a message exists exactly when its cause was committed.
  */
 
-/** A DataSource, an EntityManager or a QueryRunner: anything that runs SQL, inside a transaction or not. */
-export type Queryable = { query(sql: string, params?: unknown[]): Promise<unknown> };
 
 export type NotificationInput = {
   /** One open incident per key: the same condition seen again updates the waiting message instead of adding one. */
@@ -27,34 +24,28 @@ export type NotificationInput = {
  * it is sent). Returns the incident id and whether a message was queued.
  */
 export async function enqueueNotification(q: Queryable, n: NotificationInput): Promise<{ incidentId: string; queued: boolean }> {
-  const inserted = rowsOf<{ incident_id: string }>(
-    await q.query(
+  const inserted = await q.query<{ incident_id: string }>(
       `WITH opened AS (
          INSERT INTO notification_incidents (key, event, opened_at) VALUES ($1, $2, $3)
          ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING RETURNING id)
        INSERT INTO notification_outbox (incident_id, event, occurred_at, summary, details, link_path)
        SELECT id, $2, $3, $4, $5, $6 FROM opened RETURNING incident_id`,
       [n.key, n.event, n.occurredAt, n.summary, JSON.stringify(n.details), n.linkPath ?? null],
-    ),
-  );
+    );
   if (inserted[0]) return { incidentId: inserted[0].incident_id, queued: true };
-  const updated = rowsOf<{ incident_id: string }>(
-    await q.query(
+  const updated = await q.query<{ incident_id: string }>(
       `UPDATE notification_outbox o SET summary = $3, details = $4
          FROM notification_incidents i
         WHERE i.key = $1 AND i.resolved_at IS NULL AND o.incident_id = i.id AND o.event = $2
         RETURNING o.incident_id`,
       [n.key, n.event, n.summary, JSON.stringify(n.details)],
-    ),
-  );
+    );
   return { incidentId: updated[0]?.incident_id ?? "", queued: false };
 }
 
 /** Closes the open incident `key` and queues its resolution message (same incident id); false when none was open. */
 export async function resolveIncident(q: Queryable, n: NotificationInput): Promise<boolean> {
-  const rows = rowsOf<{ id: string }>(
-    await q.query(`UPDATE notification_incidents SET resolved_at = $2 WHERE key = $1 AND resolved_at IS NULL RETURNING id`, [n.key, n.occurredAt]),
-  );
+  const rows = await q.query<{ id: string }>(`UPDATE notification_incidents SET resolved_at = $2 WHERE key = $1 AND resolved_at IS NULL RETURNING id`, [n.key, n.occurredAt]);
   if (!rows[0]) return false;
   await q.query(
     `INSERT INTO notification_outbox (incident_id, event, occurred_at, summary, details, link_path) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -69,7 +60,7 @@ export async function isIncidentOpen(q: Queryable, key: string): Promise<boolean
 }
 
 /** A test message for one channel: its own incident, delivered to that channel only. */
-export async function enqueueTestNotification(db: DataSource, channel: string, n: Omit<NotificationInput, "key">): Promise<string> {
+export async function enqueueTestNotification(db: Database, channel: string, n: Omit<NotificationInput, "key">): Promise<string> {
   return db.transaction(async (tx) => {
     const [incident] = (await tx.query(
       `INSERT INTO notification_incidents (key, event, opened_at, resolved_at) VALUES ('test:' || gen_random_uuid(), $1, $2, $2) RETURNING id`,
@@ -86,7 +77,7 @@ export async function enqueueTestNotification(db: DataSource, channel: string, n
 }
 
 /** Makes one delivery per configured channel for messages not yet fanned out (a channel added later gets new messages only). */
-export async function fanOutNotifications(db: DataSource, channels: string[], now: Date): Promise<number> {
+export async function fanOutNotifications(db: Database, channels: string[], now: Date): Promise<number> {
   return db.transaction(async (tx) => {
     const rows = (await tx.query(`SELECT id FROM notification_outbox WHERE NOT fanned_out ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED`)) as { id: string }[];
     if (!rows.length) return 0;
@@ -120,8 +111,7 @@ export type ClaimedDelivery = {
  * The attempt is counted at the claim, so a sender killed mid-send still uses up an attempt.
  */
 export async function claimDeliveries(db: Queryable, owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-  const rows = rowsOf<ClaimedDelivery>(
-    await db.query(
+  const rows = await db.query<ClaimedDelivery>(
       `WITH due AS (
          SELECT outbox_id, channel FROM notification_deliveries
           WHERE state = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
@@ -134,19 +124,17 @@ export async function claimDeliveries(db: Queryable, owner: string, now: Date, l
               o.occurred_at AS "occurredAt", o.summary, o.details, o.link_path AS "linkPath"
          FROM claimed c JOIN notification_outbox o ON o.id = c.outbox_id`,
       [owner, now, leaseUntil, limit],
-    ),
-  );
+    );
   return rows;
 }
 
 /** Settles a claimed delivery; false when the claim had lapsed and was taken over (the other sender settles it). */
 export async function settleDelivery(
-  db: DataSource,
+  db: Database,
   key: { outboxId: string; channel: string; owner: string },
   result: { state: "sent"; at: Date } | { state: "pending" | "parked"; nextAttemptAt: Date; error: string },
 ): Promise<boolean> {
-  const rows = rowsOf(
-    await db.query(
+  const rows = await db.query(
       `UPDATE notification_deliveries
           SET state = $4, sent_at = $5, next_attempt_at = COALESCE($6, next_attempt_at), last_error = COALESCE($7, last_error),
               lease_owner = NULL, lease_until = NULL
@@ -160,8 +148,7 @@ export async function settleDelivery(
         result.state === "sent" ? null : result.nextAttemptAt,
         result.state === "sent" ? null : result.error,
       ],
-    ),
-  );
+    );
   return rows.length > 0;
 }
 
@@ -175,7 +162,7 @@ export type OutboxEntry = {
 };
 
 /** The newest messages with each channel's delivery (admin page and API). */
-export async function listOutbox(db: DataSource, limit: number): Promise<OutboxEntry[]> {
+export async function listOutbox(db: Database, limit: number): Promise<OutboxEntry[]> {
   const rows = (await db.query(
     `SELECT o.id::text AS id, o.incident_id AS "incidentId", o.event, o.occurred_at AS "occurredAt", o.summary,
             COALESCE(json_agg(json_build_object('channel', d.channel, 'state', d.state, 'attempts', d.attempts, 'lastError', d.last_error,
@@ -188,12 +175,12 @@ export async function listOutbox(db: DataSource, limit: number): Promise<OutboxE
 }
 
 /** When an authenticated SCIM request last arrived (any token), or null when none ever did. */
-export async function lastIdpRequestAt(db: DataSource): Promise<Date | null> {
+export async function lastIdpRequestAt(db: Database): Promise<Date | null> {
   const rows = (await db.query(`SELECT last_request_at AS at FROM idp_activity`)) as { at: Date }[];
   return rows[0]?.at ?? null;
 }
 
-export async function noteIdpRequest(db: DataSource, at: Date): Promise<void> {
+export async function noteIdpRequest(db: Database, at: Date): Promise<void> {
   await db.query(
     `INSERT INTO idp_activity (id, last_request_at) VALUES (true, $1)
      ON CONFLICT (id) DO UPDATE SET last_request_at = GREATEST(idp_activity.last_request_at, EXCLUDED.last_request_at)`,
@@ -224,7 +211,7 @@ export type AlertFacts = {
 };
 
 /** What the alert-rule metrics read at scrape time (docs/alerts/), in one round trip. */
-export async function alertFacts(db: DataSource): Promise<AlertFacts> {
+export async function alertFacts(db: Database): Promise<AlertFacts> {
   const [row] = (await db.query(
     `SELECT
        (SELECT COALESCE(json_object_agg(kind, n), '{}') FROM (SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind) h) AS holds,
@@ -242,9 +229,8 @@ export async function alertFacts(db: DataSource): Promise<AlertFacts> {
  * seen again. Open incidents that can recur (approvals, quarantines, a silent IdP) are kept, or
  * their next occurrence would look new. Nothing with a delivery still pending is removed.
  */
-export async function pruneNotifications(db: DataSource, before: Date): Promise<number> {
-  const rows = rowsOf<{ id: string }>(
-    await db.query(
+export async function pruneNotifications(db: Database, before: Date): Promise<number> {
+  const rows = await db.query<{ id: string }>(
       `DELETE FROM notification_incidents i
         WHERE i.opened_at < $1
           AND (i.resolved_at IS NOT NULL OR i.key ~ '^(budget|mirror\\.parked|drift|resync):')
@@ -252,7 +238,6 @@ export async function pruneNotifications(db: DataSource, before: Date): Promise<
                            WHERE o.incident_id = i.id AND d.state = 'pending')
         RETURNING i.id`,
       [before],
-    ),
-  );
+    );
   return rows.length;
 }

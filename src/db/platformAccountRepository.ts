@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { AccountState } from "../reconcile/planner.js";
 
@@ -21,7 +21,6 @@ type Row = {
   created_by_connector: boolean;
 };
 
-type Db = DataSource | EntityManager;
 
 const mapAccount = (r: Row): PlatformAccount => ({
   userId: r.user_id,
@@ -34,18 +33,18 @@ const mapAccount = (r: Row): PlatformAccount => ({
   createdByConnector: r.created_by_connector,
 });
 
-export async function getAccount(db: Db, userId: string): Promise<PlatformAccount | undefined> {
+export async function getAccount(db: Queryable, userId: string): Promise<PlatformAccount | undefined> {
   const rows: Row[] = await db.query(`SELECT * FROM platform_accounts WHERE user_id = $1`, [userId]);
   return rows[0] ? mapAccount(rows[0]) : undefined;
 }
 
-export async function getAccounts(db: Db, userIds: readonly string[]): Promise<Map<string, PlatformAccount>> {
+export async function getAccounts(db: Queryable, userIds: readonly string[]): Promise<Map<string, PlatformAccount>> {
   const rows: Row[] = await db.query(`SELECT * FROM platform_accounts WHERE user_id = ANY($1::uuid[])`, [userIds]);
   return new Map(rows.map((r) => [r.user_id, mapAccount(r)]));
 }
 
 /** Records that a POST is about to be sent: until its answer is recorded, the account is 'creating'. */
-export async function markCreating(db: Db, userId: string, userName: string, now: Date): Promise<void> {
+export async function markCreating(db: Queryable, userId: string, userName: string, now: Date): Promise<void> {
   await db.query(
     `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, updated_at) VALUES ($1, $2, NULL, 'creating', $3)
      ON CONFLICT (user_id) DO UPDATE SET user_name = EXCLUDED.user_name, platform_id = NULL, state = 'creating', updated_at = $3`,
@@ -55,7 +54,7 @@ export async function markCreating(db: Db, userId: string, userName: string, now
 
 /** The platform holds `applied` under `platformId` for this user (after a create, adopt or update). */
 export async function recordApplied(
-  db: Db,
+  db: Queryable,
   userId: string,
   platformId: string,
   applied: DesiredDashboardUser,
@@ -73,15 +72,15 @@ export async function recordApplied(
   );
 }
 
-export async function removeAccount(db: Db, userId: string): Promise<void> {
+export async function removeAccount(db: Queryable, userId: string): Promise<void> {
   await db.query(`DELETE FROM platform_accounts WHERE user_id = $1`, [userId]);
 }
 
-export async function countAccounts(db: Db): Promise<number> {
+export async function countAccounts(db: Queryable): Promise<number> {
   const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM platform_accounts WHERE platform_id IS NOT NULL`);
   return rows[0]?.n ?? 0;
 }
 
-export async function markVerified(db: Db, userId: string, now: Date): Promise<void> {
+export async function markVerified(db: Queryable, userId: string, now: Date): Promise<void> {
   await db.query(`UPDATE platform_accounts SET last_verified_at = $2 WHERE user_id = $1`, [userId, now]);
 }

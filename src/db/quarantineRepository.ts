@@ -1,5 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Database, Queryable } from "./database.js";
 
 /** The shared quarantine table (see migrations/1763700000600-quarantine.ts and platform/quarantine.ts). */
 
@@ -21,18 +20,18 @@ export type QuarantineRow = {
 const COLUMNS = `family, reason, detail, last_status AS "lastStatus", since, resume_at AS "resumeAt",
   failed_probes AS "failedProbes", tripped_by AS "trippedBy", probe_owner AS "probeOwner", probe_until AS "probeUntil"`;
 
-export async function listQuarantines(db: DataSource): Promise<QuarantineRow[]> {
+export async function listQuarantines(db: Database): Promise<QuarantineRow[]> {
   return db.query(`SELECT ${COLUMNS} FROM platform_quarantine ORDER BY since`);
 }
 
-export async function getQuarantine(db: DataSource, family: string): Promise<QuarantineRow | undefined> {
+export async function getQuarantine(db: Database, family: string): Promise<QuarantineRow | undefined> {
   const rows: QuarantineRow[] = await db.query(`SELECT ${COLUMNS} FROM platform_quarantine WHERE family = $1`, [family]);
   return rows[0];
 }
 
 /** The row when this call started the quarantine; undefined when the family already was quarantined. */
 export async function enterQuarantine(
-  db: DataSource | EntityManager,
+  db: Queryable,
   entry: { family: string; reason: QuarantineReason; detail: string; lastStatus: number | null; since: Date; resumeAt: Date; trippedBy: string },
 ): Promise<QuarantineRow | undefined> {
   const rows: QuarantineRow[] = await db.query(
@@ -44,23 +43,23 @@ export async function enterQuarantine(
 }
 
 /** Takes the half-open probe: only after cooling, and only when no other replica holds an unexpired one. */
-export async function claimProbe(db: DataSource, family: string, owner: string, now: Date, until: Date): Promise<boolean> {
+export async function claimProbe(db: Database, family: string, owner: string, now: Date, until: Date): Promise<boolean> {
   const result = await db.query(
     `UPDATE platform_quarantine SET probe_owner = $2, probe_until = $4
       WHERE family = $1 AND resume_at <= $3 AND (probe_until IS NULL OR probe_until <= $3)
       RETURNING family`,
     [family, owner, now, until],
   );
-  return rowsOf(result).length > 0;
+  return result.length > 0;
 }
 
 /** Gives the probe back unused (the prober found no work, or made no call). */
-export async function releaseProbe(db: DataSource, family: string, owner: string): Promise<void> {
+export async function releaseProbe(db: Database, family: string, owner: string): Promise<void> {
   await db.query(`UPDATE platform_quarantine SET probe_owner = NULL, probe_until = NULL WHERE family = $1 AND probe_owner = $2`, [family, owner]);
 }
 
 /** The probe failed: another cooling period. */
-export async function failProbe(db: DataSource, family: string, owner: string, resumeAt: Date, detail: string, lastStatus: number | null): Promise<QuarantineRow | undefined> {
+export async function failProbe(db: Database, family: string, owner: string, resumeAt: Date, detail: string, lastStatus: number | null): Promise<QuarantineRow | undefined> {
   const result = await db.query(
     `UPDATE platform_quarantine
         SET probe_owner = NULL, probe_until = NULL, resume_at = $3, detail = $4, last_status = $5, failed_probes = failed_probes + 1
@@ -68,13 +67,13 @@ export async function failProbe(db: DataSource, family: string, owner: string, r
       RETURNING ${COLUMNS}`,
     [family, owner, resumeAt, detail, lastStatus],
   );
-  return rowsOf<QuarantineRow>(result)[0];
+  return result[0] as QuarantineRow | undefined;
 }
 
 /** Ends the quarantine (admin resume, or a successful probe). With `probeOwner`, only while that replica holds the probe. */
-export async function liftQuarantine(db: DataSource | EntityManager, family: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
+export async function liftQuarantine(db: Queryable, family: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
   const result = probeOwner
     ? await db.query(`DELETE FROM platform_quarantine WHERE family = $1 AND probe_owner = $2 RETURNING ${COLUMNS}`, [family, probeOwner])
     : await db.query(`DELETE FROM platform_quarantine WHERE family = $1 RETURNING ${COLUMNS}`, [family]);
-  return rowsOf<QuarantineRow>(result)[0];
+  return result[0] as QuarantineRow | undefined;
 }

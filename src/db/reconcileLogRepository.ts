@@ -1,7 +1,8 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import { likePrefix, rowsOf } from "./sql.js";
+import { likePrefix } from "./sql.js";
+import { isUuid } from "../ids.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
@@ -45,25 +46,28 @@ type Row = {
   actor: string | null;
 };
 
-const mapEntry = (r: Row): LogEntry => ({
+/** An entry without its reconcile id and payloads: what the admin UI's lists show. */
+export type LogSummary = Omit<LogEntry, "reconcileId" | "changes" | "before" | "after">;
+type SummaryRow = Omit<Row, "reconcile_id" | "changes" | "before" | "after">;
+const SUMMARY_COLUMNS = `id, at, user_id, user_name, action, outcome, trigger, platform_status, calls_spent, error, actor`;
+
+const mapSummary = (r: SummaryRow): LogSummary => ({
   id: r.id,
   at: r.at,
-  reconcileId: r.reconcile_id,
   userId: r.user_id,
   userName: r.user_name,
   action: r.action,
   outcome: r.outcome,
   trigger: r.trigger,
-  changes: r.changes,
-  before: r.before,
-  after: r.after,
   platformStatus: r.platform_status,
   callsSpent: r.calls_spent,
   error: r.error,
   actor: r.actor,
 });
 
-export async function writeLogEntry(db: DataSource | EntityManager, e: LogEntryInput): Promise<void> {
+const mapEntry = (r: Row): LogEntry => ({ ...mapSummary(r), reconcileId: r.reconcile_id, changes: r.changes, before: r.before, after: r.after });
+
+export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
   await db.query(
     `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -98,21 +102,20 @@ export type LogFilterFields = {
   until?: Date;
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * The filter as parameterised conditions. `user` is an id or a whole userName; with
  * `userPrefix`, anything short of a whole email is a userName prefix (how admins type in the UI).
  */
-export function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
+function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, value: unknown) => {
     params.push(value);
     conditions.push(sql.replaceAll("$?", `$${params.length}`));
   };
-  if (filter.user && UUID.test(filter.user)) add(`user_id = $?::uuid`, filter.user);
+  if (filter.user && isUuid(filter.user)) add(`user_id = $?::uuid`, filter.user);
   // A whole email is an exact match (the user_name index serves it).
   else if (filter.user && (!options.userPrefix || EMAIL.test(filter.user))) add(`lower(user_name) = lower($?)`, filter.user);
   else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
@@ -131,7 +134,7 @@ export type LogFilter = LogFilterFields & {
 };
 
 /** Newest first; `before` is a cursor (the id of the last entry already seen). */
-export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
+export async function listLog(db: Database, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
   const { conditions: where, params } = logFilterConditions(filter);
   if (filter.before && /^\d+$/.test(filter.before)) {
     params.push(filter.before);
@@ -147,14 +150,48 @@ export async function listLog(db: DataSource, filter: LogFilter): Promise<{ entr
   return { entries, nextCursor: rows.length > limit ? entries[entries.length - 1]!.id : null };
 }
 
-export async function getLogEntry(db: DataSource, id: string): Promise<LogEntry | undefined> {
+/** The admin UI's list (it pages by number): newest first, one page at `offset`, and whether another page follows. */
+export async function listLogPage(db: Database, filter: LogFilterFields, limit: number, offset: number): Promise<{ rows: LogSummary[]; hasNext: boolean }> {
+  const { conditions, params } = logFilterConditions(filter, { userPrefix: true });
+  const sql = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
+  const rows: SummaryRow[] = await db.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM reconcile_log ${sql} ORDER BY id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit + 1, Math.max(0, offset)],
+  );
+  return { rows: rows.slice(0, limit).map(mapSummary), hasNext: rows.length > limit };
+}
+
+/** One user's latest entries, newest first. */
+export async function listUserLog(db: Database, userId: string, limit: number): Promise<LogSummary[]> {
+  if (!isUuid(userId)) return [];
+  const rows: SummaryRow[] = await db.query(`SELECT ${SUMMARY_COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`, [userId, limit]);
+  return rows.map(mapSummary);
+}
+
+/**
+ * Users whose latest reconcile since `since` failed (a later success clears them). Admin entries
+ * (approvals, reconcile-now receipts) do not count as that latest reconcile.
+ */
+export async function listRecentFailures(db: Database, since: Date, limit: number): Promise<LogSummary[]> {
+  const rows: SummaryRow[] = await db.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM (
+        SELECT DISTINCT ON (user_id) ${SUMMARY_COLUMNS} FROM reconcile_log
+         WHERE at >= $1 AND user_id IS NOT NULL AND action NOT IN ('approve', 'reject', 'reconcile-now')
+         ORDER BY user_id, id DESC) latest
+      WHERE outcome = 'failed' ORDER BY at DESC LIMIT $2`,
+    [since, limit],
+  );
+  return rows.map(mapSummary);
+}
+
+export async function getLogEntry(db: Database, id: string): Promise<LogEntry | undefined> {
   if (!/^\d+$/.test(id)) return undefined;
   const rows: Row[] = await db.query(`SELECT * FROM reconcile_log WHERE id = $1`, [id]);
   return rows[0] ? mapEntry(rows[0]) : undefined;
 }
 
 /** Successful deprovisions since `since` (the mass-deprovision breaker's rate). */
-export async function countDeprovisionsSince(db: DataSource | EntityManager, since: Date): Promise<number> {
+export async function countDeprovisionsSince(db: Queryable, since: Date): Promise<number> {
   const rows: { n: number }[] = await db.query(
     `SELECT count(*)::int AS n FROM reconcile_log WHERE action = 'deprovision' AND outcome = 'succeeded' AND at >= $1`,
     [since],
@@ -162,7 +199,7 @@ export async function countDeprovisionsSince(db: DataSource | EntityManager, sin
   return rows[0]?.n ?? 0;
 }
 
-export async function deleteLogOlderThan(db: DataSource, cutoff: Date): Promise<number> {
-  const rows = rowsOf(await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]));
+export async function deleteLogOlderThan(db: Database, cutoff: Date): Promise<number> {
+  const rows = await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]);
   return rows.length;
 }

@@ -1,5 +1,5 @@
-import type { EntityManager } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Queryable } from "./database.js";
+import { isUuid } from "../ids.js";
 
 /**
  * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
@@ -33,7 +33,7 @@ const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, ma
  * marked again never repeats a generation an older reader still holds: a loop that classified the
  * old row as "nothing to do" cannot delete the new mark (dropIfUnchanged matches on generation).
  */
-export async function markUsersDirty(manager: EntityManager, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
+export async function markUsersDirty(manager: Queryable, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
   await manager.query(
@@ -57,8 +57,6 @@ export async function markUsersDirty(manager: EntityManager, userIds: readonly s
     [ids, JSON.stringify(trigger), SOURCE_RANK[trigger.kind]],
   );
 }
-
-type Queryable = { query(sql: string, params?: unknown[]): Promise<any> };
 
 export type QueueRow = {
   userId: string;
@@ -148,7 +146,7 @@ export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<voi
  * only for this statement: a reconcile in flight never blocks the IdP's writes to the queue.
  */
 export async function claimNext(db: Queryable, workerId: number, now: Date, maxPriority: number): Promise<QueueRow | undefined> {
-  const rows = rowsOf<Row>(await db.query(
+  const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (
         SELECT user_id FROM reconcile_queue
@@ -156,18 +154,18 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
          ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING ${COLUMNS}`,
     [workerId, now, maxPriority],
-  ));
+  );
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
 /** Claims one specific user's row (provision on demand), if nobody else is working it. */
 export async function claimUser(db: Queryable, workerId: number, userId: string, now: Date): Promise<QueueRow | undefined> {
-  const rows = rowsOf<Row>(await db.query(
+  const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
       RETURNING ${COLUMNS}`,
     [workerId, now, userId],
-  ));
+  );
   return rows[0] ? mapRow(rows[0]) : undefined;
 }
 
@@ -176,7 +174,7 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
  * and sent back for classification, since the user changed while we worked.
  */
 export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
-  const rows = rowsOf(await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]));
+  const rows = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]);
   if (!rows.length) {
     // What was applied ends the burst: the changes that came meanwhile are a new one.
     await db.query(
@@ -240,12 +238,24 @@ export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> 
   return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null, nextSettleAt: meta[0]?.next_settle ?? null };
 }
 
-export async function listParked(db: Queryable, limit: number): Promise<{ userId: string; error: string | null; parkedAt: Date; attempts: number }[]> {
-  const rows: { user_id: string; last_error: string | null; parked_at: Date; attempts: number }[] = await db.query(
-    `SELECT user_id, last_error, parked_at, attempts FROM reconcile_queue WHERE parked_at IS NOT NULL ORDER BY parked_at DESC LIMIT $1`,
+/** Parked queue rows (terminal failures kept for an admin) with the user's name when known. */
+export async function listParkedWithNames(db: Queryable, limit: number): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
+  const rows: { user_id: string; user_name: string | null; last_error: string | null; parked_at: Date }[] = await db.query(
+    `SELECT q.user_id, COALESCE(u.user_name, a.user_name) AS user_name, q.last_error, q.parked_at
+       FROM reconcile_queue q
+       LEFT JOIN idp_users u ON u.id = q.user_id
+       LEFT JOIN platform_accounts a ON a.user_id = q.user_id
+      WHERE q.parked_at IS NOT NULL ORDER BY q.parked_at DESC LIMIT $1`,
     [limit],
   );
-  return rows.map((r) => ({ userId: r.user_id, error: r.last_error, parkedAt: r.parked_at, attempts: r.attempts }));
+  return rows.map((r) => ({ userId: r.user_id, userName: r.user_name, error: r.last_error, parkedAt: r.parked_at }));
+}
+
+/** Whether the user has a queue row waiting (not parked). */
+export async function isQueued(db: Queryable, userId: string): Promise<boolean> {
+  if (!isUuid(userId)) return false;
+  const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
+  return rows.length > 0;
 }
 
 /** Deprovisions classified and waiting (the breaker counts them). */

@@ -1,5 +1,4 @@
-import type { DataSource } from "typeorm";
-import { rowsOf } from "./sql.js";
+import type { Database } from "./database.js";
 
 export type ScimTokenRecord = {
   id: string;
@@ -22,7 +21,7 @@ const mapToken = (r: Row): ScimTokenRecord => ({
 });
 
 export class TokenRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   async create(name: string, tokenHash: Buffer, tokenPrefix: string): Promise<ScimTokenRecord> {
     const rows: Row[] = await this.db.query(
@@ -52,13 +51,11 @@ export class TokenRepository {
 
   /** Revokes the active token with this name or id; returns how many were revoked. */
   async revoke(nameOrId: string): Promise<number> {
-    const rows = rowsOf(
-      await this.db.query(
+    const rows = await this.db.query(
         `UPDATE scim_tokens SET revoked_at = now()
           WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1) RETURNING id`,
         [nameOrId],
-      ),
-    );
+      );
     return rows.length;
   }
 }

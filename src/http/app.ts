@@ -1,5 +1,5 @@
 import express, { type Express } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
@@ -15,7 +15,7 @@ import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
 export type AppDeps = {
   env: Env;
-  db: DataSource;
+  db: Database;
   clock: Clock;
   /** The externally visible base URL (for SCIM `meta.location`), without a trailing slash. */
   publicUrl: string;

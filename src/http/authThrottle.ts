@@ -2,7 +2,7 @@ import { isIPv6 } from "node:net";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Request, RequestHandler, Response } from "express";
 import type { Counter } from "prom-client";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
 import { sharedRateLimiter } from "../db/authThrottleStore.js";
 import { log } from "../logging/logger.js";
@@ -64,7 +64,7 @@ export class FailedAuthThrottle {
   }
 }
 
-export function failedAuthThrottle(db: DataSource, limits: ThrottleLimits, surface: AuthSurface, metrics?: AuthThrottleMetrics): FailedAuthThrottle {
+export function failedAuthThrottle(db: Database, limits: ThrottleLimits, surface: AuthSurface, metrics?: AuthThrottleMetrics): FailedAuthThrottle {
   const durationSeconds = limits.AUTH_THROTTLE_WINDOW_SECONDS;
   return new FailedAuthThrottle(
     surface,
@@ -95,7 +95,7 @@ export function addressKey(address: string | undefined): string {
  * routes that store something: GET /admin/saml/login. Past it `refuse` answers, with Retry-After set.
  */
 export function perAddressRequestLimit(
-  db: DataSource,
+  db: Database,
   spec: { name: string; perMinute: number },
   refuse: (req: Request, res: Response, retryAfterSeconds: number) => void,
 ): RequestHandler {

@@ -1,9 +1,8 @@
 import { Router } from "express";
-import type { DataSource } from "typeorm";
-import { isMigrated } from "../db/dataSource.js";
+import type { Database } from "../db/database.js";
 
 /** /healthz: the process is alive. /readyz: the database answers and every migration is applied. */
-export function healthRouter(db: DataSource): Router {
+export function healthRouter(db: Database): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -11,7 +10,7 @@ export function healthRouter(db: DataSource): Router {
   router.get("/readyz", async (_req, res) => {
     try {
       await db.query("SELECT 1");
-      if (!(await isMigrated(db))) {
+      if (!(await db.isMigrated())) {
         res.status(503).json({ status: "not ready", reason: "migrations pending" });
         return;
       }

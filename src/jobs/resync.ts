@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { ConflictError } from "../errors.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
-import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
-import { countIdpUsers, listOrphanAccounts } from "../db/resyncReadRepository.js";
+import { listUsersWithGroups } from "../db/idpUserRepository.js";
+import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import {
@@ -32,7 +32,7 @@ import { callsOf } from "./resyncCost.js";
  * it would cost, and queues nothing. Progress is saved per batch, so a run resumes after a crash.
  */
 
-export type ResyncDeps = { db: DataSource; clock: Clock; mappings: MappingStore; policies: Policies };
+export type ResyncDeps = { db: Database; clock: Clock; mappings: MappingStore; policies: Policies };
 export type ResyncRequest = { dryRun: boolean; verify: boolean; trigger: "cron" | "cli" | "ui" | "api"; actor: string | null };
 export type ProgressListener = (run: { evaluated: number; total: number; queued: number }) => void;
 

@@ -1,5 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
 import {

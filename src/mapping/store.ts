@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "./file.js";
-import { listIdpUserIds } from "../db/idpReconcileRepository.js";
+import { listIdpUserIds } from "../db/idpUserRepository.js";
 import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
 import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { log } from "../logging/logger.js";
@@ -43,7 +43,7 @@ export class MappingStore {
   }
 
   /** Re-reads the file; returns the problems when it is invalid (the old mapping stays in force). */
-  async reload(db: DataSource): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
+  async reload(db: Database): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
     let text: string;
     let mapping: Mapping;
     try {
@@ -63,7 +63,7 @@ export class MappingStore {
    * Records this mapping as the one in force and marks affected users dirty when it differs from
    * the one recorded before (also across restarts). Safe to call from every replica.
    */
-  async putInForce(db: DataSource): Promise<boolean> {
+  async putInForce(db: Database): Promise<boolean> {
     const { changed, previousText } = await swapMappingState(db, this.mapping.hash, this.text);
     if (!changed) return false;
     let previous: Mapping | undefined;
@@ -94,7 +94,7 @@ export class MappingStore {
   }
 
   /** Reloads on file change and on SIGHUP. Returns a function that stops watching. */
-  watch(db: DataSource, intervalMs = 2_000): () => void {
+  watch(db: Database, intervalMs = 2_000): () => void {
     const reload = () => void this.reload(db).catch((error) => log.error("mapping", "mapping reload failed", { error }));
     watchFile(this.path, { interval: intervalMs }, (now, before) => {
       if (now.mtimeMs !== before.mtimeMs) reload();

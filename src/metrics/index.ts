@@ -1,5 +1,5 @@
 import client, { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { alertFacts } from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
@@ -16,7 +16,7 @@ import { queueStatus } from "../reconcile/queueStatus.js";
  */
 
 export type ScrapeSources = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   budget: BudgetPolicy;
   quarantine: Pick<PlatformQuarantine, "list">;

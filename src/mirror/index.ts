@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
@@ -19,7 +19,7 @@ export { MirrorSyncWorker } from "./worker.js";
  */
 export function createMirrorSync(deps: {
   env: Pick<Env, "PLATFORM_API_KEY" | "PLATFORM_WORKSPACE_API_KEYS"> & Partial<Pick<Env, "MIRROR_LEASE_MS">>;
-  db: DataSource;
+  db: Database;
   clock: Clock;
   transport: HttpTransport;
   gate?: QuarantineGate;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { claimPendingChanges, readyPreferenceCenterWorkspaces, settleClaimedChanges, takePaceSlot, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
 import { changesParked } from "../notify/events.js";
@@ -16,7 +16,7 @@ import { verdictOf, type SendVerdict } from "./pushing.js";
  */
 
 export type PreferenceCenterDeps = {
-  db: DataSource;
+  db: Database;
   rest: PlatformRestClient;
   apiKeys: WorkspaceApiKeys;
   clock: Clock;

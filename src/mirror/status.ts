@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { lastPushes, listParkedChanges, pendingSummary, type ParkedRow, type PushLogRow } from "../db/mirrorStatusRepository.js";
 import type { MirrorKind } from "../db/mirrorSyncRepository.js";
 
@@ -22,7 +22,7 @@ export type MirrorTableStatus = {
 
 export type MirrorStatus = { tables: MirrorTableStatus[]; parked: (ParkedRow & { table: string })[]; lastPush: PushLogRow | null };
 
-export async function mirrorStatus(db: DataSource, now: Date, parkedLimit = 100): Promise<MirrorStatus> {
+export async function mirrorStatus(db: Database, now: Date, parkedLimit = 100): Promise<MirrorStatus> {
   const [summary, pushes, parked] = await Promise.all([pendingSummary(db, now), lastPushes(db), listParkedChanges(db, { limit: parkedLimit })]);
   const byKind = new Map(pushes.map((p) => [p.kind, p]));
   const tables = summary.map((s): MirrorTableStatus => {
@@ -35,6 +35,6 @@ export async function mirrorStatus(db: DataSource, now: Date, parkedLimit = 100)
 }
 
 /** For the overview's mirror-lag panel. */
-export async function mirrorLag(db: DataSource, now: Date): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
+export async function mirrorLag(db: Database, now: Date): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
   return (await pendingSummary(db, now)).map((s) => ({ table: MIRROR_TABLES[s.kind], pending: s.pending, lagSeconds: s.oldestPendingSeconds }));
 }

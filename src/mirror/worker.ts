@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
@@ -29,7 +29,7 @@ export type { CycleReport } from "./report.js";
  */
 
 export type MirrorSyncWorkerOptions = {
-  db: DataSource;
+  db: Database;
   rest: PlatformRestClient;
   apiKeys: WorkspaceApiKeys;
   clock?: Clock;
@@ -61,7 +61,7 @@ export type MirrorSyncWorkerOptions = {
 export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
 
 export class MirrorSyncWorker extends LoopWorker {
-  private readonly db: DataSource;
+  private readonly db: Database;
   private readonly clock: Clock;
   private readonly leaseMs: number;
   private readonly retry: RetryPolicy;

@@ -1,6 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import type { RequestHandler } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { isIncidentOpen, lastIdpRequestAt, noteIdpRequest } from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
@@ -17,7 +17,7 @@ const NOTE_EVERY_MS = 60_000;
 
 export type ConditionChecks = { run(now: Date): Promise<void> };
 
-export function conditionChecks(options: { db: DataSource; idpSilenceHours: number; samlIdpCert?: string }): ConditionChecks {
+export function conditionChecks(options: { db: Database; idpSilenceHours: number; samlIdpCert?: string }): ConditionChecks {
   const { db, idpSilenceHours } = options;
   const cert = options.samlIdpCert ? readCertificate(options.samlIdpCert) : undefined;
   return {
@@ -28,7 +28,7 @@ export function conditionChecks(options: { db: DataSource; idpSilenceHours: numb
   };
 }
 
-async function checkIdpSilence(db: DataSource, now: Date, hours: number): Promise<void> {
+async function checkIdpSilence(db: Database, now: Date, hours: number): Promise<void> {
   const last = await lastIdpRequestAt(db);
   if (!last) return; // never connected yet: nothing has gone quiet
   if (now.getTime() - last.getTime() > hours * 3_600_000) {
@@ -51,7 +51,7 @@ export function readCertificate(text: string): { fingerprint: string; subject: s
 }
 
 /** SCIM middleware after authentication: records that the IdP spoke, at most once a minute per process. */
-export function noteIdpRequests(db: DataSource, clock: Clock): RequestHandler {
+export function noteIdpRequests(db: Database, clock: Clock): RequestHandler {
   let noted = Number.NEGATIVE_INFINITY;
   return (_req, _res, next) => {
     const now = clock.now();

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { claimDeliveries, fanOutNotifications, pruneNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
@@ -21,7 +21,7 @@ import type { NotificationMessage } from "./messages.js";
  */
 
 export type DelivererOptions = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   channels: Channel[];
   /** PUBLIC_URL (or the listening URL), for links; none when unknown. */

@@ -1,6 +1,7 @@
 import { undecidedHoldCounts } from "../db/holdRepository.js";
 import { windowStart, type BudgetPolicy } from "../reconcile/budget.js";
-import { countQueuedUsers, enqueueNotification, firstDriftedUserNames, resolveIncident, type NotificationInput, type Queryable } from "../db/notificationRepository.js";
+import { countQueuedUsers, enqueueNotification, firstDriftedUserNames, resolveIncident, type NotificationInput } from "../db/notificationRepository.js";
+import type { Queryable } from "../db/database.js";
 
 /**
  * The notification events. Their names are the contract with receivers (docs/operations.md,

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { enqueueTestNotification, listOutbox, type OutboxEntry } from "../db/notificationRepository.js";
@@ -24,7 +24,7 @@ export type Notifications = {
 
 export type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
 
-export function createNotifications(options: { env: Env; db: DataSource; clock: Clock; publicUrl: string; channels: Channel[] }): Notifications {
+export function createNotifications(options: { env: Env; db: Database; clock: Clock; publicUrl: string; channels: Channel[] }): Notifications {
   const { env, db, clock, channels } = options;
   const deliverer = new NotificationDeliverer({
     db,

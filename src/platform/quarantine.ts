@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import {
@@ -62,7 +62,7 @@ export class PlatformQuarantine implements QuarantineGate {
   private pending: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Database,
     private readonly clock: Clock,
     readonly rules: QuarantineRules,
     replica?: string,

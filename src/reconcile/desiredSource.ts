@@ -1,5 +1,5 @@
-import type { DataSource } from "typeorm";
-import { getUserForReconcile } from "../db/idpReconcileRepository.js";
+import type { Database } from "../db/database.js";
+import { getUserForReconcile } from "../db/idpUserRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import type { MappingStore } from "../mapping/store.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";
@@ -7,7 +7,7 @@ import type { DesiredState, DesiredStateSource } from "./ports.js";
 /** The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in force. */
 export class MappedDesiredState implements DesiredStateSource {
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Database,
     private readonly mappings: MappingStore,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { WorkerLease } from "../db/workerLease.js";
@@ -38,7 +38,7 @@ export function createPlatformTransport(options: { env: Pick<Env, "PLATFORM_TIME
 /** Builds the reconciler and its worker for one process (the worker is started by the caller). */
 export function createReconciliation(options: {
   env: Env;
-  db: DataSource;
+  db: Database;
   databaseUrl: string;
   clock: Clock;
   mappings: MappingStore;

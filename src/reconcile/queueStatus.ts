@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { getBudgetStatus, type BudgetStatus } from "../db/budgetRepository.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
@@ -26,7 +26,7 @@ export type QueueStatus = {
 };
 
 /** Pending work by priority, and an ETA at the budget's pace (about one platform call per pending user). */
-export async function queueStatus(db: DataSource, policy: BudgetPolicy, now: Date): Promise<QueueStatus> {
+export async function queueStatus(db: Database, policy: BudgetPolicy, now: Date): Promise<QueueStatus> {
   const [depth, budget] = await Promise.all([queueDepth(db, now), getBudgetStatus(db, policy, now)]);
   const pending = depth.byPriority.map((row) => ({
     priority: row.priority,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "../db/budgetRepository.js";
 import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
@@ -27,7 +27,7 @@ import { planReconcile, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
 
 export type ReconcilerDeps = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   platform: PlatformScimPort;
   source: DesiredStateSource;

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import {
   claimNext,
@@ -53,7 +53,7 @@ export class ReconcileWorker {
   private readonly abandoned = new Map<string, number>();
 
   constructor(
-    private readonly db: DataSource,
+    private readonly db: Database,
     private readonly clock: Clock,
     private readonly reconciler: Reconciler,
     private readonly lease: WorkerLease,

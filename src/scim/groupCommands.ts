@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from "typeorm";
+import type { Database, Queryable } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import {
@@ -22,11 +22,11 @@ import { inIdpTransaction } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
-import { filterToSql } from "./filterSql.js";
+import { filterToSql } from "../db/filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch, memberRefs, splitGroupPatch, type MemberRef, type MembershipChange } from "./patchApply.js";
 import { groupColumns } from "./resources.js";
-import { sortToSql } from "./sortSql.js";
+import { sortToSql } from "../db/sortSql.js";
 import type { ListQuery } from "./userCommands.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";
@@ -57,11 +57,11 @@ function logUnknownMembers(groupId: string, unknown: string[]): void {
   if (unknown.length) log.warn("scim", "unknown group members skipped", { groupId, count: unknown.length, memberIds: unknown.slice(0, 20).map(loggableId) });
 }
 
-async function withMembers(manager: EntityManager, group: StoredResource): Promise<GroupWithMembers> {
+async function withMembers(manager: Queryable, group: StoredResource): Promise<GroupWithMembers> {
   return { group, members: (await membersOfGroups(manager, [group.id])).get(group.id) };
 }
 
-export async function createGroup(db: DataSource, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
+export async function createGroup(db: Database, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
   const { resource, members } = splitGroupBody(body);
   const columns = groupColumns(resource);
   const result = await inIdpTransaction(db, async (manager) => {
@@ -75,13 +75,13 @@ export async function createGroup(db: DataSource, body: unknown, context: WriteC
   return result;
 }
 
-export async function getGroup(db: DataSource, id: string, includeMembers: boolean): Promise<GroupWithMembers> {
+export async function getGroup(db: Database, id: string, includeMembers: boolean): Promise<GroupWithMembers> {
   const group = await getIdpGroup(db, id);
   if (!group) throw notFound(id);
   return { group, members: includeMembers ? (await membersOfGroups(db, [id])).get(id) : undefined };
 }
 
-export async function listGroups(db: DataSource, query: ListQuery, includeMembers: boolean): Promise<Page<GroupWithMembers>> {
+export async function listGroups(db: Database, query: ListQuery, includeMembers: boolean): Promise<Page<GroupWithMembers>> {
   const where = query.filter === undefined ? undefined : filterToSql("Group", parseFilter(query.filter));
   const page = await listIdpGroups(db, where, query.startIndex, query.count, query.sort && sortToSql("Group", query.sort));
   const members = includeMembers ? await membersOfGroups(db, page.items.map((g) => g.id)) : undefined;
@@ -94,7 +94,7 @@ const identityChanged = (before: StoredGroup, after: StoredGroup) =>
 type MembershipDelta = { added: string[]; removed: string[] };
 
 /** Applies membership changes in request order; returns the ids added and removed. */
-async function changeMembership(manager: EntityManager, groupId: string, changes: MembershipChange[]): Promise<MembershipDelta> {
+async function changeMembership(manager: Queryable, groupId: string, changes: MembershipChange[]): Promise<MembershipDelta> {
   const delta: MembershipDelta = { added: [], removed: [] };
   for (const change of changes) {
     if (change.kind === "add" || change.kind === "replace") {
@@ -120,7 +120,7 @@ async function changeMembership(manager: EntityManager, groupId: string, changes
  * as it is in this transaction (the log must not look names up later: groups get renamed).
  * A rename (or externalId change) marks every other member too.
  */
-async function markGroupMembers(manager: EntityManager, context: WriteContext, before: StoredGroup | undefined, after: StoredGroup, delta: MembershipDelta): Promise<void> {
+async function markGroupMembers(manager: Queryable, context: WriteContext, before: StoredGroup | undefined, after: StoredGroup, delta: MembershipDelta): Promise<void> {
   const resource = `Groups/${after.id}`;
   const group = { groupId: after.id, groupName: after.displayName };
   if (before && identityChanged(before, after)) {
@@ -132,7 +132,7 @@ async function markGroupMembers(manager: EntityManager, context: WriteContext, b
   await markUsersDirty(manager, delta.removed, idpTrigger(context, resource, { what: "removed-from-group", ...group }));
 }
 
-export async function replaceGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
+export async function replaceGroup(db: Database, id: string, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
   const { resource, members } = splitGroupBody(body);
   const columns = groupColumns(resource);
   return inIdpTransaction(db, async (manager) => {
@@ -148,7 +148,7 @@ export async function replaceGroup(db: DataSource, id: string, body: unknown, co
   });
 }
 
-export async function patchGroup(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function patchGroup(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { attributeOps, membership } = splitGroupPatch(normalisePatchRequest("Group", body));
   return inIdpTransaction(db, async (manager) => {
     let before: StoredGroup | undefined;
@@ -173,7 +173,7 @@ export async function patchGroup(db: DataSource, id: string, body: unknown, cont
   });
 }
 
-export async function deleteGroup(db: DataSource, id: string, context: WriteContext): Promise<void> {
+export async function deleteGroup(db: Database, id: string, context: WriteContext): Promise<void> {
   await inIdpTransaction(db, async (manager) => {
     const current = await lockIdpGroup(manager, id);
     if (!current) throw notFound(id);

@@ -1,12 +1,12 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { membersOfGroups, type GroupMember } from "../db/idpGroupRepository.js";
 import { searchIdpResources } from "../db/idpSearchRepository.js";
 import type { Page, StoredResource } from "../db/idpUserRepository.js";
 import { BadRequestError } from "../errors.js";
 import { parseFilter, type Filter } from "./filter.js";
-import { filterToSqlAcross, type SqlCondition } from "./filterSql.js";
+import { filterToSqlAcross, type SqlCondition } from "../db/filterSql.js";
 import type { ResourceKind } from "./schemas.js";
-import { sortAcrossToSql } from "./sortSql.js";
+import { sortAcrossToSql } from "../db/sortSql.js";
 import type { ListQuery } from "./userCommands.js";
 
 /**
@@ -28,7 +28,7 @@ function conditions(filter: Filter | undefined): Record<ResourceKind, SqlConditi
   return { User: users, Group: groups };
 }
 
-export async function searchResources(db: DataSource, query: ListQuery, includeMembers: boolean): Promise<Page<SearchHit>> {
+export async function searchResources(db: Database, query: ListQuery, includeMembers: boolean): Promise<Page<SearchHit>> {
   const where = conditions(query.filter === undefined ? undefined : parseFilter(query.filter));
   const sort = query.sort && sortAcrossToSql(query.sort);
   const page = await searchIdpResources(

@@ -1,15 +1,15 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { deleteIdpUser, getIdpUser, insertIdpUser, listIdpUsers, lockIdpUser, updateIdpUser, type Page, type StoredResource } from "../db/idpUserRepository.js";
 import { inIdpTransaction } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
-import { filterToSql } from "./filterSql.js";
+import { filterToSql } from "../db/filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
-import { sortToSql, type SortRequest } from "./sortSql.js";
+import { sortToSql, type SortRequest } from "../db/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 
@@ -28,7 +28,7 @@ function toStoredUser(body: unknown) {
   return { resource, columns: userColumns(resource) };
 }
 
-export async function createUser(db: DataSource, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function createUser(db: Database, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const user = await insertIdpUser(manager, columns, resource);
@@ -39,18 +39,18 @@ export async function createUser(db: DataSource, body: unknown, context: WriteCo
   return stored;
 }
 
-export async function getUser(db: DataSource, id: string): Promise<StoredResource> {
+export async function getUser(db: Database, id: string): Promise<StoredResource> {
   const user = await getIdpUser(db, id);
   if (!user) throw notFound(id);
   return user;
 }
 
-export async function listUsers(db: DataSource, query: ListQuery): Promise<Page<StoredResource>> {
+export async function listUsers(db: Database, query: ListQuery): Promise<Page<StoredResource>> {
   const where = query.filter === undefined ? undefined : filterToSql("User", parseFilter(query.filter));
   return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
 
-export async function replaceUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function replaceUser(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const current = await lockIdpUser(manager, id);
@@ -64,7 +64,7 @@ export async function replaceUser(db: DataSource, id: string, body: unknown, con
   return stored;
 }
 
-export async function patchUser(db: DataSource, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function patchUser(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const current = await lockIdpUser(manager, id);
@@ -80,7 +80,7 @@ export async function patchUser(db: DataSource, id: string, body: unknown, conte
   return stored;
 }
 
-export async function deleteUser(db: DataSource, id: string, context: WriteContext): Promise<void> {
+export async function deleteUser(db: Database, id: string, context: WriteContext): Promise<void> {
   await inIdpTransaction(db, async (manager) => {
     if (context.ifMatch) {
       const current = await lockIdpUser(manager, id);

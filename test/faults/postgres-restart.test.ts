@@ -2,9 +2,9 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDataSource } from "../../src/db/dataSource.js";
+import { openDatabase } from "../../src/db/dataSource.js";
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
@@ -28,7 +28,7 @@ describe("PostgreSQL restarted under a running connector", () => {
   let dir: string;
   let port: number;
   let pg: EmbeddedDatabase | undefined;
-  let db: DataSource;
+  let db: Database;
   let emulator: RunningEmulator;
   let connector: ConnectorProcess;
   let idp: ResilientIdp;
@@ -60,7 +60,7 @@ describe("PostgreSQL restarted under a running connector", () => {
       RECONCILE_POLL_MS: "100",
       QUARANTINE_COOLING_SECONDS: "1",
     });
-    db = await createDataSource({ url: pg.url, poolSize: 3, applicationName: TEST_CONNECTION_NAME });
+    db = await openDatabase({ url: pg.url, poolSize: 3, applicationName: TEST_CONNECTION_NAME });
     idp = new ResilientIdp(() => connector.url, IDP_TOKEN);
     etl = new EtlWriter(db, emails);
   });
@@ -68,7 +68,7 @@ describe("PostgreSQL restarted under a running connector", () => {
     await etl?.stop();
     await connector?.kill("SIGKILL");
     await emulator?.close();
-    if (db?.isInitialized) await db.destroy().catch(() => undefined);
+    if (db?.isOpen) await db.close().catch(() => undefined);
     await pg?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });

@@ -114,14 +114,14 @@ describe("change pickup", () => {
     await upsertEmailStates(t.db, [["a@x.io", "subscribed"]]);
     const claimId = crypto.randomUUID();
     const [row] = await claimPendingChanges(t.db, { kind: "email", claimId, limit: 10, now, leaseMs: 60_000 });
-    const etl = t.db.createQueryRunner();
-    await etl.connect();
-    await etl.startTransaction();
-    await etl.query(`UPDATE mirror.email_subscription_states SET subscription_state = 'unsubscribed'`);
-    const deferred = await settleClaimedChanges(t.db, "email", claimId, [{ key: row.key, version: row.version, outcome: "ack" }], now);
-    expect(deferred).toHaveLength(1);
-    await etl.commitTransaction();
-    await etl.release();
+    const deferred = await t.db.session(async (etl) => {
+      await etl.query("BEGIN");
+      await etl.query(`UPDATE mirror.email_subscription_states SET subscription_state = 'unsubscribed'`);
+      const settled = await settleClaimedChanges(t.db, "email", claimId, [{ key: row.key, version: row.version, outcome: "ack" }], now);
+      expect(settled).toHaveLength(1);
+      await etl.query("COMMIT");
+      return settled;
+    });
     // Retried after the commit: the version moved on, so the key is released for the newer value.
     expect(await settleClaimedChanges(t.db, "email", claimId, deferred, now)).toEqual([]);
     const [next] = await claimPendingChanges(t.db, { kind: "email", claimId: crypto.randomUUID(), limit: 10, now, leaseMs: 60_000 });

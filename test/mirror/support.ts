@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import { ManualClock, type Clock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { HttpTransport } from "../../src/platform/http.js";
@@ -21,7 +21,7 @@ export class WireRecorder {
 }
 
 export function makeWorker(
-  db: DataSource,
+  db: Database,
   emulator: RunningEmulator,
   options: Partial<MirrorSyncWorkerOptions> & { clock?: Clock; recorder?: WireRecorder; apiKeys?: Record<string, string> } = {},
 ): MirrorSyncWorker {
@@ -47,7 +47,7 @@ export async function requestCounts(emulator: RunningEmulator): Promise<Record<s
 export { startEmulator };
 
 /** ETL-style bulk upsert of email states in one statement. */
-export async function upsertEmailStates(db: DataSource, rows: readonly [string, string][]): Promise<void> {
+export async function upsertEmailStates(db: Database, rows: readonly [string, string][]): Promise<void> {
   for (let i = 0; i < rows.length; i += 5_000) {
     const slice = rows.slice(i, i + 5_000);
     await db.query(
@@ -59,7 +59,7 @@ export async function upsertEmailStates(db: DataSource, rows: readonly [string, 
   }
 }
 
-export async function pendingCount(db: DataSource, kind?: string): Promise<number> {
+export async function pendingCount(db: Database, kind?: string): Promise<number> {
   const [row]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM mirror_sync.pending WHERE $1::text IS NULL OR kind = $1`, [kind ?? null]);
   return row.n;
 }

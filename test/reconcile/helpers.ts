@@ -1,5 +1,5 @@
 import request from "supertest";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import { emulatorState, emulatorStats, type Stack } from "../support/stack.js";
 
 /** Shared helpers for the reconciler's behaviour tests (end state of the world, not call order). */
@@ -29,7 +29,7 @@ export function platformScim(emulatorUrl: string) {
 }
 
 /** The IdP user id of a userName (tests look users up the way an admin would). */
-export async function idpUserId(db: DataSource, userName: string): Promise<string> {
+export async function idpUserId(db: Database, userName: string): Promise<string> {
   const rows: { id: string }[] = await db.query(`SELECT id FROM idp_users WHERE lower(user_name) = lower($1)`, [userName]);
   if (!rows[0]) throw new Error(`no IdP user ${userName}`);
   return rows[0].id;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getUserForReconcile, listIdpUserIds, listUserIdsInGroupsNamed, listUsersWithGroups } from "../../src/db/idpReconcileRepository.js";
+import { getUserForReconcile, listIdpUserIds, listUserIdsInGroupsNamed, listUsersWithGroups } from "../../src/db/idpUserRepository.js";
 import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harness.js";
 
 /** The read side the reconciler uses: one user with their groups, and batches for resyncs. */

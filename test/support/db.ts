@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import { inject } from "vitest";
-import { createDataSource } from "../../src/db/dataSource.js";
+import { openDatabase } from "../../src/db/dataSource.js";
 import { withDatabase } from "./globalSetup.js";
 
 /**
@@ -12,7 +12,7 @@ import { withDatabase } from "./globalSetup.js";
 /** The harness's own connections, told apart from the connector's roles (CONNECTION_NAMES). */
 export const TEST_CONNECTION_NAME = "scim-connector-test";
 
-export type TestDatabase = { url: string; db: DataSource; drop(): Promise<void> };
+export type TestDatabase = { url: string; db: Database; drop(): Promise<void> };
 
 export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = inject("adminDatabaseUrl");
@@ -20,12 +20,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `scim_test_${template.split("_").pop()}_${randomBytes(6).toString("hex")}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   const url = withDatabase(adminUrl, name);
-  const db = await createDataSource({ url, poolSize: 10, applicationName: TEST_CONNECTION_NAME });
+  const db = await openDatabase({ url, poolSize: 10, applicationName: TEST_CONNECTION_NAME });
   return {
     url,
     db,
     async drop() {
-      if (db.isInitialized) await db.destroy();
+      if (db.isOpen) await db.close();
       await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };

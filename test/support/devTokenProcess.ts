@@ -2,12 +2,12 @@
 // `node --import tsx test/support/devTokenProcess.ts <databaseUrl> <dataDir>` prints the token
 // that process would put in its banner. Used by test/security/devToken.test.ts.
 import { ensureDevScimToken } from "../../src/cli/boot.js";
-import { createDataSource } from "../../src/db/dataSource.js";
+import { openDatabase } from "../../src/db/dataSource.js";
 
 const [databaseUrl, dataDir] = process.argv.slice(2);
-const db = await createDataSource({ url: databaseUrl!, poolSize: 2, applicationName: "scim-connector-test" });
+const db = await openDatabase({ url: databaseUrl!, poolSize: 2, applicationName: "scim-connector-test" });
 try {
   process.stdout.write(`${await ensureDevScimToken(db, dataDir!)}\n`);
 } finally {
-  await db.destroy();
+  await db.close();
 }

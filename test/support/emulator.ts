@@ -5,7 +5,7 @@ import type { EmulatorState } from "../../src/emulator/state.js";
  * tests compare it with. No vitest import here, so the benches can use it too.
  */
 
-/** Anything that runs SQL and returns rows (a TypeORM DataSource). */
+/** Anything that runs SQL and returns rows: the `Database` facade or a `Queryable` (src/db/database.ts). */
 export type Sql = { query(sql: string, params?: unknown[]): Promise<any[]> };
 
 /** What `GET /_emulator/state` holds that the tests read: the platform's dashboard users and email states. */

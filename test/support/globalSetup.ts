@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { createDataSource, runMigrations } from "../../src/db/dataSource.js";
+import { openDatabase } from "../../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { browserMustRun, browserPresent, browserSkipMessage } from "./browserPresence.js";
 
@@ -45,9 +45,9 @@ export default async function setup(project: TestProject) {
   await admin.end();
 
   const templateUrl = withDatabase(adminUrl, template);
-  const db = await createDataSource({ url: templateUrl, poolSize: 1, applicationName: "scim-connector-test" }) // TEST_CONNECTION_NAME (support/db.ts);
-  await runMigrations(db);
-  await db.destroy();
+  const db = await openDatabase({ url: templateUrl, poolSize: 1, applicationName: "scim-connector-test" }) // TEST_CONNECTION_NAME (support/db.ts);
+  await db.migrate();
+  await db.close();
 
   project.provide("adminDatabaseUrl", adminUrl);
   project.provide("templateDatabase", template);

@@ -1,5 +1,5 @@
 import { vi } from "vitest";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../src/db/database.js";
 import type { Admission, PlatformQuarantine } from "../../src/platform/quarantine.js";
 
 /**
@@ -34,7 +34,7 @@ export async function waitForAdmissions(watch: { answers: Admission[] }, count: 
 export const quarantineMetric = (family: string) => `scim_connector_platform_quarantined{family="${family}"} 1`;
 
 /** Rows claimed right now: reconciles (claimed_by) or mirror changes (a live claim_id). */
-export async function claimedWork(db: DataSource): Promise<{ reconciles: number; mirror: number }> {
+export async function claimedWork(db: Database): Promise<{ reconciles: number; mirror: number }> {
   const [row] = (await db.query(
     `SELECT (SELECT count(*)::int FROM reconcile_queue WHERE claimed_by IS NOT NULL) AS reconciles,
             (SELECT count(*)::int FROM mirror_sync.pending WHERE claim_id IS NOT NULL AND claimed_until > now()) AS mirror`,

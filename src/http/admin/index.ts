@@ -1,6 +1,6 @@
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../db/database.js";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
@@ -28,7 +28,7 @@ export { can, requireAction, type AdminAction } from "./policy.js";
 
 export type AdminRouterDeps = {
   env: Env;
-  db: DataSource;
+  db: Database;
   clock: Clock;
   sources: AdminDataSources;
   actions: AdminActions;

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../db/database.js";
 import { parseProjection, project, projects } from "../../scim/projection.js";
 import { presentGroup, presentUser } from "../../scim/resources.js";
 import { searchResources } from "../../scim/searchCommands.js";
@@ -7,7 +7,7 @@ import { parseSearchRequest } from "./params.js";
 import { listResponse, sendScim } from "./respond.js";
 
 /** POST /.search at the service root (RFC 7644 3.4.3): Users and Groups in one ListResponse. */
-export function rootSearchRouter({ db, baseUrl, maxPageSize }: { db: DataSource; baseUrl: string; maxPageSize: number }): Router {
+export function rootSearchRouter({ db, baseUrl, maxPageSize }: { db: Database; baseUrl: string; maxPageSize: number }): Router {
   const router = Router();
   router.post("/.search", async (req, res) => {
     const params = parseSearchRequest(req.body, maxPageSize);

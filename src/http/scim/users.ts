@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../db/database.js";
 import { parseProjection, project } from "../../scim/projection.js";
 import { etagOf, presentUser, type StoredRecord } from "../../scim/resources.js";
 import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from "../../scim/userCommands.js";
@@ -7,7 +7,7 @@ import type { WriteContext } from "../../scim/writeContext.js";
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
 import { listResponse, sendScim } from "./respond.js";
 
-export type ScimRouteDeps = { db: DataSource; baseUrl: string; maxPageSize: number };
+export type ScimRouteDeps = { db: Database; baseUrl: string; maxPageSize: number };
 
 export function writeContext(req: Request, res: Response): WriteContext {
   return { requestId: res.locals.requestId as string | undefined, method: req.method, ifMatch: req.get("if-match") };

@@ -1,5 +1,5 @@
 import express, { Router, type NextFunction, type Request, type Response } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
 import { getBudgetStatus } from "../../../db/budgetRepository.js";
@@ -22,9 +22,10 @@ import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
 import { quarantineApiRouter } from "./quarantine.js";
 import { runsApiRouter } from "./runs.js";
+import { isUuid } from "../../../ids.js";
 
 export type AdminApiDeps = {
-  db: DataSource;
+  db: Database;
   clock: Clock;
   adminToken: string | undefined;
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
@@ -134,7 +135,7 @@ function decisionOf(word: string): "approved" | "rejected" {
 }
 
 function assertUuid(id: string): void {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new NotFoundError("No user with that id");
+  if (!isUuid(id)) throw new NotFoundError("No user with that id");
 }
 
 function actorOf(res: Response): string {

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
 import { listParkedChanges, listPushLog, requeueParkedChanges } from "../../../db/mirrorStatusRepository.js";
@@ -17,7 +17,7 @@ import { mirrorStatus } from "../../../mirror/status.js";
  *   POST /mirror/parked/requeue  {"kind"?, "keys"?: [...]} puts parked changes back in line
  */
 
-export type MirrorAdminDeps = { db: DataSource; clock: Clock; onRequeue?: () => void };
+export type MirrorAdminDeps = { db: Database; clock: Clock; onRequeue?: () => void };
 
 const kind = z.enum(["email", "subscription_group", "preference_center"]);
 const logQuery = z.object({ kind: kind.optional(), cursor: z.string().regex(/^\d+$/).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) });

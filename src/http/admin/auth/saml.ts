@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { SAML, ValidateInResponseTo, type Profile, type SamlConfig } from "@node-saml/passport-saml";
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
-import type { DataSource } from "typeorm";
+import type { Database } from "../../../db/database.js";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
@@ -28,7 +28,7 @@ import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js
 const REQUEST_TTL_MS = 10 * 60_000;
 const CLOCK_SKEW_MS = 60_000;
 
-type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository; db: DataSource };
+type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository; db: Database };
 
 class RefusedRole extends Error {}
 

@@ -1,6 +1,7 @@
 import { BadRequestError } from "../errors.js";
-import type { CompareOp, Filter, FilterValue } from "./filter.js";
-import { ENTERPRISE_SCHEMA, resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
+import type { CompareOp, Filter, FilterValue } from "../scim/filter.js";
+import { ENTERPRISE_SCHEMA, resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "../scim/schemas.js";
+import { isUuid } from "../ids.js";
 
 /**
  * Compiles a parsed SCIM filter into a parameterised SQL condition over `idp_users u` or
@@ -48,7 +49,6 @@ const MEMBER_COLUMNS: Columns = {
   type: column("'User'::text", "string", true),
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SAFE_KEY = /^[A-Za-z0-9:._$-]+$/;
 
 function invalid(message: string): BadRequestError {
@@ -228,7 +228,7 @@ class Compiler {
       case "uuid": {
         if (typeof value !== "string") throw invalid(`'${path}' is a string: compare it with a quoted string`);
         // An id that is not a UUID matches nothing; comparing as uuid keeps the primary-key index.
-        if (op === "eq") return UUID.test(value) ? `(${leaf.text} = ${this.param(value)}::uuid)` : "false";
+        if (op === "eq") return isUuid(value) ? `(${leaf.text} = ${this.param(value)}::uuid)` : "false";
         return this.compareText(`${leaf.text}::text`, false, op, value);
       }
       case "complex":

@@ -1,0 +1,130 @@
+import type { DataSource, QueryRunner } from "typeorm";
+
+/**
+ * The one door to PostgreSQL. TypeORM keeps the pool, the migrations and the transactions behind
+ * it; everything outside src/db sees only `Database` and `Queryable`.
+ */
+
+const QUERYABLE: unique symbol = Symbol("Queryable");
+
+/** A row as pg hands it over; callers name its shape, as they would with pg itself. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = any;
+
+/**
+ * Anything that runs SQL: the Database, or the transaction or session handed to a callback. The
+ * brand keeps a raw TypeORM object from passing for one.
+ */
+export interface Queryable {
+  readonly [QUERYABLE]: true;
+  /** The rows the statement returned (none for a statement without RETURNING). */
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** How many rows the statement inserted, updated or deleted. */
+  execute(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+/** pg's query-config shape, for a store library that runs its own statements (rate-limiter-flexible). */
+export type PgQueryConfig = { name?: string; text: string; values?: unknown[] };
+export type PgQueryResult = { rows: unknown[]; rowCount: number | null };
+type PgConnection = { query(config: PgQueryConfig): Promise<PgQueryResult> };
+
+class RunnerQueryable implements Queryable {
+  readonly [QUERYABLE] = true as const;
+  constructor(private readonly runner: QueryRunner) {}
+
+  async query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    const result = await this.runner.query(sql, params ? [...params] : undefined, true);
+    return (result.records ?? []) as T[];
+  }
+
+  async execute(sql: string, params?: readonly unknown[]): Promise<number> {
+    const result = await this.runner.query(sql, params ? [...params] : undefined, true);
+    return result.affected ?? 0;
+  }
+}
+
+export class Database implements Queryable {
+  readonly [QUERYABLE] = true as const;
+
+  constructor(
+    private readonly source: DataSource,
+    /** The pool's `application_name` (CONNECTION_NAMES), as `pg_stat_activity` shows it. */
+    readonly applicationName: string,
+  ) {}
+
+  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.withRunner((q) => q.query<T>(sql, params));
+  }
+
+  execute(sql: string, params?: readonly unknown[]): Promise<number> {
+    return this.withRunner((q) => q.execute(sql, params));
+  }
+
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.source.transaction((manager) => work(new RunnerQueryable(manager.queryRunner!)));
+  }
+
+  /**
+   * Rows of a named prepared statement: PostgreSQL parses and plans `sql` once per connection
+   * instead of once per call. The caller keeps the set of names bounded (each costs connection memory).
+   */
+  async prepared<T = Row>(name: string, sql: string, params: readonly unknown[]): Promise<T[]> {
+    const result = await this.raw({ name, text: sql, values: [...params] });
+    return result.rows as T[];
+  }
+
+  /** Runs `work` on one dedicated connection from the pool (session state: advisory locks, LISTEN, SET). */
+  async session<T>(work: (session: Queryable) => Promise<T>): Promise<T> {
+    const runner = this.source.createQueryRunner();
+    try {
+      await runner.connect();
+      return await work(new RunnerQueryable(runner));
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** A client in pg's own shape over this pool, for libraries that bring their statements (the auth throttle store). */
+  pgClient(): PgConnection {
+    return { query: (config) => this.raw(config) };
+  }
+
+  get isOpen(): boolean {
+    return this.source.isInitialized;
+  }
+
+  async close(): Promise<void> {
+    if (this.source.isInitialized) await this.source.destroy();
+  }
+
+  /** Applies pending migrations, each in its own transaction; the names applied. */
+  async migrate(): Promise<string[]> {
+    const applied = await this.source.runMigrations({ transaction: "each" });
+    return applied.map((m) => m.name);
+  }
+
+  /** True when every known migration has been applied (the readiness check). */
+  async isMigrated(): Promise<boolean> {
+    return !(await this.source.showMigrations());
+  }
+
+  private async raw(config: PgQueryConfig): Promise<PgQueryResult> {
+    const runner = this.source.createQueryRunner();
+    try {
+      const connection = (await runner.connect()) as PgConnection;
+      return await connection.query(config);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async withRunner<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    const runner = this.source.createQueryRunner();
+    try {
+      return await work(new RunnerQueryable(runner));
+    } finally {
+      await runner.release();
+    }
+  }
+}
