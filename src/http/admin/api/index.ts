@@ -11,6 +11,7 @@ import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import { queueStatus } from "../../../reconcile/queueStatus.js";
 import type { FailedAuthThrottle } from "../../authThrottle.js";
+import { accessApiRouter } from "./access.js";
 import { requireAdminToken } from "./auth.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
@@ -97,6 +98,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
     res.json({ result });
   });
 
+  router.use(accessApiRouter(deps));
   for (const extension of deps.extensions ?? []) router.use(extension);
 
   router.use((_req, _res, next) => next(new NotFoundError("No such admin API route")));
