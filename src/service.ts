@@ -116,6 +116,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     publicUrl,
     adminApi: {
       budget,
+      mappingFile: env.MAPPING_FILE,
       reconcileNow: admin.apiReconcileNow,
       extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
     },

@@ -2,7 +2,7 @@ import { Router, type Response } from "express";
 import type { DataSource } from "typeorm";
 import { writeAccessReport } from "../../../admin/access/export.js";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../admin/access/query.js";
-import { accessDifferences, accessPage, accessTotals, decodeCursor } from "../../../admin/access/report.js";
+import { accessDifferences, accessPage, accessTotals, decodeCursor, type AccessReportOptions } from "../../../admin/access/report.js";
 import { BadRequestError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 
@@ -10,9 +10,9 @@ import { log } from "../../../logging/logger.js";
  * GET /access (JSON page, cursor paging; `?format=csv|json` streams the whole report as a file),
  * /access/totals and /access/differences. `?at=` answers as of that moment. Reads the database only.
  */
-export function accessApiRouter(deps: { db: DataSource }): Router {
+export function accessApiRouter(deps: { db: DataSource; mappingFile?: string }): Router {
   const router = Router();
-  const options = { db: deps.db };
+  const options = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
 
   router.get("/access", async (req, res) => {
     const input = parseQuery(req.query);
@@ -42,7 +42,7 @@ function parseQuery(raw: unknown) {
 }
 
 /** Streams the report; a failure after the first byte can only cut the download short (and is logged). */
-export async function sendAccessFile(res: Response, options: { db: DataSource }, query: ReturnType<typeof toAccessQuery>, format: "csv" | "json"): Promise<void> {
+export async function sendAccessFile(res: Response, options: AccessReportOptions, query: ReturnType<typeof toAccessQuery>, format: "csv" | "json"): Promise<void> {
   const stamp = (query.at ?? new Date()).toISOString().slice(0, 10);
   res.setHeader("Content-Disposition", `attachment; filename="access-report-${stamp}.${format}"`);
   res.type(format === "csv" ? "text/csv" : "application/json");

@@ -24,6 +24,8 @@ export type AdminApiDeps = {
   budget: BudgetPolicy;
   /** Provision on demand (jumps the queue, spends budget). */
   reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
+  /** Where the mapping in force was read from (the access report names rules by file and line). */
+  mappingFile?: string;
   /** Extra routers mounted under /admin/api by other capabilities (mirror, runs). */
   extensions?: Router[];
 };
