@@ -3,6 +3,7 @@ import type { DataSource } from "typeorm";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
+import { createAccessReport } from "./admin/access/index.js";
 import { createAdminData } from "./http/admin/data/index.js";
 import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
 import { notificationsApiRouter } from "./http/admin/api/notifications.js";
@@ -120,7 +121,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       reconcileNow: admin.apiReconcileNow,
       extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
     },
-    adminSources: admin.sources,
+    adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,
     metrics,
   });

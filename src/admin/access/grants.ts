@@ -82,5 +82,5 @@ export function grantSince(history: readonly { logId: string; at: Date; after: D
 export function describeReason(reason: GrantReason): string {
   if ("source" in reason) return reason.source === "department-attribute" ? "the IdP's department attribute" : "the mapping's default department";
   const name = reason.rule.description ? `'${reason.rule.description}'` : `#${reason.rule.index + 1}`;
-  return `rule ${name} (${reason.rule.file}:${reason.rule.line}) via ${reason.groups.join(", ")}`;
+  return `rule ${name} (${reason.rule.file.split(/[\\/]/).pop()}:${reason.rule.line}) via ${reason.groups.join(", ")}`;
 }

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from "express";
 import { NotFoundError } from "../../errors.js";
 import { NoData } from "./ui/components/basics.js";
 import { pageContext, renderPage } from "./ui/render.js";
+import { accessRoutes } from "./accessPages.js";
 import { ApprovalsPage } from "./ui/pages/approvals.js";
 import { LOG_PAGE_SIZE, LogPage, parseLogFilter } from "./ui/pages/log.js";
 import { LogEntryPage } from "./ui/pages/logEntry.js";
@@ -71,6 +72,8 @@ export function pagesRouter(sources: AdminDataSources): Router {
       : { errors: ["Mapping preview is not available in this build yet."], changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
     renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, { nav: "mapping" });
   });
+
+  router.use(accessRoutes(sources));
 
   const simple = (path: string, title: string, nav: "approvals" | "runs" | "mirror" | "notifications", render: (req: Request) => Promise<unknown>) =>
     router.get(path, async (req, res) => {

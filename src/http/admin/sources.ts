@@ -1,3 +1,4 @@
+import type { AccessReport } from "../../admin/access/index.js";
 import type { AdminActor } from "./actor.js";
 import type { ApprovalsData } from "./ui/pages/approvals.js";
 import type { LogFilter, LogPageData, LogRow } from "./ui/pages/log.js";
@@ -31,6 +32,8 @@ export type AdminDataSources = {
   runs?(): Promise<RunsData>;
   mirror?(): Promise<MirrorData>;
   notifications?(): Promise<NotificationsData>;
+  /** The access report (src/admin/access/): a page, and the whole report streamed as a file. */
+  access?: AccessReport;
 };
 
 /**

@@ -1,8 +1,8 @@
 import { Router, type Response } from "express";
 import type { DataSource } from "typeorm";
-import { writeAccessReport } from "../../../admin/access/export.js";
+import { createAccessReport, type AccessQuery, type AccessReport } from "../../../admin/access/index.js";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../admin/access/query.js";
-import { accessDifferences, accessPage, accessTotals, decodeCursor, type AccessReportOptions } from "../../../admin/access/report.js";
+import { accessDifferences, accessPage, accessTotals, decodeCursor } from "../../../admin/access/report.js";
 import { BadRequestError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 
@@ -13,11 +13,12 @@ import { log } from "../../../logging/logger.js";
 export function accessApiRouter(deps: { db: DataSource; mappingFile?: string }): Router {
   const router = Router();
   const options = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
+  const report = createAccessReport(deps);
 
   router.get("/access", async (req, res) => {
     const input = parseQuery(req.query);
     const query = toAccessQuery(input);
-    if (input.format) return sendAccessFile(res, options, query, input.format);
+    if (input.format) return sendAccessFile(res, report, query, input.format);
     const cursor = decodeCursor(input.cursor);
     if (input.cursor && !cursor) throw new BadRequestError("cursor: not a cursor this API gave");
     const page = await accessPage(options, query, cursor, input.limit ?? 100);
@@ -42,16 +43,16 @@ function parseQuery(raw: unknown) {
 }
 
 /** Streams the report; a failure after the first byte can only cut the download short (and is logged). */
-export async function sendAccessFile(res: Response, options: AccessReportOptions, query: ReturnType<typeof toAccessQuery>, format: "csv" | "json"): Promise<void> {
+export async function sendAccessFile(res: Response, report: Pick<AccessReport, "export">, query: AccessQuery, format: "csv" | "json"): Promise<void> {
   const stamp = (query.at ?? new Date()).toISOString().slice(0, 10);
   res.setHeader("Content-Disposition", `attachment; filename="access-report-${stamp}.${format}"`);
   res.type(format === "csv" ? "text/csv" : "application/json");
   try {
-    await writeAccessReport(options, query, format, res);
+    await report.export(query, format, res);
     res.end();
   } catch (error) {
     if (!res.headersSent) throw error;
-    log.error("admin-api", "access report export failed midway", { error });
+    log.error("admin", "access report export failed midway", { error });
     res.destroy();
   }
 }

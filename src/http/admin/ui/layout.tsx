@@ -1,13 +1,14 @@
 import type { ComponentChildren } from "preact";
 import type { PageContext } from "./render.js";
 
-export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications";
+export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
   { key: "log", label: "Reconciliation log", path: "/log" },
   { key: "users", label: "Users", path: "/users" },
   { key: "mapping", label: "Mapping", path: "/mapping" },
+  { key: "access", label: "Access review", path: "/access" },
   { key: "approvals", label: "Approvals", path: "/approvals" },
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },

@@ -1,0 +1,29 @@
+import type { Writable } from "node:stream";
+import type { DataSource } from "typeorm";
+import { writeAccessReport } from "./export.js";
+import { accessDifferences, accessPage, accessTotals, decodeCursor, type AccessQuery, type AccessReportOptions } from "./report.js";
+
+export { accessQuerySchema, toAccessQuery, withoutEmpty } from "./query.js";
+export type { AccessQuery, AccessRow } from "./report.js";
+
+export type AccessPageData = {
+  query: AccessQuery;
+  rows: Awaited<ReturnType<typeof accessPage>>["rows"];
+  nextCursor: string | null;
+  totals: Awaited<ReturnType<typeof accessTotals>>;
+  differences: Awaited<ReturnType<typeof accessDifferences>>;
+};
+
+/** The access report for the admin UI: a page (rows, totals, differences) and the streamed export. */
+export function createAccessReport(deps: { db: DataSource; mappingFile?: string }) {
+  const options: AccessReportOptions = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
+  return {
+    async page(query: AccessQuery, cursor: string | undefined, limit: number): Promise<AccessPageData> {
+      const [page, totals, differences] = await Promise.all([accessPage(options, query, decodeCursor(cursor), limit), accessTotals(options, query), accessDifferences(options)]);
+      return { query, rows: page.rows, nextCursor: page.nextCursor, totals, differences };
+    },
+    export: (query: AccessQuery, format: "csv" | "json", out: Writable) => writeAccessReport(options, query, format, out),
+  };
+}
+
+export type AccessReport = ReturnType<typeof createAccessReport>;
