@@ -1,4 +1,7 @@
+import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
@@ -138,6 +141,16 @@ describe("access report against the emulator", () => {
     expect(totals).toContainEqual({ workspace: "EU Production", permission: "basic_access", users: 2 });
     expect(totals).toContainEqual({ workspace: "US Production", permission: "basic_access", users: 1 });
     expect(totals).toContainEqual({ workspace: null, permission: "admin", users: 1 });
+  });
+
+  it("scim-connector access-report prints the same report as of a date, as CSV on stdout", async () => {
+    const root = path.resolve(import.meta.dirname, "../..");
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "access-report", "--at", yesterday.toISOString(), "--workspace", "US Production"], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+    });
+    const lines = stdout.trim().split("\r\n");
+    expect(lines.slice(1).map((l) => l.split(",").slice(0, 5).join(","))).toEqual(["ann@example.com,workspace,US Production,,basic_access", "bob@example.com,workspace,US Production,,basic_access"]);
   });
 
   it("refuses a date that is not ISO 8601", async () => {
