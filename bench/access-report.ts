@@ -19,22 +19,11 @@ import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { listUsersWithGroups } from "../src/db/idpReconcileRepository.js";
 import { swapMappingState } from "../src/db/mappingStateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
+import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
 const { values } = parseArgs({ options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } } });
 const USERS = Number(values.users);
 const GROUPS = Number(values.groups);
-
-const rules = Array.from({ length: 20 }, (_, k) => `
-  - groupPattern: "^Team-${String(k).padStart(2, "0")}"
-    description: Team family ${k}
-    ${k % 4 === 0 ? "department: marketing" : ""}
-    workspaces:
-      - name: Workspace ${k % 5}
-        permissions: [basic_access${k % 2 ? ", export_user_data" : ""}]
-        teams:
-          - name: Team ${k}
-            permissions: [basic_access]`).join("");
-const MAPPING = `department:\n  default: engineering\n  translate: { "Finance & Accounting": finance }\nrules:${rules}\n  - group: Team-499\n    description: Admins\n    companyPermissions: [admin]\n`;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-access-"));
 await chmod(dir, 0o755);
@@ -42,25 +31,11 @@ const pg = await startEmbeddedPostgres(path.join(dir, "pg"), { persistent: false
 try {
   const db = await createDataSource({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
   await runMigrations(db);
-  const mapping = parseMapping(MAPPING, "mapping.yaml");
-  await swapMappingState(db, mapping.hash, MAPPING);
+  const mapping = parseMapping(TEAMS_MAPPING, "mapping.yaml");
+  await swapMappingState(db, mapping.hash, TEAMS_MAPPING);
 
   console.log(`seeding ${USERS.toLocaleString()} users in ${GROUPS} groups, their accounts and their log…`);
-  await db.query(`INSERT INTO idp_groups (display_name, resource) SELECT format('Team-%s', lpad(g::text, 3, '0')), '{}'::jsonb FROM generate_series(0, $1 - 1) g`, [GROUPS]);
-  await db.query(
-    `INSERT INTO idp_users (user_name, active, given_name, family_name, department, resource)
-     SELECT format('user%s@example.com', u), true, format('User%s', u), 'Bench', (ARRAY['Finance & Accounting','marketing',NULL])[1 + u % 3], '{}'::jsonb
-       FROM generate_series(1, $1) u`,
-    [USERS],
-  );
-  await db.query(
-    `INSERT INTO idp_group_members (group_id, user_id)
-     SELECT g.id, u.id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM idp_users) u
-       JOIN (SELECT id, row_number() OVER (ORDER BY display_name) - 1 AS k FROM idp_groups) g
-         ON g.k IN (u.n % $1, (u.n * 7) % $1, (u.n * 13) % $1)
-     ON CONFLICT DO NOTHING`,
-    [GROUPS],
-  );
+  await seedTeamsWorld(db, USERS, GROUPS);
   // What the reconciler would have applied: a create 30 days ago, and an update 10 days ago for every tenth user.
   const created = new Date(Date.now() - 30 * 86_400_000);
   const updated = new Date(Date.now() - 10 * 86_400_000);

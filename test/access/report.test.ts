@@ -6,37 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { waitForQueueEmpty } from "../reconcile/helpers.js";
+import { ACCESS_MAPPING } from "./mapping.js";
 
 /**
  * The access report against the emulator over HTTP: each grant with every rule that gives it,
  * and the report today and as of yesterday equal to what the platform held at those moments
  * (the emulator's state captured then). The clock is a ManualClock moved a day forward.
  */
-
-const MAPPING = (marketingPermissions: string) => `
-department:
-  default: engineering
-rules:
-  - group: Platform Admins
-    description: Platform administrators
-    companyPermissions: [admin]
-  - group: Marketing
-    description: EU marketers
-    department: marketing
-    workspaces:
-      - name: EU Production
-        permissions: [${marketingPermissions}]
-        teams:
-          - name: Lifecycle
-            permissions: [basic_access]
-  - group: Support
-    description: Support agents
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, view_user_profile]
-      - name: US Production
-        permissions: [basic_access]
-`;
 
 type Row = { userName: string; scope: string; workspace: string | null; team: string | null; permission: string; reasons: { rule?: { description: string; line: number; file: string }; groups?: string[] }[]; firstAppliedAt: string | null };
 type PlatformState = Awaited<ReturnType<typeof emulatorState>>;
@@ -79,7 +55,7 @@ describe("access report against the emulator", () => {
   }
 
   beforeAll(async () => {
-    stack = await startStack({ clock, mapping: MAPPING("basic_access, send_campaigns_canvases") });
+    stack = await startStack({ clock, mapping: ACCESS_MAPPING() });
     const api = idp(stack);
     const [ann, bob, cid] = [await api.createUser("ann@example.com"), await api.createUser("bob@example.com"), await api.createUser("cid@example.com")];
     await api.createGroup("Platform Admins", [cid]);
@@ -91,7 +67,7 @@ describe("access report against the emulator", () => {
 
     clock.advance(24 * 3_600_000);
     // A mapping change (marketers lose send_campaigns_canvases) and a group removal (bob leaves Support).
-    await writeFile(stack.mappingFile, MAPPING("basic_access"));
+    await writeFile(stack.mappingFile, ACCESS_MAPPING("basic_access"));
     expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
     await api.patch(`/Groups/${support}`, [{ op: "remove", path: `members[value eq "${bob}"]` }]);
     await waitForQueueEmpty(stack.database.db);

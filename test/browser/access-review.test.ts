@@ -5,37 +5,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { waitForQueueEmpty } from "../reconcile/helpers.js";
 import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
+import { ACCESS_MAPPING } from "../access/mapping.js";
 
 /**
  * The Access review page in chromium: an admin opens it, filters by workspace and downloads the
  * CSV of that view. The screenshot is the one in docs/access-review.md; UPDATE_DOC_SCREENSHOTS=1
  * copies it to docs/images/.
  */
-
-const MAPPING = `
-department:
-  default: engineering
-rules:
-  - group: Platform Admins
-    description: Platform administrators
-    companyPermissions: [admin]
-  - group: Marketing
-    description: EU marketers
-    department: marketing
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, send_campaigns_canvases]
-        teams:
-          - name: Lifecycle
-            permissions: [basic_access]
-  - group: Support
-    description: Support agents
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, view_user_profile]
-      - name: US Production
-        permissions: [basic_access]
-`;
 
 describeInBrowser("Access review page in a browser", () => {
   let browser: Browser;
@@ -44,7 +20,7 @@ describeInBrowser("Access review page in a browser", () => {
 
   beforeAll(async () => {
     browser = await launchBrowser();
-    stack = await startStack({ mapping: MAPPING });
+    stack = await startStack({ mapping: ACCESS_MAPPING() });
     const api = idp(stack);
     const ann = await api.createUser("ann@example.com");
     const bob = await api.createUser("bob@example.com");
