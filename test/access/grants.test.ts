@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeReason, grantKey, grantSince, grantsOf, reasonsFor, type Grant } from "../../src/admin/access/grants.js";
 import { parseMapping } from "../../src/config/mapping.js";
+import { matchingRules } from "../../src/mapping/match.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 
 /** The access report's pure parts: grants of a held user, every rule that gives one, unbroken holding since. */
@@ -46,11 +47,11 @@ describe("reasonsFor", () => {
     ["the department from a rule", g("department", "marketing"), ["rule 'EU marketers' (mapping.yaml:4) via Marketing"]],
     ["nothing gives it any more", g("workspace", "export_user_data"), []],
   ])("%s", (_name, grant, expected) => {
-    expect(reasonsFor(grant, groups, mapping, null).map(describeReason)).toEqual(expected);
+    expect(reasonsFor(grant, matchingRules(groups, mapping), mapping, null).map(describeReason)).toEqual(expected);
   });
   it("a department from the attribute or the default", () => {
-    expect(reasonsFor(g("department", "finance"), [], mapping, "finance").map(describeReason)).toEqual(["the IdP's department attribute"]);
-    expect(reasonsFor(g("department", "engineering"), [], mapping, null).map(describeReason)).toEqual(["the mapping's default department"]);
+    expect(reasonsFor(g("department", "finance"), matchingRules([], mapping), mapping, "finance").map(describeReason)).toEqual(["the IdP's department attribute"]);
+    expect(reasonsFor(g("department", "engineering"), matchingRules([], mapping), mapping, null).map(describeReason)).toEqual(["the mapping's default department"]);
   });
 });
 

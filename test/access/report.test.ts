@@ -129,6 +129,17 @@ describe("access report against the emulator", () => {
     expect(lines.slice(1).map((l) => l.split(",").slice(0, 5).join(","))).toEqual(["ann@example.com,workspace,US Production,,basic_access", "bob@example.com,workspace,US Production,,basic_access"]);
   });
 
+  it("filters by IdP group, team and rule", async () => {
+    const grant = (r: Row) => `${r.userName} ${r.scope} ${r.workspace ?? ""} ${r.permission}`;
+    expect((await wholeReport("&group=support")).map(grant)).toEqual([
+      "ann@example.com workspace EU Production basic_access",
+      "ann@example.com workspace EU Production view_user_profile",
+      "ann@example.com workspace US Production basic_access",
+    ]);
+    expect((await wholeReport("&team=Lifecycle")).map(grant)).toEqual(["ann@example.com team EU Production basic_access", "bob@example.com team EU Production basic_access"]);
+    expect((await wholeReport("&rule=administrators")).map(grant)).toEqual(["cid@example.com company  admin"]);
+  });
+
   it("refuses a date that is not ISO 8601", async () => {
     expect((await adminApi(stack)("/access?at=30%20June")).status).toBe(400);
   });
