@@ -14,23 +14,32 @@ type Db = DataSource | EntityManager;
 const APPLIED = `user_id IS NOT NULL AND ((action IN ('create', 'update', 'adopt', 'deprovision') AND outcome = 'succeeded') OR (action = 'drift' AND outcome = 'enforced'))`;
 
 export type HeldAccount = { userId: string; userName: string; held: DesiredDashboardUser; verifiedAt: Date | null; createdByConnector: boolean };
-export type HeldFilter = { at?: Date; user?: string; workspace?: string };
+/** `permission`, `team` and `group` narrow the accounts (the rows are filtered again by the caller). */
+export type HeldFilter = { at?: Date; user?: string; workspace?: string; permission?: string; team?: string; group?: string };
 export type HeldCursor = { userName: string; userId: string };
 
 type HeldRow = { user_id: string; user_name: string; held: DesiredDashboardUser; verified_at: Date | null; created_by_connector: boolean };
 
-/** The accounts the platform held (now, or at `filter.at`), as one SQL source with the filters applied. */
-function heldSource(filter: HeldFilter, params: unknown[]): string {
+/**
+ * The accounts the platform held (now, or at `filter.at`), as one SQL source with the filters
+ * applied. `afterUserId` narrows the log scan itself (exports as of a moment page by user id).
+ */
+function heldSource(filter: HeldFilter, params: unknown[], afterUserId?: string): string {
   const add = (value: unknown) => `$${params.push(value)}`;
   const source = filter.at
     ? `SELECT user_id, after->>'userName' AS user_name, after AS held, NULL::timestamptz AS verified_at, true AS created_by_connector
-       FROM (SELECT DISTINCT ON (user_id) user_id, after FROM reconcile_log WHERE ${APPLIED} AND at <= ${add(filter.at)} ORDER BY user_id, at DESC, id DESC) s
+       FROM (SELECT DISTINCT ON (user_id) user_id, after FROM reconcile_log WHERE ${APPLIED} AND at <= ${add(filter.at)}
+             ${afterUserId ? `AND user_id > ${add(afterUserId)}::uuid` : ""} ORDER BY user_id, at DESC, id DESC) s
        WHERE after IS NOT NULL`
     : `SELECT user_id, user_name, last_applied AS held, last_verified_at AS verified_at, created_by_connector
        FROM platform_accounts WHERE platform_id IS NOT NULL AND last_applied IS NOT NULL`;
   const where: string[] = [];
   if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
   if (filter.workspace) where.push(`held->'workspaces' @> ${add(JSON.stringify([{ appGroupName: filter.workspace }]))}::jsonb`);
+  if (filter.team) where.push(`jsonb_path_exists(held, '$.workspaces[*].team[*] ? (@.teamName == $t)', jsonb_build_object('t', ${add(filter.team)}::text))`);
+  if (filter.permission) where.push(`jsonb_path_exists(held, 'strict $.** ? (@ == $p)', jsonb_build_object('p', ${add(filter.permission)}::text))`);
+  if (filter.group)
+    where.push(`EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = held.user_id AND lower(g.display_name) = lower(${add(filter.group)}))`);
   return `SELECT * FROM (${source}) held ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
 }
 
@@ -42,6 +51,17 @@ export async function listHeldAccounts(db: Db, filter: HeldFilter, cursor: HeldC
   const source = heldSource(filter, params);
   const after = cursor ? `WHERE (user_name, user_id) > ($${params.push(cursor.userName)}, $${params.push(cursor.userId)}::uuid)` : "";
   const rows: HeldRow[] = await db.query(`SELECT * FROM (${source}) page ${after} ORDER BY user_name, user_id LIMIT $${params.push(limit)}`, params);
+  return rows.map(mapHeld);
+}
+
+/**
+ * Accounts held at `filter.at` in user id order after `afterUserId`: each call reads only the log
+ * of the accounts it returns (the userName order of `listHeldAccounts` needs the whole log).
+ */
+export async function listHeldAccountsById(db: Db, filter: HeldFilter & { at: Date }, afterUserId: string | undefined, limit: number): Promise<HeldAccount[]> {
+  const params: unknown[] = [];
+  const source = heldSource(filter, params, afterUserId);
+  const rows: HeldRow[] = await db.query(`${source} ORDER BY user_id LIMIT $${params.push(limit)}`, params);
   return rows.map(mapHeld);
 }
 
@@ -64,14 +84,19 @@ export type AccessGroup = { displayName: string; externalId: string | null };
 
 /** The IdP users' attributes the mapping reads, and their groups (as they are now). */
 export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<Map<string, { department: string | null; groups: AccessGroup[] }>> {
-  const rows: { id: string; department: string | null; groups: AccessGroup[] | null }[] = await db.query(
-    `SELECT u.id, u.department,
-       (SELECT json_agg(json_build_object('displayName', g.display_name, 'externalId', g.external_id) ORDER BY g.display_name)
-          FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = u.id) AS groups
-     FROM idp_users u WHERE u.id = ANY($1::uuid[])`,
+  const rows: { id: string; department: string | null; display_name: string | null; external_id: string | null }[] = await db.query(
+    `SELECT u.id, u.department, g.display_name, g.external_id
+       FROM idp_users u LEFT JOIN idp_group_members m ON m.user_id = u.id LEFT JOIN idp_groups g ON g.id = m.group_id
+      WHERE u.id = ANY($1::uuid[]) ORDER BY u.id, g.display_name`,
     [userIds],
   );
-  return new Map(rows.map((r) => [r.id, { department: r.department, groups: r.groups ?? [] }]));
+  const facts = new Map<string, { department: string | null; groups: AccessGroup[] }>();
+  for (const r of rows) {
+    let user = facts.get(r.id);
+    if (!user) facts.set(r.id, (user = { department: r.department, groups: [] }));
+    if (r.display_name !== null) user.groups.push({ displayName: r.display_name, externalId: r.external_id });
+  }
+  return facts;
 }
 
 /** The YAML of the mapping in force (every replica records it at boot and on reload). */

@@ -1,5 +1,5 @@
 import type { DepartmentPolicy, MappingRule } from "../../config/mapping.js";
-import { matchingRules, type MappingGroup } from "../../mapping/match.js";
+import type { MappingGroup, RuleMatch } from "../../mapping/match.js";
 import type { DesiredDashboardUser } from "../../mapping/types.js";
 
 /**
@@ -41,12 +41,12 @@ function ruleGives(rule: MappingRule, g: Grant): boolean {
 }
 
 /**
- * Why the user holds `grant` under the mapping in force and their groups now: every rule that
+ * Why the user holds `grant` under the mapping in force and their groups now (`matched`, from
+ * `matchingRules`, computed once per user): every rule that
  * gives it (all of them, not the first). Empty when nothing grants it any more (a past mapping
  * or a past membership did; the report then points at the log entry that applied it).
  */
-export function reasonsFor(grant: Grant, groups: readonly MappingGroup[], mapping: { rules: MappingRule[]; department: DepartmentPolicy; source: string }, departmentAttribute: string | null): GrantReason[] {
-  const matched = matchingRules(groups, mapping);
+export function reasonsFor(grant: Grant, matched: readonly RuleMatch[], mapping: { department: DepartmentPolicy; source: string }, departmentAttribute: string | null): GrantReason[] {
   if (grant.scope === "department") {
     const first = matched.find((m) => m.rule.department !== undefined);
     if (first) return first.rule.department === grant.permission ? [ruleReason(first.rule, first.matches, mapping.source)] : [];

@@ -10,7 +10,8 @@ export type AccessPageData = {
   query: AccessQuery;
   rows: Awaited<ReturnType<typeof accessPage>>["rows"];
   nextCursor: string | null;
-  totals: Awaited<ReturnType<typeof accessTotals>>;
+  /** Only when asked for (`totals`): they count every account. */
+  totals: Awaited<ReturnType<typeof accessTotals>> | null;
   differences: Awaited<ReturnType<typeof accessDifferences>>;
 };
 
@@ -18,8 +19,12 @@ export type AccessPageData = {
 export function createAccessReport(deps: { db: DataSource; mappingFile?: string }) {
   const options: AccessReportOptions = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
   return {
-    async page(query: AccessQuery, cursor: string | undefined, limit: number): Promise<AccessPageData> {
-      const [page, totals, differences] = await Promise.all([accessPage(options, query, decodeCursor(cursor), limit), accessTotals(options, query), accessDifferences(options)]);
+    async page(query: AccessQuery, cursor: string | undefined, limit: number, withTotals = false): Promise<AccessPageData> {
+      const [page, totals, differences] = await Promise.all([
+        accessPage(options, query, decodeCursor(cursor), limit),
+        withTotals ? accessTotals(options, query) : null,
+        accessDifferences(options),
+      ]);
       return { query, rows: page.rows, nextCursor: page.nextCursor, totals, differences };
     },
     export: (query: AccessQuery, format: "csv" | "json", out: Writable) => writeAccessReport(options, query, format, out),

@@ -7,12 +7,15 @@ import {
   listAccessDifferences,
   listAppliedHistory,
   listHeldAccounts,
+  listHeldAccountsById,
   listIdpFacts,
   type AccessDifference,
   type HeldAccount,
   type HeldCursor,
+  type HeldFilter,
 } from "../../db/accessRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
+import { matchingRules } from "../../mapping/match.js";
 import { grantKey, grantSince, grantsOf, reasonsFor, type Grant, type GrantReason } from "./grants.js";
 
 /**
@@ -85,24 +88,36 @@ function rowMatches(row: AccessRow, q: AccessQuery): boolean {
   return true;
 }
 
-/** The rows of a batch of held accounts, per account in order (one query each for history and IdP facts). */
-async function rowsOf(db: DataSource, ctx: Context, accounts: HeldAccount[]): Promise<AccessRow[][]> {
-  if (!accounts.length) return [];
+type Batch = { accounts: HeldAccount[]; history: Awaited<ReturnType<typeof listAppliedHistory>>; idp: Awaited<ReturnType<typeof listIdpFacts>> };
+
+/** The next accounts after `cursor`, with their applied history and IdP facts (one query each). */
+async function fetchBatch(db: DataSource, query: AccessQuery, cursor: HeldCursor | undefined, size: number, byId = false): Promise<Batch> {
+  const filter = heldFilter(query);
+  const accounts = byId && query.at ? await listHeldAccountsById(db, { ...filter, at: query.at }, cursor?.userId, size) : await listHeldAccounts(db, filter, cursor, size);
+  if (!accounts.length) return { accounts, history: new Map(), idp: new Map() };
   const ids = accounts.map((a) => a.userId);
-  const [history, idp] = await Promise.all([listAppliedHistory(db, ids, ctx.query.at), listIdpFacts(db, ids)]);
+  const [history, idp] = await Promise.all([listAppliedHistory(db, ids, query.at), listIdpFacts(db, ids)]);
+  return { accounts, history, idp };
+}
+
+const lastOf = (accounts: HeldAccount[]): HeldCursor => ({ userName: accounts[accounts.length - 1]!.userName, userId: accounts[accounts.length - 1]!.userId });
+
+/** The rows of a batch, per account in order. */
+function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] {
   return accounts.map((account) => {
     const rows: AccessRow[] = [];
     const since = grantSince(history.get(account.userId) ?? []);
     const facts = idp.get(account.userId);
     // Today: the account's own verification; as of a past moment: the last verifying run by then.
     const verified = ctx.query.at ? ctx.verifyingRunAt : account.verifiedAt;
+    const matched = ctx.mapping && facts ? matchingRules(facts.groups, ctx.mapping) : [];
     for (const grant of grantsOf(account.held)) {
       const start = since.get(grantKey(grant));
       const row: AccessRow = {
         ...grant,
         userId: account.userId,
         userName: account.userName,
-        reasons: ctx.mapping && facts ? reasonsFor(grant, facts.groups, ctx.mapping, facts.department) : [],
+        reasons: ctx.mapping && facts ? reasonsFor(grant, matched, ctx.mapping, facts.department) : [],
         firstAppliedAt: start?.since ?? null,
         appliedByLogId: start?.logId ?? null,
         verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
@@ -113,7 +128,12 @@ async function rowsOf(db: DataSource, ctx: Context, accounts: HeldAccount[]): Pr
   });
 }
 
-const BATCH = 500;
+/** What SQL can narrow: "admins everywhere" is the permission `admin`. */
+function heldFilter(q: AccessQuery): HeldFilter {
+  return { ...q, ...(q.admins ? { permission: "admin" } : {}) };
+}
+
+const BATCH = 200;
 /** A page stops scanning after this many accounts, so a rare filter answers quickly (with a cursor). */
 const SCAN_LIMIT = 5_000;
 
@@ -138,9 +158,10 @@ export async function accessPage(options: AccessReportOptions, query: AccessQuer
   const rows: AccessRow[] = [];
   let scanned = 0;
   for (;;) {
-    const batch = Math.min(BATCH, Math.max(limit - rows.length, 20));
-    const accounts = await listHeldAccounts(options.db, query, cursor, batch);
-    const perAccount = await rowsOf(options.db, ctx, accounts);
+    const batch = BATCH;
+    const fetched = await fetchBatch(options.db, query, cursor, batch);
+    const accounts = fetched.accounts;
+    const perAccount = rowsOf(ctx, fetched);
     let used = 0;
     for (; used < accounts.length && rows.length < limit; used++) {
       rows.push(...perAccount[used]!);
@@ -152,17 +173,23 @@ export async function accessPage(options: AccessReportOptions, query: AccessQuer
   }
 }
 
-/** The whole report in batches (for exports): memory stays one batch of accounts. */
-export async function* accessRows(options: AccessReportOptions, query: AccessQuery, batchSize = 2_000): AsyncGenerator<AccessRow[]> {
+/**
+ * The whole report in batches (for exports): memory stays two batches of accounts; the next is
+ * read while one is written. In userName order; as of a past moment, in account id order (each
+ * batch then reads only its own accounts' log).
+ */
+export async function* accessRows(options: AccessReportOptions, query: AccessQuery, batchSize = 1_000): AsyncGenerator<AccessRow[]> {
   const ctx = await context(options, query);
-  let cursor: HeldCursor | undefined;
-  for (;;) {
-    const accounts = await listHeldAccounts(options.db, query, cursor, batchSize);
-    if (!accounts.length) return;
-    yield (await rowsOf(options.db, ctx, accounts)).flat();
-    if (accounts.length < batchSize) return;
-    const last = accounts[accounts.length - 1]!;
-    cursor = { userName: last.userName, userId: last.userId };
+  const byId = query.at !== undefined;
+  let next: Promise<Batch> | undefined = fetchBatch(options.db, query, undefined, batchSize, byId);
+  try {
+    while (next) {
+      const batch: Batch = await next;
+      next = batch.accounts.length === batchSize ? fetchBatch(options.db, query, lastOf(batch.accounts), batchSize, byId) : undefined;
+      if (batch.accounts.length) yield rowsOf(ctx, batch).flat();
+    }
+  } finally {
+    next?.catch(() => undefined); // the consumer stopped early: the read ahead is dropped
   }
 }
 

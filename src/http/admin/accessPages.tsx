@@ -11,7 +11,7 @@ const PAGE_SIZE = 100;
 /** The form as typed: text fields trimmed; `at` from a datetime-local input is read as UTC. */
 function formOf(req: Request): AccessForm {
   const form: AccessForm = {};
-  for (const key of [...ACCESS_FORM_FIELDS, "cursor"] as const) {
+  for (const key of [...ACCESS_FORM_FIELDS, "cursor", "totals"] as const) {
     const v = req.query[key];
     if (typeof v === "string" && v.trim()) form[key] = v.trim().slice(0, 300);
   }
@@ -20,7 +20,7 @@ function formOf(req: Request): AccessForm {
 
 function queryOf(form: AccessForm) {
   const at = form.at && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(form.at) ? `${form.at.length === 16 ? `${form.at}:00` : form.at}Z` : form.at;
-  const parsed = accessQuerySchema.safeParse(withoutEmpty({ ...form, at }));
+  const parsed = accessQuerySchema.safeParse(withoutEmpty({ ...form, at, totals: undefined }));
   if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return toAccessQuery(parsed.data);
 }
@@ -31,7 +31,7 @@ export function accessRoutes(sources: AdminDataSources): Router {
   router.get("/access", async (req, res) => {
     if (!sources.access) throw new NotFoundError("The access report is not available in this build");
     const form = formOf(req);
-    const data = await sources.access.page(queryOf(form), form.cursor, PAGE_SIZE);
+    const data = await sources.access.page(queryOf(form), form.cursor, PAGE_SIZE, form.totals === "1");
     renderPage(res, "Access review", <AccessPage data={data} form={form} ctx={pageContext(req)} />, { nav: "access" });
   });
   router.get(["/access/export.csv", "/access/export.json"], async (req, res) => {

@@ -6,7 +6,7 @@ import { DataTable } from "../components/table.js";
 import type { PageContext } from "../render.js";
 
 /** The form's fields as they arrive (strings; `at` is a datetime-local value, UTC). */
-export type AccessForm = Partial<Record<"at" | "user" | "workspace" | "team" | "permission" | "group" | "rule" | "admins" | "cursor", string>>;
+export type AccessForm = Partial<Record<"at" | "user" | "workspace" | "team" | "permission" | "group" | "rule" | "admins" | "cursor" | "totals", string>>;
 
 export const ACCESS_FORM_FIELDS = ["at", "user", "workspace", "team", "permission", "group", "rule", "admins"] as const;
 
@@ -72,6 +72,11 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
         </nav>
       ) : null}
       <Section title="Totals per workspace × permission">
+        {data.totals === null ? (
+          <p>
+            <a href={link({ totals: "1" })}>Count users per workspace × permission</a> <span class="hint">(reads every account of this view)</span>
+          </p>
+        ) : (
         <DataTable
           rows={data.totals}
           empty="No permission is held."
@@ -81,6 +86,7 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
             { label: "Users", cell: (t) => t.users, numeric: true },
           ]}
         />
+        )}
       </Section>
       <Section title="Differences to explain">
         <DataTable
