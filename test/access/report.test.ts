@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accessRows } from "../../src/admin/access/report.js";
 import { ManualClock } from "../../src/clock.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { waitForQueueEmpty } from "../reconcile/helpers.js";
@@ -138,6 +139,15 @@ describe("access report against the emulator", () => {
     ]);
     expect((await wholeReport("&team=Lifecycle")).map(grant)).toEqual(["ann@example.com team EU Production basic_access", "bob@example.com team EU Production basic_access"]);
     expect((await wholeReport("&rule=administrators")).map(grant)).toEqual(["cid@example.com company  admin"]);
+  });
+
+  it("exports in batches (one account per batch here) the same grants as the pages, now and as of yesterday", async () => {
+    const options = { db: stack.service.db, mappingSource: stack.mappingFile };
+    for (const at of [undefined, yesterday]) {
+      const exported: Row[] = [];
+      for await (const batch of accessRows(options, at ? { at } : {}, 1)) exported.push(...(batch as unknown as Row[]));
+      expect(reportGrants(exported)).toEqual(platformGrants(at ? platformYesterday : platformToday));
+    }
   });
 
   it("refuses a date that is not ISO 8601", async () => {
