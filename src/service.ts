@@ -4,13 +4,10 @@ import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, createDataSource, runMigrations } from "./db/dataSource.js";
 import { createAccessReport } from "./admin/access/index.js";
-import { createAdminData } from "./http/admin/data/index.js";
-import { quarantineApiRouter } from "./http/admin/api/quarantine.js";
-import { notificationsApiRouter } from "./http/admin/api/notifications.js";
-import { runsApiRouter } from "./http/admin/api/runs.js";
+import { createAdminData } from "./admin/index.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
-import { createMirrorSync, mirrorAdminRouter } from "./mirror/index.js";
+import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import { budgetPolicyFromEnv, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
@@ -119,7 +116,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       budget,
       mappingFile: env.MAPPING_FILE,
       reconcileNow: admin.apiReconcileNow,
-      extensions: [runsApiRouter({ ...resyncDeps, budget }), mirrorAdminRouter({ db, clock, onRequeue: () => mirror?.notify() }), quarantineApiRouter(quarantine), notificationsApiRouter(notifications)],
+      resync: resyncDeps,
+      quarantine,
+      notifications,
+      onMirrorRequeue: () => mirror?.notify(),
     },
     adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,

@@ -10,15 +10,26 @@ import path from "node:path";
 
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 
+/**
+ * A free loopback port below Linux's ephemeral range (32768–60999). A port from `listen(0)` is
+ * taken from that range, where any outgoing connection on the machine may take it as its local
+ * port between the moment it is picked and the moment it is bound (a connector restarted on its
+ * old port met EADDRINUSE on a busy machine). Below the range only explicit binds compete.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error("no free port between 20000 and 32000 on 127.0.0.1");
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
+    server.once("error", () => resolve(false));
+    server.listen({ port, host: "127.0.0.1", exclusive: true }, () => server.close(() => resolve(true)));
   });
 }
 

@@ -134,9 +134,13 @@ export async function setPriority(db: Queryable, row: QueueRow, priority: number
   );
 }
 
-/** Drops a row that needs no work, unless it was marked again meanwhile. */
+/**
+ * Drops a row that needs no work, unless it was marked again meanwhile or a live worker holds it.
+ * A claim whose worker died is void here as everywhere: such a row, marked again after the claim,
+ * is listed as unclassified, and skipping it would list it again on every pass, never drained.
+ */
 export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<void> {
-  await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 AND claimed_by IS NULL`, [row.userId, row.generation]);
+  await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 AND ${CLAIMABLE}`, [row.userId, row.generation]);
 }
 
 /**

@@ -19,10 +19,10 @@ export type AppDeps = {
   clock: Clock;
   /** The externally visible base URL (for SCIM `meta.location`), without a trailing slash. */
   publicUrl: string;
-  /** The admin JSON API's collaborators (budget policy, reconcile-now, extensions). */
+  /** The admin JSON API's collaborators (budget policy, reconcile-now, resync, quarantine, notifications, mirror). */
   adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
-  adminSources?: AdminDataSources;
-  adminActions?: AdminActions;
+  adminSources: AdminDataSources;
+  adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
 };

@@ -7,8 +7,7 @@ import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
 import { MirrorSyncWorker, type MirrorSyncWorkerOptions } from "./worker.js";
 
-export { mirrorAdminRouter } from "./adminApi.js";
-export { mirrorLag, mirrorPageData, mirrorStatus } from "./status.js";
+export { mirrorLag, mirrorStatus } from "./status.js";
 export { MirrorSyncWorker } from "./worker.js";
 
 /**

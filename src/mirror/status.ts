@@ -1,9 +1,8 @@
 import type { DataSource } from "typeorm";
 import { lastPushes, listParkedChanges, pendingSummary, type ParkedRow, type PushLogRow } from "../db/mirrorStatusRepository.js";
 import type { MirrorKind } from "../db/mirrorSyncRepository.js";
-import type { MirrorData } from "../http/admin/ui/pages/mirror.js";
 
-/** The mirror sync's status, shaped for the admin JSON API and for the admin UI's pages. */
+/** The mirror sync's status, as the admin JSON API answers it (src/admin/mirror.ts shapes it for the UI). */
 
 export const MIRROR_TABLES: Record<MirrorKind, string> = {
   email: "mirror.email_subscription_states",
@@ -35,30 +34,7 @@ export async function mirrorStatus(db: DataSource, now: Date, parkedLimit = 100)
   return { tables, parked: parked.map((p) => ({ ...p, table: MIRROR_TABLES[p.kind] })), lastPush };
 }
 
-/** For the admin UI's Mirror page (`AdminDataSources.mirror`). */
-export async function mirrorPageData(db: DataSource, now: Date): Promise<MirrorData> {
-  const status = await mirrorStatus(db, now);
-  return {
-    tables: status.tables.map((t) => ({
-      name: t.table,
-      pending: t.pending,
-      lagSeconds: t.oldestPendingSeconds,
-      lastPushAt: t.lastPush ? new Date(t.lastPush.at) : null,
-      state: tableState(t),
-    })),
-    parked: status.parked.map((p) => ({ table: p.table, key: p.key, error: p.reason, parkedAt: new Date(p.parkedAt) })),
-  };
-}
-
 /** For the overview's mirror-lag panel. */
 export async function mirrorLag(db: DataSource, now: Date): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
   return (await pendingSummary(db, now)).map((s) => ({ table: MIRROR_TABLES[s.kind], pending: s.pending, lagSeconds: s.oldestPendingSeconds }));
-}
-
-/** "ok", or what needs a look: parked rows, a last request that failed, or a backlog older than five minutes. */
-export function tableState(t: Pick<MirrorTableStatus, "parked" | "oldestPendingSeconds" | "lastPush">): string {
-  if (t.lastPush && t.lastPush.outcome !== "ok" && t.lastPush.outcome !== "rejected") return `failing (${t.lastPush.outcome})`;
-  if ((t.oldestPendingSeconds ?? 0) > 300) return "lagging";
-  if (t.parked > 0) return "parked rows";
-  return "ok";
 }

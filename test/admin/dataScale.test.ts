@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { parseMapping } from "../../src/config/mapping.js";
-import { createAdminData } from "../../src/http/admin/data/index.js";
+import { previewMapping } from "../../src/admin/mapping.js";
+import { usersPage } from "../../src/admin/users.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { TEST_MAPPING } from "../support/stack.js";
@@ -27,17 +28,11 @@ describe("mapping preview at scale", () => {
   afterAll(async () => database?.drop());
 
   it("searches users by userName prefix, paged", async () => {
-    const { sources } = createAdminData({
-      db: database.db,
-      clock: systemClock,
-      budget: budgetPolicy(5000, 10, "utc-day"),
-      mappings: { current: () => parseMapping(TEST_MAPPING, "m"), sourceText: () => TEST_MAPPING },
-      mappingFile: "m",
-    });
+    const deps = { db: database.db };
     const t0 = Date.now();
-    const first = await sources.users!({ page: 1 }, 50, 0);
-    const found = await sources.users!({ q: "U1999@", page: 1 }, 50, 0);
-    const deep = await sources.users!({ page: 100 }, 50, 99 * 50);
+    const first = await usersPage(deps, { page: 1 }, 50, 0);
+    const found = await usersPage(deps, { q: "U1999@", page: 1 }, 50, 0);
+    const deep = await usersPage(deps, { page: 100 }, 50, 99 * 50);
     console.log(`user search over ${USERS} users: ${Date.now() - t0} ms for three pages`);
     expect(first.rows).toHaveLength(50);
     expect(first.hasNext).toBe(true);
@@ -47,16 +42,10 @@ describe("mapping preview at scale", () => {
 
   it("compares every user under both mappings, and lists only the first changes", async () => {
     const mapping = parseMapping(TEST_MAPPING, "m");
-    const { sources } = createAdminData({
-      db: database.db,
-      clock: systemClock,
-      budget: budgetPolicy(5000, 10, "utc-day"),
-      mappings: { current: () => mapping, sourceText: () => TEST_MAPPING },
-      mappingFile: "m",
-    });
+    const deps = { db: database.db, clock: systemClock, budget: budgetPolicy(5000, 10, "utc-day"), mappings: { current: () => mapping, sourceText: () => TEST_MAPPING } };
     const draft = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]");
     const t0 = Date.now();
-    const preview = await sources.previewMapping!(draft);
+    const preview = await previewMapping(deps, draft);
     console.log(`preview of ${USERS} users: ${Date.now() - t0} ms, ${preview.usersAffected} affected, ${preview.durationLabel}`);
     expect(preview.usersAffected).toBe(USERS / 10);
     expect(preview.changes).toHaveLength(Math.min(500, USERS / 10));

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/config/mapping.js";
-import { chartDays } from "../../src/http/admin/data/overview.js";
-import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/http/admin/data/format.js";
-import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/http/admin/data/permissionTree.js";
-import { reconcileNowReport } from "../../src/http/admin/data/reconcileNow.js";
-import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/http/admin/data/rules.js";
-import { userState } from "../../src/http/admin/data/users.js";
-import { holdSummary } from "../../src/http/admin/data/approvals.js";
-import { nextFiring, runStatus } from "../../src/http/admin/data/runs.js";
+import { chartDays } from "../../src/admin/overview.js";
+import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/admin/format.js";
+import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";
+import { reconcileNowReport } from "../../src/admin/reconcileNow.js";
+import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/rules.js";
+import { userState } from "../../src/admin/users.js";
+import { holdSummary } from "../../src/admin/approvals.js";
+import { nextFiring, runStatus } from "../../src/admin/runs.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { diffDashboardUsers } from "../../src/reconcile/diff.js";
 

@@ -4,6 +4,7 @@ import { systemClock } from "../../src/clock.js";
 import { loadEnv, type Env } from "../../src/config/env.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
+import { sampleSources } from "../browser/sampleData.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** The admin router alone on an express app (as app.ts mounts it), over a fresh test database. */
@@ -11,7 +12,8 @@ export type AdminHarness = { app: Express; env: Env; database: TestDatabase; cal
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
-export async function startAdminHarness(envOverrides: Record<string, string> = {}, sources: AdminDataSources = {}): Promise<AdminHarness> {
+/** Pages read the canned sample data (test/browser/sampleData.ts) unless a test gives its own `sources`. */
+export async function startAdminHarness(envOverrides: Record<string, string> = {}, sources: Partial<AdminDataSources> = {}): Promise<AdminHarness> {
   const database = await createTestDatabase();
   const env = loadEnv({ HOST: "127.0.0.1", PORT: "0", ADMIN_TOKEN, ...envOverrides });
   const calls: AdminHarness["calls"] = [];
@@ -27,12 +29,13 @@ export async function startAdminHarness(envOverrides: Record<string, string> = {
     reject: record("reject"),
     reconcileNow: record("reconcileNow"),
     startResync: record("startResync"),
-    applyMapping: record("applyMapping"),
+    resumeFamily: record("resumeFamily"),
+    sendTestNotification: record("sendTestNotification"),
   };
   const app = express();
   app.set("trust proxy", "loopback");
   app.use(requestContext);
-  app.use("/admin", adminRouter({ env, db: database.db, clock: systemClock, sources, actions }));
+  app.use("/admin", adminRouter({ env, db: database.db, clock: systemClock, sources: { ...sampleSources(), ...sources }, actions }));
   return { app, env, database, calls };
 }
 

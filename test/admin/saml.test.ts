@@ -115,7 +115,7 @@ describe("admin UI SAML sign-in", () => {
     const page = await agent.get("/admin");
     expect(page.text).toContain("badge-role-viewer");
     const csrf = csrfFrom(page.text);
-    for (const path of ["/admin/users/u-1/reconcile", "/admin/approvals/approve", "/admin/approvals/reject", "/admin/runs/resync", "/admin/mapping/apply"]) {
+    for (const path of ["/admin/users/u-1/reconcile", "/admin/approvals/approve", "/admin/approvals/reject", "/admin/runs/resync"]) {
       const res = await agent.post(path).type("form").send({ _csrf: csrf, all: "1", draft: "x" });
       expect([path, res.status]).toEqual([path, 403]);
       expect(res.text).toContain("Your role (viewer) cannot");

@@ -19,7 +19,6 @@ describe("policy", () => {
     ["approve", false, true],
     ["reconcile", false, true],
     ["resync", false, true],
-    ["applyMapping", false, true],
   ])("%s: viewer %s, admin %s", (action, viewer, admin) => {
     expect(can("viewer", action)).toBe(viewer);
     expect(can("admin", action)).toBe(admin);

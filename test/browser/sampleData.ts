@@ -1,3 +1,4 @@
+import { presentRun } from "../../src/admin/runs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
 import type { LogRow } from "../../src/http/admin/ui/pages/log.js";
 
@@ -9,6 +10,31 @@ export function sampleSources(): AdminDataSources {
     { id: "2", at: new Date("2026-11-20T09:10:00Z"), userName: "bob@example.com", action: "deprovision", outcome: "held", trigger: "deactivated in the IdP", platformStatus: null, callsSpent: 0, actor: null },
     { id: "3", at: new Date("2026-11-20T08:55:00Z"), userName: "cy@example.com", action: "create", outcome: "failed", trigger: "mapping change: rule Engineers get Product, line 12", platformStatus: 500, callsSpent: 1, actor: null },
   ];
+  const run = presentRun(
+    {
+      id: "r1",
+      status: "succeeded",
+      phase: "verify",
+      dryRun: false,
+      verify: true,
+      trigger: "cron",
+      actor: null,
+      startedAt: new Date("2026-11-20T02:00:00Z"),
+      finishedAt: new Date("2026-11-20T02:40:00Z"),
+      cursor: null,
+      orphanCursor: null,
+      usersTotal: 1200,
+      usersEvaluated: 1200,
+      usersQueued: 3,
+      verifyTotal: 900,
+      verified: 900,
+      drifted: 2,
+      callsSpent: 902,
+      planSummary: {},
+      error: null,
+    },
+    null,
+  );
   return {
     overview: async () => ({
       budget: { used: 1250, reserve: 500, limit: 5000, resetsAt: new Date("2026-11-21T00:00:00Z") },
@@ -21,6 +47,9 @@ export function sampleSources(): AdminDataSources {
       queueEta: "about 6 hours at today's pace",
       failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],
       held: { deprovisions: 2, emailChanges: 1 },
+      mirrorLag: [{ table: "mirror.email_subscription_states", pending: 12, lagSeconds: 40 }],
+      lastRuns: [run],
+      quarantine: [],
     }),
     log: async () => ({ rows, hasNext: false, actions: ["create", "update", "deprovision"], outcomes: ["succeeded", "failed", "held"], triggers: ["idp", "mapping", "resync"] }),
     logEntry: async (id) =>
@@ -70,7 +99,13 @@ export function sampleSources(): AdminDataSources {
             log: rows.slice(0, 1),
           }
         : undefined,
-    mapping: async () => ({ file: "config/mapping.yaml", source: "rules:\n  - name: engineers\n", rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }] }),
+    mapping: async () => ({
+      file: "config/mapping.yaml",
+      source: "rules:\n  - name: engineers\n",
+      rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }],
+      applyInstructions: "Mappings are applied by editing MAPPING_FILE.",
+    }),
+    notifications: async () => ({ channels: [], outbox: [] }),
     previewMapping: async (draft) =>
       draft.includes("bad")
         ? { errors: ["rules[0].group: is required"], changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" }
@@ -81,10 +116,7 @@ export function sampleSources(): AdminDataSources {
             estimatedCalls: 1,
             durationLabel: "within today's budget",
           },
-    runs: async () => ({
-      runs: [{ id: "r1", startedAt: new Date("2026-11-20T02:00:00Z"), finishedAt: new Date("2026-11-20T02:40:00Z"), status: "finished", evaluated: 1200, usersTotal: 1200, queued: 3, verified: 900, verifyTotal: 900, drift: 2, callsSpent: 902, eta: null }],
-      nextRunAt: new Date("2026-11-21T02:00:00Z"),
-    }),
+    runs: async () => ({ runs: [run], nextRunAt: new Date("2026-11-21T02:00:00Z") }),
     mirror: async () => ({
       tables: [{ name: "email_subscriptions", pending: 12, lagSeconds: 40, lastPushAt: new Date("2026-11-20T09:00:00Z"), state: "ok" }],
       parked: [{ table: "email_subscriptions", key: "ada@example.com", error: "400 invalid email", parkedAt: new Date("2026-11-20T08:00:00Z") }],

@@ -46,6 +46,9 @@ describe("pooled database connections terminated mid-work", () => {
     // For at least 3 s, and until both workers have lost a connection while holding work, cut every
     // connection of the connector's pools that is running a statement: not the reconcile lease
     // (it holds the claims' advisory lock), not the test's own (TEST_CONNECTION_NAME) and not this one.
+    // The mirror worker's are cut only while it holds claimed changes (observed in the same statement,
+    // in a statement or inside its settling transaction): cutting its claims before it held any only
+    // sent it into its growing backoff, and a run could end without it ever holding work when cut.
     // The same statement reads what was held at that moment: reconciles claimed and mirror changes
     // under a live claim.
     const terminated = new Map<string, number>();
@@ -55,12 +58,13 @@ describe("pooled database connections terminated mid-work", () => {
       const { rows } = await killer.query<{ role: string; ok: boolean; claimed_reconciles: number; claimed_mirror: number }>(
         `WITH held AS (
            SELECT (SELECT count(*)::int FROM reconcile_queue WHERE claimed_by IS NOT NULL) AS claimed_reconciles,
-                  (SELECT count(*)::int FROM mirror_sync.pending WHERE claim_id IS NOT NULL AND claimed_until > now()) AS claimed_mirror)
+                  (SELECT count(*)::int FROM mirror_sync.pending WHERE claim_id IS NOT NULL AND claimed_until > clock_timestamp()) AS claimed_mirror)
          SELECT a.application_name AS role, pg_terminate_backend(a.pid) AS ok, held.claimed_reconciles, held.claimed_mirror
            FROM pg_stat_activity a, held
-          WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.state = 'active'
-            AND a.application_name = ANY($1)`,
-        [[CONNECTION_NAMES.http, CONNECTION_NAMES.reconcileWorker, CONNECTION_NAMES.mirrorWorker, CONNECTION_NAMES.scheduler]],
+          WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+            AND ((a.state = 'active' AND a.application_name = ANY($1))
+              OR (a.state IN ('active', 'idle in transaction') AND a.application_name = $2 AND held.claimed_mirror > 0))`,
+        [[CONNECTION_NAMES.http, CONNECTION_NAMES.reconcileWorker, CONNECTION_NAMES.scheduler], CONNECTION_NAMES.mirrorWorker],
       );
       for (const row of rows.filter((r) => r.ok)) {
         terminated.set(row.role, (terminated.get(row.role) ?? 0) + 1);

@@ -53,7 +53,6 @@ const PATHS = [
   "/admin/runs/resync",
   "/admin/mapping",
   "/admin/mapping/preview",
-  "/admin/mapping/apply",
   "/admin/mirror",
   "/admin/quarantine/resume",
   "/admin/nope/../../etc/passwd",

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { claimPendingChanges, recordPushes, settleClaimedChanges } from "../../src/db/mirrorSyncRepository.js";
 import { AppError } from "../../src/errors.js";
-import { mirrorAdminRouter } from "../../src/mirror/adminApi.js";
+import { mirrorAdminRouter } from "../../src/http/admin/api/mirror.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { upsertEmailStates } from "./support.js";
 

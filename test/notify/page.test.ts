@@ -16,8 +16,9 @@ describe("Notifications page for a viewer", () => {
   let h: AdminHarness;
   let idp: IdpKeys;
 
-  // Filled once the harness's database exists; the admin router reads its sources per request.
-  const sources: AdminDataSources = {};
+  // Set once the harness's database exists; the admin router reads its sources per request.
+  let status: AdminDataSources["notifications"] = () => Promise.reject(new Error("not ready"));
+  const sources: Partial<AdminDataSources> = { notifications: () => status() };
 
   beforeAll(async () => {
     idp = makeIdpKeys("test-idp");
@@ -31,7 +32,7 @@ describe("Notifications page for a viewer", () => {
     const env = loadEnv({ NOTIFY_WEBHOOK_URL: `https://hooks.example.test/in/${HOOK_TOKEN}` });
     const notifications = createNotifications({ env, db: h.database.db, clock: systemClock, publicUrl: "", channels: channelsFromEnv(env) });
     await notifications.sendTest("webhook", "ada@example.com"); // one message in the outbox, never sent (no deliverer here)
-    sources.notifications = notifications.status;
+    status = () => notifications.status();
   });
   afterAll(async () => h?.database.drop());
 

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dropIfUnchanged, listUnclassified, markUsersDirty } from "../../src/db/reconcileQueueRepository.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { claimNext, dropIfUnchanged, listUnclassified, markUsersDirty, setPriority } from "../../src/db/reconcileQueueRepository.js";
+import { WorkerLease } from "../../src/db/workerLease.js";
+import { PRIORITY } from "../../src/reconcile/planner.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /**
@@ -38,5 +40,49 @@ describe("reconcile queue generations", () => {
     await mark(userId);
     await dropIfUnchanged(database.db, seen!);
     expect(await rowsFor(userId)).toHaveLength(1);
+  });
+
+  /**
+   * Regression (the SIGKILL trials): a worker claimed a row and died mid-reconcile; the IdP marked
+   * the user again meanwhile (its request re-sent), so the row was unclassified under a void claim.
+   * The next classification found nothing to do, but the drop skipped every row with a claim, dead
+   * or alive: the row stayed, was listed as unclassified on every pass, and the queue never drained.
+   */
+  it("a row re-marked under a dead worker's claim is dropped when it needs nothing", async () => {
+    const userId = randomUUID();
+    await mark(userId);
+    const [unclassified] = (await listUnclassified(database.db, 100)).filter((r) => r.userId === userId);
+    await setPriority(database.db, unclassified!, PRIORITY.update, "update");
+    const dying = new WorkerLease(database.url, []);
+    await dying.start();
+    const claimed = await claimNext(database.db, dying.id, new Date(), PRIORITY.verify);
+    expect(claimed?.userId).toBe(userId);
+    await mark(userId); // the IdP re-sends the change while the reconcile is in flight
+    await dying.stop(); // the worker dies before completing: its lease (and so its claim) is gone
+    // The lock goes when the server has ended the lease's session, a moment after the client closed.
+    const seen = await vi.waitFor(async () => {
+      const [row] = (await listUnclassified(database.db, 100)).filter((r) => r.userId === userId);
+      expect(row, "a void claim does not hide the row from classification").toBeDefined();
+      return row!;
+    });
+    await dropIfUnchanged(database.db, seen); // the planner: already applied, nothing to do
+    expect(await rowsFor(userId)).toHaveLength(0);
+  });
+
+  it("a row claimed by a live worker is never dropped by a classification that read it before the claim", async () => {
+    const userId = randomUUID();
+    await mark(userId);
+    const [seenByA] = (await listUnclassified(database.db, 100)).filter((r) => r.userId === userId);
+    const [seenByB] = (await listUnclassified(database.db, 100)).filter((r) => r.userId === userId);
+    await setPriority(database.db, seenByA!, PRIORITY.update, "update");
+    const live = new WorkerLease(database.url, []);
+    await live.start();
+    try {
+      expect((await claimNext(database.db, live.id, new Date(), PRIORITY.verify))?.userId).toBe(userId);
+      await dropIfUnchanged(database.db, seenByB!); // loop B's stale "nothing to do"
+      expect(await rowsFor(userId)).toHaveLength(1);
+    } finally {
+      await live.stop();
+    }
   });
 });

@@ -143,8 +143,9 @@ export async function waitForQuiet(db: Sql, timeoutMs = 60_000): Promise<void> {
     if (row.queue === 0 && row.mirror === 0) return;
     if (Date.now() > deadline) {
       const rows = await db.query(
-        `SELECT q.user_id, u.user_name, q.priority, q.action, q.attempts, q.not_before, q.claimed_by, q.last_error FROM reconcile_queue q
-           LEFT JOIN idp_users u ON u.id = q.user_id WHERE q.parked_at IS NULL LIMIT 5`,
+        `SELECT q.user_id, u.user_name, q.priority, q.action, q.attempts, q.not_before, q.claimed_by, q.claimed_at, q.last_error,
+                q.claimed_by IN (SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND classid = 4242 AND objsubid = 2 AND granted) AS lease_live
+           FROM reconcile_queue q LEFT JOIN idp_users u ON u.id = q.user_id WHERE q.parked_at IS NULL LIMIT 5`,
       );
       throw new Error(`not quiet after ${timeoutMs} ms: ${row.queue} reconcile rows, ${row.mirror} mirror changes; ${JSON.stringify(rows)}`);
     }

@@ -17,15 +17,13 @@ export function actionsRouter(actions: AdminActions): Router {
     path: string,
     action: AdminAction,
     name: keyof AdminActions,
-    run: (req: Request) => Promise<string> | undefined,
+    run: (req: Request) => Promise<string>,
     back: (req: Request) => string,
   ) =>
     router.post(path, requireAction(action), async (req: Request, res: Response) => {
       const actor = req.adminActor!;
-      const result = run(req);
-      if (!result) throw new AppError(`This action (${name}) is not available in this build yet`, 501);
       try {
-        const message = await result;
+        const message = await run(req);
         log.info("admin", "admin action", { action: name, actor: actorForLog(actor.name), role: actor.role, via: actor.via });
         req.session.flash = { kind: "ok", text: message };
       } catch (error) {
@@ -44,36 +42,29 @@ export function actionsRouter(actions: AdminActions): Router {
     return (Array.isArray(ids) ? ids : ids === undefined ? [] : [ids]).map(String).filter(Boolean);
   };
 
-  handle("/approvals/approve", "approve", "approve", (req) => actions.approve?.(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
-  handle("/approvals/reject", "approve", "reject", (req) => actions.reject?.(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
+  handle("/approvals/approve", "approve", "approve", (req) => actions.approve(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
+  handle("/approvals/reject", "approve", "reject", (req) => actions.reject(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
   handle(
     "/users/:id/reconcile",
     "reconcile",
     "reconcileNow",
-    (req) => actions.reconcileNow?.(String(req.params.id), req.adminActor!),
+    (req) => actions.reconcileNow(String(req.params.id), req.adminActor!),
     (req) => `${base(req)}/users/${encodeURIComponent(String(req.params.id))}`,
   );
   handle(
     "/quarantine/:family/resume",
     "resume",
     "resumeFamily",
-    (req) => actions.resumeFamily?.(String(req.params.family), req.adminActor!),
+    (req) => actions.resumeFamily(String(req.params.family), req.adminActor!),
     (req) => base(req),
   );
   handle(
     "/notifications/test/:channel",
     "notifyTest",
     "sendTestNotification",
-    (req) => actions.sendTestNotification?.(String(req.params.channel), req.adminActor!),
+    (req) => actions.sendTestNotification(String(req.params.channel), req.adminActor!),
     (req) => `${base(req)}/notifications`,
   );
-  handle("/runs/resync", "resync", "startResync", (req) => actions.startResync?.(req.adminActor!), (req) => `${base(req)}/runs`);
-  handle(
-    "/mapping/apply",
-    "applyMapping",
-    "applyMapping",
-    (req) => actions.applyMapping?.(String(body(req).draft ?? ""), req.adminActor!),
-    (req) => `${base(req)}/mapping`,
-  );
+  handle("/runs/resync", "resync", "startResync", (req) => actions.startResync(req.adminActor!), (req) => `${base(req)}/runs`);
   return router;
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
+import { ForbiddenError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
-import { renderMessagePage } from "./ui/render.js";
 
 /**
  * Synchronizer-token CSRF protection: one random token per session, sent back by every form as
@@ -17,19 +17,15 @@ export function csrfToken(req: Request): string {
   return req.session.csrfToken;
 }
 
-export function verifyCsrf(req: Request, res: Response, next: NextFunction): void {
+/** A missing or wrong token is a ForbiddenError, which the UI's error page (index.ts) renders. */
+export function verifyCsrf(req: Request, _res: Response, next: NextFunction): void {
   if (SAFE_METHODS.has(req.method)) return next();
   const expected = req.session?.csrfToken;
   const body = req.body as Record<string, unknown> | undefined;
   const presented = typeof body?._csrf === "string" ? body._csrf : req.get("x-csrf-token");
   if (expected && presented && sameToken(expected, presented)) return next();
   log.warn("admin", "csrf check failed", { method: req.method, path: req.path, hadSessionToken: Boolean(expected) });
-  renderMessagePage(
-    res,
-    403,
-    "Form expired",
-    "This form could not be verified (it may be stale or come from another site). Nothing was changed. Go back, reload the page and try again.",
-  );
+  next(new ForbiddenError("This form could not be verified (it may be stale or come from another site). Nothing was changed. Go back, reload the page and try again."));
 }
 
 function sameToken(a: string, b: string): boolean {

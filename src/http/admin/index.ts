@@ -30,8 +30,8 @@ export type AdminRouterDeps = {
   env: Env;
   db: DataSource;
   clock: Clock;
-  sources?: AdminDataSources;
-  actions?: AdminActions;
+  sources: AdminDataSources;
+  actions: AdminActions;
   metrics?: AuthThrottleMetrics;
 };
 
@@ -95,8 +95,8 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.post("/{*path}", formBody("2mb"));
   router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
   router.use(verifyCsrf);
-  router.use(pagesRouter(deps.sources ?? {}));
-  router.use(actionsRouter(deps.actions ?? {}));
+  router.use(pagesRouter(deps.sources));
+  router.use(actionsRouter(deps.actions));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);
   return router;
@@ -135,7 +135,7 @@ function adminErrorPage(error: unknown, req: Request, res: Response, next: NextF
   if (res.headersSent) return next(error);
   const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
   if (error instanceof AppError && error.status < 500) return renderMessagePage(res, error.status, titleFor(error.status), error.message);
-  if (error instanceof AppError && error.status === 501) return renderMessagePage(res, 501, "Not available yet", error.message);
+  if (error instanceof AppError && error.status === 503) return renderMessagePage(res, 503, "Not available", error.message);
   // body-parser's errors (too large, malformed) carry a 4xx status.
   if (typeof status === "number" && status >= 400 && status < 500) {
     return renderMessagePage(res, status, titleFor(status), "The request could not be read.");

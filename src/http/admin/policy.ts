@@ -5,15 +5,15 @@ import { renderMessagePage } from "./ui/render.js";
 
 /**
  * Every admin UI authorization rule lives here. A viewer reads; an admin also approves held
- * changes, reconciles on demand, starts resyncs, applies mappings, resumes quarantined families
+ * changes, reconciles on demand, starts resyncs, resumes quarantined families
  * and sends test notifications.
  */
 
-export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "applyMapping" | "resume" | "notifyTest";
+export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "resume" | "notifyTest";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read"]),
-  admin: new Set(["read", "approve", "reconcile", "resync", "applyMapping", "resume", "notifyTest"]),
+  admin: new Set(["read", "approve", "reconcile", "resync", "resume", "notifyTest"]),
 };
 
 export function can(role: AdminRole | undefined, action: AdminAction): boolean {
@@ -50,7 +50,6 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   approve: "approve or reject held changes",
   reconcile: "reconcile users on demand",
   resync: "start a full resync",
-  applyMapping: "apply a mapping",
   resume: "resume a quarantined platform family",
   notifyTest: "send test notifications",
 };

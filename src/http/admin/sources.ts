@@ -11,28 +11,27 @@ import type { RunsData } from "./ui/pages/runs.js";
 import type { UserDetail, UsersPageData, UsersQuery } from "./ui/pages/users.js";
 
 /**
- * Where the admin UI's pages get their data, and what its buttons do. The reconciler, mirror
- * sync and resync jobs provide these; a page whose source is missing says its data does not
- * exist in this build, and a missing action answers 501. Throw AppErrors (NotFoundError,
- * BadRequestError…) for the user's mistakes: they become clear pages with that status.
+ * Where the admin UI's pages get their data, and what its buttons do: `createAdminData`
+ * (src/admin/) provides every one. Throw AppErrors (NotFoundError, BadRequestError…) for the
+ * user's mistakes: they become clear pages with that status.
  */
 export type AdminDataSources = {
-  overview?(): Promise<OverviewData>;
+  overview(): Promise<OverviewData>;
   /** One page of the log: `offset` = (filter.page − 1) × limit; set hasNext by fetching one more. */
-  log?(filter: LogFilter, limit: number, offset: number): Promise<LogPageData>;
+  log(filter: LogFilter, limit: number, offset: number): Promise<LogPageData>;
   /** Every entry the filter matches (newest first), for CSV/JSON export; cap it sensibly. */
-  logExport?(filter: LogFilter): Promise<LogRow[]>;
-  logEntry?(id: string): Promise<LogEntryDetail | undefined>;
-  users?(query: UsersQuery, limit: number, offset: number): Promise<UsersPageData>;
-  user?(id: string): Promise<UserDetail | undefined>;
-  mapping?(): Promise<MappingData>;
+  logExport(filter: LogFilter): Promise<LogRow[]>;
+  logEntry(id: string): Promise<LogEntryDetail | undefined>;
+  users(query: UsersQuery, limit: number, offset: number): Promise<UsersPageData>;
+  user(id: string): Promise<UserDetail | undefined>;
+  mapping(): Promise<MappingData>;
   /** Dry run of a draft mapping: nothing may change. */
-  previewMapping?(draft: string): Promise<MappingPreview>;
-  approvals?(): Promise<ApprovalsData>;
-  runs?(): Promise<RunsData>;
-  mirror?(): Promise<MirrorData>;
-  notifications?(): Promise<NotificationsData>;
-  /** The access report (src/admin/access/): a page, and the whole report streamed as a file. */
+  previewMapping(draft: string): Promise<MappingPreview>;
+  approvals(): Promise<ApprovalsData>;
+  runs(): Promise<RunsData>;
+  mirror(): Promise<MirrorData>;
+  notifications(): Promise<NotificationsData>;
+  /** The access report (src/admin/access/): a page, and the whole report streamed as a file; built in service.ts. */
   access?: AccessReport;
 };
 
@@ -42,13 +41,12 @@ export type AdminDataSources = {
  * sentence for the confirmation message.
  */
 export type AdminActions = {
-  approve?(ids: string[] | "all", actor: AdminActor): Promise<string>;
-  reject?(ids: string[] | "all", actor: AdminActor): Promise<string>;
-  reconcileNow?(userId: string, actor: AdminActor): Promise<string>;
-  startResync?(actor: AdminActor): Promise<string>;
-  applyMapping?(draft: string, actor: AdminActor): Promise<string>;
+  approve(ids: string[] | "all", actor: AdminActor): Promise<string>;
+  reject(ids: string[] | "all", actor: AdminActor): Promise<string>;
+  reconcileNow(userId: string, actor: AdminActor): Promise<string>;
+  startResync(actor: AdminActor): Promise<string>;
   /** Lifts a platform family's quarantine (platform/quarantine.ts). */
-  resumeFamily?(family: string, actor: AdminActor): Promise<string>;
+  resumeFamily(family: string, actor: AdminActor): Promise<string>;
   /** Queues a test message for one configured channel (src/notify/). */
-  sendTestNotification?(channel: string, actor: AdminActor): Promise<string>;
+  sendTestNotification(channel: string, actor: AdminActor): Promise<string>;
 };

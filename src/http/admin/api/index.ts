@@ -10,9 +10,16 @@ import { log } from "../../../logging/logger.js";
 import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import { queueStatus } from "../../../reconcile/queueStatus.js";
+import type { ResyncDeps } from "../../../jobs/resync.js";
+import type { Notifications } from "../../../notify/index.js";
+import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { FailedAuthThrottle } from "../../authThrottle.js";
 import { accessApiRouter } from "./access.js";
 import { requireAdminToken } from "./auth.js";
+import { mirrorAdminRouter } from "./mirror.js";
+import { notificationsApiRouter } from "./notifications.js";
+import { quarantineApiRouter } from "./quarantine.js";
+import { runsApiRouter } from "./runs.js";
 import { presentBudget, presentHold, presentLogEntry, presentQueue } from "./presenters.js";
 
 export type AdminApiDeps = {
@@ -22,12 +29,18 @@ export type AdminApiDeps = {
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
   throttle?: FailedAuthThrottle;
   budget: BudgetPolicy;
-  /** Provision on demand (jumps the queue, spends budget). */
-  reconcileNow?: (userId: string, actor: string) => Promise<unknown>;
+  /** Provision on demand (jumps the queue, spends budget); a 503 AppError when this process reconciles nothing. */
+  reconcileNow: (userId: string, actor: string) => Promise<unknown>;
+  /** Full resyncs: POST /resync, GET /runs. */
+  resync: ResyncDeps;
+  /** GET /quarantine, POST /quarantine/:family/resume. */
+  quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">;
+  /** GET /notifications, POST /notifications/test/:channel. */
+  notifications: Pick<Notifications, "status" | "sendTest">;
+  /** Wakes this process's mirror worker after parked changes are requeued. */
+  onMirrorRequeue?: () => void;
   /** Where the mapping in force was read from (the access report names rules by file and line). */
   mappingFile?: string;
-  /** Extra routers mounted under /admin/api by other capabilities (mirror, runs). */
-  extensions?: Router[];
 };
 
 const logQuery = z.object({
@@ -95,13 +108,15 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.post("/users/:userId/reconcile", async (req, res) => {
     const userId = String(req.params.userId);
     assertUuid(userId);
-    if (!deps.reconcileNow) throw new AppError("Reconciling is not running in this process", 503);
     const result = await deps.reconcileNow(userId, actorOf(res));
     res.json({ result });
   });
 
   router.use(accessApiRouter(deps));
-  for (const extension of deps.extensions ?? []) router.use(extension);
+  router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
+  router.use(mirrorAdminRouter({ db: deps.db, clock: deps.clock, ...(deps.onMirrorRequeue ? { onRequeue: deps.onMirrorRequeue } : {}) }));
+  router.use(quarantineApiRouter(deps.quarantine));
+  router.use(notificationsApiRouter(deps.notifications));
 
   router.use((_req, _res, next) => next(new NotFoundError("No such admin API route")));
   router.use(adminApiErrors);

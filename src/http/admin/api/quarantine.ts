@@ -1,6 +1,7 @@
 import { Router } from "express";
 import { NotFoundError } from "../../../errors.js";
-import type { PlatformQuarantine, QuarantineView } from "../../../platform/quarantine.js";
+import { presentQuarantine } from "../../../admin/quarantine.js";
+import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 
 /** GET /quarantine and POST /quarantine/:family/resume (mounted under /admin/api, admin token). */
 export function quarantineApiRouter(quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">): Router {
@@ -26,17 +27,4 @@ export function quarantineApiRouter(quarantine: Pick<PlatformQuarantine, "list" 
     res.json({ resumed: row.family });
   });
   return router;
-}
-
-export function presentQuarantine(q: QuarantineView) {
-  return {
-    family: q.family,
-    state: q.state,
-    reason: q.reason,
-    detail: q.detail,
-    lastStatus: q.lastStatus,
-    since: q.since.toISOString(),
-    resumeAt: q.resumeAt.toISOString(),
-    failedProbes: q.failedProbes,
-  };
 }

@@ -1,10 +1,9 @@
 import { Router } from "express";
-import type { DataSource } from "typeorm";
 import { z } from "zod";
-import { getRun, listRuns, type ResyncRun } from "../../../db/resyncRepository.js";
+import { presentRunWithEta } from "../../../admin/runs.js";
+import { getRun, listRuns } from "../../../db/resyncRepository.js";
 import { BadRequestError, NotFoundError } from "../../../errors.js";
 import { startResync, type ResyncDeps } from "../../../jobs/resync.js";
-import { resyncEta } from "../../../jobs/resyncEta.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
 
 const resyncBody = z.strictObject({ dryRun: z.boolean().default(false), verify: z.boolean().default(false) });
@@ -21,39 +20,12 @@ export function runsApiRouter(deps: ResyncDeps & { budget: BudgetPolicy }): Rout
   });
   router.get("/runs", async (_req, res) => {
     const runs = await listRuns(deps.db, 50);
-    res.json({ runs: await Promise.all(runs.map((r) => presentRun(deps.db, deps.budget, r, deps.clock.now()))) });
+    res.json({ runs: await Promise.all(runs.map((r) => presentRunWithEta(deps, r, deps.clock.now()))) });
   });
   router.get("/runs/:runId", async (req, res) => {
     const run = await getRun(deps.db, String(req.params.runId));
     if (!run) throw new NotFoundError("No resync run with that id");
-    res.json(await presentRun(deps.db, deps.budget, run, deps.clock.now()));
+    res.json(await presentRunWithEta(deps, run, deps.clock.now()));
   });
   return router;
-}
-
-export async function presentRun(db: DataSource, budget: BudgetPolicy, run: ResyncRun, now: Date) {
-  return {
-    runId: run.id,
-    status: run.status,
-    phase: run.phase,
-    dryRun: run.dryRun,
-    verify: run.verify,
-    trigger: run.trigger,
-    actor: run.actor,
-    startedAt: run.startedAt.toISOString(),
-    finishedAt: run.finishedAt?.toISOString() ?? null,
-    progress: {
-      usersTotal: run.usersTotal,
-      usersEvaluated: run.usersEvaluated,
-      usersQueued: run.usersQueued,
-      verifyTotal: run.verifyTotal,
-      verified: run.verified,
-      drifted: run.drifted,
-      callsSpent: run.callsSpent,
-    },
-    /** For a dry run: what would change, and the platform calls it would cost. */
-    plan: run.planSummary,
-    eta: (await resyncEta(db, budget, run, now))?.toISOString() ?? null,
-    error: run.error,
-  };
 }

@@ -1,5 +1,8 @@
 import type { ComponentChildren } from "preact";
-import type { PageContext } from "./render.js";
+import type { AdminActor } from "../actor.js";
+
+/** What a page component needs to build forms and links: the actor, the CSRF token, "/admin". */
+export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
 export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
 

@@ -1,16 +1,13 @@
 import type { Request, Response } from "express";
 import type { ComponentChildren, VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
-import type { AdminActor } from "../actor.js";
 import { csrfToken } from "../csrf.js";
-import { Layout, type NavKey, SimpleLayout } from "./layout.js";
+import { Layout, type NavKey, type PageContext, SimpleLayout } from "./layout.js";
 
 /**
  * Page rendering for the admin UI. Everything goes through preact's server renderer, which
  * escapes text and attributes by default; no page builds HTML by concatenating strings.
  */
-
-export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
 /** What a page component needs to build forms and links: the actor, the CSRF token, "/admin". */
 export function pageContext(req: Request): PageContext {

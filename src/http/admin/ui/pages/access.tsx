@@ -3,7 +3,7 @@ import { describeReason } from "../../../../admin/access/grants.js";
 import { Badge, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { DataTable } from "../components/table.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 /** The form's fields as they arrive (strings; `at` is a datetime-local value, UTC). */
 export type AccessForm = Partial<Record<"at" | "user" | "workspace" | "team" | "permission" | "group" | "rule" | "admins" | "cursor" | "totals", string>>;

@@ -1,7 +1,7 @@
 import { ActionButton, Badge, CsrfField, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 export type HeldItem = {
   /** The id the approve/reject actions take (the held user's id). */

@@ -2,7 +2,7 @@ import { Badge, formatTime, type Tone } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 /** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
 export type LogFilter = { user?: string; action?: string; outcome?: string; trigger?: string; from?: string; to?: string; page: number };

@@ -1,6 +1,6 @@
 import { Badge, Facts, formatTime, Section } from "../components/basics.js";
 import { DiffView } from "../components/diff.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
 
 export type LogEntryDetail = {

@@ -1,7 +1,6 @@
-import { Badge, CsrfField, NoData, Section } from "../components/basics.js";
+import { Badge, CsrfField, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 export type MappingData = {
   /** Where the rules in force come from (the MAPPING_FILE path). */
@@ -9,15 +8,15 @@ export type MappingData = {
   /** The mapping in force, as text (YAML). */
   source: string;
   rules: { name: string; groups: string; grants: string }[];
-  /** When set, drafts are not applied from the UI: this says how to apply one instead. */
-  applyInstructions?: string;
+  /** Drafts are not applied from the UI: this says how to apply one instead (edit MAPPING_FILE). */
+  applyInstructions: string;
 };
 
 /** One user's change under a draft: what they gain and lose. */
 export type MappingChange = { userName: string; gains: string[]; losses: string[] };
 
 export type MappingPreview = {
-  /** Problems in the draft; when present nothing else is shown and nothing can be applied. */
+  /** Problems in the draft; when present nothing else is shown. */
   errors: string[];
   changes: MappingChange[];
   usersAffected: number;
@@ -26,40 +25,31 @@ export type MappingPreview = {
   durationLabel: string;
 };
 
-export function MappingPage(props: { data: MappingData | undefined; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
+export function MappingPage(props: { data: MappingData; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
   const { ctx, data, preview } = props;
   const base = `${ctx.basePath}/mapping`;
-  const draft = props.draft ?? data?.source ?? "";
+  const draft = props.draft ?? data.source;
   return (
     <div>
       <Section title="Rules in force">
-        {data ? (
-          <>
-            <p class="hint">
-              From <code>{data.file}</code>
-              {data.applyInstructions ? " · reloaded automatically when the file changes" : ""}
-            </p>
-            <DataTable
-              rows={data.rules}
-              empty="The mapping has no rules."
-              columns={[
-                { label: "Rule", cell: (r) => r.name },
-                { label: "IdP groups", cell: (r) => r.groups },
-                { label: "Grants", cell: (r) => r.grants },
-              ]}
-            />
-          </>
-        ) : (
-          <NoData>No mapping is loaded yet.</NoData>
-        )}
+        <p class="hint">
+          From <code>{data.file}</code> · reloaded automatically when the file changes
+        </p>
+        <DataTable
+          rows={data.rules}
+          empty="The mapping has no rules."
+          columns={[
+            { label: "Rule", cell: (r) => r.name },
+            { label: "IdP groups", cell: (r) => r.groups },
+            { label: "Grants", cell: (r) => r.grants },
+          ]}
+        />
       </Section>
       <Section title="Preview a draft">
         <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
           <CsrfField token={ctx.csrf} />
           <label for="draft">
-            {data?.applyInstructions
-              ? "Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A preview changes nothing."
-              : "Paste a draft mapping (YAML), or upload the file. Nothing changes until you apply it."}
+            Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A preview changes nothing.
           </label>
           <textarea id="draft" name="draft" spellcheck={false}>
             {draft}
@@ -71,13 +61,13 @@ export function MappingPage(props: { data: MappingData | undefined; draft?: stri
           </button>
         </form>
       </Section>
-      {preview ? <PreviewResult preview={preview} draft={draft} applyInstructions={data?.applyInstructions} ctx={ctx} /> : null}
+      {preview ? <PreviewResult preview={preview} applyInstructions={data.applyInstructions} /> : null}
     </div>
   );
 }
 
-function PreviewResult(props: { preview: MappingPreview; draft: string; applyInstructions?: string; ctx: PageContext }) {
-  const { preview, draft, ctx } = props;
+function PreviewResult(props: { preview: MappingPreview; applyInstructions: string }) {
+  const { preview } = props;
   if (preview.errors.length) {
     return (
       <Section title="The draft has problems">
@@ -107,19 +97,7 @@ function PreviewResult(props: { preview: MappingPreview; draft: string; applyIns
           { label: "Loses", cell: (c) => c.losses.map((l) => <Badge tone="bad">{`− ${l}`}</Badge>) },
         ]}
       />
-      {props.applyInstructions ? (
-        <p class="hint">{props.applyInstructions}</p>
-      ) : can(ctx.actor.role, "applyMapping") ? (
-        <form method="post" action={`${ctx.basePath}/mapping/apply`}>
-          <CsrfField token={ctx.csrf} />
-          <input type="hidden" name="draft" value={draft} />
-          <button type="submit" class="button danger">
-            Apply this mapping
-          </button>
-        </form>
-      ) : (
-        <p class="hint">Only admins can apply a mapping.</p>
-      )}
+      <p class="hint">{props.applyInstructions}</p>
     </Section>
   );
 }

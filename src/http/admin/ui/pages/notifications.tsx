@@ -1,7 +1,7 @@
 import { can } from "../../policy.js";
 import { ActionButton, Badge, formatTime, Section, type Tone } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 
 /** Channels by host only: their URLs carry tokens (src/notify/channels.ts). */
 export type NotificationsData = {

@@ -2,9 +2,12 @@ import { ActionButton, Badge, formatTime, NoData, Section } from "../components/
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { QuarantineRow } from "../../../../admin/quarantine.js";
+import type { RunView } from "../../../../admin/runs.js";
+import type { PageContext } from "../layout.js";
+import { RunStatusBadge } from "./runs.js";
 
-/** What the overview shows. Optional parts are sections whose data source may not exist yet. */
+/** What the overview shows. */
 export type OverviewData = {
   budget: { used: number; reserve: number; limit: number; resetsAt: Date };
   /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
@@ -17,23 +20,22 @@ export type OverviewData = {
   queueEta?: string;
   failures: { userId?: string; userName: string; error: string; at: Date }[];
   held: { deprovisions: number; emailChanges: number };
-  mirrorLag?: { table: string; pending: number; lagSeconds: number | null }[];
-  lastRuns?: { id: string; startedAt: Date; finishedAt: Date | null; status: string; verified: number; drift: number }[];
+  mirrorLag: { table: string; pending: number; lagSeconds: number | null }[];
+  lastRuns: RunView[];
   /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
-  quarantine?: { family: string; state: string; reason: string; detail: string; since: Date; resumeAt: Date }[];
+  quarantine: QuarantineRow[];
 };
 
 const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
 
-export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ctx: PageContext }) {
-  if (!data) return <NoData>The reconciler has not reported anything yet.</NoData>;
+export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageContext }) {
   const base = ctx.basePath;
   const actions = new Set(data.callsPerDay.flatMap((d) => Object.keys(d.byAction)));
   const series = [...SERIES_ORDER.filter((s) => actions.has(s)), ...[...actions].filter((a) => !SERIES_ORDER.includes(a)).sort()];
   const queued = data.queue.reduce((n, q) => n + q.depth, 0);
   return (
     <div>
-      {data.quarantine ? <QuarantinePanel rows={data.quarantine} ctx={ctx} /> : null}
+      <QuarantinePanel rows={data.quarantine} ctx={ctx} />
       <div class="grid">
         <Section title="Today's platform SCIM budget">
           <BudgetGauge {...data.budget} resetsLabel={formatTime(data.budget.resetsAt)} />
@@ -93,35 +95,27 @@ export function OverviewPage({ data, ctx }: { data: OverviewData | undefined; ct
       </div>
       <div class="grid">
         <Section title="Mirror sync">
-          {data.mirrorLag ? (
-            <DataTable
-              rows={data.mirrorLag}
-              empty="No mirror tables."
-              columns={[
-                { label: "Table", cell: (m) => m.table },
-                { label: "Pending rows", cell: (m) => m.pending, numeric: true },
-                { label: "Lag", cell: (m) => (m.lagSeconds === null ? "—" : `${Math.round(m.lagSeconds)} s`), numeric: true },
-              ]}
-            />
-          ) : (
-            <NoData>Mirror sync is not running in this build.</NoData>
-          )}
+          <DataTable
+            rows={data.mirrorLag}
+            empty="No mirror tables."
+            columns={[
+              { label: "Table", cell: (m) => m.table },
+              { label: "Pending rows", cell: (m) => m.pending, numeric: true },
+              { label: "Lag", cell: (m) => (m.lagSeconds === null ? "—" : `${Math.round(m.lagSeconds)} s`), numeric: true },
+            ]}
+          />
         </Section>
         <Section title="Last resync runs">
-          {data.lastRuns ? (
-            <DataTable
-              rows={data.lastRuns}
-              empty="No resync has run yet."
-              columns={[
-                { label: "Started", cell: (r) => formatTime(r.startedAt) },
-                { label: "Status", cell: (r) => <Badge tone={r.status === "failed" ? "bad" : r.finishedAt ? "good" : "info"}>{r.status}</Badge> },
-                { label: "Verified", cell: (r) => r.verified, numeric: true },
-                { label: "Drift", cell: (r) => r.drift, numeric: true },
-              ]}
-            />
-          ) : (
-            <NoData>Full resyncs are not available in this build.</NoData>
-          )}
+          <DataTable
+            rows={data.lastRuns}
+            empty="No resync has run yet."
+            columns={[
+              { label: "Started", cell: (r) => formatTime(r.startedAt) },
+              { label: "Status", cell: (r) => <RunStatusBadge run={r} /> },
+              { label: "Verified", cell: (r) => r.progress.verified, numeric: true },
+              { label: "Drift", cell: (r) => r.progress.drifted, numeric: true },
+            ]}
+          />
         </Section>
       </div>
     </div>

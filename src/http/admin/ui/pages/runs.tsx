@@ -1,24 +1,11 @@
 import { ActionButton, Badge, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
+import { runStatus, type RunsData } from "../../../../admin/runs.js";
 
-export type RunRow = {
-  id: string;
-  startedAt: Date;
-  finishedAt: Date | null;
-  status: string;
-  evaluated: number;
-  usersTotal: number;
-  queued: number;
-  verified: number;
-  verifyTotal: number;
-  drift: number;
-  callsSpent: number;
-  /** When verification should be done at the spare-budget pace (running verifying runs only). */
-  eta: Date | null;
-};
-export type RunsData = { runs: RunRow[]; nextRunAt: Date | null };
+export type { RunsData } from "../../../../admin/runs.js";
+
 
 export function RunsPage({ data, ctx }: { data: RunsData; ctx: PageContext }) {
   return (
@@ -33,15 +20,20 @@ export function RunsPage({ data, ctx }: { data: RunsData; ctx: PageContext }) {
         columns={[
           { label: "Started", cell: (r) => formatTime(r.startedAt) },
           { label: "Finished", cell: (r) => formatTime(r.finishedAt) },
-          { label: "Status", cell: (r) => <Badge tone={r.status === "failed" ? "bad" : r.finishedAt ? "good" : "info"}>{r.status}</Badge> },
-          { label: "Users evaluated", cell: (r) => `${r.evaluated} / ${r.usersTotal}`, numeric: true },
-          { label: "Queued", cell: (r) => r.queued, numeric: true },
-          { label: "Verified", cell: (r) => (r.verifyTotal ? `${r.verified} / ${r.verifyTotal}` : "—"), numeric: true },
-          { label: "Drift found", cell: (r) => r.drift, numeric: true },
-          { label: "Calls", cell: (r) => r.callsSpent, numeric: true },
+          { label: "Status", cell: (r) => <RunStatusBadge run={r} /> },
+          { label: "Users evaluated", cell: (r) => `${r.progress.usersEvaluated} / ${r.progress.usersTotal}`, numeric: true },
+          { label: "Queued", cell: (r) => r.progress.usersQueued, numeric: true },
+          { label: "Verified", cell: (r) => (r.progress.verifyTotal ? `${r.progress.verified} / ${r.progress.verifyTotal}` : "—"), numeric: true },
+          { label: "Drift found", cell: (r) => r.progress.drifted, numeric: true },
+          { label: "Calls", cell: (r) => r.progress.callsSpent, numeric: true },
           { label: "ETA", cell: (r) => (r.eta ? formatTime(r.eta) : "—") },
         ]}
       />
     </div>
   );
+}
+
+/** A run's status in a word or three, coloured: failed is bad, finished good, running info. */
+export function RunStatusBadge({ run }: { run: RunsData["runs"][number] }) {
+  return <Badge tone={run.status === "failed" ? "bad" : run.finishedAt ? "good" : "info"}>{runStatus(run)}</Badge>;
 }

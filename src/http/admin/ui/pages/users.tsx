@@ -4,7 +4,7 @@ import { FilterForm } from "../components/filterForm.js";
 import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
-import type { PageContext } from "../render.js";
+import type { PageContext } from "../layout.js";
 import { outcomeTone, type LogRow } from "./log.js";
 
 export type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };

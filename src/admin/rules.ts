@@ -1,8 +1,8 @@
-import type { MappingRule } from "../../../config/mapping.js";
-import type { RuleMatch } from "../../../mapping/match.js";
-import type { DesiredDashboardUser } from "../../../mapping/types.js";
-import { diffDashboardUsers, type Change } from "../../../reconcile/diff.js";
-import type { MappingChange } from "../ui/pages/mapping.js";
+import type { MappingRule } from "../config/mapping.js";
+import type { RuleMatch } from "../mapping/match.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import { diffDashboardUsers, type Change } from "../reconcile/diff.js";
+import type { MappingChange } from "../http/admin/ui/pages/mapping.js";
 
 /** Mapping rules and their effects in the admin UI's words. Pure; table-tested. */
 

@@ -1,11 +1,11 @@
-import { listUserLog } from "../../../db/adminLogRepository.js";
-import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../../../db/adminUserRepository.js";
-import { getUserForReconcile } from "../../../db/idpReconcileRepository.js";
-import { getIdpUser, isResourceId } from "../../../db/idpUserRepository.js";
-import { getAccount, type PlatformAccount } from "../../../db/platformAccountRepository.js";
-import { desiredDashboardUser } from "../../../mapping/desired.js";
-import { matchingRules } from "../../../mapping/match.js";
-import type { UserDetail, UserRow, UsersPageData, UsersQuery } from "../ui/pages/users.js";
+import { listUserLog } from "../db/adminLogRepository.js";
+import { getUserRow, isQueued, searchUsers, type AdminUserRow } from "../db/adminUserRepository.js";
+import { getUserForReconcile } from "../db/idpReconcileRepository.js";
+import { getIdpUser, isResourceId } from "../db/idpUserRepository.js";
+import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
+import { desiredDashboardUser } from "../mapping/desired.js";
+import { matchingRules } from "../mapping/match.js";
+import type { UserDetail, UserRow, UsersPageData, UsersQuery } from "../http/admin/ui/pages/users.js";
 import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
@@ -31,7 +31,7 @@ const presentUserRow = (u: AdminUserRow): UserRow => ({
   state: userState(u),
 });
 
-export async function usersPage(deps: AdminDataDeps, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
+export async function usersPage(deps: Pick<AdminDataDeps, "db">, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
   const page = await searchUsers(deps.db, query.q, limit, offset);
   return { rows: page.rows.map(presentUserRow), hasNext: page.hasNext };
 }

@@ -1,8 +1,8 @@
-import { knownUserName } from "../../../db/adminUserRepository.js";
-import { writeLogEntry, type LogOutcome } from "../../../db/reconcileLogRepository.js";
-import { NotFoundError } from "../../../errors.js";
-import type { ReconcileResult } from "../../../reconcile/outcomes.js";
-import type { AdminActor } from "../actor.js";
+import { knownUserName } from "../db/adminUserRepository.js";
+import { writeLogEntry, type LogOutcome } from "../db/reconcileLogRepository.js";
+import { AppError, NotFoundError } from "../errors.js";
+import type { ReconcileResult } from "../reconcile/outcomes.js";
+import type { AdminActor } from "../http/admin/actor.js";
 import type { AdminDataDeps } from "./deps.js";
 
 /** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */
@@ -33,11 +33,8 @@ export function reconcileNowReport(result: ReconcileResult | "busy", userName: s
  * reconciler logs any platform change with the actor). This adds the receipt: who asked, and
  * how it ended, even when nothing needed changing.
  */
-export async function reconcileWithReceipt(
-  deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>,
-  userId: string,
-  actor: string,
-): Promise<{ result: ReconcileResult | "busy"; message: string }> {
+export async function reconcileWithReceipt(deps: AdminDataDeps, userId: string, actor: string): Promise<{ result: ReconcileResult | "busy"; message: string }> {
+  if (!deps.reconcileNow) throw new AppError("Reconciling is not running in this process", 503);
   const userName = await knownUserName(deps.db, userId);
   if (!userName) throw new NotFoundError("There is no user with that id");
   const result = await deps.reconcileNow(userId, actor);
@@ -56,6 +53,6 @@ export async function reconcileWithReceipt(
 }
 
 /** The UI's button: the confirmation sentence. */
-export async function reconcileUserNow(deps: AdminDataDeps & Required<Pick<AdminDataDeps, "reconcileNow">>, userId: string, actor: AdminActor): Promise<string> {
+export async function reconcileUserNow(deps: AdminDataDeps, userId: string, actor: AdminActor): Promise<string> {
   return (await reconcileWithReceipt(deps, userId, actor.name)).message;
 }

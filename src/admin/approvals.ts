@@ -1,9 +1,9 @@
-import { listHolds, type Hold } from "../../../db/holdRepository.js";
-import { getAccounts } from "../../../db/platformAccountRepository.js";
-import { BadRequestError } from "../../../errors.js";
-import { decide, decideAll } from "../../../reconcile/approvals.js";
-import type { AdminActor } from "../actor.js";
-import type { ApprovalsData, HeldItem } from "../ui/pages/approvals.js";
+import { listHolds, type Hold } from "../db/holdRepository.js";
+import { getAccounts } from "../db/platformAccountRepository.js";
+import { BadRequestError } from "../errors.js";
+import { decide, decideAll } from "../reconcile/approvals.js";
+import type { AdminActor } from "../http/admin/actor.js";
+import type { ApprovalsData, HeldItem } from "../http/admin/ui/pages/approvals.js";
 import type { AdminDataDeps } from "./deps.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,13 +1,14 @@
-import { callsPerDay } from "../../../db/budgetRepository.js";
-import { NotFoundError } from "../../../errors.js";
-import { actorForLog, type AdminActor } from "../actor.js";
-import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../../../db/adminLogRepository.js";
-import { mirrorLag } from "../../../mirror/status.js";
-import { queueStatus } from "../../../reconcile/queueStatus.js";
-import { formatTime } from "../ui/components/basics.js";
-import type { OverviewData } from "../ui/pages/overview.js";
+import { callsPerDay } from "../db/budgetRepository.js";
+import { NotFoundError } from "../errors.js";
+import { actorForLog, type AdminActor } from "../http/admin/actor.js";
+import { countPendingHolds, listParkedWithNames, listRecentFailures } from "../db/adminLogRepository.js";
+import { mirrorLag } from "../mirror/status.js";
+import { queueStatus } from "../reconcile/queueStatus.js";
+import { formatTime } from "../http/admin/ui/components/basics.js";
+import type { OverviewData } from "../http/admin/ui/pages/overview.js";
 import type { AdminDataDeps } from "./deps.js";
 import { etaText } from "./format.js";
+import { presentQuarantine } from "./quarantine.js";
 import { lastRuns } from "./runs.js";
 
 const DAY_MS = 86_400_000;
@@ -25,8 +26,8 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     listParkedWithNames(db, FAILURES_SHOWN),
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
     mirrorLag(db, now),
-    deps.resync ? lastRuns(deps) : undefined,
-    deps.quarantine?.list(),
+    lastRuns(deps),
+    deps.quarantine.list(),
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -46,13 +47,13 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     failures,
     held,
     mirrorLag: mirror,
-    ...(runs ? { lastRuns: runs } : {}),
-    ...(quarantined ? { quarantine: quarantined.map((q) => ({ family: q.family, state: q.state, reason: q.reason, detail: q.detail, since: q.since, resumeAt: q.resumeAt })) } : {}),
+    lastRuns: runs,
+    quarantine: quarantined.map(presentQuarantine),
   };
 }
 
 /** The resume button: lifts the quarantine; the quarantine logs who did it. */
-export async function resumeFamily(quarantine: NonNullable<AdminDataDeps["quarantine"]>, family: string, actor: AdminActor): Promise<string> {
+export async function resumeFamily(quarantine: AdminDataDeps["quarantine"], family: string, actor: AdminActor): Promise<string> {
   const row = await quarantine.resume(family, `${actor.via}:${actorForLog(actor.name)}`);
   if (!row) throw new NotFoundError(`The ${family} family is not quarantined.`);
   return `Resumed ${family}: workers claim its work again.`;

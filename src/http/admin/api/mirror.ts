@@ -1,11 +1,11 @@
 import { Router } from "express";
 import type { DataSource } from "typeorm";
 import { z } from "zod";
-import type { Clock } from "../clock.js";
-import { listParkedChanges, listPushLog, requeueParkedChanges } from "../db/mirrorStatusRepository.js";
-import { BadRequestError } from "../errors.js";
-import { log } from "../logging/logger.js";
-import { mirrorStatus } from "./status.js";
+import type { Clock } from "../../../clock.js";
+import { listParkedChanges, listPushLog, requeueParkedChanges } from "../../../db/mirrorStatusRepository.js";
+import { BadRequestError } from "../../../errors.js";
+import { log } from "../../../logging/logger.js";
+import { mirrorStatus } from "../../../mirror/status.js";
 
 /**
  * The mirror sync's part of the admin JSON API. Mounted under /admin/api behind the admin

@@ -1,13 +1,13 @@
-import { MappingError, parseMapping, type Mapping } from "../../../config/mapping.js";
-import { getBudgetStatus } from "../../../db/budgetRepository.js";
-import { listUsersWithGroups } from "../../../db/idpReconcileRepository.js";
-import { queueDepth } from "../../../db/reconcileQueueRepository.js";
-import { desiredDashboardUser } from "../../../mapping/desired.js";
-import { allowance } from "../../../reconcile/budget.js";
-import type { MappingData, MappingPreview } from "../ui/pages/mapping.js";
+import { MappingError, parseMapping, type Mapping } from "../config/mapping.js";
+import { getBudgetStatus } from "../db/budgetRepository.js";
+import { listUsersWithGroups } from "../db/idpReconcileRepository.js";
+import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { desiredDashboardUser } from "../mapping/desired.js";
+import { allowance } from "../reconcile/budget.js";
+import type { MappingData, MappingPreview } from "../http/admin/ui/pages/mapping.js";
 import type { AdminDataDeps } from "./deps.js";
 import { durationLabel } from "./format.js";
-import type { MappingChange } from "../ui/pages/mapping.js";
+import type { MappingChange } from "../http/admin/ui/pages/mapping.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
 
 /** Users read per query while previewing (the whole IdP directory is streamed, 100k users included). */
@@ -37,7 +37,7 @@ export function mappingData(deps: AdminDataDeps): MappingData {
  * A dry run of a draft: every IdP user's desired dashboard user under the mapping in force and
  * under the draft, compared. Reads only; nothing is marked, queued or sent.
  */
-export async function previewMapping(deps: AdminDataDeps, draft: string): Promise<MappingPreview> {
+export async function previewMapping(deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">, draft: string): Promise<MappingPreview> {
   let next: Mapping;
   try {
     next = parseMapping(draft, "draft");
@@ -60,7 +60,7 @@ export async function previewMapping(deps: AdminDataDeps, draft: string): Promis
   };
 }
 
-async function compareMappings(deps: AdminDataDeps, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
+async function compareMappings(deps: Pick<AdminDataDeps, "db">, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
   const changes: MappingChange[] = [];
   let usersAffected = 0;
   for (let after: string | undefined; ; ) {

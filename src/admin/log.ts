@@ -1,9 +1,9 @@
-import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../../../db/adminLogRepository.js";
-import { getAccount } from "../../../db/platformAccountRepository.js";
-import { getLogEntry } from "../../../db/reconcileLogRepository.js";
-import { BadRequestError } from "../../../errors.js";
-import type { LogFilter, LogPageData, LogRow } from "../ui/pages/log.js";
-import type { LogEntryDetail } from "../ui/pages/logEntry.js";
+import { listLogPage, type AdminLogFilter, type AdminLogRow } from "../db/adminLogRepository.js";
+import { getAccount } from "../db/platformAccountRepository.js";
+import { getLogEntry } from "../db/reconcileLogRepository.js";
+import { BadRequestError } from "../errors.js";
+import type { LogFilter, LogPageData, LogRow } from "../http/admin/ui/pages/log.js";
+import type { LogEntryDetail } from "../http/admin/ui/pages/logEntry.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";

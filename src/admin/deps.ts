@@ -1,0 +1,30 @@
+import type { DataSource } from "typeorm";
+import type { Clock } from "../clock.js";
+import type { ResyncDeps } from "../jobs/resync.js";
+import type { Mapping } from "../config/mapping.js";
+import type { Notifications } from "../notify/index.js";
+import type { PlatformQuarantine } from "../platform/quarantine.js";
+import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { ReconcileResult } from "../reconcile/outcomes.js";
+
+/** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
+export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
+
+/** What the admin UI's data sources and actions read and call. service.ts supplies it. */
+export type AdminDataDeps = {
+  db: DataSource;
+  clock: Clock;
+  budget: BudgetPolicy;
+  /** The mapping in force (the reconciler's MappingStore). */
+  mappings: { current(): Mapping; sourceText(): string };
+  /** MAPPING_FILE, shown on the mapping page. */
+  mappingFile: string;
+  /** The reconcile worker's provision on demand; absent when no platform is configured (reconcile now then answers 503). */
+  reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
+  /** Full resyncs (the Runs page, the overview's last runs, the resync button). */
+  resync: ResyncSettings;
+  /** The platform quarantine (overview panel, resume button). */
+  quarantine: Pick<PlatformQuarantine, "list" | "resume">;
+  /** The notification channels and outbox (Notifications page, test button). */
+  notifications: Pick<Notifications, "status" | "sendTest">;
+};
