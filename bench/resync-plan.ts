@@ -14,6 +14,7 @@ import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";
 import { MappingStore } from "../src/mapping/store.js";
+import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
 const { values } = parseArgs({ options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } } });
 const USERS = Number(values.users);
@@ -26,37 +27,13 @@ try {
   const db = await openDatabase({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
   await db.migrate();
 
-  // 500 groups: Team-000..Team-499; each user in three teams. The mapping grants workspace
-  // permissions per team family, so every user has a different union to compute.
+  // Each user in three of the 500 teams; every 50th user inactive.
   console.log(`seeding ${USERS.toLocaleString()} users in ${GROUPS} groups…`);
-  await db.query(`INSERT INTO idp_groups (display_name, resource) SELECT format('Team-%s', lpad(g::text, 3, '0')), '{}'::jsonb FROM generate_series(0, $1 - 1) g`, [GROUPS]);
-  await db.query(
-    `INSERT INTO idp_users (user_name, active, given_name, family_name, department, resource)
-     SELECT format('user%s@example.com', u), u % 50 <> 0, format('User%s', u), 'Bench', (ARRAY['Finance & Accounting','marketing',NULL])[1 + u % 3], '{}'::jsonb
-       FROM generate_series(1, $1) u`,
-    [USERS],
-  );
-  await db.query(
-    `INSERT INTO idp_group_members (group_id, user_id)
-     SELECT g.id, u.id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM idp_users) u
-       JOIN (SELECT id, row_number() OVER (ORDER BY display_name) - 1 AS k FROM idp_groups) g
-         ON g.k IN (u.n % $1, (u.n * 7) % $1, (u.n * 13) % $1)
-     ON CONFLICT DO NOTHING`,
-    [GROUPS],
-  );
+  await seedTeamsWorld(db, USERS, GROUPS, { inactiveEvery: 50 });
   await db.query(`ANALYZE`);
 
   const mappingFile = path.join(dir, "mapping.yaml");
-  const rules = Array.from({ length: 20 }, (_, k) => `
-  - groupPattern: "^Team-${String(k).padStart(2, "0")}"
-    ${k % 4 === 0 ? "department: marketing" : ""}
-    workspaces:
-      - name: Workspace ${k % 5}
-        permissions: [basic_access${k % 2 ? ", export_user_data" : ""}]
-        teams:
-          - name: Team ${k}
-            permissions: [basic_access]`).join("");
-  await writeFile(mappingFile, `department:\n  default: engineering\n  translate: { "Finance & Accounting": finance }\nrules:${rules}\n  - group: Team-499\n    companyPermissions: [admin]\n`);
+  await writeFile(mappingFile, TEAMS_MAPPING);
   const mappings = await MappingStore.load(mappingFile);
 
   const deps = { db, clock: systemClock, mappings, policies: { onEmailChange: "hold" as const } };

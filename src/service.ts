@@ -3,6 +3,7 @@ import type { Database } from "./db/database.js";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
+import { createAccessReport } from "./admin/access/index.js";
 import { createAdminData } from "./admin/index.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -114,13 +115,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     publicUrl,
     adminApi: {
       budget,
+      mappingFile: env.MAPPING_FILE,
       reconcileNow: admin.apiReconcileNow,
       resync: resyncDeps,
       quarantine,
       notifications,
       onMirrorRequeue: () => mirror?.notify(),
     },
-    adminSources: admin.sources,
+    adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,
     metrics,
   });

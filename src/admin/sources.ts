@@ -1,3 +1,4 @@
+import type { AccessReport } from "./access/index.js";
 import type { AdminActor } from "./actor.js";
 import type { ApprovalsData } from "./approvals.js";
 import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";
@@ -29,6 +30,8 @@ export type AdminDataSources = {
   runs(): Promise<RunsData>;
   mirror(): Promise<MirrorData>;
   notifications(): Promise<NotificationsData>;
+  /** The access report (src/admin/access/): a page, and the whole report streamed as a file; built in service.ts. */
+  access?: AccessReport;
 };
 
 /**

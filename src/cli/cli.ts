@@ -9,6 +9,7 @@ import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { resyncCommand } from "./resync.js";
+import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
 import { startService } from "../service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
@@ -30,6 +31,9 @@ Commands:
                              difference, action); calls nothing, spends no budget
   approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
   approvals approve|reject <userId|userName|all>
+  access-report [--at DATE] [--workspace NAME] [--format csv|json]
+                             who holds what on the platform and why (now, or as of DATE),
+                             from the database only; CSV (default) or JSON on stdout
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -56,6 +60,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
     case "approvals":
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
+    case "access-report":
+      return withDatabase(env, { migrates: false }, (db) => accessReportCommand(env, db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:

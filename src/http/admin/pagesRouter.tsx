@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from "express";
 import type { ComponentChildren } from "preact";
 import { NotFoundError } from "../../errors.js";
 import { pageContext, renderPage } from "./ui/render.js";
+import { accessRoutes } from "./accessPages.js";
 import { ApprovalsPage } from "./ui/pages/approvals.js";
 import { LOG_PAGE_SIZE, LogPage, parseLogFilter } from "./ui/pages/log.js";
 import { LogEntryPage } from "./ui/pages/logEntry.js";
@@ -64,6 +65,8 @@ export function pagesRouter(sources: AdminDataSources): Router {
     const [data, preview] = await Promise.all([sources.mapping(), sources.previewMapping(draft)]);
     renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, { nav: "mapping" });
   });
+
+  router.use(accessRoutes(sources));
 
   const simple = (path: string, title: string, nav: "approvals" | "runs" | "mirror" | "notifications", render: (req: Request) => Promise<ComponentChildren>) =>
     router.get(path, async (req, res) => {

@@ -17,6 +17,7 @@ import type { FailedAuthThrottle } from "../../authThrottle.js";
 import { presentHold } from "../../../admin/approvals.js";
 import { presentLogEntry } from "../../../admin/log.js";
 import { presentBudget, presentQueue } from "../../../admin/queue.js";
+import { accessApiRouter } from "./access.js";
 import { requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
@@ -41,6 +42,8 @@ export type AdminApiDeps = {
   notifications: Pick<Notifications, "status" | "sendTest">;
   /** Wakes this process's mirror worker after parked changes are requeued. */
   onMirrorRequeue?: () => void;
+  /** Where the mapping in force was read from (the access report names rules by file and line). */
+  mappingFile?: string;
 };
 
 const logQuery = z.object({
@@ -112,6 +115,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
     res.json({ result });
   });
 
+  router.use(accessApiRouter(deps));
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
   router.use(mirrorAdminRouter({ db: deps.db, clock: deps.clock, ...(deps.onMirrorRequeue ? { onRequeue: deps.onMirrorRequeue } : {}) }));
   router.use(quarantineApiRouter(deps.quarantine));

@@ -4,13 +4,14 @@ import type { AdminActor } from "../../../admin/actor.js";
 /** What a page component needs to build forms and links: the actor, the CSRF token, "/admin". */
 export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
-export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications";
+export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
   { key: "log", label: "Reconciliation log", path: "/log" },
   { key: "users", label: "Users", path: "/users" },
   { key: "mapping", label: "Mapping", path: "/mapping" },
+  { key: "access", label: "Access review", path: "/access" },
   { key: "approvals", label: "Approvals", path: "/approvals" },
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },

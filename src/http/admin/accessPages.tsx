@@ -1,0 +1,43 @@
+import { Router, type Request } from "express";
+import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../admin/access/index.js";
+import { BadRequestError, NotFoundError } from "../../errors.js";
+import { sendAccessFile } from "./api/access.js";
+import { pageContext, renderPage } from "./ui/render.js";
+import { ACCESS_FORM_FIELDS, AccessPage, type AccessForm } from "./ui/pages/access.js";
+import type { AdminDataSources } from "../../admin/sources.js";
+
+const PAGE_SIZE = 100;
+
+/** The form as typed: text fields trimmed; `at` from a datetime-local input is read as UTC. */
+function formOf(req: Request): AccessForm {
+  const form: AccessForm = {};
+  for (const key of [...ACCESS_FORM_FIELDS, "cursor", "totals"] as const) {
+    const v = req.query[key];
+    if (typeof v === "string" && v.trim()) form[key] = v.trim().slice(0, 300);
+  }
+  return form;
+}
+
+function queryOf(form: AccessForm) {
+  const at = form.at && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(form.at) ? `${form.at.length === 16 ? `${form.at}:00` : form.at}Z` : form.at;
+  const parsed = accessQuerySchema.safeParse(withoutEmpty({ ...form, at, totals: undefined }));
+  if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return toAccessQuery(parsed.data);
+}
+
+/** GET /access (the page) and /access/export.csv|json (the whole filtered report, streamed). */
+export function accessRoutes(sources: AdminDataSources): Router {
+  const router = Router();
+  router.get("/access", async (req, res) => {
+    if (!sources.access) throw new NotFoundError("The access report is not available in this build");
+    const form = formOf(req);
+    const data = await sources.access.page(queryOf(form), form.cursor, PAGE_SIZE, form.totals === "1");
+    renderPage(res, "Access review", <AccessPage data={data} form={form} ctx={pageContext(req)} />, { nav: "access" });
+  });
+  router.get(["/access/export.csv", "/access/export.json"], async (req, res) => {
+    if (!sources.access) throw new NotFoundError("The access report is not available in this build");
+    const query = queryOf(formOf(req));
+    await sendAccessFile(res, sources.access, query, req.path.endsWith(".csv") ? "csv" : "json");
+  });
+  return router;
+}

@@ -1,0 +1,156 @@
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accessRows } from "../../src/admin/access/report.js";
+import { ManualClock } from "../../src/clock.js";
+import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
+import { waitForQueueIdle } from "../support/queue.js";
+import { ACCESS_MAPPING } from "./mapping.js";
+
+/**
+ * The access report against the emulator over HTTP: each grant with every rule that gives it,
+ * and the report today and as of yesterday equal to what the platform held at those moments
+ * (the emulator's state captured then). The clock is a ManualClock moved a day forward.
+ */
+
+type Row = { userName: string; scope: string; workspace: string | null; team: string | null; permission: string; reasons: { rule?: { description: string; line: number; file: string }; groups?: string[] }[]; firstAppliedAt: string | null };
+type PlatformState = Awaited<ReturnType<typeof emulatorState>>;
+
+/** What the platform holds, as report keys (user, scope, workspace, team, permission). */
+function platformGrants(state: PlatformState): string[] {
+  const keys: string[] = [];
+  for (const u of state.dashboardUsers) {
+    const user = u.userName.toLowerCase();
+    for (const p of u.permissions.companyPermissions) keys.push(JSON.stringify([user, "company", null, null, p]));
+    for (const ws of u.permissions.appGroup) {
+      for (const p of ws.appGroupPermissions) keys.push(JSON.stringify([user, "workspace", ws.appGroupName, null, p]));
+      for (const t of ws.team) for (const p of t.teamPermissions) keys.push(JSON.stringify([user, "team", ws.appGroupName, t.teamName, p]));
+    }
+    keys.push(JSON.stringify([user, "department", null, null, u.department]));
+  }
+  return keys.sort();
+}
+
+const reportGrants = (rows: Row[]) => rows.map((r) => JSON.stringify([r.userName.toLowerCase(), r.scope, r.workspace, r.team, r.permission])).sort();
+
+describe("access report against the emulator", () => {
+  let stack: Stack;
+  const clock = new ManualClock();
+  let yesterday: Date;
+  let platformYesterday: PlatformState;
+  let platformToday: PlatformState;
+
+  /** Every page of the report, following the cursor. */
+  async function wholeReport(query: string): Promise<Row[]> {
+    const rows: Row[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await adminApi(stack)(`/access?limit=3${query}${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(res.status).toBe(200);
+      rows.push(...(res.body.rows as Row[]));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    return rows;
+  }
+
+  beforeAll(async () => {
+    stack = await startStack({ clock, mapping: ACCESS_MAPPING() });
+    const api = idp(stack);
+    const [ann, bob, cid] = [await api.createUser("ann@example.com"), await api.createUser("bob@example.com"), await api.createUser("cid@example.com")];
+    await api.createGroup("Platform Admins", [cid]);
+    await api.createGroup("Marketing", [ann, bob]);
+    const support = await api.createGroup("Support", [ann, bob]);
+    await waitForQueueIdle(stack, { deferred: "wait" });
+    platformYesterday = await emulatorState(stack);
+    yesterday = clock.now();
+
+    clock.advance(24 * 3_600_000);
+    // A mapping change (marketers lose send_campaigns_canvases) and a group removal (bob leaves Support).
+    await writeFile(stack.mappingFile, ACCESS_MAPPING("basic_access"));
+    expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
+    await api.patch(`/Groups/${support}`, [{ op: "remove", path: `members[value eq "${bob}"]` }]);
+    await waitForQueueIdle(stack, { deferred: "wait" });
+    platformToday = await emulatorState(stack);
+  }, 90_000);
+  afterAll(async () => stack?.close());
+
+  it("lists both rules, with their groups, file and line, when two rules give one permission", async () => {
+    const rows = (await wholeReport("&user=ann@example.com&workspace=EU%20Production&permission=basic_access")).filter((r) => r.scope === "workspace");
+    expect(rows).toHaveLength(1);
+    const reasons = rows[0]!.reasons.map((r) => [r.rule?.description, r.rule?.line, r.groups]);
+    expect(reasons).toEqual([
+      ["EU marketers", 8, ["Marketing"]],
+      ["Support agents", 17, ["Support"]],
+    ]);
+    expect(rows[0]!.reasons[0]!.rule!.file).toBe(stack.mappingFile);
+    // Held without a break since yesterday, though today's mapping change re-applied the account.
+    expect(new Date(rows[0]!.firstAppliedAt!).getTime()).toBeLessThanOrEqual(yesterday.getTime());
+  });
+
+  it("today's report is what the platform holds now", async () => {
+    expect(platformGrants(platformToday)).not.toEqual(platformGrants(platformYesterday));
+    expect(reportGrants(await wholeReport(""))).toEqual(platformGrants(platformToday));
+  });
+
+  it("the report as of yesterday is what the platform held then, rebuilt from the log", async () => {
+    const rows = await wholeReport(`&at=${encodeURIComponent(yesterday.toISOString())}`);
+    expect(reportGrants(rows)).toEqual(platformGrants(platformYesterday));
+  });
+
+  it("exports the report as CSV (text/csv) and as a JSON file, filtered, as of a date", async () => {
+    const csv = await adminApi(stack)(`/access?format=csv&workspace=US%20Production&at=${encodeURIComponent(yesterday.toISOString())}`);
+    expect(csv.status).toBe(200);
+    expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
+    const lines = csv.text.trim().split("\r\n");
+    expect(lines[0]).toBe("userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified");
+    // Yesterday both ann and bob were in Support; today only ann is.
+    expect(lines.slice(1).map((l) => l.split(",")[0]).sort()).toEqual(["ann@example.com", "bob@example.com"]);
+    const json = await adminApi(stack)(`/access?format=json&workspace=US%20Production`);
+    expect(json.headers["content-disposition"]).toMatch(/attachment; filename="access-report-.*\.json"/);
+    expect((JSON.parse(json.text) as Row[]).map((r) => r.userName)).toEqual(["ann@example.com"]);
+  });
+
+  it("filters admins everywhere and totals per workspace × permission", async () => {
+    expect((await wholeReport("&admins=true")).map((r) => [r.userName, r.scope, r.permission])).toEqual([["cid@example.com", "company", "admin"]]);
+    const totals = (await adminApi(stack)("/access/totals")).body.totals as { workspace: string | null; permission: string; users: number }[];
+    expect(totals).toContainEqual({ workspace: "EU Production", permission: "basic_access", users: 2 });
+    expect(totals).toContainEqual({ workspace: "US Production", permission: "basic_access", users: 1 });
+    expect(totals).toContainEqual({ workspace: null, permission: "admin", users: 1 });
+  });
+
+  it("scim-connector access-report prints the same report as of a date, as CSV on stdout", async () => {
+    const root = path.resolve(import.meta.dirname, "../..");
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "access-report", "--at", yesterday.toISOString(), "--workspace", "US Production"], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+    });
+    const lines = stdout.trim().split("\r\n");
+    expect(lines.slice(1).map((l) => l.split(",").slice(0, 5).join(",")).sort()).toEqual(["ann@example.com,workspace,US Production,,basic_access", "bob@example.com,workspace,US Production,,basic_access"]);
+  });
+
+  it("filters by IdP group, team and rule", async () => {
+    const grant = (r: Row) => `${r.userName} ${r.scope} ${r.workspace ?? ""} ${r.permission}`;
+    expect((await wholeReport("&group=support")).map(grant)).toEqual([
+      "ann@example.com workspace EU Production basic_access",
+      "ann@example.com workspace EU Production view_user_profile",
+      "ann@example.com workspace US Production basic_access",
+    ]);
+    expect((await wholeReport("&team=Lifecycle")).map(grant)).toEqual(["ann@example.com team EU Production basic_access", "bob@example.com team EU Production basic_access"]);
+    expect((await wholeReport("&rule=administrators")).map(grant)).toEqual(["cid@example.com company  admin"]);
+  });
+
+  it("exports in batches (one account per batch here) the same grants as the pages, now and as of yesterday", async () => {
+    const options = { db: stack.service.db, mappingSource: stack.mappingFile };
+    for (const at of [undefined, yesterday]) {
+      const exported: Row[] = [];
+      for await (const batch of accessRows(options, at ? { at } : {}, 1)) exported.push(...(batch as unknown as Row[]));
+      expect(reportGrants(exported)).toEqual(platformGrants(at ? platformYesterday : platformToday));
+    }
+  });
+
+  it("refuses a date that is not ISO 8601", async () => {
+    expect((await adminApi(stack)("/access?at=30%20June")).status).toBe(400);
+  });
+});
