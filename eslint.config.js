@@ -1,24 +1,37 @@
-// ESLint (flat config). Today it lints test/ only, with the house rules for tests: an expect that
-// may not run, a test that asserts nothing, a skipped test, a misleading title and a promise
-// nobody awaits all fail CI. The shared TypeScript block is ready for src/ (add it to `files`).
+// ESLint (flat config), in CI through `npm run lint` (with knip for unused exports, files and
+// dependencies, and prettier for the layout).
+// - Everywhere: a promise nobody awaits, a promise where a callback's return is ignored, an unused
+//   variable, and an import circle fail.
+// - test/: the house rules for tests: an expect that may not run, a test that asserts nothing, a
+//   skipped test and a misleading title fail.
 import vitest from "@vitest/eslint-plugin";
 import { defineConfig } from "eslint/config";
+import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
-const typescript = {
-  languageOptions: {
-    parser: tseslint.parser,
-    parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
-  },
-  plugins: { "@typescript-eslint": tseslint.plugin },
-};
-
 export default defineConfig(
-  { ignores: ["dist/", "node_modules/", ".data/", "test-output/"] },
+  { ignores: ["dist/", "node_modules/", ".data/", "test-output/", "**/*.js", "**/*.mjs"] },
+  {
+    files: ["**/*.ts", "**/*.tsx"],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "@typescript-eslint": tseslint.plugin, "import-x": importX },
+    // Resolves `./x.js` to `./x.ts` (eslint-import-resolver-typescript), so import-x follows our imports.
+    settings: importX.flatConfigs.typescript.settings,
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false, attributes: false } }],
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "import-x/no-cycle": "error",
+    },
+  },
   {
     files: ["test/**/*.ts", "test/**/*.tsx"],
-    ...typescript,
-    plugins: { ...typescript.plugins, vitest },
+    plugins: { vitest },
     // Typed: a title held in a string variable (table-driven tests) is a valid title.
     settings: { vitest: { typecheck: true } },
     rules: {
@@ -26,7 +39,6 @@ export default defineConfig(
       "vitest/expect-expect": ["error", { assertFunctionNames: ["expect", "expect*", "assert*"] }],
       "vitest/no-disabled-tests": "error",
       "vitest/valid-title": "error",
-      "@typescript-eslint/no-floating-promises": "error",
     },
   },
 );

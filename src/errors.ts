@@ -1,7 +1,7 @@
 /**
  * The one error vocabulary of the service. Domain code throws these; each surface has one
  * translator (RFC 7644 bodies on /scim, JSON on /admin/api, a page in the UI). Database errors
- * are classified by SQLSTATE in `fromDatabaseError`, never by message text.
+ * are classified by SQLSTATE (`sqlState`, `isTransientDatabaseError`), never by message text.
  */
 
 export type ScimType =
@@ -48,18 +48,6 @@ export class ConflictError extends AppError {
 export class PreconditionFailedError extends AppError {
   constructor(message: string) {
     super(message, 412);
-  }
-}
-
-export class PayloadTooLargeError extends AppError {
-  constructor(message: string) {
-    super(message, 413);
-  }
-}
-
-export class UnauthorizedError extends AppError {
-  constructor(message = "Authentication required") {
-    super(message, 401);
   }
 }
 

@@ -161,7 +161,7 @@ const MIRROR_POOL_SIZE = 5;
 const SCHEDULER_POOL_SIZE = 2;
 
 /** PLATFORM_URL with its credentials, or undefined when no platform is configured. */
-export function platformFromEnv(env: Env): PlatformTarget | undefined {
+function platformFromEnv(env: Env): PlatformTarget | undefined {
   if (!env.PLATFORM_URL) return undefined;
   const missing = (["PLATFORM_SCIM_TOKEN", "PLATFORM_REQUEST_ORIGIN"] as const).filter((name) => !env[name]);
   if (missing.length) throw new ConfigError(missing.map((name) => `${name}: required when PLATFORM_URL is set`));

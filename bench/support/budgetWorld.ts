@@ -11,7 +11,7 @@ export type Group = { index: number; id: string; displayName: string; externalId
 export type UserState = { active: boolean; givenName: string; familyName: string; groups: Set<number> };
 export type User = { index: number; id: string; userName: string } & UserState;
 
-export const DEPARTMENTS = ["agency", "bi", "c_suite", "finance", "marketing", "pm"];
+const DEPARTMENTS = ["agency", "bi", "c_suite", "finance", "marketing", "pm"];
 export const PRIMARY = Array.from({ length: 50 }, (_, k) => k);
 export const ANALYSTS = [50, 51, 52, 53, 54];
 export const SOCIAL = [55, 56, 57, 58, 59];

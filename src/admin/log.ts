@@ -62,7 +62,7 @@ export function presentLogEntry(e: LogEntry) {
   };
 }
 
-export type LogEntryView = ReturnType<typeof presentLogEntry>;
+type LogEntryView = ReturnType<typeof presentLogEntry>;
 
 /**
  * The entry page: the presented entry with its words. `before`/`after` become permission trees
@@ -78,15 +78,15 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
 };
 
 /** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
-export const LOG_ACTIONS = ["create", "update", "deprovision", "adopt", "verify", "drift", "hold", "needs-admin", "approve", "reject", "reconcile-now", "resync", "mapping"];
-export const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
-export const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
+const LOG_ACTIONS = ["create", "update", "deprovision", "adopt", "verify", "drift", "hold", "needs-admin", "approve", "reject", "reconcile-now", "resync", "mapping"];
+const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
+const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
 
 /** Most rows one export returns (newest first). */
-export const LOG_EXPORT_CAP = 10_000;
+const LOG_EXPORT_CAP = 10_000;
 
 /** The page's filter as the repository takes it; a bad time is the admin's mistake (400). */
-export function repositoryFilter(filter: LogFilter): LogFilterFields {
+function repositoryFilter(filter: LogFilter): LogFilterFields {
   try {
     return {
       user: filter.user,

@@ -29,16 +29,16 @@ export type MappingPreview = {
 };
 
 /** Users read per query while previewing (the whole IdP directory is streamed, 100k users included). */
-export const PREVIEW_BATCH = 1000;
+const PREVIEW_BATCH = 1000;
 /** Changes listed on the page; the counts cover everyone. */
-export const PREVIEW_CHANGES_SHOWN = 500;
+const PREVIEW_CHANGES_SHOWN = 500;
 
 /**
  * Why the UI does not write MAPPING_FILE: every replica reads its own copy of the file (often
  * a read-only ConfigMap or a file under version control), so a write from one replica would
  * put two mappings in force at once, and the next deploy would silently undo it.
  */
-export const APPLY_BY_FILE =
+const APPLY_BY_FILE =
   "Mappings are applied by editing MAPPING_FILE on every replica (or its source in version control): the connector reloads it automatically, marks the affected users, and the reconciler works through them. This console previews drafts; it does not write the file.";
 
 export function mappingData(deps: AdminDataDeps): MappingData {

@@ -10,7 +10,7 @@ import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
 import { matchedRuleText, ruleGrantsText } from "./rules.js";
 
-export type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
+type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
 export type UsersPageData = { rows: UserRow[]; hasNext: boolean };
 export type UsersQuery = { q?: string; page: number };
 

@@ -19,7 +19,7 @@ export async function accessReportCommand(env: Env, db: Database, args: string[]
   process.stderr.write(`${rows} grant(s)${at ? ` as of ${at.toISOString()}` : ""}.\n`);
 }
 
-export function parseAt(text: string): Date {
+function parseAt(text: string): Date {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
   const at = new Date(dateOnly ? `${text}T23:59:59.999Z` : text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime())) throw new Error(`--at must be an ISO 8601 date or time (2026-06-30 or 2026-06-30T12:00:00Z), not "${text}"`);

@@ -8,7 +8,7 @@ import { startEmulator, type EmulatorOptions } from "../emulator/index.js";
  * Port: `--port`, else EMULATOR_PORT when set to a non-zero value, else 9090.
  */
 
-export const DEFAULT_EMULATOR_PORT = 9090;
+const DEFAULT_EMULATOR_PORT = 9090;
 
 /** EMULATOR_* settings as emulator options; a malformed EMULATOR_API_KEYS is a ConfigError. */
 export function emulatorOptionsFromEnv(env: Env): EmulatorOptions {

@@ -53,7 +53,7 @@ export async function buildPlanReport(db: Database, mappings: MappingStore, poli
 }
 
 /** The user's queue row in words: why the planned action has not gone out yet, and when it will. */
-export function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueueEntry>>>, now: Date): string {
+function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueueEntry>>>, now: Date): string {
   if (entry.parkedAt) return `parked since ${entry.parkedAt.toISOString()} after a terminal failure (an admin retries it)`;
   if (entry.claimed) return "being reconciled now";
   if (entry.priority === null) return "queued, not yet classified";
@@ -64,7 +64,7 @@ export function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof 
   return "queued, ready to go";
 }
 
-export function describeAction(plan: Plan, hold: Hold | undefined): string {
+function describeAction(plan: Plan, hold: Hold | undefined): string {
   const waiting = hold && hold.decision === null ? ` (held for an admin since ${hold.createdAt.toISOString()}: scim-connector approvals approve ${hold.userId})` : "";
   const approved = hold?.decision === "approved" ? " (approved by an admin)" : hold?.decision === "rejected" ? " (rejected by an admin: nothing will be done)" : "";
   switch (plan.action) {

@@ -43,7 +43,7 @@ function describeDays(days: number): string {
 }
 
 /** A bar redrawn in place on a terminal; a line per 10% otherwise (logs, CI). */
-export function progressReporter(out: NodeJS.WriteStream): ProgressListener {
+function progressReporter(out: NodeJS.WriteStream): ProgressListener {
   let lastDecile = -1;
   return ({ evaluated, total, queued }) => {
     const fraction = total > 0 ? Math.min(1, evaluated / total) : 1;

@@ -40,7 +40,7 @@ const jsonRecord = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
-export const envSchema = z.object({
+const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
   PORT: port(8080),

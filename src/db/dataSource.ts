@@ -12,12 +12,12 @@ import { Database } from "./database.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** `migrations/` at the project root, or `dist/migrations/` in a build. */
-export const migrationsDir = path.resolve(here, "../../migrations");
+const migrationsDir = path.resolve(here, "../../migrations");
 
 type MigrationClass = new () => MigrationInterface;
 
 /** Loads every migration class in migrations/, in file-name (timestamp) order. */
-export async function loadMigrations(dir = migrationsDir): Promise<MigrationClass[]> {
+async function loadMigrations(dir = migrationsDir): Promise<MigrationClass[]> {
   const files = (await readdir(dir))
     .filter((f) => /^\d{13}-[\w-]+\.(ts|js)$/.test(f) && !f.endsWith(".d.ts"))
     .sort();

@@ -8,7 +8,6 @@ import type { DataSource, QueryRunner } from "typeorm";
 const QUERYABLE: unique symbol = Symbol("Queryable");
 
 /** A row as pg hands it over; callers name its shape, as they would with pg itself. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Row = any;
 
 /**

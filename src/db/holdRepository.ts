@@ -1,4 +1,4 @@
-import type { Database, Queryable } from "./database.js";
+import type { Queryable } from "./database.js";
 
 /** Actions held for an admin: mass deprovisions and email changes. */
 export type HoldKind = "deprovision" | "email_change";

@@ -115,7 +115,7 @@ export async function listIdpUsers(q: Queryable, where: SqlCondition | undefined
 }
 
 /** ORDER BY for a page: the sort key first when there is one, then age and id so pages never overlap. */
-export function orderBy(alias: string, sort: SqlSort | undefined): string {
+function orderBy(alias: string, sort: SqlSort | undefined): string {
   const stable = `${alias}.created_at, ${alias}.id`;
   return sort?.key ? `${sort.key} ${sort.descending ? "DESC" : "ASC"}, ${stable}` : stable;
 }
@@ -228,7 +228,7 @@ export async function knownUserName(db: Queryable, userId: string): Promise<stri
 // What the reconciler reads about IdP users: everything the mapping needs to compute the desired
 // dashboard user, in one query per user (or per batch for full resyncs).
 
-export type IdpGroupRef = { id: string; displayName: string; externalId: string | null };
+type IdpGroupRef = { id: string; displayName: string; externalId: string | null };
 
 export type IdpUserForReconcile = {
   id: string;

@@ -8,7 +8,6 @@ import type { Database, Queryable } from "./database.js";
  */
 
 export type MirrorKind = "email" | "subscription_group" | "preference_center";
-export const MIRROR_KINDS: readonly MirrorKind[] = ["email", "subscription_group", "preference_center"];
 
 export type ClaimedRow = {
   key: string;

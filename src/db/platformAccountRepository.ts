@@ -1,4 +1,4 @@
-import type { Database, Queryable } from "./database.js";
+import type { Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { AccountState } from "../reconcile/planner.js";
 

@@ -19,7 +19,7 @@ export type IdpChange =
   | { what: "group-renamed"; groupId: string; groupName: string; previousName: string };
 
 /** A mapping rule that changed, as the file said at the time (`name`: its description, or what it matches). */
-export type MappingRuleRef = { line: number; name: string; removed?: true };
+type MappingRuleRef = { line: number; name: string; removed?: true };
 
 const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, mapping: 1, resync: 2 };
 

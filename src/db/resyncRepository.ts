@@ -1,4 +1,4 @@
-import type { Database, Queryable } from "./database.js";
+import type { Queryable } from "./database.js";
 
 /** Full-resync runs, their progress, and the cron slots that make a schedule fire once. */
 

@@ -24,7 +24,7 @@ const SORT_KEYS: Record<string, SortKey> = {
   "meta.lastmodified": { user: "u.updated_at", group: "g.updated_at", type: "timestamptz" },
 };
 
-export const SORTABLE_ATTRIBUTES = ["userName", "displayName", "externalId", "meta.created", "meta.lastModified"];
+const SORTABLE_ATTRIBUTES = ["userName", "displayName", "externalId", "meta.created", "meta.lastModified"];
 
 /** The canonical lower-case name of `sortBy` under either resource type (`urn:...:User:userName` → `username`). */
 function canonicalName(sortBy: string): string {

@@ -4,7 +4,7 @@
  * (`<path?cursor=...>; rel=prev`, `<path?cursor=...>; rel=next`; absent for 10 or fewer items).
  */
 
-export const CDI_PAGE_SIZE = 10;
+const CDI_PAGE_SIZE = 10;
 
 export function encodeCursor(scope: string, offset: number): string {
   return Buffer.from(`${scope}|${offset}`).toString("base64url");

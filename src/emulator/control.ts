@@ -25,7 +25,7 @@ const loopbackOnly: RequestHandler = (req, _res, next) => {
 const LOOPBACK_NAMES = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /** A Host header or Origin host (with an optional port) that names this machine. */
-export function isLoopbackHostName(host: string | undefined): boolean {
+function isLoopbackHostName(host: string | undefined): boolean {
   if (!host) return false;
   return LOOPBACK_NAMES.test(host.replace(/:\d+$/, ""));
 }

@@ -6,11 +6,11 @@ import { randomUUID } from "node:crypto";
  * team ids once per name so the same workspace has the same `appGroupId` on every user.
  */
 
-export const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
+const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 export const SCIM_LIST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
 
-export type Team = { teamId: string; teamName: string; teamPermissions: string[] };
-export type Workspace = {
+type Team = { teamId: string; teamName: string; teamPermissions: string[] };
+type Workspace = {
   appGroupId: string;
   appGroupName: string;
   appGroupPermissions: string[];

@@ -7,7 +7,7 @@ import { log } from "../logging/logger.js";
  * under its documented path template before anything else can reject it.
  */
 
-export const SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
+const SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
 
 export class EmulatorHttpError extends Error {
   constructor(
@@ -46,7 +46,7 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
-export type Method = "get" | "post" | "put" | "delete";
+type Method = "get" | "post" | "put" | "delete";
 
 /** Per-route pipeline entry: counted under `template` (the document's spelling, e.g. `/scim/v2/Users/{id}`). */
 export type RouteRegistrar = (method: Method, expressPath: string, template: string, ...handlers: RequestHandler[]) => void;

@@ -24,7 +24,7 @@ export type EmulatorOptions = {
 
 export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
 
-export { EmulatorState } from "./state.js";
+;
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), { scimDailyLimit: options.scimDailyLimit });

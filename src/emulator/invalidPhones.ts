@@ -16,7 +16,7 @@ export type InvalidPhoneQuery = {
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** `YYYY-MM-DD` as UTC midnight in epoch ms; throws a 400 for anything else. */
-export function utcMidnight(value: unknown, field: string): number {
+function utcMidnight(value: unknown, field: string): number {
   const match = typeof value === "string" ? DATE.exec(value) : null;
   if (!match) throw badRequest(`${field} must be a date YYYY-MM-DD`);
   const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));

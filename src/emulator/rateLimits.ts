@@ -61,7 +61,7 @@ export function takeFromWindow(counter: WindowCounter | undefined, nowMs: number
 }
 
 /** Used so far in the current window (0 after the window rolled over). */
-export function usedInWindow(counter: WindowCounter | undefined, nowMs: number, windowMs: number): number {
+function usedInWindow(counter: WindowCounter | undefined, nowMs: number, windowMs: number): number {
   return counter && counter.windowStart === windowStartOf(nowMs, windowMs) ? counter.used : 0;
 }
 

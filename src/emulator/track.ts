@@ -19,7 +19,7 @@ import { MAX_TRACK_OBJECTS } from "./validation.js";
  * other objects are processed. Events are never deduplicated.
  */
 
-export type TrackError = { type: string; input_array: InputArray; index: number };
+type TrackError = { type: string; input_array: InputArray; index: number };
 export type TrackResult = {
   message: "success";
   attributes_processed?: number;
@@ -33,7 +33,7 @@ function fatal(message: string): EmulatorHttpError {
 }
 
 /** Finds the user an object names, creating one where the document says a profile is created. */
-export function resolveProfile(profiles: ProfileStore, identity: Identity, updateOnly: boolean | undefined): Profile | undefined {
+function resolveProfile(profiles: ProfileStore, identity: Identity, updateOnly: boolean | undefined): Profile | undefined {
   switch (identity.kind) {
     case "external_id":
       return profiles.byExternal(identity.value) ?? (updateOnly === true ? undefined : profiles.create({ externalId: identity.value }));

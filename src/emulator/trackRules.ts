@@ -27,7 +27,7 @@ export type AttributeChanges = {
 };
 
 /** External ids the platform treats as dummy users (a fatal error when sent). */
-export const BLACKLISTED_EXTERNAL_IDS = new Set(["null", "undefined", "none", "nil", "n/a", "na", "0", "-1", "unknown", "anonymous", "guest", "user", "test"]);
+const BLACKLISTED_EXTERNAL_IDS = new Set(["null", "undefined", "none", "nil", "n/a", "na", "0", "-1", "unknown", "anonymous", "guest", "user", "test"]);
 export const BLACKLISTED_MESSAGE = "provided external_id is blacklisted and disallowed";
 
 const RESERVED = new Set(["external_id", "user_alias", "platform_id", "_update_existing_only", "email", "phone", "email_subscribe", "subscription_groups"]);

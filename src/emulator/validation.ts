@@ -7,8 +7,8 @@ import { badRequest } from "./http.js";
 
 export const MAX_IDS_PER_REQUEST = 50;
 export const MAX_TRACK_OBJECTS = 75;
-export const MAX_PROPERTY_CHARS = 255;
-export const MAX_NESTED_PROPERTIES_BYTES = 50 * 1024;
+const MAX_PROPERTY_CHARS = 255;
+const MAX_NESTED_PROPERTIES_BYTES = 50 * 1024;
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 export function isE164(value: unknown): value is string {

@@ -1,6 +1,4 @@
 import { CronExpressionParser } from "cron-parser";
-import type { Database } from "../db/database.js";
-import type { Clock } from "../clock.js";
 import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
 import {
   claimScheduleSlot,
@@ -28,7 +26,7 @@ export type SchedulerOptions = {
 };
 
 /** The most recent time the schedule fired at or before `now`, or undefined for "off". Pure. */
-export function lastFiring(cron: string, now: Date): Date | undefined {
+function lastFiring(cron: string, now: Date): Date | undefined {
   if (cron.trim().toLowerCase() === "off") return undefined;
   return CronExpressionParser.parse(cron, { currentDate: now, tz: "UTC" }).prev().toDate();
 }

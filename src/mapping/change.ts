@@ -27,7 +27,7 @@ function ruleMeaning(rule: MappingRule): unknown {
 }
 
 /** A rule as the log names it: its description, else what it matches. */
-export function ruleName(rule: MappingRule): string {
+function ruleName(rule: MappingRule): string {
   if (rule.description?.trim()) return rule.description.trim();
   if (rule.groups.length) return `group ${rule.groups.join(", ")}`;
   if (rule.groupExternalId) return `group externalId ${rule.groupExternalId}`;

@@ -37,7 +37,7 @@ export function desiredDashboardUser(user: MappingUser, groups: readonly Mapping
 }
 
 /** First matching rule that sets one; else the enterprise department (translated, allowed); else the default. */
-export function resolveDepartment(matched: readonly RuleMatch[], attribute: string | null | undefined, policy: DepartmentPolicy): string {
+function resolveDepartment(matched: readonly RuleMatch[], attribute: string | null | undefined, policy: DepartmentPolicy): string {
   const fromRule = matched.find((m) => m.rule.department !== undefined)?.rule.department;
   if (fromRule !== undefined) return fromRule;
   if (policy.fromAttribute && attribute != null && attribute.trim() !== "") {
@@ -60,7 +60,7 @@ function translateDepartment(value: string, translate: Record<string, string>): 
 type WorkspaceAcc = { permissions: Set<string>; permissionSets: Set<string>; teams: Map<string, Set<string>> };
 
 /** Union per company, per workspace (by name) and per team (by name within its workspace). */
-export function unionPermissions(matched: readonly RuleMatch[]): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> {
+function unionPermissions(matched: readonly RuleMatch[]): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> {
   const company = new Set<string>();
   const workspaces = new Map<string, WorkspaceAcc>();
   for (const { rule } of matched) {

@@ -6,8 +6,8 @@ import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./check
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
 import { DEFAULT_VOCABULARY, type MappingVocabulary } from "./vocabulary.js";
 
-export { MappingError, formatProblem, type MappingProblem } from "./problems.js";
-export type { MappingVocabulary } from "./vocabulary.js";
+export { MappingError,   } from "./problems.js";
+;
 
 /**
  * The mapping file (`MAPPING_FILE`): which IdP groups give which dashboard permissions.
@@ -19,19 +19,19 @@ export type { MappingVocabulary } from "./vocabulary.js";
 const name = z.string().trim().min(1);
 const nameList = z.array(name);
 
-export const teamSchema = z.strictObject({
+const teamSchema = z.strictObject({
   name,
   permissions: nameList.default([]),
 });
 
-export const workspaceSchema = z.strictObject({
+const workspaceSchema = z.strictObject({
   name,
   permissions: nameList.default([]),
   permissionSets: nameList.default([]),
   teams: z.array(teamSchema).default([]),
 });
 
-export const ruleSchema = z.strictObject({
+const ruleSchema = z.strictObject({
   /** Shown in the admin UI beside the rule; no effect on matching. */
   description: z.string().optional(),
   group: name.optional(),
@@ -43,21 +43,21 @@ export const ruleSchema = z.strictObject({
   workspaces: z.array(workspaceSchema).default([]),
 });
 
-export const departmentSchema = z.strictObject({
+const departmentSchema = z.strictObject({
   default: name,
   fromAttribute: z.boolean().default(true),
   translate: z.record(z.string(), name).default({}),
   allowed: nameList.optional(),
 });
 
-export const vocabularySchema = z.strictObject({
+const vocabularySchema = z.strictObject({
   enabled: z.boolean().default(true),
   companyPermissions: nameList.optional(),
   workspacePermissions: nameList.optional(),
   teamPermissions: nameList.optional(),
 });
 
-export const mappingFileSchema = z.strictObject({
+const mappingFileSchema = z.strictObject({
   department: departmentSchema,
   rules: z.array(ruleSchema),
   vocabulary: vocabularySchema.optional(),
@@ -65,8 +65,8 @@ export const mappingFileSchema = z.strictObject({
 
 export type MappingFile = z.infer<typeof mappingFileSchema>;
 
-export type MappingTeam = { name: string; permissions: string[] };
-export type MappingWorkspace = { name: string; permissions: string[]; permissionSets: string[]; teams: MappingTeam[] };
+type MappingTeam = { name: string; permissions: string[] };
+type MappingWorkspace = { name: string; permissions: string[]; permissionSets: string[]; teams: MappingTeam[] };
 
 export type MappingRule = {
   /** 0-based position in the file; rules are applied in this order. */

@@ -9,7 +9,7 @@ import { ConfigError } from "../config/env.js";
 
 export type MappingProblem = { source: string; line: number; column: number; message: string };
 
-export function formatProblem(p: MappingProblem): string {
+function formatProblem(p: MappingProblem): string {
   return `${p.source}:${p.line}:${p.column}: ${p.message}`;
 }
 
@@ -81,7 +81,7 @@ export function didYouMean(given: string, candidates: readonly string[]): string
   return best.distance <= Math.max(2, Math.floor(given.length / 3)) ? best.name : undefined;
 }
 
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];

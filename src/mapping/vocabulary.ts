@@ -7,9 +7,9 @@
  * send_campaigns_canvases, export_user_data).
  */
 
-export const DEFAULT_COMPANY_PERMISSIONS = ["admin", "manage_company_settings", "add_remove_app_groups"] as const;
+const DEFAULT_COMPANY_PERMISSIONS = ["admin", "manage_company_settings", "add_remove_app_groups"] as const;
 
-export const DEFAULT_WORKSPACE_PERMISSIONS = [
+const DEFAULT_WORKSPACE_PERMISSIONS = [
   "admin",
   "basic_access",
   "approve_deny_campaigns",
@@ -37,7 +37,7 @@ export const DEFAULT_WORKSPACE_PERMISSIONS = [
   "manage_catalogs_dashboard_permission",
 ] as const;
 
-export const DEFAULT_TEAM_PERMISSIONS = [
+const DEFAULT_TEAM_PERMISSIONS = [
   "admin",
   "basic_access",
   "approve_deny_campaigns",
@@ -49,9 +49,6 @@ export const DEFAULT_TEAM_PERMISSIONS = [
   "manage_dashboard_users",
   "manage_media_library",
 ] as const;
-
-/** The departments the platform publishes; a good `department.allowed` list to start from. */
-export const PLATFORM_DEPARTMENTS = ["agency", "bi", "c_suite", "engineering", "finance", "marketing", "pm"] as const;
 
 export type MappingVocabulary = {
   companyPermissions: readonly string[];

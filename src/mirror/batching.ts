@@ -21,7 +21,7 @@ export const MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST = 50;
 export type PendingChange<P> = { key: string; batchKey: string; version: string; payload: P };
 
 export type EmailPayload = { email: string; state: EmailSubscriptionState };
-export type IdentifierType = "email" | "phone" | "external_id";
+type IdentifierType = "email" | "phone" | "external_id";
 export type SubscriptionPayload = { group: string; type: IdentifierType; id: string; state: GroupSubscriptionState };
 export type PreferenceCenterPayload = {
   id: string;

@@ -8,7 +8,7 @@ import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
 import { MirrorSyncWorker } from "./worker.js";
 
-export { mirrorLag, mirrorStatus } from "./status.js";
+;
 export { MirrorSyncWorker } from "./worker.js";
 
 /**

@@ -31,7 +31,7 @@ export type PreferenceCenterDeps = {
 
 export type PreferenceCenterReport = { claimed: number; settlements: Settlement[]; log: PushLogEntry[]; deferred: { claimId: string; settlements: Settlement[] }[] };
 
-export const holdKey = (workspace: string) => `preference_center:${workspace}`;
+const holdKey = (workspace: string) => `preference_center:${workspace}`;
 
 class PaceExhausted extends Error {
   constructor(readonly nextAt: Date) {
@@ -39,7 +39,7 @@ class PaceExhausted extends Error {
   }
 }
 
-export function preferenceCenterBody(p: PreferenceCenterPayload): PreferenceCenterBody {
+function preferenceCenterBody(p: PreferenceCenterPayload): PreferenceCenterBody {
   const body: PreferenceCenterBody = { preference_center_page_html: p.page_html, confirmation_page_html: p.confirmation_html };
   if (p.name !== null) body.name = p.name;
   if (p.title !== null) body.preference_center_title = p.title;

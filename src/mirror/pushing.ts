@@ -40,7 +40,7 @@ export function verdictOf(outcome: HttpOutcome): SendVerdict {
   }
 }
 
-export type SentRequest = { changes: number; verdict: SendVerdict };
+type SentRequest = { changes: number; verdict: SendVerdict };
 
 export type PushResult = {
   settlements: Settlement[];

@@ -4,7 +4,7 @@ import type { MirrorKind } from "../db/mirrorSyncRepository.js";
 
 /** The mirror sync's status, as the admin JSON API answers it (src/admin/mirror.ts shapes it for the UI). */
 
-export const MIRROR_TABLES: Record<MirrorKind, string> = {
+const MIRROR_TABLES: Record<MirrorKind, string> = {
   email: "mirror.email_subscription_states",
   subscription_group: "mirror.subscription_group_states",
   preference_center: "mirror.preference_centers",

@@ -58,7 +58,7 @@ export type MirrorSyncWorkerOptions = {
 };
 
 /** Worker default: a few quick retries; a 429 is handed back at once (the family is held instead of blocking the loop). */
-export const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
+const MIRROR_RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 2_000, maxRateLimitWaitMs: 0 };
 
 export class MirrorSyncWorker extends LoopWorker {
   private readonly db: Database;

@@ -20,7 +20,7 @@ export type Channel = {
 };
 
 /** A failed send: `retryAfterMs` from the receiver's Retry-After, if it gave one. */
-export class DeliveryError extends Error {
+class DeliveryError extends Error {
   constructor(
     message: string,
     readonly retryAfterMs?: number,

@@ -25,8 +25,6 @@ export const EVENTS = {
   test: "notification.test",
 } as const;
 
-export type NotificationEvent = (typeof EVENTS)[keyof typeof EVENTS];
-
 export function notify(q: Queryable, n: NotificationInput): Promise<{ incidentId: string; queued: boolean }> {
   return enqueueNotification(q, n);
 }
@@ -61,7 +59,7 @@ export function approvalRequired(now: Date, held: { count: number; kinds: string
 }
 
 /** No held action waits any more (the last one decided by an admin, or made moot by the IdP). */
-export function approvalDecided(now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): NotificationInput {
+function approvalDecided(now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): NotificationInput {
   return {
     key: APPROVALS,
     event: EVENTS.approvalDecided,
@@ -117,7 +115,7 @@ export async function runVerified(q: Queryable, now: Date, run: { id: string; dr
   if (run.drifted > 0) await notify(q, driftFound(now, { ...run, firstUsers: await firstDriftedUserNames(q, run.startedAt) }));
 }
 
-export function driftFound(now: Date, run: { id: string; drifted: number; verified: number; firstUsers: string[] }): NotificationInput {
+function driftFound(now: Date, run: { id: string; drifted: number; verified: number; firstUsers: string[] }): NotificationInput {
   return {
     key: `drift:${run.id}`,
     event: EVENTS.driftFound,
@@ -148,7 +146,7 @@ export async function changesParked(q: Queryable, now: Date, kind: string, settl
 }
 
 /** At most one per mirror kind and UTC day (until it is sent, it shows the latest batch parked). */
-export function mirrorParked(now: Date, parked: { kind: string; count: number; reasons: string[] }): NotificationInput {
+function mirrorParked(now: Date, parked: { kind: string; count: number; reasons: string[] }): NotificationInput {
   return {
     key: `mirror.parked:${parked.kind}:${now.toISOString().slice(0, 10)}`,
     event: EVENTS.mirrorParked,

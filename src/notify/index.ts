@@ -7,8 +7,8 @@ import { conditionChecks } from "./conditions.js";
 import { NotificationDeliverer } from "./deliverer.js";
 import { EVENTS } from "./events.js";
 
-export { EVENTS } from "./events.js";
-export { channelsFromEnv, type ChannelName } from "./channels.js";
+;
+export { channelsFromEnv,  } from "./channels.js";
 
 /**
  * Notifications: events written to the outbox by the code that changes state (events.ts), sent
@@ -22,7 +22,7 @@ export type Notifications = {
   status(): Promise<NotificationsStatus>;
 };
 
-export type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
+type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
 
 export function createNotifications(options: { env: Env; db: Database; clock: Clock; publicUrl: string; channels: Channel[] }): Notifications {
   const { env, db, clock, channels } = options;

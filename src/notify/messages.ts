@@ -25,7 +25,7 @@ function title(m: NotificationMessage): string {
 }
 
 /** details as label/value pairs, flat and short (channels show them as facts). */
-export function facts(details: Record<string, unknown>): { label: string; value: string }[] {
+function facts(details: Record<string, unknown>): { label: string; value: string }[] {
   return Object.entries(details)
     .filter(([, v]) => v !== null && v !== undefined)
     .slice(0, 10)

@@ -30,7 +30,7 @@ export { defaultRetryPolicy, noRetry, type RetryPolicy } from "./retry.js";
  * Node's global fetch (undici) keeps connections alive by default, so no agent is configured.
  */
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export type HttpRequest = {
   /** The rate-limit family, e.g. "scim", "email", "subscription", "preferenceCenter:<workspace>". */
@@ -59,18 +59,18 @@ export type HttpRequest = {
   signal?: AbortSignal;
 };
 
-export type AttemptInfo = { family: string; method: HttpMethod; route: string; attempt: number };
+type AttemptInfo = { family: string; method: HttpMethod; route: string; attempt: number };
 
 /** The call succeeded (2xx). `body` is parsed JSON, the text when it is not JSON, or undefined when empty. */
-export type HttpOk = { kind: "ok"; status: number; body: unknown; headers: Headers; attempts: number };
+type HttpOk = { kind: "ok"; status: number; body: unknown; headers: Headers; attempts: number };
 /** The platform answered with an error it will repeat if asked again (4xx other than 429, or 5xx of an idempotent call after retries). */
-export type HttpErrorOutcome = { kind: "http_error"; status: number; body: unknown; attempts: number };
+type HttpErrorOutcome = { kind: "http_error"; status: number; body: unknown; attempts: number };
 /** Refused for rate: by the platform (429, `sent: true`) or locally because the family is paused (`sent: false`). */
 export type RateLimitedOutcome = { kind: "rate_limited"; until: Date; sent: boolean; attempts: number };
 /** The request may have been applied, but no usable answer came: timeout, dropped connection, or a 5xx to a non-idempotent call. */
-export type UncertainOutcome = { kind: "uncertain"; reason: string; status?: number; attempts: number };
+type UncertainOutcome = { kind: "uncertain"; reason: string; status?: number; attempts: number };
 /** The request provably never reached the platform (connection refused, DNS, TLS). */
-export type UnreachableOutcome = { kind: "unreachable"; reason: string; attempts: number };
+type UnreachableOutcome = { kind: "unreachable"; reason: string; attempts: number };
 
 export type HttpOutcome = HttpOk | HttpErrorOutcome | RateLimitedOutcome | UncertainOutcome | UnreachableOutcome;
 export type HttpFailure = Exclude<HttpOutcome, HttpOk>;

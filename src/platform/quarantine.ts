@@ -20,7 +20,7 @@ import { REST_FAMILIES } from "./rest.js";
 import { SCIM_FAMILY } from "./scim.js";
 import { classifyCall, defaultQuarantineRules, emptyWindow, probeVerdict, recordCall, statusOf, tripOf, type CallWindow, type QuarantineRules } from "./quarantineRules.js";
 
-export { defaultQuarantineRules, type QuarantineRules } from "./quarantineRules.js";
+export {  type QuarantineRules } from "./quarantineRules.js";
 
 /**
  * Pauses platform work for a family whose calls keep failing (rules in quarantineRules.ts).
@@ -193,7 +193,7 @@ export class PlatformQuarantine implements QuarantineGate {
   }
 }
 
-export function stateOf(row: QuarantineRow, now: Date): QuarantineView["state"] {
+function stateOf(row: QuarantineRow, now: Date): QuarantineView["state"] {
   if (row.probeUntil && row.probeUntil > now) return "probing";
   return row.resumeAt > now ? "cooling" : "awaiting-probe";
 }

@@ -9,10 +9,8 @@ import { z } from "zod";
  */
 
 export const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
-export const SCIM_LIST_RESPONSE_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
-export const SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
 
-export type PlatformTeam = { teamId?: string; teamName: string; teamPermissions: string[] };
+type PlatformTeam = { teamId?: string; teamName: string; teamPermissions: string[] };
 
 export type PlatformWorkspace = {
   appGroupId?: string;
@@ -22,7 +20,7 @@ export type PlatformWorkspace = {
   team?: PlatformTeam[];
 };
 
-export type PlatformPermissions = { companyPermissions: string[]; appGroup: PlatformWorkspace[] };
+type PlatformPermissions = { companyPermissions: string[]; appGroup: PlatformWorkspace[] };
 
 /** What POST and PUT send: the complete resource. */
 export type PlatformUserRequest = {
@@ -35,10 +33,6 @@ export type PlatformUserRequest = {
 
 /** What GET, POST and PUT answer. */
 export type PlatformUserResource = PlatformUserRequest & { id: string; lastSignInAt?: string };
-
-export type PlatformListResponse = { schemas: string[]; totalResults: number; Resources: PlatformUserResource[] };
-
-export type ScimErrorBody = { schemas?: string[]; detail?: string; status?: number | string; scimType?: string };
 
 const strings = z.array(z.string()).catch([]);
 const optionalStrings = z.array(z.string()).optional().catch(undefined);
@@ -58,7 +52,7 @@ const workspaceReader = z.object({
 });
 
 /** Reads a response resource; `id` and `userName` are what make it usable at all. */
-export const platformUserReader = z.object({
+const platformUserReader = z.object({
   schemas: optionalStrings.transform((s) => s ?? [SCIM_USER_SCHEMA]),
   id: z.string().min(1),
   userName: z.string().min(1),

@@ -27,8 +27,6 @@ export type Plan =
   | { action: "deprovision"; platformId: string; changes: Change[] }
   | { action: "email-change"; platformId: string; desired: DesiredDashboardUser; changes: Change[] };
 
-export type PlanAction = Plan["action"];
-
 /** Queue priority by action: lower runs first. Deprovision > reduction > create > update > verification. */
 export const PRIORITY = { deprovision: 0, reduction: 1, create: 2, update: 3, verify: 4 } as const;
 
@@ -70,9 +68,4 @@ export function priorityOf(plan: Plan): number | null {
     case "update":
       return plan.reduction ? PRIORITY.reduction : PRIORITY.update;
   }
-}
-
-/** Whether a plan may spend the reserve kept for taking access away. */
-export function usesReserve(plan: Plan): boolean {
-  return plan.action === "deprovision" || (plan.action === "resolve-create" && !plan.desired);
 }

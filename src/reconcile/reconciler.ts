@@ -259,7 +259,7 @@ export class Reconciler {
       return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
     }
     if (hold?.kind === "email_change") return { kind: "done" };
-    const { db, clock } = this.deps;
+    const { clock } = this.deps;
     await this.hold({ userId: run.userId, kind: "email_change", userName: plan.desired.userName, detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId }, now: clock.now() });
     await this.write(run, "needs-admin", "held", plan.changes, { error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)" });
     return { kind: "done" };

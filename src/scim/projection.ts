@@ -14,7 +14,7 @@ import { resolveAttribute, type ResourceKind } from "./schemas.js";
 type Item = { extension?: string; name?: string; sub?: string; filter?: Filter };
 export type Projection = { mode: "all" } | { mode: "include" | "exclude"; items: Item[] };
 
-export const ALL_ATTRIBUTES: Projection = { mode: "all" };
+const ALL_ATTRIBUTES: Projection = { mode: "all" };
 
 function parseItems(kind: ResourceKind, raw: string): Item[] {
   return splitAttributeList(raw).flatMap((text): Item[] => {

@@ -12,7 +12,6 @@ export const ENTERPRISE_SCHEMA = "urn:ietf:params:scim:schemas:extension:enterpr
 export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
 export const LIST_RESPONSE_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
 export const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
-export const PATCH_OP_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 export type ResourceKind = "User" | "Group";
 

@@ -2,11 +2,11 @@ import { startEmulator, type EmulatorOptions, type RunningEmulator } from "../..
 
 /** A started emulator and a small fetch wrapper, so every contract test goes over real HTTP. */
 
-export const API_KEY = "dev-api-key";
-export const SCIM_TOKEN = "dev-scim-token";
+const API_KEY = "dev-api-key";
+const SCIM_TOKEN = "dev-scim-token";
 export const SCIM_HEADERS = { authorization: `Bearer ${SCIM_TOKEN}`, "x-request-origin": "https://idp.example.com" };
 
-export type Reply = { status: number; headers: Headers; text: string; body: any };
+type Reply = { status: number; headers: Headers; text: string; body: any };
 
 export type Client = {
   emulator: RunningEmulator;

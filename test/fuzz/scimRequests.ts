@@ -5,15 +5,15 @@ import { corruptBytes, mutateJson, nastyString, prng, randomValue, withDuplicate
  * ids seeded before the run, so a failure replays with FUZZ_SEED whatever the concurrency did.
  */
 
-export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
-export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
-export const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
-export const PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
+const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
+const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+const PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 export type FuzzIds = { users: string[]; groups: string[] };
 export type FuzzCase = { kind: string; request: RawRequest };
 
-export const KEYS: readonly string[] = [
+const KEYS: readonly string[] = [
   "schemas", "id", "externalId", "userName", "name", "givenName", "familyName", "formatted", "displayName", "nickName", "title",
   "active", "emails", "value", "type", "primary", "display", "members", "groups", "meta", "resourceType", "locale", "password",
   "addresses", "phoneNumbers", "roles", "department", "manager", "employeeNumber", ENTERPRISE, `${ENTERPRISE}:department`,

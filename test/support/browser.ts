@@ -12,8 +12,8 @@ import { browserCiFailure, browserMustRun, browserPresent, browserSkipMessage, C
  * conformance suites).
  */
 
-export { CHROMIUM_PATH };
-export const SCREENSHOT_DIR = path.resolve("test-output/screenshots");
+;
+const SCREENSHOT_DIR = path.resolve("test-output/screenshots");
 
 /** describe() for a browser test file: runs when chromium is there, else skips (or fails under CI=true). */
 export function describeInBrowser(name: string, body: () => void): void {

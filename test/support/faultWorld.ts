@@ -19,7 +19,7 @@ export type AccountShape = { department: string; companyPermissions: string[]; w
 export type ModelUser = { active: boolean; groups: Set<string> };
 
 /** What TEST_MAPPING (test/support/stack.ts) makes of a user: null when it must have no account. */
-export function expectedAccount(user: ModelUser): AccountShape | null {
+function expectedAccount(user: ModelUser): AccountShape | null {
   const marketing = user.groups.has("Marketing");
   const admin = user.groups.has("Platform Admins");
   const analyst = [...user.groups].some((g) => g.startsWith("Analysts-"));
@@ -151,8 +151,8 @@ function pick<T>(items: readonly T[], n: number): T[] {
 }
 
 export const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
-export const SCIM_GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
-export const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const SCIM_GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
+const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 /**
  * The IdP pushing to a connector that may be killed under it: a request that gets no answer

@@ -24,7 +24,7 @@ export function prng(seed: number) {
 export type Rng = ReturnType<typeof prng>;
 
 /** Strings that tend to break parsers, encoders, SQL and indexes. */
-export const NASTY_STRINGS: readonly string[] = [
+const NASTY_STRINGS: readonly string[] = [
   "",
   " ",
   "True",
@@ -85,7 +85,7 @@ export function nastyString(rng: Rng): string {
   return Array.from({ length: 1 + rng.int(40) }, () => String.fromCharCode(rng.int(0x10000))).join("");
 }
 
-export function randomScalar(rng: Rng): unknown {
+function randomScalar(rng: Rng): unknown {
   return rng.pick<() => unknown>([
     () => null,
     () => true,
@@ -108,7 +108,7 @@ export function randomValue(rng: Rng, keys: readonly string[], depth = 0): unkno
   return Object.fromEntries(Array.from({ length: rng.int(5) }, () => [rng.chance(0.8) ? rng.pick(keys) : nastyString(rng), randomValue(rng, keys, depth + 1)]));
 }
 
-export function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {
+function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {
   let value = leaf;
   for (let i = 0; i < depth; i++) value = asArray ? [value] : { a: value };
   return value;

@@ -7,10 +7,10 @@ import { SMTPServer } from "smtp-server";
  * apart by path) and an SMTP server. Each records what arrived; the HTTP one answers by a script.
  */
 
-export type Received = { path: string; headers: IncomingMessage["headers"]; raw: string; json: any; status: number };
+type Received = { path: string; headers: IncomingMessage["headers"]; raw: string; json: any; status: number };
 
 /** How to answer the next request: a status (and headers), or "hold" (never answer; the test decides). */
-export type Answer = { status: number; headers?: Record<string, string> } | "hold";
+type Answer = { status: number; headers?: Record<string, string> } | "hold";
 
 export type HttpReceiver = {
   url: string;
@@ -69,7 +69,7 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
   return receiver;
 }
 
-export type Mail = { from: string; to: string[]; raw: string };
+type Mail = { from: string; to: string[]; raw: string };
 export type SmtpReceiver = { url: string; mails: Mail[]; close(): Promise<void> };
 
 /** A real SMTP server (smtp-server) on loopback, plain text, any credentials accepted. */

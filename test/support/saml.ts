@@ -50,7 +50,7 @@ export type ResponseOptions = {
 const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
 const xmlText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-export function samlId(): string {
+function samlId(): string {
   return `_${randomBytes(16).toString("hex")}`;
 }
 

@@ -9,9 +9,9 @@ import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow 
  * spreadsheets do not run them.
  */
 
-export const ACCESS_CSV_COLUMNS = ["userName", "scope", "workspace", "team", "permission", "groups", "rules", "firstAppliedAt", "appliedByLogId", "verified"] as const;
+const ACCESS_CSV_COLUMNS = ["userName", "scope", "workspace", "team", "permission", "groups", "rules", "firstAppliedAt", "appliedByLogId", "verified"] as const;
 
-export function accessCsvLine(row: AccessRow): string {
+function accessCsvLine(row: AccessRow): string {
   const rules = row.reasons.map(describeReason);
   const groups = [...new Set(row.reasons.flatMap((r) => ("rule" in r ? r.groups : [])))];
   const cells = [
@@ -29,7 +29,7 @@ export function accessCsvLine(row: AccessRow): string {
   return `${cells.map(csvCell).join(",")}\r\n`;
 }
 
-export function csvCell(value: unknown): string {
+function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";
   let text = String(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;

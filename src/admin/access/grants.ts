@@ -7,7 +7,7 @@ import type { DesiredDashboardUser } from "../../mapping/types.js";
  * what the platform held, the user's IdP groups and the mapping in force.
  */
 
-export type GrantScope = "company" | "workspace" | "permissionSet" | "team" | "department";
+type GrantScope = "company" | "workspace" | "permissionSet" | "team" | "department";
 
 export type Grant = { scope: GrantScope; workspace: string | null; team: string | null; permission: string };
 

@@ -137,7 +137,7 @@ const BATCH = 200;
 /** A page stops scanning after this many accounts, so a rare filter answers quickly (with a cursor). */
 const SCAN_LIMIT = 5_000;
 
-export function encodeCursor(c: HeldCursor): string {
+function encodeCursor(c: HeldCursor): string {
   return Buffer.from(JSON.stringify([c.userName, c.userId])).toString("base64url");
 }
 

@@ -10,7 +10,7 @@ import type { RouteContext } from "./context.js";
  * by the document; the emulator calls it `cdi.integration_list`.
  */
 
-export const CDI_LIST_PERMISSION = "cdi.integration_list";
+const CDI_LIST_PERMISSION = "cdi.integration_list";
 
 function cursorOffset(raw: unknown, scope: string, total: number): number {
   if (raw === undefined) return 0;

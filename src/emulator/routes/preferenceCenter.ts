@@ -14,7 +14,7 @@ import type { RouteContext } from "./context.js";
 type PreferenceCenterBody = Omit<PreferenceCenter, "preference_center_api_id" | "created_at" | "updated_at" | "state"> & { state?: PreferenceCenter["state"] };
 
 /** Pure: the body rules of the endpoint. */
-export function parsePreferenceCenterBody(body: Record<string, unknown>): PreferenceCenterBody {
+function parsePreferenceCenterBody(body: Record<string, unknown>): PreferenceCenterBody {
   const html = (field: string): string => {
     const value = body[field];
     if (typeof value !== "string" || value.trim() === "") throw badRequest(`${field} is required`);

@@ -10,7 +10,7 @@ import type { RouteContext } from "./context.js";
  */
 
 /** The document gives this content type for the DELETE 204 and for the 404 body. */
-export const SCIM_HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
+const SCIM_HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
 
 const notFound = () => scimError(404, "User not found", SCIM_HTML_CONTENT_TYPE);
 

@@ -8,7 +8,7 @@ import type { RouteContext } from "./context.js";
 
 /** Subscription groups: the bulk v2 setter, the single-group v1 setter and the status reader. */
 
-export const BOTH_EMAIL_AND_PHONE = "Either an email address or a phone number should be provided, but not both.";
+const BOTH_EMAIL_AND_PHONE = "Either an email address or a phone number should be provided, but not both.";
 const GROUP_STATES: readonly SubscriptionState[] = ["subscribed", "unsubscribed"];
 const MAX_GROUP_ENTRIES = 50;
 

@@ -1,4 +1,4 @@
-import type { AdminActor, AdminRole } from "../../admin/actor.js";
+import type { AdminActor } from "../../admin/actor.js";
 
 /**
  * The admin actor on the HTTP side (the type itself: src/admin/actor.ts). The session holds the
@@ -18,14 +18,9 @@ declare module "express-session" {
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       adminActor?: AdminActor;
     }
   }
-}
-
-export function isAdminRole(value: unknown): value is AdminRole {
-  return value === "viewer" || value === "admin";
 }

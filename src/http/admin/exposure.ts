@@ -17,7 +17,7 @@ export function adminAuthMode(env: Env): AdminAuthMode {
   throw new ConfigError(missing.map((k) => `${k}: is required when any SAML_* setting is given (SAML sign-in for the admin UI)`));
 }
 
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -22,9 +22,9 @@ import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/i
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 import { renderMessagePage } from "./ui/render.js";
 
-export type { AdminActor, AdminRole } from "../../admin/actor.js";
+export type { AdminActor,  } from "../../admin/actor.js";
 export type { AdminActions, AdminDataSources } from "../../admin/sources.js";
-export { can, requireAction, type AdminAction } from "./policy.js";
+;
 
 export type AdminRouterDeps = {
   env: Env;

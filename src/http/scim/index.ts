@@ -1,9 +1,12 @@
 import { Router } from "express";
+import type { Clock } from "../../clock.js";
+import type { Env } from "../../config/env.js";
+import type { Database } from "../../db/database.js";
+import type { ServiceMetrics } from "../../metrics/index.js";
 import { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
 import { noteIdpRequests } from "../../notify/conditions.js";
-import type { AppDeps } from "../app.js";
 import { failedAuthThrottle } from "../authThrottle.js";
 import { requireScimToken } from "./auth.js";
 import { scimBody } from "./body.js";
@@ -13,12 +16,15 @@ import { groupsRouter } from "./groups.js";
 import { rootSearchRouter } from "./search.js";
 import { usersRouter } from "./users.js";
 
+/** What the SCIM server needs from the process (a part of the app's `AppDeps`). */
+export type ScimRouterDeps = { env: Env; db: Database; clock: Clock; publicUrl: string; metrics?: ServiceMetrics };
+
 /**
  * The IdP-facing SCIM 2.0 server (RFC 7643/7644) mounted at /scim/v2: bearer auth first (so an
  * unauthenticated client cannot make the server parse a body), then the body limits, then the
  * resource routers, then one RFC 7644 error translator.
  */
-export function scimRouter(deps: AppDeps): Router {
+export function scimRouter(deps: ScimRouterDeps): Router {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
   const routeDeps = { db: deps.db, baseUrl, maxPageSize: deps.env.SCIM_MAX_PAGE_SIZE };
   const router = Router();

@@ -11,7 +11,7 @@ export type ListParams = {
   excludedAttributes?: string;
 };
 
-export const DEFAULT_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 100;
 const INTEGER = /^[+-]?\d{1,12}$/;
 
 type Query = Record<string, unknown>;
@@ -71,7 +71,7 @@ export function parseListParams(query: Query, maxPageSize: number): ListParams {
   };
 }
 
-export const SEARCH_REQUEST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
+const SEARCH_REQUEST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
 
 function bodyMember(body: Query, name: string, type: "string" | "number" | "list"): unknown {
   const key = Object.keys(body).find((k) => k.toLowerCase() === name.toLowerCase());

@@ -16,7 +16,7 @@ const ELEMENT_START = /<(?:[A-Za-z_][\w.-]*:)?(SignatureMethod|DigestMethod)(?=[
 const ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?(SignatureMethod|DigestMethod)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/?>/g;
 const ALGORITHM = /\sAlgorithm\s*=\s*(?:"([^"]*)"|'([^']*)')/;
 
-export class WeakAlgorithmError extends Error {}
+class WeakAlgorithmError extends Error {}
 
 /** Throws WeakAlgorithmError unless every signature in `xml` uses RSA-SHA256/512 with SHA-256/512 digests. */
 export function requireStrongAlgorithms(xml: string): void {

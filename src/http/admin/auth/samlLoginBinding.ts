@@ -11,7 +11,7 @@ import type { Request, Response } from "express";
  * browsers only accept with Secure; they treat http://localhost as secure, so development works.
  */
 
-export const SAML_LOGIN_COOKIE = "scim_admin_saml";
+const SAML_LOGIN_COOKIE = "scim_admin_saml";
 /** Sign-ins started in several tabs at once each still complete. */
 const KEEP_REQUESTS = 3;
 const ID = /^[A-Za-z_][\w.-]{0,127}$/;
