@@ -21,7 +21,9 @@ import { swapMappingState } from "../src/db/mappingStateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
-const { values } = parseArgs({ options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } } });
+const { values } = parseArgs({
+  options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } },
+});
 const USERS = Number(values.users);
 const GROUPS = Number(values.groups);
 
@@ -39,7 +41,11 @@ try {
   // What the reconciler would have applied: a create 30 days ago, and an update 10 days ago for every tenth user.
   const created = new Date(Date.now() - 30 * 86_400_000);
   const updated = new Date(Date.now() - 10 * 86_400_000);
-  for (let after: string | undefined, users; (users = await listUsersWithGroups(db, after, 5_000)).length; after = users[users.length - 1]!.id) {
+  for (
+    let after: string | undefined, users;
+    (users = await listUsersWithGroups(db, after, 5_000)).length;
+    after = users[users.length - 1]!.id
+  ) {
     const held = users.flatMap((u) => {
       const desired = desiredDashboardUser(u, u.groups, mapping);
       return desired ? [{ id: u.id, desired }] : [];
@@ -72,12 +78,16 @@ try {
     return [result, (performance.now() - started) / 1000];
   };
   const line = (what: string, seconds: number, target: number, extra = "") =>
-    console.log(`${what.padEnd(34)} ${seconds.toFixed(3).padStart(7)} s   (target < ${target} s)   ${seconds < target ? "OK" : "MISSED"}${extra}`);
+    console.log(
+      `${what.padEnd(34)} ${seconds.toFixed(3).padStart(7)} s   (target < ${target} s)   ${seconds < target ? "OK" : "MISSED"}${extra}`,
+    );
 
   await accessPage(options, {}, undefined, 100); // warm the pool and the parsed mapping
   const [page, pageSeconds] = await timed(() => accessPage(options, {}, undefined, 100));
   line(`first page (${page.rows.length} rows)`, pageSeconds, 1);
-  const [filtered, filteredSeconds] = await timed(() => accessPage(options, { workspace: "Workspace 3" }, undefined, 100));
+  const [filtered, filteredSeconds] = await timed(() =>
+    accessPage(options, { workspace: "Workspace 3" }, undefined, 100),
+  );
   line(`first page, one workspace (${filtered.rows.length})`, filteredSeconds, 1);
   const [admins, adminsSeconds] = await timed(() => accessPage(options, { admins: true }, undefined, 100));
   line(`first page, admins everywhere (${admins.rows.length})`, adminsSeconds, 1);
@@ -103,7 +113,12 @@ try {
     clearInterval(sampler);
     const mb = (n: number) => Math.round(n / 1024 / 1024);
     // Bounded: the growth over the export is about two batches of accounts, whatever the report's size.
-    line(`CSV export${at ? " as of 20 days ago" : ""} (${rows.toLocaleString()} rows)`, seconds, 30, `   ${mb(bytes)} MB written; RSS peak ${mb(peakRss)} MB, +${mb(peakRss - baseRss)} MB over the ${mb(baseRss)} MB before (target: bounded, < 150 MB growth)`);
+    line(
+      `CSV export${at ? " as of 20 days ago" : ""} (${rows.toLocaleString()} rows)`,
+      seconds,
+      30,
+      `   ${mb(bytes)} MB written; RSS peak ${mb(peakRss)} MB, +${mb(peakRss - baseRss)} MB over the ${mb(baseRss)} MB before (target: bounded, < 150 MB growth)`,
+    );
   }
   await db.close();
 } finally {

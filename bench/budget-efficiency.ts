@@ -68,7 +68,8 @@ const USERS = Number(values.users);
 const DAYS = Number(values.days);
 const CONCURRENCY = Number(values.concurrency);
 const PACED = values.idp as "okta" | "entra" | undefined;
-if (PACED !== undefined && PACED !== "okta" && PACED !== "entra") throw new Error(`--idp must be okta or entra (got ${PACED})`);
+if (PACED !== undefined && PACED !== "okta" && PACED !== "entra")
+  throw new Error(`--idp must be okta or entra (got ${PACED})`);
 const RATE = Number(values.rate);
 const DEFAULTS = loadEnv({});
 const SETTLE_MS = Number(values["settle-ms"] ?? DEFAULTS.RECONCILE_SETTLE_MS);
@@ -163,13 +164,17 @@ function scimCalls(emulator: RunningEmulator): number {
 /** The emulator's accounts against the oracle: every difference is a correctness failure. */
 function mismatches(emulator: RunningEmulator, expected: Map<string, DesiredDashboardUser | null>): number {
   const held = new Map<string, DesiredDashboardUser>();
-  for (const account of emulator.state.dashboardUsers.byId.values()) held.set(account.userName.toLowerCase(), fromPlatformResource(account));
+  for (const account of emulator.state.dashboardUsers.byId.values())
+    held.set(account.userName.toLowerCase(), fromPlatformResource(account));
   let wrong = 0;
   for (const [name, want] of expected) {
     const got = held.get(name.toLowerCase()) ?? null;
     if (!isDeepStrictEqual(got, want)) {
       wrong++;
-      if (wrong <= 3) console.log(`  differs from the oracle: ${name}: platform ${JSON.stringify(got)}, oracle ${JSON.stringify(want)}`);
+      if (wrong <= 3)
+        console.log(
+          `  differs from the oracle: ${name}: platform ${JSON.stringify(got)}, oracle ${JSON.stringify(want)}`,
+        );
     }
     held.delete(name.toLowerCase());
   }
@@ -202,7 +207,15 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
     if (index % 20 !== 19) groupsOf.add(pick(PRIMARY)); // one in twenty is in no mapped group
     if (random() < 0.2) groupsOf.add(pick(ANALYSTS));
     if (random() < 0.5) groupsOf.add(pick(SOCIAL));
-    return { index, id: "", userName: `user${String(index).padStart(5, "0")}@example.com`, givenName: `Given${index}`, familyName: `Family${index}`, active: true, groups: groupsOf };
+    return {
+      index,
+      id: "",
+      userName: `user${String(index).padStart(5, "0")}@example.com`,
+      givenName: `Given${index}`,
+      familyName: `Family${index}`,
+      active: true,
+      groups: groupsOf,
+    };
   };
   /** The user as the IdP holds it when the request leaves (what it has sent so far, not what is planned). */
   const userResource = (u: User) => {
@@ -215,7 +228,14 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
       active: now.active,
     };
   };
-  const request = (key: string, touches: User[], naive: number, effect: () => void, fn: () => Promise<unknown>, membership = false): PacedRequest => ({
+  const request = (
+    key: string,
+    touches: User[],
+    naive: number,
+    effect: () => void,
+    fn: () => Promise<unknown>,
+    membership = false,
+  ): PacedRequest => ({
     key,
     touches: touches.map((u) => u.userName),
     naive,
@@ -224,9 +244,16 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
     membership,
   });
   const createUser = (u: User) =>
-    request(u.userName, [u], 1, () => sent.set(u.userName, { active: u.active, givenName: u.givenName, familyName: u.familyName, groups: new Set() }), async () => {
-      u.id = (await send("POST", "/Users", userResource(u))).body.id;
-    });
+    request(
+      u.userName,
+      [u],
+      1,
+      () =>
+        sent.set(u.userName, { active: u.active, givenName: u.givenName, familyName: u.familyName, groups: new Set() }),
+      async () => {
+        u.id = (await send("POST", "/Users", userResource(u))).body.id;
+      },
+    );
   const memberOp = (u: User, k: number, op: "add" | "remove") => {
     if (op === "add") u.groups.add(k);
     else u.groups.delete(k);
@@ -238,13 +265,28 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
         : op === "add"
           ? { op: "add", path: "members", value: [{ value: u.id }] }
           : { op: "remove", path: `members[value eq "${u.id}"]` };
-    return { ...request(u.userName, [u], 1, effect, () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [operation()] }), true), group: k };
+    return {
+      ...request(
+        u.userName,
+        [u],
+        1,
+        effect,
+        () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [operation()] }),
+        true,
+      ),
+      group: k,
+    };
   };
   const profileWrite = (u: User, familyName: string) => {
     u.familyName = familyName;
     const effect = () => (sent.get(u.userName)!.familyName = familyName);
     return request(u.userName, [u], 1, effect, () =>
-      entra ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: familyName }] }) : send("PUT", `/Users/${u.id}`, userResource(u)),
+      entra
+        ? send("PATCH", `/Users/${u.id}`, {
+            schemas: [PATCH_SCHEMA],
+            Operations: [{ op: "Replace", path: "name.familyName", value: familyName }],
+          })
+        : send("PUT", `/Users/${u.id}`, userResource(u)),
     );
   };
 
@@ -262,12 +304,21 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
       if (!paced) members.forEach((u) => u.groups.add(g.index));
       const effect = () => members.forEach((u) => sent.get(u.userName)!.groups.add(g.index));
       const post = async () => {
-        const body = { schemas: [GROUP_SCHEMA], displayName: g.displayName, ...(g.externalId ? { externalId: g.externalId } : {}), members: members.map((u) => ({ value: u.id })) };
+        const body = {
+          schemas: [GROUP_SCHEMA],
+          displayName: g.displayName,
+          ...(g.externalId ? { externalId: g.externalId } : {}),
+          members: members.map((u) => ({ value: u.id })),
+        };
         g.id = (await send("POST", "/Groups", body)).body.id;
       };
       events.push({ requests: [request(`group:${g.index}`, members, members.length, effect, post)] });
     }
-    if (paced) for (const g of groups) users.forEach((u, i) => planned[i]!.includes(g.index) && events.push({ requests: [memberOp(u, g.index, "add")] }));
+    if (paced)
+      for (const g of groups)
+        users.forEach(
+          (u, i) => planned[i]!.includes(g.index) && events.push({ requests: [memberOp(u, g.index, "add")] }),
+        );
     return events;
   }
 
@@ -279,25 +330,40 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
     for (const u of sample(active(), Math.round(USERS * 0.2))) {
       events.push({
         requests: [
-          request(u.userName, [], 1, () => {}, () =>
-            entra
-              ? send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "name.familyName", value: sent.get(u.userName)!.familyName }] })
-              : send("PUT", `/Users/${u.id}`, userResource(u)),
+          request(
+            u.userName,
+            [],
+            1,
+            () => {},
+            () =>
+              entra
+                ? send("PATCH", `/Users/${u.id}`, {
+                    schemas: [PATCH_SCHEMA],
+                    Operations: [{ op: "Replace", path: "name.familyName", value: sent.get(u.userName)!.familyName }],
+                  })
+                : send("PUT", `/Users/${u.id}`, userResource(u)),
           ),
         ],
       });
     }
     // Real profile edits: a new family name is part of the dashboard user.
-    for (const u of sample(active(), Math.round(USERS * 0.008))) events.push({ requests: [profileWrite(u, `${u.familyName}-d${day}`)] });
+    for (const u of sample(active(), Math.round(USERS * 0.008)))
+      events.push({ requests: [profileWrite(u, `${u.familyName}-d${day}`)] });
     // Team moves: out of the primary group, into another (two group PATCHes).
-    for (const u of sample(active().filter((x) => [...x.groups].some((k) => k < 50)), Math.round(USERS * 0.05))) {
+    for (const u of sample(
+      active().filter((x) => [...x.groups].some((k) => k < 50)),
+      Math.round(USERS * 0.05),
+    )) {
       const from = [...u.groups].find((k) => k < 50)!;
       const to = pick(PRIMARY.filter((k) => k !== from));
       events.push({ requests: [memberOp(u, from, "remove"), memberOp(u, to, "add")] });
     }
     // Project assignments: an admin gives a user two more team groups, one click each (two grants seconds apart).
     for (const u of sample(active(), Math.round(USERS * 0.01))) {
-      const extra = sample(PRIMARY.filter((k) => k < 30 && !u.groups.has(k)), 2);
+      const extra = sample(
+        PRIMARY.filter((k) => k < 30 && !u.groups.has(k)),
+        2,
+      );
       events.push({ requests: extra.map((k) => memberOp(u, k, "add")) });
     }
     // Analyst and social-group comings and goings.
@@ -315,14 +381,39 @@ function createWorld(send: ReturnType<typeof scimClient>, dialect: Dialect) {
       g.displayName = k < 30 ? `Team ${k} (${day})` : k < 55 ? `Analysts-${k}-r${day}` : `Social ${k} r${day}`;
       const members = users.filter((u) => u.groups.has(k));
       const displayName = g.displayName;
-      const op = entra ? { op: "Replace", path: "displayName", value: displayName } : { op: "replace", path: "displayName", value: displayName };
-      events.push({ requests: [request(`group:${k}`, members, members.length, () => {}, () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }), true)] });
+      const op = entra
+        ? { op: "Replace", path: "displayName", value: displayName }
+        : { op: "replace", path: "displayName", value: displayName };
+      events.push({
+        requests: [
+          request(
+            `group:${k}`,
+            members,
+            members.length,
+            () => {},
+            () => send("PATCH", `/Groups/${g.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }),
+            true,
+          ),
+        ],
+      });
     }
     // Leavers: deactivated (neither IdP deletes on unassignment by default).
     for (const u of sample(active(), Math.round(USERS * 0.005))) {
       u.active = false;
-      const op = entra ? { op: "Replace", path: "active", value: "False" } : { op: "replace", value: { active: false } };
-      events.push({ requests: [request(u.userName, [u], 1, () => (sent.get(u.userName)!.active = false), () => send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }))] });
+      const op = entra
+        ? { op: "Replace", path: "active", value: "False" }
+        : { op: "replace", value: { active: false } };
+      events.push({
+        requests: [
+          request(
+            u.userName,
+            [u],
+            1,
+            () => (sent.get(u.userName)!.active = false),
+            () => send("PATCH", `/Users/${u.id}`, { schemas: [PATCH_SCHEMA], Operations: [op] }),
+          ),
+        ],
+      });
     }
     // Joiners: created, then added to their groups.
     for (let n = 0; n < Math.round(USERS * 0.005); n++) {
@@ -387,7 +478,10 @@ async function batchedDays(): Promise<void> {
     return Date.now() - started;
   }
 
-  const minimumBetween = (before: Map<string, DesiredDashboardUser | null>, after: Map<string, DesiredDashboardUser | null>) => {
+  const minimumBetween = (
+    before: Map<string, DesiredDashboardUser | null>,
+    after: Map<string, DesiredDashboardUser | null>,
+  ) => {
     let creates = 0;
     let updates = 0;
     let deletes = 0;
@@ -400,7 +494,16 @@ async function batchedDays(): Promise<void> {
     return { creates, updates, deletes, total: creates + updates + deletes };
   };
 
-  type Row = { day: string; writes: number; naive: number; minimum: number; spent: number; detail: string; seconds: number; wrong: number };
+  type Row = {
+    day: string;
+    writes: number;
+    naive: number;
+    minimum: number;
+    spent: number;
+    detail: string;
+    seconds: number;
+    wrong: number;
+  };
   const rows: Row[] = [];
   let previous = new Map<string, DesiredDashboardUser | null>();
   if (values.live) await worker.start();
@@ -429,29 +532,52 @@ async function batchedDays(): Promise<void> {
       wrong: mismatches(stack.emulator, now),
     });
     const r = rows[rows.length - 1]!;
-    console.log(`day ${r.day}: ${r.writes} IdP writes, minimum ${r.minimum} (${r.detail}), spent ${r.spent}, naive ${r.naive}; ${r.wrong} accounts differ from the oracle; ${r.seconds}s`);
+    console.log(
+      `day ${r.day}: ${r.writes} IdP writes, minimum ${r.minimum} (${r.detail}), spent ${r.spent}, naive ${r.naive}; ${r.wrong} accounts differ from the oracle; ${r.seconds}s`,
+    );
   }
   if (values.live) await worker.stop();
   await stack.close();
 
   const week = rows.slice(1);
   const sum = (xs: Row[], f: (r: Row) => number) => xs.reduce((n, r) => n + f(r), 0);
-  console.log(`\nBudget efficiency, batched days: ${USERS} users, 60 groups, ${DAYS} days of churn${values.live ? " (reconciler live during pushes)" : " (reconciler converges after each day)"}\n`);
+  console.log(
+    `\nBudget efficiency, batched days: ${USERS} users, 60 groups, ${DAYS} days of churn${values.live ? " (reconciler live during pushes)" : " (reconciler converges after each day)"}\n`,
+  );
   console.log("day        IdP writes  minimum (c/u/d)        spent  spent÷min   naive  naive÷min  wrong");
   for (const r of rows) {
     console.log(
       `${r.day.padEnd(10)} ${String(r.writes).padStart(10)}  ${String(r.minimum).padStart(7)} ${`(${r.detail})`.padEnd(16)} ${String(r.spent).padStart(6)}  ${ratio(r.spent, r.minimum).padStart(9)}  ${String(r.naive).padStart(6)}  ${ratio(r.naive, r.minimum).padStart(9)}  ${String(r.wrong).padStart(5)}`,
     );
   }
-  const [wMin, wSpent, wNaive, wWrites] = [sum(week, (r) => r.minimum), sum(week, (r) => r.spent), sum(week, (r) => r.naive), sum(week, (r) => r.writes)];
+  const [wMin, wSpent, wNaive, wWrites] = [
+    sum(week, (r) => r.minimum),
+    sum(week, (r) => r.spent),
+    sum(week, (r) => r.naive),
+    sum(week, (r) => r.writes),
+  ];
   console.log(`\nThe week (days 1-${DAYS}): ${wWrites} IdP writes; the oracle's minimum: ${wMin} platform calls`);
   console.log(`  connector: ${wSpent} calls spent, ${ratio(wSpent, wMin)} × the minimum (target 1.00)`);
   console.log(`  naive forwarder: ${wNaive} calls, ${ratio(wNaive, wMin)} × the minimum`);
   const allMin = sum(rows, (r) => r.minimum);
-  console.log(`With the initial load: connector ${ratio(sum(rows, (r) => r.spent), allMin)} ×, naive ${ratio(sum(rows, (r) => r.naive), allMin)} × the minimum of ${allMin}`);
-  console.log(`Headline (mode: batched days${values.live ? ", live reconciler" : ""}): ${ratio(wSpent, wMin)} × the minimum`);
+  console.log(
+    `With the initial load: connector ${ratio(
+      sum(rows, (r) => r.spent),
+      allMin,
+    )} ×, naive ${ratio(
+      sum(rows, (r) => r.naive),
+      allMin,
+    )} × the minimum of ${allMin}`,
+  );
+  console.log(
+    `Headline (mode: batched days${values.live ? ", live reconciler" : ""}): ${ratio(wSpent, wMin)} × the minimum`,
+  );
   const wrong = sum(rows, (r) => r.wrong);
-  console.log(wrong === 0 ? "Every account on the platform matched the oracle after every day." : `${wrong} account differences from the oracle: FAILED`);
+  console.log(
+    wrong === 0
+      ? "Every account on the platform matched the oracle after every day."
+      : `${wrong} account differences from the oracle: FAILED`,
+  );
   process.exitCode = wrong === 0 ? 0 : 1;
 }
 
@@ -459,7 +585,14 @@ async function batchedDays(): Promise<void> {
 // A paced IdP on a simulated clock.
 
 /** `reduces`: some change in it took access away (applied at once, so a move costs up to two calls). */
-type Burst = { start: number; end: number; before: DesiredDashboardUser | null; after: DesiredDashboardUser | null; reduces: boolean; calls: number[] };
+type Burst = {
+  start: number;
+  end: number;
+  before: DesiredDashboardUser | null;
+  after: DesiredDashboardUser | null;
+  reduces: boolean;
+  calls: number[];
+};
 type PacedResult = { label: string; phases: PhaseFigures[]; wrong: number; seconds: number; requests: number };
 type PhaseFigures = {
   phase: string;
@@ -472,7 +605,12 @@ type PhaseFigures = {
 const T0 = Date.UTC(2026, 2, 2); // a Monday, 00:00 UTC
 
 /** When each request leaves the IdP: the events' requests in IdP order, one every 1/rate s at most. */
-function schedule(dialect: Dialect, day: number, events: IdpEvent[], random: () => number): { at: number; request: IdpRequest }[] {
+function schedule(
+  dialect: Dialect,
+  day: number,
+  events: IdpEvent[],
+  random: () => number,
+): { at: number; request: IdpRequest }[] {
   const gap = 1000 / RATE;
   const dayStart = T0 + day * DAY;
   const out: { at: number; request: IdpRequest }[] = [];
@@ -487,9 +625,13 @@ function schedule(dialect: Dialect, day: number, events: IdpEvent[], random: () 
     return out;
   }
   // Admin actions during the working day; the requests of one action 2 s apart (one click each).
-  const timed = events.map((e) => ({ at: dayStart + 8 * HOUR + Math.floor(random() * 12 * HOUR), e })).sort((a, b) => a.at - b.at);
+  const timed = events
+    .map((e) => ({ at: dayStart + 8 * HOUR + Math.floor(random() * 12 * HOUR), e }))
+    .sort((a, b) => a.at - b.at);
   if (dialect === "okta") {
-    const wanted = timed.flatMap(({ at, e }) => e.requests.map((r, i) => ({ at: at + i * 2_000, r }))).sort((a, b) => a.at - b.at);
+    const wanted = timed
+      .flatMap(({ at, e }) => e.requests.map((r, i) => ({ at: at + i * 2_000, r })))
+      .sort((a, b) => a.at - b.at);
     for (const { at, r } of wanted) emit(at, r);
     return out;
   }
@@ -567,12 +709,16 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
     await advanceTo(null);
     wrong += mismatches(stack.emulator, world.expected());
     if (day === 0) phases.push({ phase: "onboarding", from: T0, to: T0 + DAY });
-    process.stdout.write(`  ${dialectName}, window ${settleMs ? `${settleMs / 1000} s` : "off"}: day ${day} done (${requests} requests so far, ${Math.round((Date.now() - started) / 1000)} s)\n`);
+    process.stdout.write(
+      `  ${dialectName}, window ${settleMs ? `${settleMs / 1000} s` : "off"}: day ${day} done (${requests} requests so far, ${Math.round((Date.now() - started) / 1000)} s)\n`,
+    );
   }
   phases.push({ phase: `week (days 1-${DAYS})`, from: T0 + DAY, to: T0 + (DAYS + 1) * DAY });
 
   // Platform calls per user, at their simulated times (one ledger debit per call).
-  const debits: { user_id: string; at: Date }[] = await db.query(`SELECT user_id, spent_at AS at FROM budget_debits WHERE user_id IS NOT NULL ORDER BY spent_at`);
+  const debits: { user_id: string; at: Date }[] = await db.query(
+    `SELECT user_id, spent_at AS at FROM budget_debits WHERE user_id IS NOT NULL ORDER BY spent_at`,
+  );
   const nameOf = new Map(world.users.map((u) => [u.id, u.userName]));
   const callsOf = new Map<string, number[]>();
   for (const d of debits) {
@@ -583,7 +729,13 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
   if (untouched) console.warn(`  ${untouched} calls for users the IdP never changed`);
   await stack.close();
 
-  const figures: PhaseFigures[] = phases.map(({ phase }) => ({ phase, grants: { minimum: 0, spent: 0 }, reductions: { minimum: 0, spent: 0 }, noChange: 0, latencies: [] }));
+  const figures: PhaseFigures[] = phases.map(({ phase }) => ({
+    phase,
+    grants: { minimum: 0, spent: 0 },
+    reductions: { minimum: 0, spent: 0 },
+    noChange: 0,
+    latencies: [],
+  }));
   for (const [name, list] of touches) {
     const bursts: Burst[] = [];
     let before: DesiredDashboardUser | null = null;
@@ -614,7 +766,13 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
       if (bucket === f.grants && b.calls.length) f.latencies.push(Math.max(...b.calls) - b.end);
     }
   }
-  return { label: `${dialectName}, window ${settleMs ? `${settleMs / 1000} s (cap ${SETTLE_MAX_MS / 1000} s)` : "off"}`, phases: figures, wrong, seconds: Math.round((Date.now() - started) / 1000), requests };
+  return {
+    label: `${dialectName}, window ${settleMs ? `${settleMs / 1000} s (cap ${SETTLE_MAX_MS / 1000} s)` : "off"}`,
+    phases: figures,
+    wrong,
+    seconds: Math.round((Date.now() - started) / 1000),
+    requests,
+  };
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
@@ -630,10 +788,18 @@ async function pacedIdp(dialect: Dialect): Promise<void> {
   const window = values.window;
   if (window === "both" || window === "on") runs.push(await pacedRun(dialect, SETTLE_MS, SETTLE_MS));
   if (window === "both" || window === "off") runs.push(await pacedRun(dialect, 0, SETTLE_MS));
-  console.log(`\nBudget efficiency, paced IdP: ${dialect === "okta" ? "Okta push groups" : "Entra ID provisioning cycles"} at ${RATE} requests/s, sequential; ${USERS} users, 60 groups, ${DAYS} days of churn.`);
-  console.log(`Minimum: one call per burst of a user's changes whose desired dashboard user differs between its start and its end (bursts end after ${SETTLE_MS / 1000} s of quiet); the bench's own oracle.`);
-  console.log("Grants: bursts that only add access. Reductions: bursts in which some change takes access away (applied at once, so a move costs up to 2).\n");
-  console.log("run                                  phase              grants: min  spent  ÷min   reductions: min  spent  ÷min   no-op calls  grant latency p50 / p99  wrong");
+  console.log(
+    `\nBudget efficiency, paced IdP: ${dialect === "okta" ? "Okta push groups" : "Entra ID provisioning cycles"} at ${RATE} requests/s, sequential; ${USERS} users, 60 groups, ${DAYS} days of churn.`,
+  );
+  console.log(
+    `Minimum: one call per burst of a user's changes whose desired dashboard user differs between its start and its end (bursts end after ${SETTLE_MS / 1000} s of quiet); the bench's own oracle.`,
+  );
+  console.log(
+    "Grants: bursts that only add access. Reductions: bursts in which some change takes access away (applied at once, so a move costs up to 2).\n",
+  );
+  console.log(
+    "run                                  phase              grants: min  spent  ÷min   reductions: min  spent  ÷min   no-op calls  grant latency p50 / p99  wrong",
+  );
   for (const run of runs) {
     for (const f of run.phases) {
       console.log(
@@ -644,16 +810,35 @@ async function pacedIdp(dialect: Dialect): Promise<void> {
   for (const run of runs) {
     const total = run.phases.reduce((n, f) => n + f.grants.spent + f.reductions.spent + f.noChange, 0);
     const minimum = run.phases.reduce((n, f) => n + f.grants.minimum + f.reductions.minimum, 0);
-    const grants = run.phases.reduce((a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }), { spent: 0, minimum: 0 });
-    console.log(`${run.label}: all calls ${total} ÷ minimum ${minimum} = ${ratio(total, minimum)}; grants ${ratio(grants.spent, grants.minimum)} (target 1.00); ${run.requests} IdP requests; ${run.seconds} s`);
+    const grants = run.phases.reduce(
+      (a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }),
+      { spent: 0, minimum: 0 },
+    );
+    console.log(
+      `${run.label}: all calls ${total} ÷ minimum ${minimum} = ${ratio(total, minimum)}; grants ${ratio(grants.spent, grants.minimum)} (target 1.00); ${run.requests} IdP requests; ${run.seconds} s`,
+    );
   }
   const on = runs.find((r) => !r.label.includes("window off"));
   if (on) {
-    const grants = on.phases.reduce((a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }), { spent: 0, minimum: 0 });
-    console.log(`Headline (mode: paced ${dialect}, ${RATE}/s): grants ${ratio(grants.spent, grants.minimum)} × the minimum, latency p99 ${seconds(percentile(on.phases.flatMap((f) => f.latencies), 99))} (cap ${SETTLE_MAX_MS / 1000} s)`);
+    const grants = on.phases.reduce(
+      (a, f) => ({ spent: a.spent + f.grants.spent, minimum: a.minimum + f.grants.minimum }),
+      { spent: 0, minimum: 0 },
+    );
+    console.log(
+      `Headline (mode: paced ${dialect}, ${RATE}/s): grants ${ratio(grants.spent, grants.minimum)} × the minimum, latency p99 ${seconds(
+        percentile(
+          on.phases.flatMap((f) => f.latencies),
+          99,
+        ),
+      )} (cap ${SETTLE_MAX_MS / 1000} s)`,
+    );
   }
   const wrong = runs.reduce((n, r) => n + r.wrong, 0);
-  console.log(wrong === 0 ? "Every account on the platform matched the oracle after every day." : `${wrong} account differences from the oracle: FAILED`);
+  console.log(
+    wrong === 0
+      ? "Every account on the platform matched the oracle after every day."
+      : `${wrong} account differences from the oracle: FAILED`,
+  );
   process.exitCode = wrong === 0 ? 0 : 1;
 }
 

@@ -18,7 +18,11 @@ import { startEmulator } from "../src/emulator/index.js";
 import { keepAliveClient } from "./support/httpClient.js";
 
 const TARGET_PER_SECOND = 3_000;
-const SCIM_HEADERS = { authorization: "Bearer dev-scim-token", "x-request-origin": "bench", "content-type": "application/json" };
+const SCIM_HEADERS = {
+  authorization: "Bearer dev-scim-token",
+  "x-request-origin": "bench",
+  "content-type": "application/json",
+};
 const API_HEADERS = { authorization: "Bearer dev-api-key", "content-type": "application/json" };
 
 const { values } = parseArgs({
@@ -37,7 +41,6 @@ let serverPid: number | undefined;
 // The benchmark issues far more than 5,000 SCIM calls; the daily budget is lifted for it alone.
 const BENCH_OPTIONS = { port: 0, scimDailyLimit: 1_000_000_000 };
 
-
 async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
@@ -49,38 +52,65 @@ async function main(): Promise<void> {
   try {
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const res = await call("POST", "/scim/v2/Users", SCIM_HEADERS, JSON.stringify(dashboardUser(`bench${i}@example.com`)));
+      const res = await call(
+        "POST",
+        "/scim/v2/Users",
+        SCIM_HEADERS,
+        JSON.stringify(dashboardUser(`bench${i}@example.com`)),
+      );
       ids.push((JSON.parse(res.text) as { id: string }).id);
     }
     const emails = Array.from({ length: 5_000 }, (_, i) => `reader${i}@example.com`);
     const states = ["subscribed", "unsubscribed", "opted_in"];
 
-    console.log(`load average before the run: ${(await import("node:os")).loadavg()[0]!.toFixed(2)} on ${(await import("node:os")).cpus().length} cores`);
+    console.log(
+      `load average before the run: ${(await import("node:os")).loadavg()[0]!.toFixed(2)} on ${(await import("node:os")).cpus().length} cores`,
+    );
     const client = values["node-client"] ? "http.Agent keep-alive client" : "lean keep-alive client";
-    console.log(`emulator throughput: ${concurrency} concurrent connections (${client}), ${seconds}s per scenario, ${values["in-process"] ? "in-process" : "emulator in a child process"}`);
-    const connections = values["node-client"] ? [] : await Promise.all(Array.from({ length: concurrency }, () => RawConnection.open(target.hostname, Number(target.port))));
+    console.log(
+      `emulator throughput: ${concurrency} concurrent connections (${client}), ${seconds}s per scenario, ${values["in-process"] ? "in-process" : "emulator in a child process"}`,
+    );
+    const connections = values["node-client"]
+      ? []
+      : await Promise.all(
+          Array.from({ length: concurrency }, () => RawConnection.open(target.hostname, Number(target.port))),
+        );
     const sender = (method: string, headers: Record<string, string>) => {
-      const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+      const head = Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join("");
       return (worker: number, path: string, body?: string): Promise<{ status: number }> =>
         values["node-client"]
           ? call(method, path, headers, body)
-          : connections[worker]!.send(`${method} ${path} HTTP/1.1\r\nHost: ${target.host}\r\n${head}${body === undefined ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}\r\n${body ?? ""}`);
+          : connections[worker]!.send(
+              `${method} ${path} HTTP/1.1\r\nHost: ${target.host}\r\n${head}${body === undefined ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}\r\n${body ?? ""}`,
+            );
     };
     const getUser = sender("GET", SCIM_HEADERS);
     const postStatus = sender("POST", API_HEADERS);
     const results = [
-      await scenario("SCIM GET /scim/v2/Users/{id}", seconds, concurrency, 200, (w, i) => getUser(w, `/scim/v2/Users/${ids[i % ids.length]}`)),
+      await scenario("SCIM GET /scim/v2/Users/{id}", seconds, concurrency, 200, (w, i) =>
+        getUser(w, `/scim/v2/Users/${ids[i % ids.length]}`),
+      ),
       await scenario("POST /email/status", seconds, concurrency, 200, (w, i) =>
-        postStatus(w, "/email/status", JSON.stringify({ email: emails[i % emails.length], subscription_state: states[i % 3] })),
+        postStatus(
+          w,
+          "/email/status",
+          JSON.stringify({ email: emails[i % emails.length], subscription_state: states[i % 3] }),
+        ),
       ),
     ];
     for (const c of connections) c.close();
     for (const r of results) {
       const verdict = r.perSecond >= TARGET_PER_SECOND ? "meets" : "BELOW";
-      console.log(`${r.name.padEnd(32)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}  ${verdict} target ${TARGET_PER_SECOND}/s (×${(r.perSecond / TARGET_PER_SECOND).toFixed(2)})`);
+      console.log(
+        `${r.name.padEnd(32)} ${r.perSecond.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}  ${verdict} target ${TARGET_PER_SECOND}/s (×${(r.perSecond / TARGET_PER_SECOND).toFixed(2)})`,
+      );
       if (r.serverCpuMicros !== undefined) {
         const capacity = 1e6 / r.serverCpuMicros;
-        console.log(`${"".padEnd(32)} emulator CPU ${r.serverCpuMicros.toFixed(0)} µs/request → ${capacity.toFixed(0)} req/s per fully available core (×${(capacity / TARGET_PER_SECOND).toFixed(2)} the target)`);
+        console.log(
+          `${"".padEnd(32)} emulator CPU ${r.serverCpuMicros.toFixed(0)} µs/request → ${capacity.toFixed(0)} req/s per fully available core (×${(capacity / TARGET_PER_SECOND).toFixed(2)} the target)`,
+        );
       }
     }
     if (results.some((r) => r.perSecond < TARGET_PER_SECOND || r.errors > 0)) process.exitCode = 1;
@@ -106,32 +136,42 @@ function processCpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-
-async function scenario(name: string, seconds: number, concurrency: number, expected: number, send: (worker: number, i: number) => Promise<{ status: number }>): Promise<Result> {
+async function scenario(
+  name: string,
+  seconds: number,
+  concurrency: number,
+  expected: number,
+  send: (worker: number, i: number) => Promise<{ status: number }>,
+): Promise<Result> {
   // A short warm-up so the JIT and the connection pool are ready before timing.
   const warmUntil = performance.now() + 500;
   let counter = 0;
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    while (performance.now() < warmUntil) await send(w, counter++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (performance.now() < warmUntil) await send(w, counter++);
+    }),
+  );
   const latencies: number[] = [];
   let errors = 0;
   const cpuBefore = processCpuSeconds(serverPid);
   const started = performance.now();
   const until = started + seconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    while (performance.now() < until) {
-      const t0 = performance.now();
-      const res = await send(w, counter++);
-      latencies.push(performance.now() - t0);
-      if (res.status !== expected) errors += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const res = await send(w, counter++);
+        latencies.push(performance.now() - t0);
+        if (res.status !== expected) errors += 1;
+      }
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   const cpuAfter = processCpuSeconds(serverPid);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  const serverCpuMicros = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1e6) / latencies.length : undefined;
+  const serverCpuMicros =
+    cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1e6) / latencies.length : undefined;
   return { name, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, serverCpuMicros };
 }
 
@@ -141,10 +181,14 @@ async function inProcess(): Promise<{ url: string; stop: () => Promise<void> }> 
 }
 
 async function childProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, LOG_LEVEL: "warn" },
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), "--serve"],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, LOG_LEVEL: "warn" },
+    },
+  );
   serverPid = child.pid;
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = "";
@@ -219,7 +263,10 @@ function dashboardUser(userName: string) {
     userName,
     name: { givenName: "Bench", familyName: "User" },
     department: "engineering",
-    permissions: { companyPermissions: ["basic_access"], appGroup: [{ appGroupName: "Production", appGroupPermissions: ["admin"], team: [] }] },
+    permissions: {
+      companyPermissions: ["basic_access"],
+      appGroup: [{ appGroupName: "Production", appGroupPermissions: ["admin"], team: [] }],
+    },
   };
 }
 

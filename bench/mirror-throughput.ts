@@ -44,11 +44,16 @@ type Row = { group: string; type: "email" | "phone" | "external_id"; id: string;
 function simulatedChanges(): Row[] {
   const rows: Row[] = [];
   let seed = 42;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   for (let i = 0; i < total; i++) {
     const r = random();
     const type = r < 0.6 ? "email" : r < 0.85 ? "external_id" : "phone";
-    const id = type === "email" ? `user${i}@example.com` : type === "phone" ? `+1415${String(1_000_000 + i).padStart(7, "0")}` : `ext-${i}`;
+    const id =
+      type === "email"
+        ? `user${i}@example.com`
+        : type === "phone"
+          ? `+1415${String(1_000_000 + i).padStart(7, "0")}`
+          : `ext-${i}`;
     rows.push({ group: `group-${i % groups}`, type, id, state: random() < 0.7 ? "subscribed" : "unsubscribed" });
   }
   return rows;
@@ -81,9 +86,15 @@ function undelivered(emulator: RunningEmulator, rows: Row[]): string[] {
   const profiles = emulator.state.profiles;
   const wrong: string[] = [];
   for (const r of latest.values()) {
-    const profile = r.type === "email" ? profiles.pickByEmail(r.id) : r.type === "phone" ? profiles.pickByPhone(r.id) : profiles.byExternal(r.id);
+    const profile =
+      r.type === "email"
+        ? profiles.pickByEmail(r.id)
+        : r.type === "phone"
+          ? profiles.pickByPhone(r.id)
+          : profiles.byExternal(r.id);
     const expected = r.state === "subscribed" ? "Subscribed" : "Unsubscribed";
-    if (reportedState(profile, r.group) !== expected) wrong.push(`${r.group} ${r.type} ${r.id}: ${reportedState(profile, r.group)}, wrote ${expected}`);
+    if (reportedState(profile, r.group) !== expected)
+      wrong.push(`${r.group} ${r.type} ${r.id}: ${reportedState(profile, r.group)}, wrote ${expected}`);
   }
   return wrong;
 }
@@ -136,7 +147,9 @@ async function main(): Promise<void> {
       etlDone = performance.now();
     }
     for (;;) {
-      const [{ n }]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM mirror_sync.pending WHERE parked_at IS NULL`);
+      const [{ n }]: { n: number }[] = await db.query(
+        `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE parked_at IS NULL`,
+      );
       if (n === 0) break;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -145,14 +158,21 @@ async function main(): Promise<void> {
 
     const stats = emulator.state.stats().requests;
     const requests = stats["POST /v2/subscription/status/set"] ?? 0;
-    const asChanges: PendingChange<null>[] = rows.map((r, i) => ({ key: String(i), batchKey: `${r.group}|${r.state}|${r.type}`, version: "0", payload: null }));
+    const asChanges: PendingChange<null>[] = rows.map((r, i) => ({
+      key: String(i),
+      batchKey: `${r.group}|${r.state}|${r.type}`,
+      version: "0",
+      payload: null,
+    }));
     const minimum = minimumRequests(asChanges, MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST);
     const [{ parked, left }]: { parked: number; left: number }[] = await db.query(
       `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, count(*) FILTER (WHERE parked_at IS NULL)::int AS left FROM mirror_sync.pending`,
     );
     const wrong = undelivered(emulator, rows);
     const written = new Set(rows.map((r) => `${r.group}|${r.type}|${r.id}`)).size;
-    const sizes: { changes: number }[] = await db.query(`SELECT changes FROM mirror_sync.push_log WHERE outcome = 'ok' ORDER BY id`);
+    const sizes: { changes: number }[] = await db.query(
+      `SELECT changes FROM mirror_sync.push_log WHERE outcome = 'ok' ORDER BY id`,
+    );
     const seconds = (finished - started) / 1000;
     const perSecond = Math.round(total / seconds);
     const lines = [

@@ -16,7 +16,9 @@ import { createRun, runPlanPhase } from "../src/jobs/resync.js";
 import { MappingStore } from "../src/mapping/store.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
-const { values } = parseArgs({ options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } } });
+const { values } = parseArgs({
+  options: { users: { type: "string", default: "100000" }, groups: { type: "string", default: "500" } },
+});
 const USERS = Number(values.users);
 const GROUPS = Number(values.groups);
 
@@ -49,9 +51,13 @@ try {
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 
   const mb = (n: number) => Math.round(n / 1024 / 1024);
-  console.log(`\nresync phase 1: ${run.usersEvaluated.toLocaleString()} users evaluated, ${run.usersQueued.toLocaleString()} queued (${JSON.stringify(run.planSummary)})`);
+  console.log(
+    `\nresync phase 1: ${run.usersEvaluated.toLocaleString()} users evaluated, ${run.usersQueued.toLocaleString()} queued (${JSON.stringify(run.planSummary)})`,
+  );
   console.log(`time        ${seconds.toFixed(2)} s   (target < 10 s)   ${seconds < 10 ? "OK" : "MISSED"}`);
-  console.log(`peak RSS    ${mb(peakRss)} MB   (target < 300 MB; ${mb(baseRss)} MB before the run)   ${peakRss < 300 * 1024 * 1024 ? "OK" : "MISSED"}`);
+  console.log(
+    `peak RSS    ${mb(peakRss)} MB   (target < 300 MB; ${mb(baseRss)} MB before the run)   ${peakRss < 300 * 1024 * 1024 ? "OK" : "MISSED"}`,
+  );
   console.log(`throughput  ${Math.round(run.usersEvaluated / seconds).toLocaleString()} users/s`);
   await db.close();
 } finally {

@@ -89,7 +89,14 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(databaseUrl: string, dataDir: string, seconds: number, concurrency: number, childEnv: Record<string, string>, workersOn: boolean): Promise<void> {
+async function measure(
+  databaseUrl: string,
+  dataDir: string,
+  seconds: number,
+  concurrency: number,
+  childEnv: Record<string, string>,
+  workersOn: boolean,
+): Promise<void> {
   const { url, stop, pid } = await childService(databaseUrl, childEnv);
   const serverCpu: CpuMeter = () => {
     const service = cpuMsOf([pid]);
@@ -97,7 +104,8 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     return service === undefined || postgres === undefined ? undefined : [service, postgres];
   };
   const client = keepAliveClient(url, concurrency);
-  const call = (method: string, urlPath: string, body?: string) => client.call(method, `/scim/v2${urlPath}`, HEADERS, body);
+  const call = (method: string, urlPath: string, body?: string) =>
+    client.call(method, `/scim/v2${urlPath}`, HEADERS, body);
 
   try {
     const userNames: string[] = [];
@@ -110,7 +118,14 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     });
     const groupIds: string[] = [];
     for (let g = 0; g < GROUPS; g++) {
-      const res = await call("POST", "/Groups", JSON.stringify({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: `Analysts-bench-${g}` }));
+      const res = await call(
+        "POST",
+        "/Groups",
+        JSON.stringify({
+          schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+          displayName: `Analysts-bench-${g}`,
+        }),
+      );
       groupIds.push((JSON.parse(res.text) as { id: string }).id);
     }
     // Every (group, user) pair once, in an order where consecutive pairs differ in group and user.
@@ -118,15 +133,29 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     const toRemove = pairs.splice(0, GROUPS * PREADDED_PER_GROUP);
     for (let g = 0; g < GROUPS; g++) {
       const members = toRemove.filter((p) => p.group === g).map((p) => ({ value: userIds[p.user]! }));
-      const res = await call("PATCH", `/Groups/${groupIds[g]}`, JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "add", path: "members", value: members }] }));
+      const res = await call(
+        "PATCH",
+        `/Groups/${groupIds[g]}`,
+        JSON.stringify({
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+          Operations: [{ op: "add", path: "members", value: members }],
+        }),
+      );
       if (res.status !== 204) throw new Error(`pre-adding members: ${res.status} ${res.text}`);
     }
     const answered = { add: 0, remove: 0 };
     const memberPatch = async (op: "add" | "remove", pair: Pair | undefined) => {
       if (!pair) throw new Error(`no fresh (group, user) pair left to ${op}: run shorter`);
       const userId = userIds[pair.user]!;
-      const operation = op === "add" ? { op, path: "members", value: [{ value: userId }] } : { op, path: `members[value eq "${userId}"]` };
-      const res = await call("PATCH", `/Groups/${groupIds[pair.group]}`, JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [operation] }));
+      const operation =
+        op === "add"
+          ? { op, path: "members", value: [{ value: userId }] }
+          : { op, path: `members[value eq "${userId}"]` };
+      const res = await call(
+        "PATCH",
+        `/Groups/${groupIds[pair.group]}`,
+        JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [operation] }),
+      );
       if (res.status === 204) answered[op]++;
       return res;
     };
@@ -136,13 +165,23 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
         `${concurrency} concurrent keep-alive clients, ${seconds}s per scenario, ${SEED_USERS} users, service in a child process, embedded PostgreSQL (fsync on)`,
     );
     // Figures on a shared machine mean little without the load they were measured under.
-    console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} before measuring`);
+    console.log(
+      `machine: ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")} before measuring`,
+    );
     let created = 0;
     const only = new Set(values.only!.split(","));
     const results: Result[] = [];
     const senders = new Map<string, (i: number) => Promise<{ status: number }>>();
     const expectedStatus = new Map<string, number>();
-    const run = async (name: string, kind: Result["kind"], expected: number, send: (i: number) => Promise<{ status: number }>) => {
+    const run = async (
+      name: string,
+      kind: Result["kind"],
+      expected: number,
+      send: (i: number) => Promise<{ status: number }>,
+    ) => {
       senders.set(name, send);
       expectedStatus.set(name, expected);
       results.push(await scenario(serverCpu, name, kind, seconds, concurrency, expected, send));
@@ -153,7 +192,9 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
       );
     }
     if (only.has("post")) {
-      await run("POST /Users", "write", 201, () => call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`))));
+      await run("POST /Users", "write", 201, () =>
+        call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`))),
+      );
     }
     if (only.has("patch")) {
       // Each request takes the next pair: an add never repeats one (a repeat changes nothing and marks
@@ -168,14 +209,21 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
     const paced = new Map<string, Result>();
     for (const r of results) {
       const send = senders.get(r.name)!;
-      paced.set(r.name, await pacedScenario(r.name, r.kind, seconds, concurrency, TARGETS[r.kind], expectedStatus.get(r.name)!, send));
+      paced.set(
+        r.name,
+        await pacedScenario(r.name, r.kind, seconds, concurrency, TARGETS[r.kind], expectedStatus.get(r.name)!, send),
+      );
     }
     if (only.has("patch")) {
       // Every answered PATCH must have changed a membership: the groups hold exactly what they imply.
       let held = 0;
-      for (const id of groupIds) held += ((JSON.parse((await call("GET", `/Groups/${id}`)).text) as { members?: unknown[] }).members ?? []).length;
+      for (const id of groupIds)
+        held += ((JSON.parse((await call("GET", `/Groups/${id}`)).text) as { members?: unknown[] }).members ?? [])
+          .length;
       const expected = GROUPS * PREADDED_PER_GROUP + answered.add - answered.remove;
-      console.log(`memberships: ${held} held, ${expected} expected from ${answered.add} adds and ${answered.remove} removes answered 204 ${held === expected ? "(each a real change)" : "MISMATCH: some PATCHes changed nothing"}`);
+      console.log(
+        `memberships: ${held} held, ${expected} expected from ${answered.add} adds and ${answered.remove} removes answered 204 ${held === expected ? "(each a real change)" : "MISMATCH: some PATCHes changed nothing"}`,
+      );
       if (held !== expected) process.exitCode = 1;
     }
     for (const r of results) {
@@ -198,21 +246,34 @@ async function measure(databaseUrl: string, dataDir: string, seconds: number, co
           `~${capacity.toFixed(0)} req/s on ${os.cpus().length} dedicated cores`,
       );
     }
-    if (results.some((r) => r.perSecond < TARGETS[r.kind] || r.errors > 0 || paced.get(r.name)!.p99 >= TARGETS.p99Ms)) process.exitCode = 1;
+    if (results.some((r) => r.perSecond < TARGETS[r.kind] || r.errors > 0 || paced.get(r.name)!.p99 >= TARGETS.p99Ms))
+      process.exitCode = 1;
   } finally {
     client.close();
     await stop();
   }
 }
 
-type Result = { name: string; kind: "read" | "write"; perSecond: number; p50: number; p99: number; errors: number; serverCpuMs: number; postgresCpuMs: number; clientCpuMs: number };
+type Result = {
+  name: string;
+  kind: "read" | "write";
+  perSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  serverCpuMs: number;
+  postgresCpuMs: number;
+  clientCpuMs: number;
+};
 type CpuMeter = () => [service: number, postgres: number] | undefined;
 
 async function inParallel(count: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await work(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
 }
 
 async function scenario(
@@ -227,31 +288,46 @@ async function scenario(
   // A short warm-up so the JIT and the connection pool are ready before timing.
   const warmUntil = performance.now() + 500;
   let counter = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < warmUntil) await send(counter++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < warmUntil) await send(counter++);
+    }),
+  );
   const latencies: number[] = [];
   let errors = 0;
   const serverBefore = serverCpu();
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const until = started + seconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < until) {
-      const t0 = performance.now();
-      const res = await send(counter++);
-      latencies.push(performance.now() - t0);
-      if (res.status !== expected) errors += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const res = await send(counter++);
+        latencies.push(performance.now() - t0);
+        if (res.status !== expected) errors += 1;
+      }
+    }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   const serverAfter = serverCpu();
   const client = process.cpuUsage(clientBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  const perRequest = (i: 0 | 1) => (serverBefore && serverAfter ? (serverAfter[i] - serverBefore[i]) / latencies.length : NaN);
+  const perRequest = (i: 0 | 1) =>
+    serverBefore && serverAfter ? (serverAfter[i] - serverBefore[i]) / latencies.length : NaN;
   const clientCpuMs = (client.user + client.system) / 1000 / latencies.length;
-  return { name, kind, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, serverCpuMs: perRequest(0), postgresCpuMs: perRequest(1), clientCpuMs };
+  return {
+    name,
+    kind,
+    perSecond: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    serverCpuMs: perRequest(0),
+    postgresCpuMs: perRequest(1),
+    clientCpuMs,
+  };
 }
 
 /** Requests started at a fixed rate (open loop), at most `concurrency` in flight; latency from the scheduled start. */
@@ -294,14 +370,31 @@ async function pacedScenario(
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const elapsed = (performance.now() - started) / 1000;
-  return { name, kind, perSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, serverCpuMs: NaN, postgresCpuMs: NaN, clientCpuMs: NaN };
+  return {
+    name,
+    kind,
+    perSecond: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
+    serverCpuMs: NaN,
+    postgresCpuMs: NaN,
+    clientCpuMs: NaN,
+  };
 }
 
-async function childService(databaseUrl: string, childEnv: Record<string, string>): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--serve", databaseUrl], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ...childEnv, LOG_LEVEL: "warn", NODE_ENV: "production" },
-  });
+async function childService(
+  databaseUrl: string,
+  childEnv: Record<string, string>,
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), "--serve", databaseUrl],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...childEnv, LOG_LEVEL: "warn", NODE_ENV: "production" },
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -365,7 +458,7 @@ function shuffledPairs(groups: number, users: number): Pair[] {
   const pairs: Pair[] = [];
   for (let u = 0; u < users; u++) for (let g = 0; g < groups; g++) pairs.push({ group: g, user: u });
   let seed = 7;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   for (let i = pairs.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [pairs[i], pairs[j]] = [pairs[j]!, pairs[i]!];
@@ -375,7 +468,10 @@ function shuffledPairs(groups: number, users: number): Pair[] {
 
 function user(userName: string) {
   return {
-    schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],
+    schemas: [
+      "urn:ietf:params:scim:schemas:core:2.0:User",
+      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+    ],
     userName,
     name: { givenName: "Bench", familyName: "User" },
     emails: [{ value: userName, type: "work", primary: true }],

@@ -25,7 +25,14 @@ import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { spawnConnector } from "../test/support/connectorProcess.js";
 import { emulatorCounts, ledgerDebits } from "../test/support/emulator.js";
-import { EtlWriter, IdpModel, ResilientIdp, SCIM_USER_SCHEMA, waitForQuiet, worldProblems } from "../test/support/faultWorld.js";
+import {
+  EtlWriter,
+  IdpModel,
+  ResilientIdp,
+  SCIM_USER_SCHEMA,
+  waitForQuiet,
+  worldProblems,
+} from "../test/support/faultWorld.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 
 const TOKEN = "soak-idp-token-0123456789abcdefgh";
@@ -50,7 +57,8 @@ const rssMb = (pid: number) => {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   return kb / 1024;
 };
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "scim-soak-"));
 await chmod(dir, 0o755);
@@ -102,10 +110,13 @@ async function run(): Promise<void> {
     names.push(userName);
     seeded.push(id);
   }
-  for (let i = 0; i < seeded.length; i += 100) await idp.addMembers(model.groupIds.get("Marketing")!, seeded.slice(i, i + 100));
+  for (let i = 0; i < seeded.length; i += 100)
+    await idp.addMembers(model.groupIds.get("Marketing")!, seeded.slice(i, i + 100));
   for (let i = 0; i < emails.length; i += 1_000) await etl.writeOnce(emails.slice(i, i + 1_000));
   await waitForQuiet(db, 300_000);
-  console.log(`seeded ${seedUsers} users and ${emails.length} email states; connector RSS ${rssBoot.toFixed(0)} MB after boot, ${rssMb(pid).toFixed(0)} MB after seeding`);
+  console.log(
+    `seeded ${seedUsers} users and ${emails.length} email states; connector RSS ${rssBoot.toFixed(0)} MB after boot, ${rssMb(pid).toFixed(0)} MB after seeding`,
+  );
 
   // The steady load. Requests about one user run in order (a per-user chain); the rest overlap.
   const latencies: number[] = [];
@@ -140,24 +151,53 @@ async function run(): Promise<void> {
       return;
     }
     const user = model.users.get(userName)!;
-    if (r < 0.4) await timed(() => idp.send("PUT", `/Users/${user.id}`, fullUser(userName, user.active, userName.split("@")[0]!), 5_000));
-    else if (r < 0.55) await timed(() => idp.send("PUT", `/Users/${user.id}`, fullUser(userName, user.active, `n${Math.floor(Math.random() * 1e6)}`), 5_000));
+    if (r < 0.4)
+      await timed(() =>
+        idp.send("PUT", `/Users/${user.id}`, fullUser(userName, user.active, userName.split("@")[0]!), 5_000),
+      );
+    else if (r < 0.55)
+      await timed(() =>
+        idp.send(
+          "PUT",
+          `/Users/${user.id}`,
+          fullUser(userName, user.active, `n${Math.floor(Math.random() * 1e6)}`),
+          5_000,
+        ),
+      );
     else if (r < 0.8) {
       const group = Math.random() < 0.6 ? "Marketing" : "Analysts-EU";
       const has = user.groups.has(group);
-      const op = has ? { op: "remove", path: `members[value eq "${user.id}"]` } : { op: "add", path: "members", value: [{ value: user.id }] };
+      const op = has
+        ? { op: "remove", path: `members[value eq "${user.id}"]` }
+        : { op: "add", path: "members", value: [{ value: user.id }] };
       await timed(async () => {
-        const res = await idp.send("PATCH", `/Groups/${model.groupIds.get(group)}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [op] }, 5_000);
+        const res = await idp.send(
+          "PATCH",
+          `/Groups/${model.groupIds.get(group)}`,
+          { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [op] },
+          5_000,
+        );
         if (res.status < 300) has ? user.groups.delete(group) : user.groups.add(group);
         return res;
       });
     } else if (r < 0.9) {
       await timed(async () => {
-        const res = await idp.send("PATCH", `/Users/${user.id}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", value: { active: !user.active } }] }, 5_000);
+        const res = await idp.send(
+          "PATCH",
+          `/Users/${user.id}`,
+          {
+            schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+            Operations: [{ op: "replace", value: { active: !user.active } }],
+          },
+          5_000,
+        );
         if (res.status < 300) user.active = !user.active;
         return res;
       });
-    } else await timed(() => idp.send("GET", `/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`, undefined, 5_000));
+    } else
+      await timed(() =>
+        idp.send("GET", `/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`, undefined, 5_000),
+      );
   }
 
   const durationMs = minutes * 60_000;
@@ -180,10 +220,12 @@ async function run(): Promise<void> {
       // so the model (what the platform must end up holding) follows the IdP's order.
       const r = Math.random();
       const key = r < 0.15 ? `new${sent}` : pickUser();
-      const chain = (chains.get(key) ?? Promise.resolve()).then(() => oneRequest(r, key)).finally(() => {
-        inFlight--;
-        if (chains.get(key) === chain) chains.delete(key);
-      });
+      const chain = (chains.get(key) ?? Promise.resolve())
+        .then(() => oneRequest(r, key))
+        .finally(() => {
+          inFlight--;
+          if (chains.get(key) === chain) chains.delete(key);
+        });
       chains.set(key, chain);
     } else skipped++;
     if (!rssWarm && Date.now() - started >= warmupMs) rssWarm = rssMb(pid);
@@ -201,7 +243,9 @@ async function run(): Promise<void> {
   const drainS = (Date.now() - drainStart) / 1000;
   const found = await worldProblems({ emulatorUrl: emulator.url, db, budget: BUDGET, expected: model.expected() });
   const counts = await emulatorCounts(emulator.url);
-  const [log] = await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'succeeded')::int AS ok FROM reconcile_log`);
+  const [log] = await db.query(
+    `SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome = 'succeeded')::int AS ok FROM reconcile_log`,
+  );
   const [pushes] = await db.query(`SELECT count(*)::int AS n FROM mirror_sync.push_log`);
   const sorted = [...latencies].sort((a, b) => a - b);
   // Every answer the IdP saw during the load that was not a 2xx, retried ones included, by status.
@@ -218,14 +262,30 @@ async function run(): Promise<void> {
   const growth = ((rssEndAvg - rssStartAvg) / rssStartAvg) * 100;
 
   console.log(`\nsoak: ${minutes} min at ${rate} IdP requests/s (mixed), ETL upserting 50 email states every 500 ms`);
-  console.log(`  IdP requests      ${latencies.length} in ${elapsedS.toFixed(0)} s = ${(latencies.length / elapsedS).toFixed(1)}/s; ${skipped} not sent (64 in flight)`);
-  console.log(`  non-2xx answers   ${failed} of ${answered} answers (retries included)${failures.length ? `: ${failures.map(([status, n]) => `${status === 0 ? "no answer" : status} ×${n}`).join(", ")}` : ""}`);
-  console.log(`  latency           p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`);
-  console.log(`  reconciles        ${log.n} log entries (${log.ok} succeeded); ${counts.scimDaily.used} platform SCIM calls, ${await ledgerDebits(db)} debits of ${BUDGET}`);
-  console.log(`  mirror            ${etl.writes} ETL row writes, ${pushes.n} push requests logged; drained ${drained ? "" : "NOT "}in ${drainS.toFixed(1)} s after the load`);
-  console.log(`  connector RSS     boot ${rssBoot.toFixed(0)} MB, after warm-up (${(warmupMs / 1000).toFixed(0)} s) ${rssWarm.toFixed(0)} MB, at the end ${rssEnd.toFixed(0)} MB`);
-  console.log(`                    mean of the first quarter ${rssStartAvg.toFixed(0)} MB, of the last quarter ${rssEndAvg.toFixed(0)} MB (${rssSamples.length} samples): growth ${growth.toFixed(1)}% (target < 10%)`);
+  console.log(
+    `  IdP requests      ${latencies.length} in ${elapsedS.toFixed(0)} s = ${(latencies.length / elapsedS).toFixed(1)}/s; ${skipped} not sent (64 in flight)`,
+  );
+  console.log(
+    `  non-2xx answers   ${failed} of ${answered} answers (retries included)${failures.length ? `: ${failures.map(([status, n]) => `${status === 0 ? "no answer" : status} ×${n}`).join(", ")}` : ""}`,
+  );
+  console.log(
+    `  latency           p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`,
+  );
+  console.log(
+    `  reconciles        ${log.n} log entries (${log.ok} succeeded); ${counts.scimDaily.used} platform SCIM calls, ${await ledgerDebits(db)} debits of ${BUDGET}`,
+  );
+  console.log(
+    `  mirror            ${etl.writes} ETL row writes, ${pushes.n} push requests logged; drained ${drained ? "" : "NOT "}in ${drainS.toFixed(1)} s after the load`,
+  );
+  console.log(
+    `  connector RSS     boot ${rssBoot.toFixed(0)} MB, after warm-up (${(warmupMs / 1000).toFixed(0)} s) ${rssWarm.toFixed(0)} MB, at the end ${rssEnd.toFixed(0)} MB`,
+  );
+  console.log(
+    `                    mean of the first quarter ${rssStartAvg.toFixed(0)} MB, of the last quarter ${rssEndAvg.toFixed(0)} MB (${rssSamples.length} samples): growth ${growth.toFixed(1)}% (target < 10%)`,
+  );
   console.log(`  RSS every 30 s    ${rssTrail.join(" ")} MB`);
-  console.log(`  end state         ${model.users.size} users; ${found.length ? `PROBLEMS: ${found.slice(0, 5).join("; ")}` : "platform exactly as desired, every email state pushed with its latest value"}`);
+  console.log(
+    `  end state         ${model.users.size} users; ${found.length ? `PROBLEMS: ${found.slice(0, 5).join("; ")}` : "platform exactly as desired, every email state pushed with its latest value"}`,
+  );
   if (found.length || growth >= 10 || !drained) process.exitCode = 1;
 }

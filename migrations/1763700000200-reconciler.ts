@@ -22,8 +22,12 @@ export class Reconciler1763700000200 implements MigrationInterface {
         last_verified_at timestamptz,
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`CREATE UNIQUE INDEX platform_accounts_platform_id ON platform_accounts (platform_id) WHERE platform_id IS NOT NULL`);
-    await q.query(`CREATE INDEX platform_accounts_verified ON platform_accounts (last_verified_at NULLS FIRST) WHERE platform_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX platform_accounts_platform_id ON platform_accounts (platform_id) WHERE platform_id IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX platform_accounts_verified ON platform_accounts (last_verified_at NULLS FIRST) WHERE platform_id IS NOT NULL`,
+    );
 
     // One row per SCIM request sent (or about to be sent) to the platform. Debited before sending.
     await q.query(`

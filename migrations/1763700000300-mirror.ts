@@ -93,7 +93,9 @@ export class Mirror1763700000300 implements MigrationInterface {
         park_reason text,
         PRIMARY KEY (kind, key)
       ) WITH (fillfactor = 80)`); // room for HOT updates: a claim changes no indexed column
-    await q.query(`CREATE INDEX pending_ready ON mirror_sync.pending (kind, batch_key, version) WHERE parked_at IS NULL`);
+    await q.query(
+      `CREATE INDEX pending_ready ON mirror_sync.pending (kind, batch_key, version) WHERE parked_at IS NULL`,
+    );
     await q.query(`CREATE INDEX pending_parked ON mirror_sync.pending (parked_at) WHERE parked_at IS NOT NULL`);
 
     // One row per request sent (or refused), for the status API and the admin UI's history.

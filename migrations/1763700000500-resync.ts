@@ -33,16 +33,22 @@ export class Resync1763700000500 implements MigrationInterface {
         error text
       )`);
     await q.query(`CREATE INDEX resync_runs_started ON resync_runs (started_at DESC)`);
-    await q.query(`CREATE UNIQUE INDEX resync_runs_one_running ON resync_runs ((true)) WHERE status = 'running' AND NOT dry_run`);
+    await q.query(
+      `CREATE UNIQUE INDEX resync_runs_one_running ON resync_runs ((true)) WHERE status = 'running' AND NOT dry_run`,
+    );
 
     // One row per scheduled firing: the replica whose insert wins runs it.
-    await q.query(`CREATE TABLE resync_schedule (slot timestamptz PRIMARY KEY, run_id uuid, fired_at timestamptz NOT NULL DEFAULT now())`);
+    await q.query(
+      `CREATE TABLE resync_schedule (slot timestamptz PRIMARY KEY, run_id uuid, fired_at timestamptz NOT NULL DEFAULT now())`,
+    );
 
     // A queue row may carry a verification request of a run (checked against the platform by GET).
     await q.query(`ALTER TABLE reconcile_queue ADD COLUMN verify_run uuid`);
     await q.query(`ALTER TABLE budget_debits ADD COLUMN run_id uuid`);
     await q.query(`CREATE INDEX budget_debits_run ON budget_debits (run_id) WHERE run_id IS NOT NULL`);
-    await q.query(`CREATE INDEX reconcile_queue_verify_run ON reconcile_queue (verify_run) WHERE verify_run IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX reconcile_queue_verify_run ON reconcile_queue (verify_run) WHERE verify_run IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -25,7 +25,9 @@ export class Notifications1763700000800 implements MigrationInterface {
         opened_at timestamptz NOT NULL,
         resolved_at timestamptz
       )`);
-    await q.query(`CREATE UNIQUE INDEX notification_incidents_open ON notification_incidents (key) WHERE resolved_at IS NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX notification_incidents_open ON notification_incidents (key) WHERE resolved_at IS NULL`,
+    );
     await q.query(`
       CREATE TABLE notification_outbox (
         id bigserial PRIMARY KEY,
@@ -53,8 +55,12 @@ export class Notifications1763700000800 implements MigrationInterface {
         sent_at timestamptz,
         PRIMARY KEY (outbox_id, channel)
       )`);
-    await q.query(`CREATE TABLE idp_activity (id boolean PRIMARY KEY DEFAULT true CHECK (id), last_request_at timestamptz NOT NULL)`);
-    await q.query(`CREATE INDEX notification_deliveries_due ON notification_deliveries (next_attempt_at) WHERE state = 'pending'`);
+    await q.query(
+      `CREATE TABLE idp_activity (id boolean PRIMARY KEY DEFAULT true CHECK (id), last_request_at timestamptz NOT NULL)`,
+    );
+    await q.query(
+      `CREATE INDEX notification_deliveries_due ON notification_deliveries (next_attempt_at) WHERE state = 'pending'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

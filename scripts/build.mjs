@@ -11,5 +11,8 @@ const outDir = path.resolve(process.argv[2] ?? "dist");
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 rmSync(outDir, { recursive: true, force: true }); // no stale files from removed sources
 execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", outDir], { stdio: "inherit" });
-writeFileSync(path.join(outDir, "main.js"), '// The built service: `node dist/main.js` (see src/main.ts).\nimport "./src/main.js";\n');
+writeFileSync(
+  path.join(outDir, "main.js"),
+  '// The built service: `node dist/main.js` (see src/main.ts).\nimport "./src/main.js";\n',
+);
 console.log(`built ${path.relative(process.cwd(), outDir) || "."}/main.js`);

@@ -77,7 +77,9 @@ export class BackgroundLoop {
       } catch (error) {
         if (this.stopping) break;
         failures++;
-        const { message, retryInMs = this.options.intervalMs } = this.options.failure?.(error, failures) ?? { message: "background pass failed" };
+        const { message, retryInMs = this.options.intervalMs } = this.options.failure?.(error, failures) ?? {
+          message: "background pass failed",
+        };
         const loop = this.options.concurrency && this.options.concurrency > 1 ? { loop: index } : {};
         log.error(this.options.category, message, { error, failures, retryInMs, ...loop });
         waitMs = retryInMs;

@@ -85,7 +85,10 @@ export function constraintName(error: unknown): string | undefined {
 /** SQLSTATE classes that mean "the database is unreachable or restarting": retry later. */
 export function isTransientDatabaseError(error: unknown): boolean {
   const state = sqlState(error);
-  if (state) return state.startsWith("08") || state.startsWith("57P") || state === "40001" || state === "40P01" || state === "53300";
+  if (state)
+    return (
+      state.startsWith("08") || state.startsWith("57P") || state === "40001" || state === "40P01" || state === "53300"
+    );
   const code = (error as { code?: unknown } | undefined)?.code;
   return code === "ECONNREFUSED" || code === "ECONNRESET" || code === "EPIPE" || code === "ETIMEDOUT";
 }

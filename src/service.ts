@@ -10,7 +10,13 @@ import { assertCron, Scheduler } from "./jobs/scheduler.js";
 import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
-import { budgetPolicyFromEnv, createPlatformTransport, createReconciliation, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
+import {
+  budgetPolicyFromEnv,
+  createPlatformTransport,
+  createReconciliation,
+  type PlatformTarget,
+  type Reconciliation,
+} from "./reconcile/index.js";
 import { MappingStore } from "./mapping/store.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
@@ -75,18 +81,45 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
   const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
-  const metrics = new ServiceMetrics({ db, clock, budget: budgetPolicyFromEnv(env), quarantine, ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}) });
+  const metrics = new ServiceMetrics({
+    db,
+    clock,
+    budget: budgetPolicyFromEnv(env),
+    quarantine,
+    ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
+  });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
   const transport = platform && createPlatformTransport({ env, clock, platform, quarantine });
   const workerDb = platform && (await openPool(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
-  const reconciliation = platform && transport && workerDb ? createReconciliation({ env, db: workerDb, databaseUrl: options.databaseUrl, clock, mappings, platform, transport, quarantine, onLogged }) : undefined;
-  if (!platform) log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
-  const runWorkers = (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
+  const reconciliation =
+    platform && transport && workerDb
+      ? createReconciliation({
+          env,
+          db: workerDb,
+          databaseUrl: options.databaseUrl,
+          clock,
+          mappings,
+          platform,
+          transport,
+          quarantine,
+          onLogged,
+        })
+      : undefined;
+  if (!platform)
+    log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
+  const runWorkers =
+    (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
   const mirror = transport
-    ? createMirrorSync({ env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey }, db: await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE), clock, transport, gate: quarantine })
+    ? createMirrorSync({
+        env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey },
+        db: await openPool(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE),
+        clock,
+        transport,
+        gate: quarantine,
+      })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
   if (runMirror) mirror!.start();
@@ -95,7 +128,16 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const resyncDeps = { db, clock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
-    ? new Scheduler({ ...resyncDeps, db: await openPool(CONNECTION_NAMES.scheduler, SCHEDULER_POOL_SIZE) }, { cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY, tickMs: env.SCHEDULER_TICK_MS, logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS, staleAfterMs: 60_000 })
+    ? new Scheduler(
+        { ...resyncDeps, db: await openPool(CONNECTION_NAMES.scheduler, SCHEDULER_POOL_SIZE) },
+        {
+          cron: env.RESYNC_CRON,
+          verify: env.RESYNC_VERIFY,
+          tickMs: env.SCHEDULER_TICK_MS,
+          logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
+          staleAfterMs: 60_000,
+        },
+      )
     : undefined;
   scheduler?.start();
 
@@ -105,9 +147,20 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
   const notifications = createNotifications({ env, db, clock, publicUrl, channels });
   if (options.workers ?? env.ROLES.has("worker")) notifications.deliverer.start();
-  const reconcileNow = reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
+  const reconcileNow =
+    reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
-  const admin = createAdminData({ db, clock, budget, mappings, mappingFile: env.MAPPING_FILE, reconcileNow, resync, quarantine, notifications });
+  const admin = createAdminData({
+    db,
+    clock,
+    budget,
+    mappings,
+    mappingFile: env.MAPPING_FILE,
+    reconcileNow,
+    resync,
+    quarantine,
+    notifications,
+  });
   const app = createApp({
     env,
     db,
@@ -127,7 +180,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     metrics,
   });
   server?.on("request", app);
-  if (server)   log.info("http", "listening", { url });
+  if (server) log.info("http", "listening", { url });
 
   return {
     url,
@@ -165,7 +218,12 @@ function platformFromEnv(env: Env): PlatformTarget | undefined {
   if (!env.PLATFORM_URL) return undefined;
   const missing = (["PLATFORM_SCIM_TOKEN", "PLATFORM_REQUEST_ORIGIN"] as const).filter((name) => !env[name]);
   if (missing.length) throw new ConfigError(missing.map((name) => `${name}: required when PLATFORM_URL is set`));
-  return { url: env.PLATFORM_URL, scimToken: env.PLATFORM_SCIM_TOKEN!, apiKey: env.PLATFORM_API_KEY, requestOrigin: env.PLATFORM_REQUEST_ORIGIN! };
+  return {
+    url: env.PLATFORM_URL,
+    scimToken: env.PLATFORM_SCIM_TOKEN!,
+    apiKey: env.PLATFORM_API_KEY,
+    requestOrigin: env.PLATFORM_REQUEST_ORIGIN!,
+  };
 }
 
 function serverUrl(server: Server, env: Env): string {

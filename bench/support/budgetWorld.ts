@@ -25,7 +25,13 @@ export function groupDefinition(k: number): Omit<Group, "id"> {
 }
 
 export function mappingYaml(): string {
-  const lines = ["department:", "  default: engineering", "  fromAttribute: false", `  allowed: [engineering, ${DEPARTMENTS.join(", ")}]`, "rules:"];
+  const lines = [
+    "department:",
+    "  default: engineering",
+    "  fromAttribute: false",
+    `  allowed: [engineering, ${DEPARTMENTS.join(", ")}]`,
+    "rules:",
+  ];
   for (let k = 0; k < 30; k++) {
     lines.push(
       `  - groupExternalId: 00g-team-${k}`,
@@ -46,7 +52,12 @@ export function mappingYaml(): string {
       `        permissions: [basic_access${k % 2 ? ", export_user_data" : ""}]`,
     );
   }
-  lines.push('  - groupPattern: "^Analysts-"', "    workspaces:", "      - name: Analytics", "        permissions: [export_user_data]");
+  lines.push(
+    '  - groupPattern: "^Analysts-"',
+    "    workspaces:",
+    "      - name: Analytics",
+    "        permissions: [export_user_data]",
+  );
   return `${lines.join("\n")}\n`;
 }
 
@@ -61,7 +72,8 @@ export function oracleDesired(userName: string, u: UserState): DesiredDashboardU
   const mapped = [...u.groups].filter((k) => k < 55).sort((a, b) => a - b);
   if (!mapped.length) return null;
   const workspaces = new Map<string, { permissions: Set<string>; teams: Map<string, Set<string>> }>();
-  const workspace = (name: string) => workspaces.get(name) ?? workspaces.set(name, { permissions: new Set(), teams: new Map() }).get(name)!;
+  const workspace = (name: string) =>
+    workspaces.get(name) ?? workspaces.set(name, { permissions: new Set(), teams: new Map() }).get(name)!;
   let department = "engineering";
   for (const k of mapped) {
     if (k < 30) {
@@ -86,7 +98,14 @@ export function oracleDesired(userName: string, u: UserState): DesiredDashboardU
     appGroupPermissionSets: [],
     team: byName([...ws.teams.entries()]).map(([teamName, perms]) => ({ teamName, teamPermissions: sorted(perms) })),
   }));
-  return { userName, givenName: u.givenName, familyName: u.familyName, department, companyPermissions: [], workspaces: out };
+  return {
+    userName,
+    givenName: u.givenName,
+    familyName: u.familyName,
+    department,
+    companyPermissions: [],
+    workspaces: out,
+  };
 }
 
 /** Whether going from `before` to `after` takes any access away (a deprovision, a lost permission, workspace or team). */
@@ -96,7 +115,10 @@ export function takesAccessAway(before: DesiredDashboardUser | null, after: Desi
   const grants = (d: DesiredDashboardUser) =>
     new Set([
       ...d.companyPermissions.map((p) => `company:${p}`),
-      ...d.workspaces.flatMap((w) => [...w.appGroupPermissions.map((p) => `${w.appGroupName}:${p}`), ...w.team.flatMap((t) => t.teamPermissions.map((p) => `${w.appGroupName}/${t.teamName}:${p}`))]),
+      ...d.workspaces.flatMap((w) => [
+        ...w.appGroupPermissions.map((p) => `${w.appGroupName}:${p}`),
+        ...w.team.flatMap((t) => t.teamPermissions.map((p) => `${w.appGroupName}/${t.teamName}:${p}`)),
+      ]),
     ]);
   const now = grants(after);
   return [...grants(before)].some((g) => !now.has(g));

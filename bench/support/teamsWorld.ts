@@ -5,8 +5,16 @@ import type { Database } from "../../src/db/database.js";
  * mapping that grants workspace permissions per team family (so every user has a different
  * union to compute). Shared by bench/resync-plan.ts and bench/access-report.ts.
  */
-export async function seedTeamsWorld(db: Database, users: number, groups: number, options: { inactiveEvery?: number } = {}): Promise<void> {
-  await db.query(`INSERT INTO idp_groups (display_name, resource) SELECT format('Team-%s', lpad(g::text, 3, '0')), '{}'::jsonb FROM generate_series(0, $1 - 1) g`, [groups]);
+export async function seedTeamsWorld(
+  db: Database,
+  users: number,
+  groups: number,
+  options: { inactiveEvery?: number } = {},
+): Promise<void> {
+  await db.query(
+    `INSERT INTO idp_groups (display_name, resource) SELECT format('Team-%s', lpad(g::text, 3, '0')), '{}'::jsonb FROM generate_series(0, $1 - 1) g`,
+    [groups],
+  );
   await db.query(
     `INSERT INTO idp_users (user_name, active, given_name, family_name, department, resource)
      SELECT format('user%s@example.com', u), $2 = 0 OR u % $2 <> 0, format('User%s', u), 'Bench', (ARRAY['Finance & Accounting','marketing',NULL])[1 + u % 3], '{}'::jsonb
@@ -27,7 +35,9 @@ export async function seedTeamsWorld(db: Database, users: number, groups: number
 export const TEAMS_MAPPING = `department:
   default: engineering
   translate: { "Finance & Accounting": finance }
-rules:${Array.from({ length: 20 }, (_, k) => `
+rules:${Array.from(
+  { length: 20 },
+  (_, k) => `
   - groupPattern: "^Team-${String(k).padStart(2, "0")}"
     description: Team family ${k}
     ${k % 4 === 0 ? "department: marketing" : ""}
@@ -36,7 +46,8 @@ rules:${Array.from({ length: 20 }, (_, k) => `
         permissions: [basic_access${k % 2 ? ", export_user_data" : ""}]
         teams:
           - name: Team ${k}
-            permissions: [basic_access]`).join("")}
+            permissions: [basic_access]`,
+).join("")}
   - group: Team-499
     description: Admins
     companyPermissions: [admin]

@@ -38,7 +38,6 @@ export type HeldItem = {
 
 export type ApprovalsData = { held: HeldItem[] };
 
-
 /**
  * Why an action waits, in one line. For an email change the old name is the platform account's
  * (`accountUserName`) when known: the account keeps it until the change is carried out.
@@ -54,12 +53,21 @@ export function holdSummary(hold: Pick<Hold, "kind" | "detail">, accountUserName
 
 /** `accountUserName`: the platform account's name, the old name of an email change (`holdSummary`). */
 export function heldItem(h: HoldView, accountUserName?: string): HeldItem {
-  return { id: h.userId, kind: h.kind, userName: h.userName ?? h.userId, summary: holdSummary(h, accountUserName), heldAt: h.createdAt };
+  return {
+    id: h.userId,
+    kind: h.kind,
+    userName: h.userName ?? h.userId,
+    summary: holdSummary(h, accountUserName),
+    heldAt: h.createdAt,
+  };
 }
 
 export async function approvalsData(deps: AdminDataDeps): Promise<ApprovalsData> {
   const holds = await listHolds(deps.db, { pendingOnly: true });
-  const accounts = await getAccounts(deps.db, holds.filter((h) => h.kind === "email_change").map((h) => h.userId));
+  const accounts = await getAccounts(
+    deps.db,
+    holds.filter((h) => h.kind === "email_change").map((h) => h.userId),
+  );
   return { held: holds.map(presentHold).map((h) => heldItem(h, accounts.get(h.userId)?.userName)) };
 }
 
@@ -67,7 +75,12 @@ export async function approvalsData(deps: AdminDataDeps): Promise<ApprovalsData>
  * Approve or reject held actions. reconcile/approvals.ts writes each decision to the log with
  * the actor and, on approval, queues the user so the next reconcile carries the action out.
  */
-export async function decideHolds(deps: AdminDataDeps, ids: string[] | "all", decision: "approved" | "rejected", actor: AdminActor): Promise<string> {
+export async function decideHolds(
+  deps: AdminDataDeps,
+  ids: string[] | "all",
+  decision: "approved" | "rejected",
+  actor: AdminActor,
+): Promise<string> {
   const verb = decision === "approved" ? "Approved" : "Rejected";
   const now = deps.clock.now();
   if (ids === "all") {

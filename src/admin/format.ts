@@ -15,7 +15,8 @@ export function formatTime(value: Date | string | null | undefined): string {
 
 type Json = Record<string, unknown>;
 
-const asObject = (value: unknown): Json => (value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {});
+const asObject = (value: unknown): Json =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {};
 const textOf = (t: Json, key: string) => (typeof t[key] === "string" && t[key] !== "" ? (t[key] as string) : undefined);
 
 /** An IdP change recorded with its facts (`change` in the trigger), in an admin's words. */
@@ -40,7 +41,9 @@ function idpChangeWords(change: Json): string | undefined {
       return `group ${group} deleted in the IdP`;
     case "group-renamed": {
       const previous = textOf(change, "previousName");
-      return previous && previous !== group ? `group ${previous} renamed to ${group}` : `group ${group} changed in the IdP`;
+      return previous && previous !== group
+        ? `group ${previous} renamed to ${group}`
+        : `group ${group} changed in the IdP`;
     }
     default:
       return undefined;
@@ -65,7 +68,8 @@ function idpRequestWords(method: string | undefined, resource: string | undefine
 function mappingWords(rules: unknown): string {
   const named = (Array.isArray(rules) ? rules : []).map(asObject).filter((r) => typeof r.line === "number");
   if (!named.length) return "mapping change";
-  const one = (r: Json) => `${r.removed ? "removed rule" : "rule"} ${textOf(r, "name") ?? "(unnamed)"}, line ${r.line as number}`;
+  const one = (r: Json) =>
+    `${r.removed ? "removed rule" : "rule"} ${textOf(r, "name") ?? "(unnamed)"}, line ${r.line as number}`;
   return named.length === 1 ? `mapping change: ${one(named[0]!)}` : `mapping change: ${named.map(one).join("; ")}`;
 }
 
@@ -105,13 +109,20 @@ export function triggerFacts(trigger: unknown): TriggerFact[] {
   const change = asObject(t.change);
   const groupId = textOf(change, "groupId");
   if (groupId) facts.push({ label: "IdP group", value: `${textOf(change, "groupName") ?? ""} (${groupId})`.trim() });
-  if (textOf(change, "previousName")) facts.push({ label: "Previous group name", value: textOf(change, "previousName")! });
-  const request = [textOf(t, "method"), textOf(t, "resource") && `/scim/v2/${textOf(t, "resource")}`].filter(Boolean).join(" ");
+  if (textOf(change, "previousName"))
+    facts.push({ label: "Previous group name", value: textOf(change, "previousName")! });
+  const request = [textOf(t, "method"), textOf(t, "resource") && `/scim/v2/${textOf(t, "resource")}`]
+    .filter(Boolean)
+    .join(" ");
   if (t.kind === "idp" && request) facts.push({ label: "IdP request", value: request });
   if (textOf(t, "requestId")) facts.push({ label: "Request id", value: textOf(t, "requestId")! });
   if (textOf(t, "mappingHash")) facts.push({ label: "Mapping version", value: textOf(t, "mappingHash")!.slice(0, 12) });
   for (const rule of (Array.isArray(t.rules) ? t.rules : []).map(asObject)) {
-    facts.push({ label: rule.removed ? "Removed rule" : "Rule", value: `${textOf(rule, "name") ?? "(unnamed)"} (line ${String(rule.line)})`, ...(rule.removed ? {} : { page: "mapping" as const }) });
+    facts.push({
+      label: rule.removed ? "Removed rule" : "Rule",
+      value: `${textOf(rule, "name") ?? "(unnamed)"} (line ${String(rule.line)})`,
+      ...(rule.removed ? {} : { page: "mapping" as const }),
+    });
   }
   if (textOf(t, "runId")) facts.push({ label: "Resync run", value: textOf(t, "runId")!, page: "runs" });
   return facts;
@@ -160,12 +171,18 @@ export function etaText(now: Date, eta: Date | null, formatTime: (d: Date) => st
  * How long a batch of platform calls takes at the budget's pace: `perDay` calls a day (the limit
  * less the deprovisioning reserve), after the `queued` users already waiting.
  */
-export function durationLabel(input: { calls: number; queued: number; remainingToday: number; perDay: number }): string {
+export function durationLabel(input: {
+  calls: number;
+  queued: number;
+  remainingToday: number;
+  perDay: number;
+}): string {
   const { calls, queued, remainingToday, perDay } = input;
   if (calls <= 0) return "no platform calls needed";
   const total = calls + Math.max(0, queued);
   const behind = queued > 0 ? `, behind ${queued.toLocaleString("en")} users already queued` : "";
-  if (total <= remainingToday) return `fits in today's remaining budget (${remainingToday.toLocaleString("en")} calls left${behind})`;
+  if (total <= remainingToday)
+    return `fits in today's remaining budget (${remainingToday.toLocaleString("en")} calls left${behind})`;
   if (perDay <= 0) return "cannot be estimated: the daily budget is all reserve";
   const days = Math.max(0.1, Math.round((total / perDay) * 10) / 10);
   return `about ${days} day${days === 1 ? "" : "s"} at the current pace (${perDay.toLocaleString("en")} calls a day${behind})`;
@@ -180,6 +197,7 @@ export function parseUtcTime(value: string | undefined, field: string): Date | u
   const hasZone = /T.*(Z|[+-]\d{2}:?\d{2})$/i.test(value);
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const date = new Date(hasZone ? value : dateOnly ? `${value}T00:00Z` : `${value}Z`);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime())) throw new RangeError(`${field}: not a date and time (use YYYY-MM-DDTHH:MM, UTC)`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime()))
+    throw new RangeError(`${field}: not a date and time (use YYYY-MM-DDTHH:MM, UTC)`);
   return date;
 }

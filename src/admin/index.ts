@@ -45,6 +45,7 @@ export function createAdminData(deps: AdminDataDeps): {
     resumeFamily: (family, actor) => resumeFamily(deps.quarantine, family, actor),
     sendTestNotification: (channel, actor) => sendTestNotification(deps.notifications, channel, actor),
   };
-  const apiReconcileNow = async (userId: string, actor: string) => (await reconcileWithReceipt(deps, userId, actor)).result;
+  const apiReconcileNow = async (userId: string, actor: string) =>
+    (await reconcileWithReceipt(deps, userId, actor)).result;
   return { sources, actions, apiReconcileNow };
 }

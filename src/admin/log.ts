@@ -1,12 +1,26 @@
 import { getAccount } from "../db/platformAccountRepository.js";
-import { getLogEntry, listLogPage, type LogEntry, type LogFilterFields, type LogSummary } from "../db/reconcileLogRepository.js";
+import {
+  getLogEntry,
+  listLogPage,
+  type LogEntry,
+  type LogFilterFields,
+  type LogSummary,
+} from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
 
 /** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
-export type LogFilter = { user?: string; action?: string; outcome?: string; trigger?: string; from?: string; to?: string; page: number };
+export type LogFilter = {
+  user?: string;
+  action?: string;
+  outcome?: string;
+  trigger?: string;
+  from?: string;
+  to?: string;
+  page: number;
+};
 
 /**
  * A log entry's row on the Log page, the user's page and in the export (CSV and JSON): the
@@ -78,7 +92,21 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
 };
 
 /** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
-const LOG_ACTIONS = ["create", "update", "deprovision", "adopt", "verify", "drift", "hold", "needs-admin", "approve", "reject", "reconcile-now", "resync", "mapping"];
+const LOG_ACTIONS = [
+  "create",
+  "update",
+  "deprovision",
+  "adopt",
+  "verify",
+  "drift",
+  "hold",
+  "needs-admin",
+  "approve",
+  "reject",
+  "reconcile-now",
+  "resync",
+  "mapping",
+];
 const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
 const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
 
@@ -117,9 +145,20 @@ export function presentLogRow(r: Pick<LogSummary, keyof LogRow>): LogRow {
   };
 }
 
-export async function logPage(deps: AdminDataDeps, filter: LogFilter, limit: number, offset: number): Promise<LogPageData> {
+export async function logPage(
+  deps: AdminDataDeps,
+  filter: LogFilter,
+  limit: number,
+  offset: number,
+): Promise<LogPageData> {
   const page = await listLogPage(deps.db, repositoryFilter(filter), limit, offset);
-  return { rows: page.rows.map(presentLogRow), hasNext: page.hasNext, actions: LOG_ACTIONS, outcomes: LOG_OUTCOMES, triggers: LOG_TRIGGERS };
+  return {
+    rows: page.rows.map(presentLogRow),
+    hasNext: page.hasNext,
+    actions: LOG_ACTIONS,
+    outcomes: LOG_OUTCOMES,
+    triggers: LOG_TRIGGERS,
+  };
 }
 
 export async function logExport(deps: AdminDataDeps, filter: LogFilter): Promise<LogRow[]> {

@@ -46,7 +46,11 @@ export function mappingData(deps: AdminDataDeps): MappingData {
   return {
     file: deps.mappingFile,
     source: deps.mappings.sourceText(),
-    rules: mapping.rules.map((rule) => ({ name: ruleName(rule), groups: ruleGroupsText(rule), grants: ruleGrantsText(rule) })),
+    rules: mapping.rules.map((rule) => ({
+      name: ruleName(rule),
+      groups: ruleGroupsText(rule),
+      grants: ruleGrantsText(rule),
+    })),
     applyInstructions: APPLY_BY_FILE,
   };
 }
@@ -55,12 +59,16 @@ export function mappingData(deps: AdminDataDeps): MappingData {
  * A dry run of a draft: every IdP user's desired dashboard user under the mapping in force and
  * under the draft, compared. Reads only; nothing is marked, queued or sent.
  */
-export async function previewMapping(deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">, draft: string): Promise<MappingPreview> {
+export async function previewMapping(
+  deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">,
+  draft: string,
+): Promise<MappingPreview> {
   let next: Mapping;
   try {
     next = parseMapping(draft, "draft");
   } catch (error) {
-    if (error instanceof MappingError) return { errors: error.problems, changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
+    if (error instanceof MappingError)
+      return { errors: error.problems, changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
     throw error;
   }
   const { changes, usersAffected } = await compareMappings(deps, deps.mappings.current(), next);
@@ -74,17 +82,30 @@ export async function previewMapping(deps: Pick<AdminDataDeps, "db" | "clock" | 
     changes,
     usersAffected,
     estimatedCalls,
-    durationLabel: durationLabel({ calls: estimatedCalls, queued, remainingToday: budget.remaining, perDay: allowance(deps.budget, "ordinary") }),
+    durationLabel: durationLabel({
+      calls: estimatedCalls,
+      queued,
+      remainingToday: budget.remaining,
+      perDay: allowance(deps.budget, "ordinary"),
+    }),
   };
 }
 
-async function compareMappings(deps: Pick<AdminDataDeps, "db">, current: Mapping, next: Mapping): Promise<{ changes: MappingChange[]; usersAffected: number }> {
+async function compareMappings(
+  deps: Pick<AdminDataDeps, "db">,
+  current: Mapping,
+  next: Mapping,
+): Promise<{ changes: MappingChange[]; usersAffected: number }> {
   const changes: MappingChange[] = [];
   let usersAffected = 0;
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const users = await listUsersWithGroups(deps.db, after, PREVIEW_BATCH);
     for (const user of users) {
-      const change = mappingChangeOf(user.userName, desiredDashboardUser(user, user.groups, current), desiredDashboardUser(user, user.groups, next));
+      const change = mappingChangeOf(
+        user.userName,
+        desiredDashboardUser(user, user.groups, current),
+        desiredDashboardUser(user, user.groups, next),
+      );
       if (!change) continue;
       usersAffected++;
       if (changes.length < PREVIEW_CHANGES_SHOWN) changes.push(change);

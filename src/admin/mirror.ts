@@ -23,7 +23,8 @@ export async function mirrorPageData(db: Database, now: Date): Promise<MirrorDat
 
 /** "ok", or what needs a look: parked rows, a last request that failed, or a backlog older than five minutes. */
 function tableState(t: Pick<MirrorTableStatus, "parked" | "oldestPendingSeconds" | "lastPush">): string {
-  if (t.lastPush && t.lastPush.outcome !== "ok" && t.lastPush.outcome !== "rejected") return `failing (${t.lastPush.outcome})`;
+  if (t.lastPush && t.lastPush.outcome !== "ok" && t.lastPush.outcome !== "rejected")
+    return `failing (${t.lastPush.outcome})`;
   if ((t.oldestPendingSeconds ?? 0) > 300) return "lagging";
   if (t.parked > 0) return "parked rows";
   return "ok";

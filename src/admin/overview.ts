@@ -51,15 +51,30 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
-    ...parked.map((p) => ({ userId: p.userId, userName: p.userName ?? p.userId, error: `parked: ${p.error ?? "terminal failure"}`, at: p.parkedAt })),
+    ...parked.map((p) => ({
+      userId: p.userId,
+      userName: p.userName ?? p.userId,
+      error: `parked: ${p.error ?? "terminal failure"}`,
+      at: p.parkedAt,
+    })),
     ...failed
       .filter((f) => f.userId && !parkedUsers.has(f.userId))
-      .map((f) => ({ userId: f.userId ?? undefined, userName: f.userName ?? f.userId ?? "—", error: `${f.action} failed: ${f.error ?? "no detail"}`, at: f.at })),
+      .map((f) => ({
+        userId: f.userId ?? undefined,
+        userName: f.userName ?? f.userId ?? "—",
+        error: `${f.action} failed: ${f.error ?? "no detail"}`,
+        at: f.at,
+      })),
   ]
     .sort((a, b) => b.at.getTime() - a.at.getTime())
     .slice(0, FAILURES_SHOWN);
   return {
-    budget: { used: queue.budget.used, reserve: queue.budget.reserve, limit: queue.budget.limit, resetsAt: queue.budget.resetsAt },
+    budget: {
+      used: queue.budget.used,
+      reserve: queue.budget.reserve,
+      limit: queue.budget.limit,
+      resetsAt: queue.budget.resetsAt,
+    },
     callsPerDay: chartDays(now, calls),
     queue: queueByPriority(queue.pending),
     settling: queue.settling,
@@ -73,14 +88,21 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
 }
 
 /** The resume button: lifts the quarantine; the quarantine logs who did it. */
-export async function resumeFamily(quarantine: AdminDataDeps["quarantine"], family: string, actor: AdminActor): Promise<string> {
+export async function resumeFamily(
+  quarantine: AdminDataDeps["quarantine"],
+  family: string,
+  actor: AdminActor,
+): Promise<string> {
   const row = await quarantine.resume(family, `${actor.via}:${actorForLog(actor.name)}`);
   if (!row) throw new NotFoundError(`The ${family} family is not quarantined.`);
   return `Resumed ${family}: workers claim its work again.`;
 }
 
 /** Every one of the last 14 UTC days, oldest first, days without calls included (none at all: empty). */
-export function chartDays(now: Date, rows: { day: string; action: string; calls: number }[]): OverviewData["callsPerDay"] {
+export function chartDays(
+  now: Date,
+  rows: { day: string; action: string; calls: number }[],
+): OverviewData["callsPerDay"] {
   if (!rows.length) return []; // the page says "no platform calls yet" rather than drawing 14 empty days
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   return Array.from({ length: CHART_DAYS }, (_, i) => {

@@ -44,7 +44,14 @@ const WORKSPACE_PATH = /^workspaces\[(.+)\]\.(permissions|permissionSets)$/;
  */
 export function treeAfterChanges(before: PermissionTree | null, changes: readonly Change[]): PermissionTree | null {
   if (changes.some((c) => c.kind === "account" && c.new === "absent")) return null;
-  const tree: PermissionTree = structuredClone(before) ?? { userName: "", givenName: "", familyName: "", department: "", companyPermissions: [], workspaces: {} };
+  const tree: PermissionTree = structuredClone(before) ?? {
+    userName: "",
+    givenName: "",
+    familyName: "",
+    department: "",
+    companyPermissions: [],
+    workspaces: {},
+  };
   for (const change of changes) {
     if (change.kind === "set") (tree as Record<string, unknown>)[change.path] = change.new ?? "";
     if (change.kind !== "permissions") continue;
@@ -68,7 +75,8 @@ export function treeAfterChanges(before: PermissionTree | null, changes: readonl
 function pruned(tree: PermissionTree): PermissionTree {
   for (const [name, ws] of Object.entries(tree.workspaces)) {
     for (const [team, perms] of Object.entries(ws.teams)) if (!perms.length) delete ws.teams[team];
-    if (!ws.permissions.length && !ws.permissionSets.length && !Object.keys(ws.teams).length) delete tree.workspaces[name];
+    if (!ws.permissions.length && !ws.permissionSets.length && !Object.keys(ws.teams).length)
+      delete tree.workspaces[name];
   }
   return tree;
 }

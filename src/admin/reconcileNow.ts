@@ -6,17 +6,36 @@ import type { AdminActor } from "./actor.js";
 import type { AdminDataDeps } from "./deps.js";
 
 /** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */
-export function reconcileNowReport(result: ReconcileResult | "busy", userName: string): { outcome: LogOutcome; message: string; error: string | null } {
+export function reconcileNowReport(
+  result: ReconcileResult | "busy",
+  userName: string,
+): { outcome: LogOutcome; message: string; error: string | null } {
   if (result === "busy") {
-    return { outcome: "retrying", message: `${userName} is being reconciled right now; the result will appear in the log shortly.`, error: "another worker held the user" };
+    return {
+      outcome: "retrying",
+      message: `${userName} is being reconciled right now; the result will appear in the log shortly.`,
+      error: "another worker held the user",
+    };
   }
   switch (result.kind) {
     case "done":
-      return { outcome: "succeeded", message: `Reconciled ${userName}. The log below shows what, if anything, changed.`, error: null };
+      return {
+        outcome: "succeeded",
+        message: `Reconciled ${userName}. The log below shows what, if anything, changed.`,
+        error: null,
+      };
     case "retry":
-      return { outcome: "retrying", message: `Reconciling ${userName} failed and will be retried: ${result.error}`, error: result.error };
+      return {
+        outcome: "retrying",
+        message: `Reconciling ${userName} failed and will be retried: ${result.error}`,
+        error: result.error,
+      };
     case "rate-limited":
-      return { outcome: "retrying", message: `The platform asked to wait; ${userName} will be retried after ${result.until.toISOString()}.`, error: "rate limited" };
+      return {
+        outcome: "retrying",
+        message: `The platform asked to wait; ${userName} will be retried after ${result.until.toISOString()}.`,
+        error: "rate limited",
+      };
     case "budget":
       return {
         outcome: "deferred-for-budget",
@@ -33,7 +52,11 @@ export function reconcileNowReport(result: ReconcileResult | "busy", userName: s
  * reconciler logs any platform change with the actor). This adds the receipt: who asked, and
  * how it ended, even when nothing needed changing.
  */
-export async function reconcileWithReceipt(deps: AdminDataDeps, userId: string, actor: string): Promise<{ result: ReconcileResult | "busy"; message: string }> {
+export async function reconcileWithReceipt(
+  deps: AdminDataDeps,
+  userId: string,
+  actor: string,
+): Promise<{ result: ReconcileResult | "busy"; message: string }> {
   if (!deps.reconcileNow) throw new AppError("Reconciling is not running in this process", 503);
   const userName = await knownUserName(deps.db, userId);
   if (!userName) throw new NotFoundError("There is no user with that id");

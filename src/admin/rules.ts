@@ -28,9 +28,11 @@ export function ruleGrantsText(rule: MappingRule): string {
   if (rule.department !== undefined) parts.push(`department ${rule.department}`);
   if (rule.companyPermissions.length) parts.push(`company: ${rule.companyPermissions.join(", ")}`);
   for (const ws of rule.workspaces) {
-    if (ws.permissions.length || (!ws.permissionSets.length && !ws.teams.length)) parts.push(`${ws.name}: ${ws.permissions.join(", ") || "(no permissions)"}`);
+    if (ws.permissions.length || (!ws.permissionSets.length && !ws.teams.length))
+      parts.push(`${ws.name}: ${ws.permissions.join(", ") || "(no permissions)"}`);
     if (ws.permissionSets.length) parts.push(`${ws.name} permission sets: ${ws.permissionSets.join(", ")}`);
-    for (const team of ws.teams) parts.push(`team ${ws.name}/${team.name}: ${team.permissions.join(", ") || "(no permissions)"}`);
+    for (const team of ws.teams)
+      parts.push(`team ${ws.name}/${team.name}: ${team.permissions.join(", ") || "(no permissions)"}`);
   }
   return parts.join("; ") || "nothing";
 }
@@ -43,7 +45,11 @@ export function matchedRuleText(match: RuleMatch): string {
   return `${ruleName(match.rule)} — group ${groups}`;
 }
 
-export function mappingChangeOf(userName: string, current: DesiredDashboardUser | null, draft: DesiredDashboardUser | null): MappingChange | undefined {
+export function mappingChangeOf(
+  userName: string,
+  current: DesiredDashboardUser | null,
+  draft: DesiredDashboardUser | null,
+): MappingChange | undefined {
   const changes = diffDashboardUsers(current, draft);
   if (!changes.length) return undefined;
   const accountChange = changes.some((c) => c.kind === "account");
@@ -51,7 +57,8 @@ export function mappingChangeOf(userName: string, current: DesiredDashboardUser 
   const losses: string[] = [];
   for (const change of changes) {
     if (change.kind === "account") (change.new === "present" ? gains : losses).push("dashboard account");
-    else if (change.kind === "set" && !accountChange) gains.push(`${change.path}: ${change.old ?? "—"} → ${change.new ?? "—"}`);
+    else if (change.kind === "set" && !accountChange)
+      gains.push(`${change.path}: ${change.old ?? "—"} → ${change.new ?? "—"}`);
     else if (change.kind === "permissions") {
       const label = permissionLabel(change);
       gains.push(...change.added.map((p) => `${label}${p}`));
@@ -69,6 +76,9 @@ function permissionLabel(change: Extract<Change, { kind: "permissions" }>): stri
   const team = TEAM_PATH.exec(change.path);
   if (team) return `team ${team[1]}/${team[2]}: `;
   const workspace = WORKSPACE_PATH.exec(change.path);
-  if (workspace) return workspace[2] === "permissionSets" ? `workspace ${workspace[1]} permission set: ` : `workspace ${workspace[1]}: `;
+  if (workspace)
+    return workspace[2] === "permissionSets"
+      ? `workspace ${workspace[1]} permission set: `
+      : `workspace ${workspace[1]}: `;
   return `${change.path}: `;
 }

@@ -9,7 +9,9 @@ import type { AdminDataDeps, ResyncSettings } from "./deps.js";
 
 /** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */
 export function runStatus(run: Pick<ResyncRun, "status" | "phase" | "dryRun">): string {
-  const parts = [run.status === "running" ? `running (${run.phase === "plan" ? "re-deriving" : "verifying"})` : run.status];
+  const parts = [
+    run.status === "running" ? `running (${run.phase === "plan" ? "re-deriving" : "verifying"})` : run.status,
+  ];
   if (run.dryRun) parts.push("dry run");
   return parts.join(" · ");
 }
@@ -59,7 +61,11 @@ export type RunView = ReturnType<typeof presentRun>;
 export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
 
 /** A run with its verification ETA at the budget's current pace. */
-export async function presentRunWithEta(deps: { db: Database; budget: BudgetPolicy }, run: ResyncRun, now: Date): Promise<RunView> {
+export async function presentRunWithEta(
+  deps: { db: Database; budget: BudgetPolicy },
+  run: ResyncRun,
+  now: Date,
+): Promise<RunView> {
   return presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
 }
 
@@ -76,6 +82,11 @@ export async function lastRuns(deps: AdminDataDeps): Promise<RunView[]> {
 
 /** Starts a full resync (phase 1 runs in the background; the start is logged with the actor). */
 export async function startResyncNow(resync: ResyncSettings, actor: AdminActor): Promise<string> {
-  const runId = await startResync(resync.deps, { dryRun: false, verify: resync.verify, trigger: "ui", actor: actor.name });
+  const runId = await startResync(resync.deps, {
+    dryRun: false,
+    verify: resync.verify,
+    trigger: "ui",
+    actor: actor.name,
+  });
   return `Full resync started (run ${runId.slice(0, 8)}). Changed users are queued behind live IdP changes${resync.verify ? "; accounts are verified with spare budget" : ""}.`;
 }

@@ -1,5 +1,11 @@
 import { listUserLog } from "../db/reconcileLogRepository.js";
-import { getIdpUser, getUserForReconcile, getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserRepository.js";
+import {
+  getIdpUser,
+  getUserForReconcile,
+  getUserRow,
+  searchUsers,
+  type AdminUserRow,
+} from "../db/idpUserRepository.js";
 import { isQueued } from "../db/reconcileQueueRepository.js";
 import { isUuid } from "../ids.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
@@ -10,7 +16,14 @@ import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
 import { matchedRuleText, ruleGrantsText } from "./rules.js";
 
-type UserRow = { id: string; userName: string; active: boolean; groups: number; lastReconciledAt: Date | null; state: string };
+type UserRow = {
+  id: string;
+  userName: string;
+  active: boolean;
+  groups: number;
+  lastReconciledAt: Date | null;
+  state: string;
+};
 export type UsersPageData = { rows: UserRow[]; hasNext: boolean };
 export type UsersQuery = { q?: string; page: number };
 
@@ -35,7 +48,12 @@ export function userState(u: Pick<AdminUserRow, "accountState" | "queued" | "par
   if (u.hold === "deprovision") return "deprovision held for approval";
   if (u.hold === "email_change") return "email change held for approval";
   if (u.parked) return "parked (failed)";
-  const account = u.accountState === "active" ? "on the platform" : u.accountState === "creating" ? "being created" : "no platform account";
+  const account =
+    u.accountState === "active"
+      ? "on the platform"
+      : u.accountState === "creating"
+        ? "being created"
+        : "no platform account";
   return u.queued ? `${account} · queued` : account;
 }
 
@@ -48,7 +66,12 @@ const presentUserRow = (u: AdminUserRow): UserRow => ({
   state: userState(u),
 });
 
-export async function usersPage(deps: Pick<AdminDataDeps, "db">, query: UsersQuery, limit: number, offset: number): Promise<UsersPageData> {
+export async function usersPage(
+  deps: Pick<AdminDataDeps, "db">,
+  query: UsersQuery,
+  limit: number,
+  offset: number,
+): Promise<UsersPageData> {
   const page = await searchUsers(deps.db, query.q, limit, offset);
   return { rows: page.rows.map(presentUserRow), hasNext: page.hasNext };
 }
@@ -74,7 +97,10 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     active: user.active,
     idp: stored.resource,
     groups: user.groups.map((g) => g.displayName),
-    matchedRules: matchingRules(user.groups, mapping).map((m) => ({ rule: matchedRuleText(m), grants: ruleGrantsText(m.rule) })),
+    matchedRules: matchingRules(user.groups, mapping).map((m) => ({
+      rule: matchedRuleText(m),
+      grants: ruleGrantsText(m.rule),
+    })),
     desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)) ?? undefined,
     lastApplied: permissionTree(account?.lastApplied) ?? undefined,
     queued: row.queued,
@@ -83,7 +109,11 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
 }
 
 /** A user the IdP deleted while the platform still has their account: nothing is desired any more. */
-async function deletedUserDetail(deps: AdminDataDeps, account: PlatformAccount, log: UserDetail["log"]): Promise<UserDetail> {
+async function deletedUserDetail(
+  deps: AdminDataDeps,
+  account: PlatformAccount,
+  log: UserDetail["log"],
+): Promise<UserDetail> {
   return {
     id: account.userId,
     userName: account.userName,

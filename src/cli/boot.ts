@@ -74,7 +74,10 @@ const devTokenName = (token: string) => `npm-start-${token.slice(5, 13)}`;
 export async function ensureDevScimToken(db: Database, dataDir: string): Promise<string> {
   const file = path.resolve(dataDir, "idp-token");
   const tokens = new TokenRepository(db);
-  const existing = await readFile(file, "utf8").then((text) => text.trim(), () => undefined);
+  const existing = await readFile(file, "utf8").then(
+    (text) => text.trim(),
+    () => undefined,
+  );
   if (existing && (await tokens.findActiveByHash(hashToken(existing)))) return existing;
   const token = generateToken();
   // Registered before the file is written: whoever reads the file finds its token active.

@@ -3,7 +3,14 @@ import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "../config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
-import { assertOperatorSecrets, embeddedDataDir, ensureAdminToken, ensureDevScimToken, resolveDatabase, usesEmbeddedDefaults } from "./boot.js";
+import {
+  assertOperatorSecrets,
+  embeddedDataDir,
+  ensureAdminToken,
+  ensureDevScimToken,
+  resolveDatabase,
+  usesEmbeddedDefaults,
+} from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
@@ -87,12 +94,18 @@ function loadEnvOrExit(): Env {
  * command needs it current, and stops with the fix instead of migrating a database under a
  * running service of another version.
  */
-async function withDatabase(env: Env, schema: { migrates: boolean }, fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>): Promise<void> {
+async function withDatabase(
+  env: Env,
+  schema: { migrates: boolean },
+  fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
+): Promise<void> {
   const database = await resolveDatabase(env);
   const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
     if (!schema.migrates && !(await db.isMigrated())) {
-      throw new Error("The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.");
+      throw new Error(
+        "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
+      );
     }
     await fn(db);
   } finally {
@@ -103,7 +116,11 @@ async function withDatabase(env: Env, schema: { migrates: boolean }, fn: (db: Aw
 
 async function tokenCommand(env: Env, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({ args: rest, options: { name: { type: "string" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { name: { type: "string" } },
+    allowPositionals: true,
+  });
   await withDatabase(env, { migrates: false }, async (db) => {
     const tokens = new TokenRepository(db);
     if (sub === "create") {
@@ -162,14 +179,22 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     await database.embedded?.stop();
     throw error;
   });
-  const devToken = env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
+  const devToken =
+    env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
-    idpToken: devToken ?? (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
+    idpToken:
+      devToken ??
+      (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
     adminToken: env.ADMIN_TOKEN
       ? "(ADMIN_TOKEN from the environment)"
-      : (adminToken ?? (adminAuthMode(env) === "saml" ? "(none: ADMIN_TOKEN is unset, so the admin JSON API is off; the UI signs in with SAML)" : "(none)")),
-    platform: emulator ? `${emulator.running.url} (the embedded emulator; set PLATFORM_URL for a real platform)` : env.PLATFORM_URL!,
+      : (adminToken ??
+        (adminAuthMode(env) === "saml"
+          ? "(none: ADMIN_TOKEN is unset, so the admin JSON API is off; the UI signs in with SAML)"
+          : "(none)")),
+    platform: emulator
+      ? `${emulator.running.url} (the embedded emulator; set PLATFORM_URL for a real platform)`
+      : env.PLATFORM_URL!,
   });
 
   let stopping = false;
@@ -190,7 +215,12 @@ async function startEmbeddedEmulator(env: Env) {
   const options = emulatorOptionsFromEnv(env);
   const running = await startEmulator({ ...options, port: env.EMULATOR_PORT });
   const apiKey = Object.entries(options.apiKeys ?? {}).find(([, permissions]) => permissions === "*")?.[0];
-  const target: PlatformTarget = { url: running.url, scimToken: env.EMULATOR_SCIM_TOKEN, apiKey, requestOrigin: options.requestOrigins?.[0] ?? "scim-connector" };
+  const target: PlatformTarget = {
+    url: running.url,
+    scimToken: env.EMULATOR_SCIM_TOKEN,
+    apiKey,
+    requestOrigin: options.requestOrigins?.[0] ?? "scim-connector",
+  };
   return { running, target };
 }
 

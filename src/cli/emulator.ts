@@ -15,18 +15,26 @@ export function emulatorOptionsFromEnv(env: Env): EmulatorOptions {
   const apiKeys: Record<string, "*" | string[]> = {};
   const problems: string[] = [];
   for (const [key, grant] of Object.entries(env.EMULATOR_API_KEYS)) {
-    if (grant === "*" || (Array.isArray(grant) && grant.every((p) => typeof p === "string"))) apiKeys[key] = grant as "*" | string[];
-    else problems.push(`EMULATOR_API_KEYS: the value for a key must be "*" or a list of permission names (see docs/emulator.md)`);
+    if (grant === "*" || (Array.isArray(grant) && grant.every((p) => typeof p === "string")))
+      apiKeys[key] = grant as "*" | string[];
+    else
+      problems.push(
+        `EMULATOR_API_KEYS: the value for a key must be "*" or a list of permission names (see docs/emulator.md)`,
+      );
   }
   if (problems.length) throw new ConfigError(problems);
-  const origins = env.EMULATOR_REQUEST_ORIGINS?.split(",").map((o) => o.trim()).filter(Boolean) ?? [];
+  const origins =
+    env.EMULATOR_REQUEST_ORIGINS?.split(",")
+      .map((o) => o.trim())
+      .filter(Boolean) ?? [];
   return { apiKeys, scimToken: env.EMULATOR_SCIM_TOKEN, ...(origins.length ? { requestOrigins: origins } : {}) };
 }
 
 export async function runEmulatorCommand(env: Env, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } } });
   const port = values.port !== undefined ? Number(values.port) : env.EMULATOR_PORT || DEFAULT_EMULATOR_PORT;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number (got ${values.port})`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be a port number (got ${values.port})`);
   const emulator = await startEmulator({ ...emulatorOptionsFromEnv(env), port, host: values.host ?? "127.0.0.1" });
   log.info("emulator", "emulator started", { url: emulator.url });
   console.log(`

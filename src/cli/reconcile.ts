@@ -34,10 +34,18 @@ export type PlanReport = {
 };
 
 /** What the reconciler would do for this user right now (its own `planUser`), with the queue row and the difference in words. */
-export async function buildPlanReport(db: Database, mappings: MappingStore, policies: Policies, userName: string): Promise<PlanReport | undefined> {
+export async function buildPlanReport(
+  db: Database,
+  mappings: MappingStore,
+  policies: Policies,
+  userName: string,
+): Promise<PlanReport | undefined> {
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
-  const [current, entry] = await Promise.all([planUser({ db, source: new MappedDesiredState(db, mappings), policies }, userId), getQueueEntry(db, userId)]);
+  const [current, entry] = await Promise.all([
+    planUser({ db, source: new MappedDesiredState(db, mappings), policies }, userId),
+    getQueueEntry(db, userId),
+  ]);
   const { plan, account, desired, hold } = current;
   return {
     userName: current.userName ?? account?.userName ?? userName,
@@ -54,19 +62,29 @@ export async function buildPlanReport(db: Database, mappings: MappingStore, poli
 
 /** The user's queue row in words: why the planned action has not gone out yet, and when it will. */
 function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueueEntry>>>, now: Date): string {
-  if (entry.parkedAt) return `parked since ${entry.parkedAt.toISOString()} after a terminal failure (an admin retries it)`;
+  if (entry.parkedAt)
+    return `parked since ${entry.parkedAt.toISOString()} after a terminal failure (an admin retries it)`;
   if (entry.claimed) return "being reconciled now";
   if (entry.priority === null) return "queued, not yet classified";
   if (entry.settleUntil && entry.settleUntil > now) {
     return `waiting to settle until ${entry.settleUntil.toISOString()} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
   }
-  if (entry.notBefore > now) return `deferred until ${entry.notBefore.toISOString()} (a retry, a platform pause or the budget)`;
+  if (entry.notBefore > now)
+    return `deferred until ${entry.notBefore.toISOString()} (a retry, a platform pause or the budget)`;
   return "queued, ready to go";
 }
 
 function describeAction(plan: Plan, hold: Hold | undefined): string {
-  const waiting = hold && hold.decision === null ? ` (held for an admin since ${hold.createdAt.toISOString()}: scim-connector approvals approve ${hold.userId})` : "";
-  const approved = hold?.decision === "approved" ? " (approved by an admin)" : hold?.decision === "rejected" ? " (rejected by an admin: nothing will be done)" : "";
+  const waiting =
+    hold && hold.decision === null
+      ? ` (held for an admin since ${hold.createdAt.toISOString()}: scim-connector approvals approve ${hold.userId})`
+      : "";
+  const approved =
+    hold?.decision === "approved"
+      ? " (approved by an admin)"
+      : hold?.decision === "rejected"
+        ? " (rejected by an admin: nothing will be done)"
+        : "";
   switch (plan.action) {
     case "none":
       return `none: ${plan.reason} (0 calls)`;
@@ -86,11 +104,31 @@ function describeAction(plan: Plan, hold: Hold | undefined): string {
 }
 
 export function formatPlanReport(report: PlanReport): string {
-  const lines = [`User ${report.userName} (IdP id ${report.userId})`, "", "Desired dashboard user:", ...formatUser(report.desired, "no account (not active, or in no mapped group)")];
+  const lines = [
+    `User ${report.userName} (IdP id ${report.userId})`,
+    "",
+    "Desired dashboard user:",
+    ...formatUser(report.desired, "no account (not active, or in no mapped group)"),
+  ];
   const account = report.account;
-  const where = account ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""})` : "";
-  lines.push("", `Last applied${where}:`, ...formatUser(account?.lastApplied ?? null, account?.state === "creating" ? "a create was sent; its answer was not recorded" : "nothing (no account created by the connector)"));
-  lines.push("", "Difference:", ...(report.changes.length ? report.changes.map((c) => `  ${describeChange(c)}`) : ["  none"]));
+  const where = account
+    ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""})`
+    : "";
+  lines.push(
+    "",
+    `Last applied${where}:`,
+    ...formatUser(
+      account?.lastApplied ?? null,
+      account?.state === "creating"
+        ? "a create was sent; its answer was not recorded"
+        : "nothing (no account created by the connector)",
+    ),
+  );
+  lines.push(
+    "",
+    "Difference:",
+    ...(report.changes.length ? report.changes.map((c) => `  ${describeChange(c)}`) : ["  none"]),
+  );
   lines.push("", `Action: ${report.action}`);
   if (report.queue) lines.push(`Queue: ${report.queue}`);
   lines.push("", "Nothing was sent to the platform; no budget was spent.");
@@ -106,7 +144,9 @@ function formatUser(user: DesiredDashboardUser | null, absent: string): string[]
     `  companyPermissions: ${user.companyPermissions.join(", ") || "-"}`,
   ];
   for (const ws of user.workspaces) {
-    lines.push(`  workspace ${ws.appGroupName}: ${ws.appGroupPermissions.join(", ") || "-"}${ws.appGroupPermissionSets.length ? `; permission sets: ${ws.appGroupPermissionSets.join(", ")}` : ""}`);
+    lines.push(
+      `  workspace ${ws.appGroupName}: ${ws.appGroupPermissions.join(", ") || "-"}${ws.appGroupPermissionSets.length ? `; permission sets: ${ws.appGroupPermissionSets.join(", ")}` : ""}`,
+    );
     for (const team of ws.team) lines.push(`    team ${team.teamName}: ${team.teamPermissions.join(", ") || "-"}`);
   }
   return lines;
@@ -125,28 +165,54 @@ export async function planCommand(env: Env, db: Database, args: string[]): Promi
   }
   if (values.json) {
     const { account, plan, hold, ...rest } = report;
-    console.log(JSON.stringify({ ...rest, action: plan.action, description: report.action, lastApplied: account?.lastApplied ?? null, platformId: account?.platformId ?? null, hold: hold ?? null }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          ...rest,
+          action: plan.action,
+          description: report.action,
+          lastApplied: account?.lastApplied ?? null,
+          platformId: account?.platformId ?? null,
+          hold: hold ?? null,
+        },
+        null,
+        2,
+      ),
+    );
   } else {
     console.log(formatPlanReport(report));
   }
 }
 
-export async function approvalsCommand(db: Database, args: string[], actor = `cli:${process.env.USER ?? "unknown"}`): Promise<void> {
+export async function approvalsCommand(
+  db: Database,
+  args: string[],
+  actor = `cli:${process.env.USER ?? "unknown"}`,
+): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({ args: rest, options: { all: { type: "boolean" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { all: { type: "boolean" } },
+    allowPositionals: true,
+  });
   if (sub === "list") {
     const holds = await listHolds(db, { pendingOnly: !values.all });
     if (!holds.length) console.log(values.all ? "No holds." : "Nothing is waiting for approval.");
     for (const hold of holds) console.log(formatHold(hold));
     return;
   }
-  if (sub !== "approve" && sub !== "reject") throw new Error("approvals needs a subcommand: list [--all], approve <userId|userName|all>, reject <userId|userName|all>");
+  if (sub !== "approve" && sub !== "reject")
+    throw new Error(
+      "approvals needs a subcommand: list [--all], approve <userId|userName|all>, reject <userId|userName|all>",
+    );
   const target = positionals[0];
   if (!target) throw new Error(`approvals ${sub} needs a user id, a userName, or "all"`);
   const decision = sub === "approve" ? "approved" : "rejected";
   if (target === "all") {
     const count = await decideAll(db, decision, actor, systemClock.now());
-    console.log(`${decision === "approved" ? "Approved" : "Rejected"} ${count} held action(s).${decision === "approved" && count ? " The service's workers carry them out." : ""}`);
+    console.log(
+      `${decision === "approved" ? "Approved" : "Rejected"} ${count} held action(s).${decision === "approved" && count ? " The service's workers carry them out." : ""}`,
+    );
     return;
   }
   const userId = /^[0-9a-f-]{36}$/i.test(target) ? target : await findUserIdByUserName(db, target);
@@ -160,7 +226,12 @@ export async function approvalsCommand(db: Database, args: string[], actor = `cl
 }
 
 function formatHold(hold: Hold): string {
-  const what = hold.kind === "deprovision" ? "deprovision (mass-deprovision breaker)" : `email change ${String(hold.detail.from ?? "?")} → ${String(hold.detail.to ?? hold.userName ?? "?")}`;
-  const decided = hold.decision ? `  ${hold.decision} by ${hold.decidedBy ?? "?"} ${hold.decidedAt?.toISOString() ?? ""}` : "";
+  const what =
+    hold.kind === "deprovision"
+      ? "deprovision (mass-deprovision breaker)"
+      : `email change ${String(hold.detail.from ?? "?")} → ${String(hold.detail.to ?? hold.userName ?? "?")}`;
+  const decided = hold.decision
+    ? `  ${hold.decision} by ${hold.decidedBy ?? "?"} ${hold.decidedAt?.toISOString() ?? ""}`
+    : "";
   return `${hold.userId}  ${(hold.userName ?? "").padEnd(32)} ${what}  held since ${hold.createdAt.toISOString()}${decided}`;
 }

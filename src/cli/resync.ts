@@ -29,10 +29,15 @@ export async function resyncCommand(env: Env, db: Database, args: string[]): Pro
   const { calls = 0, verify: verifications = 0, ...actions } = run.planSummary;
   console.log(`\nEvaluated ${run.usersEvaluated} users; ${dryRun ? "would queue" : "queued"} ${run.usersQueued}.`);
   for (const [action, count] of Object.entries(actions).sort()) console.log(`  ${action.padEnd(16)} ${count}`);
-  console.log(`Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, "ordinary")))} at the daily budget).`);
+  console.log(
+    `Platform calls for the changes: ${calls} (${describeDays(daysAtPace(calls, budget.remaining, allowance(policy, "ordinary")))} at the daily budget).`,
+  );
   if (verify) {
-    console.log(`Accounts to verify: ${verifications} (${describeDays(daysAtPace(verifications, budget.spareForVerification, allowance(policy, "verify")))} of spare budget).`);
-    if (!dryRun) console.log(`Verification continues in the service's workers; follow it with GET /admin/api/runs/${runId}.`);
+    console.log(
+      `Accounts to verify: ${verifications} (${describeDays(daysAtPace(verifications, budget.spareForVerification, allowance(policy, "verify")))} of spare budget).`,
+    );
+    if (!dryRun)
+      console.log(`Verification continues in the service's workers; follow it with GET /admin/api/runs/${runId}.`);
   }
   if (dryRun) console.log("Nothing was queued and no budget was spent.");
 }
@@ -50,7 +55,9 @@ function progressReporter(out: NodeJS.WriteStream): ProgressListener {
     if (out.isTTY) {
       const width = 30;
       const filled = Math.round(fraction * width);
-      out.write(`\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.round(fraction * 100)}%  ${evaluated}/${total} users, ${queued} queued`);
+      out.write(
+        `\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.round(fraction * 100)}%  ${evaluated}/${total} users, ${queued} queued`,
+      );
       if (fraction === 1) out.write("\n");
       return;
     }

@@ -40,159 +40,200 @@ const jsonRecord = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
-const envSchema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
-  PORT: port(8080),
-  HOST: z.string().default("0.0.0.0"),
-  /**
-   * Which proxies' X-Forwarded-* headers to believe (Express "trust proxy"): "loopback" (a proxy on
-   * this host), a hop count, or comma-separated addresses/CIDRs of the TLS-terminating proxy.
-   * Decides req.secure (the admin cookie's Secure flag) and the client address in logs.
-   */
-  TRUST_PROXY: z
-    .string()
-    .default("loopback")
-    .transform((raw): string | number | false => {
-      const value = raw.trim();
-      if (value === "") return "loopback"; // empty counts as unset, like every other setting
-      if (value === "false") return false;
-      return /^\d+$/.test(value) ? Number(value) : value;
-    })
-    .superRefine((value, ctx) => {
-      const problem = trustProxyProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
-  PUBLIC_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional()),
-  DATABASE_URL: optionalString.pipe(
-    z.string().regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://").optional(),
-  ),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
-  SCIM_TOKEN: highEntropyToken,
-  SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
-  SCIM_MAX_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+    LOG_LEVEL: z.enum(["error", "warn", "info", "http", "verbose", "debug", "silly"]).default("info"),
+    PORT: port(8080),
+    HOST: z.string().default("0.0.0.0"),
+    /**
+     * Which proxies' X-Forwarded-* headers to believe (Express "trust proxy"): "loopback" (a proxy on
+     * this host), a hop count, or comma-separated addresses/CIDRs of the TLS-terminating proxy.
+     * Decides req.secure (the admin cookie's Secure flag) and the client address in logs.
+     */
+    TRUST_PROXY: z
+      .string()
+      .default("loopback")
+      .transform((raw): string | number | false => {
+        const value = raw.trim();
+        if (value === "") return "loopback"; // empty counts as unset, like every other setting
+        if (value === "false") return false;
+        return /^\d+$/.test(value) ? Number(value) : value;
+      })
+      .superRefine((value, ctx) => {
+        const problem = trustProxyProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    PUBLIC_URL: optionalString.pipe(
+      z.url({ message: "must be an absolute URL such as https://scim.example.com" }).optional(),
+    ),
+    DATABASE_URL: optionalString.pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://")
+        .optional(),
+    ),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
+    SCIM_TOKEN: highEntropyToken,
+    SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+    SCIM_MAX_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
 
-  PLATFORM_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://rest.example.com" }).optional()),
-  PLATFORM_API_KEY: optionalString,
-  /** Mirror sync: JSON {"<workspace>": "<REST API key>"} for preference centers; `default` falls back to PLATFORM_API_KEY. */
-  PLATFORM_WORKSPACE_API_KEYS: optionalString.pipe(jsonRecord.pipe(z.record(z.string(), z.string().min(1))).optional()),
-  PLATFORM_SCIM_TOKEN: optionalString,
-  PLATFORM_REQUEST_ORIGIN: optionalString,
-  PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
-  /** Share of the daily budget only deprovisioning may spend. */
-  PLATFORM_SCIM_BUDGET_RESERVE_PERCENT: z.coerce.number().min(0).max(90).default(10),
-  /** `utc-day` matches the platform's day; `rolling-24h` is stricter when the two clocks may differ. */
-  PLATFORM_SCIM_BUDGET_WINDOW: z.enum(["utc-day", "rolling-24h"]).default("utc-day"),
-  /** What a changed userName (email) does: held for an admin, or delete + create. */
-  RECONCILE_ON_EMAIL_CHANGE: z.enum(["hold", "recreate"]).default("hold"),
-  /** Reconciles in flight at once per process (0 turns the worker off in this process). */
-  RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
-  RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
-  RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
-  /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
-  RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
-  /** The longest a grant waits to settle, counted from the first held change of the burst. */
-  RECONCILE_SETTLE_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
-  /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
-  DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
-  DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
-  /** Full resync: cron expression (UTC) for scheduled runs; "off" disables the schedule. */
-  RESYNC_CRON: z.string().default("0 2 * * *"),
-  /** Whether scheduled runs also verify platform accounts (phase 2, spare budget only). */
-  RESYNC_VERIFY: z.stringbool().default(true),
-  /** Drift found by verification: enforce (put back what was applied) or report only. */
-  RESYNC_DRIFT: z.enum(["enforce", "report"]).default("enforce"),
-  /** How often the scheduler looks at the cron, stalled runs and finished verifications. */
-  SCHEDULER_TICK_MS: z.coerce.number().int().min(50).default(15_000),
-  /** Share of the daily budget verification leaves for live changes (on top of the reserve). */
-  RESYNC_VERIFY_HEADROOM_PERCENT: z.coerce.number().min(0).max(90).default(10),
-  /** Which parts of the service this process runs: any of web, worker, scheduler (default all). */
-  ROLES: z
-    .string()
-    .default("web,worker,scheduler")
-    .transform((raw, ctx) => {
-      const roles = raw.split(",").map((r) => r.trim()).filter(Boolean);
-      const bad = roles.filter((r) => !["web", "worker", "scheduler"].includes(r));
-      if (bad.length || !roles.length) {
-        ctx.addIssue({ code: "custom", message: `must be a comma-separated list of web, worker, scheduler (got ${bad.join(", ") || "nothing"})` });
-        return z.NEVER;
-      }
-      return new Set(roles as ("web" | "worker" | "scheduler")[]);
-    }),
-  PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
-  /** Mirror sync: how long a claim of pending changes is a worker's; after a crash its changes wait this long (docs/mirror.md). */
-  MIRROR_LEASE_MS: z.coerce.number().int().min(1_000).default(120_000),
-  /** Platform quarantine (docs/operations.md): pause a family's work after sustained auth failures or a high failure rate. */
-  QUARANTINE_ENABLED: z.stringbool().default(true),
-  /** Consecutive 401/403 that quarantine a family (0: never for auth). */
-  QUARANTINE_AUTH_FAILURES: z.coerce.number().int().min(0).default(5),
-  /** Failed share of the last QUARANTINE_WINDOW calls (at least QUARANTINE_MIN_CALLS) that quarantines a family (0: never). */
-  QUARANTINE_FAILURE_RATE_PERCENT: z.coerce.number().min(0).max(100).default(50),
-  QUARANTINE_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
-  QUARANTINE_MIN_CALLS: z.coerce.number().int().min(1).default(10),
-  /** How long a quarantine lasts before one probe call may decide to resume. */
-  QUARANTINE_COOLING_SECONDS: z.coerce.number().min(0.1).default(900),
-  /** Bearer token for GET /metrics; without it /metrics answers loopback callers only. */
-  METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
-  MAPPING_FILE: z.string().default("config/mapping.yaml"),
+    PLATFORM_URL: optionalString.pipe(
+      z.url({ message: "must be an absolute URL such as https://rest.example.com" }).optional(),
+    ),
+    PLATFORM_API_KEY: optionalString,
+    /** Mirror sync: JSON {"<workspace>": "<REST API key>"} for preference centers; `default` falls back to PLATFORM_API_KEY. */
+    PLATFORM_WORKSPACE_API_KEYS: optionalString.pipe(
+      jsonRecord.pipe(z.record(z.string(), z.string().min(1))).optional(),
+    ),
+    PLATFORM_SCIM_TOKEN: optionalString,
+    PLATFORM_REQUEST_ORIGIN: optionalString,
+    PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
+    /** Share of the daily budget only deprovisioning may spend. */
+    PLATFORM_SCIM_BUDGET_RESERVE_PERCENT: z.coerce.number().min(0).max(90).default(10),
+    /** `utc-day` matches the platform's day; `rolling-24h` is stricter when the two clocks may differ. */
+    PLATFORM_SCIM_BUDGET_WINDOW: z.enum(["utc-day", "rolling-24h"]).default("utc-day"),
+    /** What a changed userName (email) does: held for an admin, or delete + create. */
+    RECONCILE_ON_EMAIL_CHANGE: z.enum(["hold", "recreate"]).default("hold"),
+    /** Reconciles in flight at once per process (0 turns the worker off in this process). */
+    RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
+    RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
+    RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+    /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
+    RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    /** The longest a grant waits to settle, counted from the first held change of the burst. */
+    RECONCILE_SETTLE_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
+    /** Mass-deprovision breaker: more deprovisions per hour than max(MIN, PERCENT% of accounts) are held for approval. */
+    DEPROVISION_BREAKER_MIN: z.coerce.number().int().min(0).default(25),
+    DEPROVISION_BREAKER_PERCENT: z.coerce.number().min(0).max(100).default(10),
+    /** Full resync: cron expression (UTC) for scheduled runs; "off" disables the schedule. */
+    RESYNC_CRON: z.string().default("0 2 * * *"),
+    /** Whether scheduled runs also verify platform accounts (phase 2, spare budget only). */
+    RESYNC_VERIFY: z.stringbool().default(true),
+    /** Drift found by verification: enforce (put back what was applied) or report only. */
+    RESYNC_DRIFT: z.enum(["enforce", "report"]).default("enforce"),
+    /** How often the scheduler looks at the cron, stalled runs and finished verifications. */
+    SCHEDULER_TICK_MS: z.coerce.number().int().min(50).default(15_000),
+    /** Share of the daily budget verification leaves for live changes (on top of the reserve). */
+    RESYNC_VERIFY_HEADROOM_PERCENT: z.coerce.number().min(0).max(90).default(10),
+    /** Which parts of the service this process runs: any of web, worker, scheduler (default all). */
+    ROLES: z
+      .string()
+      .default("web,worker,scheduler")
+      .transform((raw, ctx) => {
+        const roles = raw
+          .split(",")
+          .map((r) => r.trim())
+          .filter(Boolean);
+        const bad = roles.filter((r) => !["web", "worker", "scheduler"].includes(r));
+        if (bad.length || !roles.length) {
+          ctx.addIssue({
+            code: "custom",
+            message: `must be a comma-separated list of web, worker, scheduler (got ${bad.join(", ") || "nothing"})`,
+          });
+          return z.NEVER;
+        }
+        return new Set(roles as ("web" | "worker" | "scheduler")[]);
+      }),
+    PLATFORM_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+    /** Mirror sync: how long a claim of pending changes is a worker's; after a crash its changes wait this long (docs/mirror.md). */
+    MIRROR_LEASE_MS: z.coerce.number().int().min(1_000).default(120_000),
+    /** Platform quarantine (docs/operations.md): pause a family's work after sustained auth failures or a high failure rate. */
+    QUARANTINE_ENABLED: z.stringbool().default(true),
+    /** Consecutive 401/403 that quarantine a family (0: never for auth). */
+    QUARANTINE_AUTH_FAILURES: z.coerce.number().int().min(0).default(5),
+    /** Failed share of the last QUARANTINE_WINDOW calls (at least QUARANTINE_MIN_CALLS) that quarantines a family (0: never). */
+    QUARANTINE_FAILURE_RATE_PERCENT: z.coerce.number().min(0).max(100).default(50),
+    QUARANTINE_WINDOW: z.coerce.number().int().min(1).max(10_000).default(20),
+    QUARANTINE_MIN_CALLS: z.coerce.number().int().min(1).default(10),
+    /** How long a quarantine lasts before one probe call may decide to resume. */
+    QUARANTINE_COOLING_SECONDS: z.coerce.number().min(0.1).default(900),
+    /** Bearer token for GET /metrics; without it /metrics answers loopback callers only. */
+    METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+    MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
-  /** Notifications (docs/operations.md, "Alerts"): each channel is optional; the URLs carry tokens and are never shown. */
-  NOTIFY_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be an absolute URL such as https://hooks.example.com/scim-connector" }).optional()),
-  NOTIFY_WEBHOOK_SECRET: optionalString.pipe(z.string().min(16, "must be at least 16 characters (e.g. openssl rand -hex 32)").optional()),
-  NOTIFY_SLACK_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the Slack incoming-webhook URL, https://hooks.slack.com/services/…" }).optional()),
-  NOTIFY_TEAMS_WEBHOOK_URL: optionalString.pipe(z.url({ message: "must be the URL of the Teams workflow's \"When a Teams webhook request is received\" trigger" }).optional()),
-  SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:password@mail.example.com:587 or smtps://…:465").optional()),
-  NOTIFY_EMAIL_TO: optionalString,
-  NOTIFY_EMAIL_FROM: optionalString,
-  /** Hours without an authenticated SCIM request before idp.silent (0: never). */
-  IDP_SILENCE_HOURS: z.coerce.number().min(0).default(24),
-  /** Failed sends before a channel's delivery is parked with its last error. */
-  NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
-  /** First retry delay; doubles per failure up to an hour (a receiver's Retry-After wins when longer). */
-  NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
-  /** How long a claimed delivery is one sender's; a sender that dies mid-send is replaced after this. */
-  NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
+    /** Notifications (docs/operations.md, "Alerts"): each channel is optional; the URLs carry tokens and are never shown. */
+    NOTIFY_WEBHOOK_URL: optionalString.pipe(
+      z.url({ message: "must be an absolute URL such as https://hooks.example.com/scim-connector" }).optional(),
+    ),
+    NOTIFY_WEBHOOK_SECRET: optionalString.pipe(
+      z.string().min(16, "must be at least 16 characters (e.g. openssl rand -hex 32)").optional(),
+    ),
+    NOTIFY_SLACK_WEBHOOK_URL: optionalString.pipe(
+      z.url({ message: "must be the Slack incoming-webhook URL, https://hooks.slack.com/services/…" }).optional(),
+    ),
+    NOTIFY_TEAMS_WEBHOOK_URL: optionalString.pipe(
+      z
+        .url({ message: 'must be the URL of the Teams workflow\'s "When a Teams webhook request is received" trigger' })
+        .optional(),
+    ),
+    SMTP_URL: optionalString.pipe(
+      z
+        .string()
+        .regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:password@mail.example.com:587 or smtps://…:465")
+        .optional(),
+    ),
+    NOTIFY_EMAIL_TO: optionalString,
+    NOTIFY_EMAIL_FROM: optionalString,
+    /** Hours without an authenticated SCIM request before idp.silent (0: never). */
+    IDP_SILENCE_HOURS: z.coerce.number().min(0).default(24),
+    /** Failed sends before a channel's delivery is parked with its last error. */
+    NOTIFY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+    /** First retry delay; doubles per failure up to an hour (a receiver's Retry-After wins when longer). */
+    NOTIFY_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+    /** How long a claimed delivery is one sender's; a sender that dies mid-send is replaced after this. */
+    NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
 
-  ADMIN_TOKEN: highEntropyToken,
-  SAML_ENTRY_POINT: optionalString,
-  SAML_ISSUER: optionalString,
-  SAML_IDP_CERT: optionalString,
-  SAML_CALLBACK_URL: optionalString,
-  /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
-  SAML_IDP_ISSUER: optionalString,
-  /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
-  SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
-  SAML_ADMIN_VALUES: z.string().default("admin"),
-  SAML_VIEWER_VALUES: z.string().default("viewer"),
-  /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */
-  AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
-  AUTH_THROTTLE_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
-  AUTH_THROTTLE_GLOBAL: z.coerce.number().int().min(1).default(600),
-  /** GET /admin/saml/login per client address per minute (each stores a request id for 10 minutes). */
-  SAML_LOGIN_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
-  ADMIN_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(30),
-  /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
-  ADMIN_SESSION_MAX_AGE_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(12),
-  /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
-  ADMIN_ALLOW_REMOTE: z
-    .enum(["true", "false", "1", "0", ""])
-    .default("false")
-    .transform((v) => v === "true" || v === "1"),
+    ADMIN_TOKEN: highEntropyToken,
+    SAML_ENTRY_POINT: optionalString,
+    SAML_ISSUER: optionalString,
+    SAML_IDP_CERT: optionalString,
+    SAML_CALLBACK_URL: optionalString,
+    /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
+    SAML_IDP_ISSUER: optionalString,
+    /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
+    SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
+    SAML_ADMIN_VALUES: z.string().default("admin"),
+    SAML_VIEWER_VALUES: z.string().default("viewer"),
+    /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */
+    AUTH_THROTTLE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+    AUTH_THROTTLE_PER_ADDRESS: z.coerce.number().int().min(1).default(20),
+    AUTH_THROTTLE_GLOBAL: z.coerce.number().int().min(1).default(600),
+    /** GET /admin/saml/login per client address per minute (each stores a request id for 10 minutes). */
+    SAML_LOGIN_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+    ADMIN_SESSION_IDLE_MINUTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 60)
+      .default(30),
+    /** A signed-in session ends this long after sign-in however active it is, so a role removed in the IdP takes effect. */
+    ADMIN_SESSION_MAX_AGE_HOURS: z.coerce
+      .number()
+      .min(0.1)
+      .max(24 * 30)
+      .default(12),
+    /** Local (ADMIN_TOKEN) sign-in is only safe on loopback; set true to listen elsewhere anyway. */
+    ADMIN_ALLOW_REMOTE: z
+      .enum(["true", "false", "1", "0", ""])
+      .default("false")
+      .transform((v) => v === "true" || v === "1"),
 
-  EMULATOR_PORT: port(0),
-  EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
-  EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
-  EMULATOR_REQUEST_ORIGINS: optionalString,
-}).superRefine((env, ctx) => {
-  if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["RECONCILE_SETTLE_MAX_MS"],
-      message: `must be at least RECONCILE_SETTLE_MS (${env.RECONCILE_SETTLE_MS}): it caps the settle wait; raise it or lower RECONCILE_SETTLE_MS`,
-    });
-  }
-});
+    EMULATOR_PORT: port(0),
+    EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
+    EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
+    EMULATOR_REQUEST_ORIGINS: optionalString,
+  })
+  .superRefine((env, ctx) => {
+    if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RECONCILE_SETTLE_MAX_MS"],
+        message: `must be at least RECONCILE_SETTLE_MS (${env.RECONCILE_SETTLE_MS}): it caps the settle wait; raise it or lower RECONCILE_SETTLE_MS`,
+      });
+    }
+  });
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -205,17 +246,23 @@ const MAX_TRUSTED_HOPS = 5;
  * throttles) and X-Forwarded-Proto (the admin cookie's Secure flag).
  */
 function trustProxyProblem(value: string | number | false): string | undefined {
-  const fix = 'name the TLS-terminating proxy instead: "loopback" (a proxy on this host), its address or subnet (e.g. "10.0.0.0/8"), or the exact hop count (e.g. 1)';
+  const fix =
+    'name the TLS-terminating proxy instead: "loopback" (a proxy on this host), its address or subnet (e.g. "10.0.0.0/8"), or the exact hop count (e.g. 1)';
   if (value === false) return undefined;
-  if (typeof value === "number") return value > MAX_TRUSTED_HOPS ? `${value} hops trusts whatever a client puts in X-Forwarded-For; ${fix}` : undefined;
+  if (typeof value === "number")
+    return value > MAX_TRUSTED_HOPS
+      ? `${value} hops trusts whatever a client puts in X-Forwarded-For; ${fix}`
+      : undefined;
   for (const entry of value.split(",").map((e) => e.trim())) {
-    if (entry === "true" || entry === "*") return `"${entry}" trusts every proxy, so any client can forge its address; ${fix}`;
+    if (entry === "true" || entry === "*")
+      return `"${entry}" trusts every proxy, so any client can forge its address; ${fix}`;
     const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
     if (!cidr) continue;
     const ipv6 = cidr[1]!.includes(":");
     const bits = Number(cidr[2]);
     // Narrower than every private range (10/8, fc00::/7): a prefix this wide covers the internet.
-    if (bits < (ipv6 ? 7 : 8)) return `"${entry}" trusts ${bits === 0 ? "every address" : "a large part of the internet"}, so any client can forge its address; ${fix}`;
+    if (bits < (ipv6 ? 7 : 8))
+      return `"${entry}" trusts ${bits === 0 ? "every address" : "a large part of the internet"}, so any client can forge its address; ${fix}`;
   }
   return undefined;
 }
@@ -233,7 +280,8 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const name = issue.path.join(".") || "(environment)";
-    const given = typeof source[name] === "string" ? ` (got ${JSON.stringify(redactIfSecret(name, source[name]!))})` : "";
+    const given =
+      typeof source[name] === "string" ? ` (got ${JSON.stringify(redactIfSecret(name, source[name]!))})` : "";
     return `${name}: ${issue.message}${given}`;
   });
   throw new ConfigError(problems);

@@ -13,12 +13,31 @@ type Db = Queryable;
 /** Log entries after which the platform held `after` (null: no account). Kept in step with the partial index. */
 const APPLIED = `user_id IS NOT NULL AND ((action IN ('create', 'update', 'adopt', 'deprovision') AND outcome = 'succeeded') OR (action = 'drift' AND outcome = 'enforced'))`;
 
-export type HeldAccount = { userId: string; userName: string; held: DesiredDashboardUser; verifiedAt: Date | null; createdByConnector: boolean };
+export type HeldAccount = {
+  userId: string;
+  userName: string;
+  held: DesiredDashboardUser;
+  verifiedAt: Date | null;
+  createdByConnector: boolean;
+};
 /** `permission`, `team` and `group` narrow the accounts (the rows are filtered again by the caller). */
-export type HeldFilter = { at?: Date; user?: string; workspace?: string; permission?: string; team?: string; group?: string };
+export type HeldFilter = {
+  at?: Date;
+  user?: string;
+  workspace?: string;
+  permission?: string;
+  team?: string;
+  group?: string;
+};
 export type HeldCursor = { userName: string; userId: string };
 
-type HeldRow = { user_id: string; user_name: string; held: DesiredDashboardUser; verified_at: Date | null; created_by_connector: boolean };
+type HeldRow = {
+  user_id: string;
+  user_name: string;
+  held: DesiredDashboardUser;
+  verified_at: Date | null;
+  created_by_connector: boolean;
+};
 
 /**
  * The accounts the platform held (now, or at `filter.at`), as one SQL source with the filters
@@ -35,22 +54,47 @@ function heldSource(filter: HeldFilter, params: unknown[], afterUserId?: string)
        FROM platform_accounts WHERE platform_id IS NOT NULL AND last_applied IS NOT NULL`;
   const where: string[] = [];
   if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
-  if (filter.workspace) where.push(`held->'workspaces' @> ${add(JSON.stringify([{ appGroupName: filter.workspace }]))}::jsonb`);
-  if (filter.team) where.push(`jsonb_path_exists(held, '$.workspaces[*].team[*] ? (@.teamName == $t)', jsonb_build_object('t', ${add(filter.team)}::text))`);
-  if (filter.permission) where.push(`jsonb_path_exists(held, 'strict $.** ? (@ == $p)', jsonb_build_object('p', ${add(filter.permission)}::text))`);
+  if (filter.workspace)
+    where.push(`held->'workspaces' @> ${add(JSON.stringify([{ appGroupName: filter.workspace }]))}::jsonb`);
+  if (filter.team)
+    where.push(
+      `jsonb_path_exists(held, '$.workspaces[*].team[*] ? (@.teamName == $t)', jsonb_build_object('t', ${add(filter.team)}::text))`,
+    );
+  if (filter.permission)
+    where.push(
+      `jsonb_path_exists(held, 'strict $.** ? (@ == $p)', jsonb_build_object('p', ${add(filter.permission)}::text))`,
+    );
   if (filter.group)
-    where.push(`EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = held.user_id AND lower(g.display_name) = lower(${add(filter.group)}))`);
+    where.push(
+      `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = held.user_id AND lower(g.display_name) = lower(${add(filter.group)}))`,
+    );
   return `SELECT * FROM (${source}) held ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
 }
 
-const mapHeld = (r: HeldRow): HeldAccount => ({ userId: r.user_id, userName: r.user_name, held: r.held, verifiedAt: r.verified_at, createdByConnector: r.created_by_connector });
+const mapHeld = (r: HeldRow): HeldAccount => ({
+  userId: r.user_id,
+  userName: r.user_name,
+  held: r.held,
+  verifiedAt: r.verified_at,
+  createdByConnector: r.created_by_connector,
+});
 
 /** One page of held accounts in userName order, after `cursor`. */
-export async function listHeldAccounts(db: Db, filter: HeldFilter, cursor: HeldCursor | undefined, limit: number): Promise<HeldAccount[]> {
+export async function listHeldAccounts(
+  db: Db,
+  filter: HeldFilter,
+  cursor: HeldCursor | undefined,
+  limit: number,
+): Promise<HeldAccount[]> {
   const params: unknown[] = [];
   const source = heldSource(filter, params);
-  const after = cursor ? `WHERE (user_name, user_id) > ($${params.push(cursor.userName)}, $${params.push(cursor.userId)}::uuid)` : "";
-  const rows: HeldRow[] = await db.query(`SELECT * FROM (${source}) page ${after} ORDER BY user_name, user_id LIMIT $${params.push(limit)}`, params);
+  const after = cursor
+    ? `WHERE (user_name, user_id) > ($${params.push(cursor.userName)}, $${params.push(cursor.userId)}::uuid)`
+    : "";
+  const rows: HeldRow[] = await db.query(
+    `SELECT * FROM (${source}) page ${after} ORDER BY user_name, user_id LIMIT $${params.push(limit)}`,
+    params,
+  );
   return rows.map(mapHeld);
 }
 
@@ -58,7 +102,12 @@ export async function listHeldAccounts(db: Db, filter: HeldFilter, cursor: HeldC
  * Accounts held at `filter.at` in user id order after `afterUserId`: each call reads only the log
  * of the accounts it returns (the userName order of `listHeldAccounts` needs the whole log).
  */
-export async function listHeldAccountsById(db: Db, filter: HeldFilter & { at: Date }, afterUserId: string | undefined, limit: number): Promise<HeldAccount[]> {
+export async function listHeldAccountsById(
+  db: Db,
+  filter: HeldFilter & { at: Date },
+  afterUserId: string | undefined,
+  limit: number,
+): Promise<HeldAccount[]> {
   const params: unknown[] = [];
   const source = heldSource(filter, params, afterUserId);
   const rows: HeldRow[] = await db.query(`${source} ORDER BY user_id LIMIT $${params.push(limit)}`, params);
@@ -66,7 +115,11 @@ export async function listHeldAccountsById(db: Db, filter: HeldFilter & { at: Da
 }
 
 /** Per user (ids given), every applied state up to `at`, oldest first: when each grant began. */
-export async function listAppliedHistory(db: Db, userIds: readonly string[], at: Date | undefined): Promise<Map<string, { logId: string; at: Date; after: DesiredDashboardUser | null }[]>> {
+export async function listAppliedHistory(
+  db: Db,
+  userIds: readonly string[],
+  at: Date | undefined,
+): Promise<Map<string, { logId: string; at: Date; after: DesiredDashboardUser | null }[]>> {
   const rows: { user_id: string; id: string; at: Date; after: DesiredDashboardUser | null }[] = await db.query(
     `SELECT user_id, id, at, after FROM reconcile_log WHERE ${APPLIED} AND user_id = ANY($1::uuid[]) ${at ? "AND at <= $2" : ""} ORDER BY user_id, at, id`,
     at ? [userIds, at] : [userIds],
@@ -83,13 +136,17 @@ export async function listAppliedHistory(db: Db, userIds: readonly string[], at:
 export type AccessGroup = { displayName: string; externalId: string | null };
 
 /** The IdP users' attributes the mapping reads, and their groups (as they are now). */
-export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<Map<string, { department: string | null; groups: AccessGroup[] }>> {
-  const rows: { id: string; department: string | null; display_name: string | null; external_id: string | null }[] = await db.query(
-    `SELECT u.id, u.department, g.display_name, g.external_id
+export async function listIdpFacts(
+  db: Db,
+  userIds: readonly string[],
+): Promise<Map<string, { department: string | null; groups: AccessGroup[] }>> {
+  const rows: { id: string; department: string | null; display_name: string | null; external_id: string | null }[] =
+    await db.query(
+      `SELECT u.id, u.department, g.display_name, g.external_id
        FROM idp_users u LEFT JOIN idp_group_members m ON m.user_id = u.id LEFT JOIN idp_groups g ON g.id = m.group_id
       WHERE u.id = ANY($1::uuid[]) ORDER BY u.id, g.display_name`,
-    [userIds],
-  );
+      [userIds],
+    );
   const facts = new Map<string, { department: string | null; groups: AccessGroup[] }>();
   for (const r of rows) {
     let user = facts.get(r.id);
@@ -115,7 +172,10 @@ export async function lastVerifyingResyncAt(db: Db, at: Date | undefined): Promi
 }
 
 /** Accounts held (now, or at `at`) per workspace × permission; company permissions under workspace null. */
-export async function countGrantsByWorkspace(db: Db, filter: HeldFilter): Promise<{ workspace: string | null; permission: string; users: number }[]> {
+export async function countGrantsByWorkspace(
+  db: Db,
+  filter: HeldFilter,
+): Promise<{ workspace: string | null; permission: string; users: number }[]> {
   const params: unknown[] = [];
   const source = heldSource(filter, params);
   return db.query(
@@ -129,11 +189,23 @@ export async function countGrantsByWorkspace(db: Db, filter: HeldFilter): Promis
   );
 }
 
-export type AccessDifference = { userId: string; userName: string; kind: "not-created-by-connector" | "drift"; at: Date | null; detail: unknown };
+export type AccessDifference = {
+  userId: string;
+  userName: string;
+  kind: "not-created-by-connector" | "drift";
+  at: Date | null;
+  detail: unknown;
+};
 
 /** Accounts the connector adopted rather than created, and drift reported since the last apply. */
 export async function listAccessDifferences(db: Db, limit: number): Promise<AccessDifference[]> {
-  const rows: { user_id: string; user_name: string; kind: AccessDifference["kind"]; at: Date | null; detail: unknown }[] = await db.query(
+  const rows: {
+    user_id: string;
+    user_name: string;
+    kind: AccessDifference["kind"];
+    at: Date | null;
+    detail: unknown;
+  }[] = await db.query(
     `(SELECT user_id, user_name, 'not-created-by-connector' AS kind, applied_at AS at, NULL::jsonb AS detail
         FROM platform_accounts WHERE platform_id IS NOT NULL AND NOT created_by_connector ORDER BY user_name LIMIT $1)
      UNION ALL

@@ -8,7 +8,10 @@ export class AdminSessionRepository {
   constructor(private readonly db: Database) {}
 
   async findLiveSession(sid: string, now: Date): Promise<unknown | undefined> {
-    const rows: { sess: unknown }[] = await this.db.query(`SELECT sess FROM admin_sessions WHERE sid = $1 AND expires_at > $2`, [sid, now]);
+    const rows: { sess: unknown }[] = await this.db.query(
+      `SELECT sess FROM admin_sessions WHERE sid = $1 AND expires_at > $2`,
+      [sid, now],
+    );
     return rows[0]?.sess;
   }
 
@@ -40,7 +43,10 @@ export class AdminSessionRepository {
   }
 
   async rememberAuthnRequest(id: string, now: Date): Promise<void> {
-    await this.db.query(`INSERT INTO saml_authn_requests (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [id, now]);
+    await this.db.query(
+      `INSERT INTO saml_authn_requests (id, created_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`,
+      [id, now],
+    );
   }
 
   /** When the request was sent, if it is still awaiting its response and younger than `notBefore`. */

@@ -22,6 +22,10 @@ export function sharedRateLimiter(db: Database, spec: CounterSpec): RateLimiterP
     // flood of failures then costs no database write per request.
     inMemoryBlockOnConsumed: spec.points + 1,
     // PostgreSQL down: count in this process alone rather than fail every sign-in.
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: spec.keyPrefix, points: spec.points, duration: spec.durationSeconds }),
+    insuranceLimiter: new RateLimiterMemory({
+      keyPrefix: spec.keyPrefix,
+      points: spec.points,
+      duration: spec.durationSeconds,
+    }),
   });
 }

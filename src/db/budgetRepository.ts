@@ -31,7 +31,14 @@ export async function debitBudget(
     }
     await tx.query(
       `INSERT INTO budget_debits (spent_at, action, uses_reserve, user_id, reconcile_id, run_id) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [now, debit.action, debit.kind === "deprovision", debit.userId ?? null, debit.reconcileId ?? null, debit.runId ?? null],
+      [
+        now,
+        debit.action,
+        debit.kind === "deprovision",
+        debit.userId ?? null,
+        debit.reconcileId ?? null,
+        debit.runId ?? null,
+      ],
     );
     return { ok: true, used: used + 1 };
   });
@@ -66,7 +73,11 @@ export async function getBudgetStatus(db: Database, policy: BudgetPolicy, now: D
 }
 
 /** Platform calls per UTC day and action, for the last `days` days (the overview chart). */
-export async function callsPerDay(db: Database, now: Date, days: number): Promise<{ day: string; action: string; calls: number }[]> {
+export async function callsPerDay(
+  db: Database,
+  now: Date,
+  days: number,
+): Promise<{ day: string; action: string; calls: number }[]> {
   const since = new Date(windowStart(now, "utc-day").getTime() - (days - 1) * 86_400_000);
   const rows: { day: string; action: string; calls: string }[] = await db.query(
     `SELECT to_char(spent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, action, count(*) AS calls

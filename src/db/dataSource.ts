@@ -18,14 +18,13 @@ type MigrationClass = new () => MigrationInterface;
 
 /** Loads every migration class in migrations/, in file-name (timestamp) order. */
 async function loadMigrations(dir = migrationsDir): Promise<MigrationClass[]> {
-  const files = (await readdir(dir))
-    .filter((f) => /^\d{13}-[\w-]+\.(ts|js)$/.test(f) && !f.endsWith(".d.ts"))
-    .sort();
+  const files = (await readdir(dir)).filter((f) => /^\d{13}-[\w-]+\.(ts|js)$/.test(f) && !f.endsWith(".d.ts")).sort();
   const classes: MigrationClass[] = [];
   for (const file of files) {
     const mod = (await import(pathToFileURL(path.join(dir, file)).href)) as Record<string, unknown>;
     for (const value of Object.values(mod)) {
-      if (typeof value === "function" && typeof value.prototype?.up === "function") classes.push(value as MigrationClass);
+      if (typeof value === "function" && typeof value.prototype?.up === "function")
+        classes.push(value as MigrationClass);
     }
   }
   return classes;

@@ -63,8 +63,10 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     onLog: () => undefined,
     onError: () => undefined,
     postgresFlags: [
-      "-c", "listen_addresses=127.0.0.1",
-      "-c", "max_connections=300",
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=300",
       ...(options.throwaway ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
     ],
   });

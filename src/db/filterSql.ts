@@ -1,6 +1,12 @@
 import { BadRequestError } from "../errors.js";
 import type { CompareOp, Filter, FilterValue } from "../scim/filter.js";
-import { ENTERPRISE_SCHEMA, resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "../scim/schemas.js";
+import {
+  ENTERPRISE_SCHEMA,
+  resolveAttribute,
+  subAttribute,
+  type AttributeInfo,
+  type ResourceKind,
+} from "../scim/schemas.js";
 import { isUuid } from "../ids.js";
 
 /**
@@ -105,7 +111,12 @@ class Compiler {
   }
 
   /** Resolves a root attribute path and builds its condition, descending into multi-valued attributes. */
-  private atRoot(path: string, onLeaf: ((leaf: Leaf) => string) | undefined, present: boolean, valueFilter?: Filter): string {
+  private atRoot(
+    path: string,
+    onLeaf: ((leaf: Leaf) => string) | undefined,
+    present: boolean,
+    valueFilter?: Filter,
+  ): string {
     const resolved = resolveAttribute(this.kind, path);
     if (!resolved) throw invalid(`Unknown attribute '${path}' in filter`);
     const { extension, attribute, sub } = resolved;
@@ -116,7 +127,8 @@ class Compiler {
     if (columns[name] && onLeaf && !valueFilter) return onLeaf(columns[name]);
 
     if (this.kind === "Group" && attribute.name === "members") {
-      const exists = (inner: string) => `EXISTS (SELECT 1 FROM idp_group_members m WHERE m.group_id = g.id AND ${inner})`;
+      const exists = (inner: string) =>
+        `EXISTS (SELECT 1 FROM idp_group_members m WHERE m.group_id = g.id AND ${inner})`;
       if (valueFilter) return exists(this.inElement(valueFilter, (n) => MEMBER_COLUMNS[n.toLowerCase()]));
       if (!sub && present) return exists("true");
       const leaf = MEMBER_COLUMNS[(sub?.name ?? "value").toLowerCase()];
@@ -138,7 +150,15 @@ class Compiler {
       }
       if (!sub && present) return this.presentJson(json);
       if (attribute.type !== "complex") {
-        return exists(onLeaf!({ text: `(${element} #>> '{}')`, json: element, type: attribute.type, caseExact: attribute.caseExact, native: false }));
+        return exists(
+          onLeaf!({
+            text: `(${element} #>> '{}')`,
+            json: element,
+            type: attribute.type,
+            caseExact: attribute.caseExact,
+            native: false,
+          }),
+        );
       }
       const leaf = elementLeaf(element, attribute, sub?.name ?? "value");
       if (!leaf) throw invalid(`Cannot filter on '${path}' without a sub-attribute`);
@@ -151,13 +171,25 @@ class Compiler {
     }
     if (sub) {
       const subJson = `${json}->${key(sub.name)}`;
-      return onLeaf!({ text: `(${json}->>${key(sub.name)})`, json: subJson, type: sub.type, caseExact: sub.caseExact, native: false });
+      return onLeaf!({
+        text: `(${json}->>${key(sub.name)})`,
+        json: subJson,
+        type: sub.type,
+        caseExact: sub.caseExact,
+        native: false,
+      });
     }
     if (attribute.type === "complex") {
       if (present) return this.presentJson(json);
       throw invalid(`'${path}' is complex: name a sub-attribute`);
     }
-    return onLeaf!({ text: `(${base}->>${key(attribute.name)})`, json, type: attribute.type, caseExact: attribute.caseExact, native: false });
+    return onLeaf!({
+      text: `(${base}->>${key(attribute.name)})`,
+      json,
+      type: attribute.type,
+      caseExact: attribute.caseExact,
+      native: false,
+    });
   }
 
   private root(): string {
@@ -190,11 +222,14 @@ class Compiler {
   private leafCondition(leaf: Leaf, filter: Extract<Filter, { kind: "present" | "compare" }>): string {
     if (filter.kind === "present") {
       if (!leaf.native) return this.presentJson(leaf.json!);
-      return leaf.type === "string" ? `(${leaf.text} IS NOT NULL AND ${leaf.text} <> '')` : `(${leaf.text} IS NOT NULL)`;
+      return leaf.type === "string"
+        ? `(${leaf.text} IS NOT NULL AND ${leaf.text} <> '')`
+        : `(${leaf.text} IS NOT NULL)`;
     }
     const { op, value } = filter;
     if (value === null) {
-      if (op === "eq") return `(NOT COALESCE(${this.leafCondition(leaf, { kind: "present", path: filter.path })}, false))`;
+      if (op === "eq")
+        return `(NOT COALESCE(${this.leafCondition(leaf, { kind: "present", path: filter.path })}, false))`;
       if (op === "ne") return this.leafCondition(leaf, { kind: "present", path: filter.path });
       throw invalid(`Operator '${op}' cannot compare with null`);
     }
@@ -208,7 +243,9 @@ class Compiler {
       case "boolean": {
         if (typeof value !== "boolean") throw invalid(`'${path}' is boolean: compare it with true or false`);
         if (op !== "eq") throw invalid(`'${path}' is boolean: only eq and ne apply`);
-        return leaf.native ? `(${leaf.text} = ${this.param(value)}::boolean)` : `(${leaf.json} = ${this.param(JSON.stringify(value))}::jsonb)`;
+        return leaf.native
+          ? `(${leaf.text} = ${this.param(value)}::boolean)`
+          : `(${leaf.json} = ${this.param(JSON.stringify(value))}::jsonb)`;
       }
       case "decimal":
       case "integer": {
@@ -223,7 +260,9 @@ class Compiler {
         const sqlOp = ordering[op];
         if (!sqlOp) throw invalid(`Operator '${op}' does not apply to the dateTime '${path}'`);
         const iso = new Date(time).toISOString();
-        return leaf.native ? `(${leaf.text} ${sqlOp} ${this.param(iso)}::timestamptz)` : `(${leaf.text} ${sqlOp} ${this.param(iso)}::text)`;
+        return leaf.native
+          ? `(${leaf.text} ${sqlOp} ${this.param(iso)}::timestamptz)`
+          : `(${leaf.text} ${sqlOp} ${this.param(iso)}::text)`;
       }
       case "uuid": {
         if (typeof value !== "string") throw invalid(`'${path}' is a string: compare it with a quoted string`);
@@ -269,7 +308,13 @@ class Compiler {
 function elementLeaf(element: string, parent: AttributeInfo, name: string): Leaf | undefined {
   const sub = subAttribute(parent, name);
   if (!sub) return undefined;
-  return { text: `(${element}->>${key(sub.name)})`, json: `${element}->${key(sub.name)}`, type: sub.type, caseExact: sub.caseExact, native: false };
+  return {
+    text: `(${element}->>${key(sub.name)})`,
+    json: `${element}->${key(sub.name)}`,
+    type: sub.type,
+    caseExact: sub.caseExact,
+    native: false,
+  };
 }
 
 /** SQL condition for `filter`; parameters are numbered from `$${offset + 1}`. */
@@ -284,7 +329,11 @@ export function filterToSql(kind: ResourceKind, filter: Filter, offset = 0): Sql
  * unassigned rather than an error; `unknownPaths` lists them so the caller can reject a filter
  * that no type understands.
  */
-export function filterToSqlAcross(kind: ResourceKind, filter: Filter, offset: number): SqlCondition & { unknownPaths: Set<string> } {
+export function filterToSqlAcross(
+  kind: ResourceKind,
+  filter: Filter,
+  offset: number,
+): SqlCondition & { unknownPaths: Set<string> } {
   const compiler = new Compiler(kind, offset, true);
   const sql = compiler.compile(filter);
   return { sql, params: compiler.params, unknownPaths: compiler.unknownPaths };

@@ -41,7 +41,10 @@ export async function getHold(db: Queryable, userId: string): Promise<Hold | und
 }
 
 /** Creates (or renews) an undecided hold; returns false when one of that kind was already waiting. */
-export async function createHold(db: Queryable, hold: { userId: string; kind: HoldKind; userName: string; detail: object; now: Date }): Promise<boolean> {
+export async function createHold(
+  db: Queryable,
+  hold: { userId: string; kind: HoldKind; userName: string; detail: object; now: Date },
+): Promise<boolean> {
   const rows: { inserted: boolean }[] = await db.query(
     `INSERT INTO reconcile_holds (user_id, kind, user_name, detail, created_at) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (user_id) DO UPDATE SET kind = EXCLUDED.kind, user_name = EXCLUDED.user_name, detail = EXCLUDED.detail,
@@ -62,19 +65,26 @@ export async function listHolds(db: Queryable, options: { pendingOnly?: boolean 
   return rows.map(mapHold);
 }
 
-export async function decideHold(db: Queryable, userId: string, decision: "approved" | "rejected", actor: string, now: Date): Promise<Hold | undefined> {
-  const rows = await db.query<Row>(`UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`, [
-      userId,
-      decision,
-      actor,
-      now,
-    ]);
+export async function decideHold(
+  db: Queryable,
+  userId: string,
+  decision: "approved" | "rejected",
+  actor: string,
+  now: Date,
+): Promise<Hold | undefined> {
+  const rows = await db.query<Row>(
+    `UPDATE reconcile_holds SET decision = $2, decided_by = $3, decided_at = $4 WHERE user_id = $1 AND decision IS NULL RETURNING *`,
+    [userId, decision, actor, now],
+  );
   return rows[0] ? mapHold(rows[0]) : undefined;
 }
 
 /** Holds of this kind still waiting for an admin (the breaker counts held deprovisions as part of the wave). */
 export async function countUndecidedHolds(db: Queryable, kind: HoldKind): Promise<number> {
-  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_holds WHERE kind = $1 AND decision IS NULL`, [kind]);
+  const rows: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM reconcile_holds WHERE kind = $1 AND decision IS NULL`,
+    [kind],
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -83,14 +93,22 @@ export async function deleteHold(db: Queryable, userId: string): Promise<void> {
 }
 
 /** Undecided holds per kind (the approval.required message). */
-export async function undecidedHoldCounts(db: { query(sql: string): Promise<unknown> }): Promise<{ count: number; kinds: HoldKind[] }> {
-  const rows = <{ kind: HoldKind; n: number }[]>await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind ORDER BY kind`);
+export async function undecidedHoldCounts(db: {
+  query(sql: string): Promise<unknown>;
+}): Promise<{ count: number; kinds: HoldKind[] }> {
+  const rows = <{ kind: HoldKind; n: number }[]>(
+    await db.query(
+      `SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind ORDER BY kind`,
+    )
+  );
   return { count: rows.reduce((sum, r) => sum + r.n, 0), kinds: rows.map((r) => r.kind) };
 }
 
 /** Undecided holds by kind. */
 export async function countPendingHolds(db: Queryable): Promise<{ deprovisions: number; emailChanges: number }> {
-  const rows: { kind: string; n: number }[] = await db.query(`SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind`);
+  const rows: { kind: string; n: number }[] = await db.query(
+    `SELECT kind, count(*)::int AS n FROM reconcile_holds WHERE decision IS NULL GROUP BY kind`,
+  );
   const of = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
   return { deprovisions: of("deprovision"), emailChanges: of("email_change") };
 }

@@ -15,13 +15,25 @@ import { isUuid } from "../ids.js";
 export type GroupColumns = { displayName: string; externalId: string | null };
 export type GroupMember = { id: string; display: string | null };
 
-type Row = { id: string; resource: Record<string, unknown>; version: number; created_at: Date; updated_at: Date; display_name: string; external_id: string | null };
+type Row = {
+  id: string;
+  resource: Record<string, unknown>;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  display_name: string;
+  external_id: string | null;
+};
 const RETURNING = `id, resource, version, created_at, updated_at, display_name, external_id`;
 
 export type StoredGroup = StoredResource & GroupColumns;
 const toGroup = (r: Row): StoredGroup => ({ ...toStored(r), displayName: r.display_name, externalId: r.external_id });
 
-export async function insertIdpGroup(q: Queryable, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
+export async function insertIdpGroup(
+  q: Queryable,
+  columns: GroupColumns,
+  resource: Record<string, unknown>,
+): Promise<StoredGroup> {
   const rows: Row[] = await q.query(
     `INSERT INTO idp_groups (display_name, external_id, resource) VALUES ($1, $2, $3) RETURNING ${RETURNING}`,
     [columns.displayName, columns.externalId, resource],
@@ -45,7 +57,12 @@ export async function lockIdpGroup(q: Queryable, id: string): Promise<StoredGrou
   return rows[0] && toGroup(rows[0]);
 }
 
-export async function updateIdpGroup(q: Queryable, id: string, columns: GroupColumns, resource: Record<string, unknown>): Promise<StoredGroup> {
+export async function updateIdpGroup(
+  q: Queryable,
+  id: string,
+  columns: GroupColumns,
+  resource: Record<string, unknown>,
+): Promise<StoredGroup> {
   const rows = await q.query<Row>(
     `UPDATE idp_groups SET display_name = $2, external_id = $3, resource = $4, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${RETURNING}`,
@@ -70,12 +87,21 @@ export async function touchIdpGroup(q: Queryable, id: string): Promise<StoredGro
 /** Deletes the group; returns the ids of the users who were its members, or undefined if there was no group. */
 export async function deleteIdpGroup(q: Queryable, id: string): Promise<string[] | undefined> {
   if (!isUuid(id)) return undefined;
-  const members = await q.query<{ user_id: string }>(`DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`, [id]);
+  const members = await q.query<{ user_id: string }>(
+    `DELETE FROM idp_group_members WHERE group_id = $1 RETURNING user_id`,
+    [id],
+  );
   const rows = await q.query(`DELETE FROM idp_groups WHERE id = $1 RETURNING id`, [id]);
   return rows.length ? members.map((m) => m.user_id) : undefined;
 }
 
-export async function listIdpGroups(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number, sort?: SqlSort): Promise<Page<StoredResource>> {
+export async function listIdpGroups(
+  q: Queryable,
+  where: SqlCondition | undefined,
+  startIndex: number,
+  count: number,
+  sort?: SqlSort,
+): Promise<Page<StoredResource>> {
   return listPage(q, "idp_groups g", "g", where, startIndex, count, sort);
 }
 
@@ -96,14 +122,20 @@ export async function membersOfGroups(q: Queryable, groupIds: string[]): Promise
 }
 
 export async function memberIdsOfGroup(q: Queryable, groupId: string): Promise<string[]> {
-  const rows: { user_id: string }[] = await q.query(`SELECT user_id FROM idp_group_members WHERE group_id = $1`, [groupId]);
+  const rows: { user_id: string }[] = await q.query(`SELECT user_id FROM idp_group_members WHERE group_id = $1`, [
+    groupId,
+  ]);
   return rows.map((r) => r.user_id);
 }
 
 export type AddResult = { added: string[]; unknown: string[] };
 
 /** Adds members that exist as users; ids that are not users are reported back, not inserted. */
-export async function addGroupMembers(q: Queryable, groupId: string, members: { id: string; display?: string }[]): Promise<AddResult> {
+export async function addGroupMembers(
+  q: Queryable,
+  groupId: string,
+  members: { id: string; display?: string }[],
+): Promise<AddResult> {
   const wanted = new Map<string, string | null>();
   const unknown: string[] = [];
   for (const m of members) {

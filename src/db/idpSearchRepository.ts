@@ -14,7 +14,15 @@ import type { Queryable } from "./database.js";
 export type KindQuery = { where: SqlCondition | undefined; sort: SqlSort | undefined };
 export type SearchedResource = StoredResource & { kind: ResourceKind };
 
-type Row = { kind: ResourceKind; id: string; resource: Record<string, unknown>; version: number; created_at: Date; updated_at: Date; total: number };
+type Row = {
+  kind: ResourceKind;
+  id: string;
+  resource: Record<string, unknown>;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  total: number;
+};
 
 const TABLES: Record<ResourceKind, { table: string; alias: string }> = {
   User: { table: "idp_users u", alias: "u" },
@@ -41,7 +49,8 @@ export async function searchIdpResources(
   const union = kinds.map((k) => selectOf(k, queries[k]!)).join(" UNION ALL ");
   const params = kinds.flatMap((k) => queries[k]!.where?.params ?? []);
   const countSql = `SELECT count(*)::int AS total FROM (${union}) r`;
-  if (count === 0) return { total: (await readQuery<{ total: number }>(q, countSql, params))[0]?.total ?? 0, items: [] };
+  if (count === 0)
+    return { total: (await readQuery<{ total: number }>(q, countSql, params))[0]?.total ?? 0, items: [] };
   const sort = queries[kinds[0]!]!.sort;
   const order = sort ? `r.sort_key ${sort.descending ? "DESC" : "ASC"}, r.created_at, r.id` : "r.created_at, r.id";
   const n = params.length;

@@ -42,10 +42,9 @@ export const toStored = (r: Row): StoredResource => ({
   updatedAt: r.updated_at,
 });
 
-
-
 function uniqueness(error: unknown): never {
-  if (sqlState(error) === "23505") throw new UniqueViolationError("A user with this userName already exists", constraintName(error));
+  if (sqlState(error) === "23505")
+    throw new UniqueViolationError("A user with this userName already exists", constraintName(error));
   throw error;
 }
 
@@ -53,7 +52,11 @@ function columnParams(c: IdpUserColumns): unknown[] {
   return [c.userName, c.externalId, c.active, c.displayName, c.givenName, c.familyName, c.department];
 }
 
-export async function insertIdpUser(q: Queryable, columns: IdpUserColumns, resource: Record<string, unknown>): Promise<StoredResource> {
+export async function insertIdpUser(
+  q: Queryable,
+  columns: IdpUserColumns,
+  resource: Record<string, unknown>,
+): Promise<StoredResource> {
   try {
     const rows: Row[] = await q.query(
       `INSERT INTO idp_users (user_name, external_id, active, display_name, given_name, family_name, department, resource)
@@ -110,7 +113,13 @@ export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> 
 export type Page<T> = { total: number; items: T[] };
 
 /** One page of users matching `where` (parameters from $1), by `sort` or oldest first; startIndex is 1-based. */
-export async function listIdpUsers(q: Queryable, where: SqlCondition | undefined, startIndex: number, count: number, sort?: SqlSort): Promise<Page<StoredResource>> {
+export async function listIdpUsers(
+  q: Queryable,
+  where: SqlCondition | undefined,
+  startIndex: number,
+  count: number,
+  sort?: SqlSort,
+): Promise<Page<StoredResource>> {
   return listPage(q, "idp_users u", "u", where, startIndex, count, sort);
 }
 
@@ -132,7 +141,11 @@ export async function listPage(
   const condition = where ? `WHERE ${where.sql}` : "";
   const params = where ? [...where.params] : [];
   if (count === 0) {
-    const rows = await readQuery<{ total: number }>(q, `SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
+    const rows = await readQuery<{ total: number }>(
+      q,
+      `SELECT count(*)::int AS total FROM ${table} ${condition}`,
+      params,
+    );
     return { total: rows[0]?.total ?? 0, items: [] };
   }
   const n = params.length;
@@ -147,7 +160,11 @@ export async function listPage(
   if (rows.length) return { total: rows[0]!.total, items: rows.map(toStored) };
   if (startIndex <= 1) return { total: 0, items: [] };
   // Past the last page: the window count has no row to ride on, so count separately.
-  const totals = await readQuery<{ total: number }>(q, `SELECT count(*)::int AS total FROM ${table} ${condition}`, params);
+  const totals = await readQuery<{ total: number }>(
+    q,
+    `SELECT count(*)::int AS total FROM ${table} ${condition}`,
+    params,
+  );
   return { total: totals[0]?.total ?? 0, items: [] };
 }
 
@@ -201,7 +218,12 @@ const toAdminUserRow = (r: AdminRow): AdminUserRow => ({
 });
 
 /** Users whose userName starts with `prefix` (all users without one), by userName. */
-export async function searchUsers(db: Queryable, prefix: string | undefined, limit: number, offset: number): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
+export async function searchUsers(
+  db: Queryable,
+  prefix: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
   const rows: AdminRow[] = await db.query(
     `${ADMIN_SELECT} WHERE ($1::text IS NULL OR lower(u.user_name) LIKE $1) ORDER BY lower(u.user_name), u.id LIMIT $2 OFFSET $3`,
     [prefix ? likePrefix(prefix) : null, limit + 1, Math.max(0, offset)],
@@ -280,8 +302,15 @@ export async function getUserForReconcile(q: Queryable, userId: string): Promise
 }
 
 /** Users in id order after `afterId` (exclusive; undefined to start), for batch re-derivation. */
-export async function listUsersWithGroups(q: Queryable, afterId: string | undefined, limit: number): Promise<IdpUserForReconcile[]> {
-  const rows: ReconcileRow[] = await q.query(`${RECONCILE_SELECT} WHERE ($1::uuid IS NULL OR u.id > $1::uuid) ORDER BY u.id LIMIT $2`, [afterId ?? null, limit]);
+export async function listUsersWithGroups(
+  q: Queryable,
+  afterId: string | undefined,
+  limit: number,
+): Promise<IdpUserForReconcile[]> {
+  const rows: ReconcileRow[] = await q.query(
+    `${RECONCILE_SELECT} WHERE ($1::uuid IS NULL OR u.id > $1::uuid) ORDER BY u.id LIMIT $2`,
+    [afterId ?? null, limit],
+  );
   return rows.map(toReconcileUser);
 }
 

@@ -1,9 +1,15 @@
 import type { Database } from "./database.js";
 
 /** The mapping last put in force (its hash and YAML text), shared by all replicas. */
-export async function swapMappingState(db: Database, hash: string, sourceText: string): Promise<{ changed: boolean; previousText: string | undefined }> {
+export async function swapMappingState(
+  db: Database,
+  hash: string,
+  sourceText: string,
+): Promise<{ changed: boolean; previousText: string | undefined }> {
   return db.transaction(async (tx) => {
-    const rows: { hash: string; source_text: string }[] = await tx.query(`SELECT hash, source_text FROM mapping_state WHERE id = 1 FOR UPDATE`);
+    const rows: { hash: string; source_text: string }[] = await tx.query(
+      `SELECT hash, source_text FROM mapping_state WHERE id = 1 FOR UPDATE`,
+    );
     const previous = rows[0];
     if (previous?.hash === hash) return { changed: false, previousText: undefined };
     await tx.query(
@@ -16,7 +22,9 @@ export async function swapMappingState(db: Database, hash: string, sourceText: s
 }
 
 /** Every IdP group, as the mapping sees it. */
-export async function listGroupRefs(db: Database): Promise<{ id: string; displayName: string; externalId: string | null }[]> {
+export async function listGroupRefs(
+  db: Database,
+): Promise<{ id: string; displayName: string; externalId: string | null }[]> {
   return db.query(`SELECT id, display_name AS "displayName", external_id AS "externalId" FROM idp_groups ORDER BY id`);
 }
 

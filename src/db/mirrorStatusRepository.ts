@@ -13,15 +13,16 @@ export type PendingSummary = {
 };
 
 export async function pendingSummary(db: Database, now: Date): Promise<PendingSummary[]> {
-  const rows: { kind: MirrorKind; pending: number; in_flight: number; parked: number; oldest: number | null }[] = await db.query(
-    `SELECT kind,
+  const rows: { kind: MirrorKind; pending: number; in_flight: number; parked: number; oldest: number | null }[] =
+    await db.query(
+      `SELECT kind,
             count(*) FILTER (WHERE parked_at IS NULL)::int AS pending,
             count(*) FILTER (WHERE parked_at IS NULL AND claimed_until > $1)::int AS in_flight,
             count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked,
             extract(epoch FROM $1::timestamptz - min(first_changed_at) FILTER (WHERE parked_at IS NULL))::float8 AS oldest
        FROM mirror_sync.pending GROUP BY kind`,
-    [now],
-  );
+      [now],
+    );
   const byKind = new Map(rows.map((r) => [r.kind, r]));
   return (["email", "subscription_group", "preference_center"] as const).map((kind) => {
     const r = byKind.get(kind);
@@ -35,11 +36,28 @@ export async function pendingSummary(db: Database, now: Date): Promise<PendingSu
   });
 }
 
-export type ParkedRow = { kind: MirrorKind; key: string; value: unknown; reason: string; parkedAt: string; attempts: number };
+export type ParkedRow = {
+  kind: MirrorKind;
+  key: string;
+  value: unknown;
+  reason: string;
+  parkedAt: string;
+  attempts: number;
+};
 
 /** Parked changes, newest first. Page HTML is left out: the admin needs the key and the reason. */
-export async function listParkedChanges(db: Database, options: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
-  const rows: { kind: MirrorKind; key: string; value: unknown; park_reason: string; parked_at: Date; attempts: number }[] = await db.query(
+export async function listParkedChanges(
+  db: Database,
+  options: { kind?: MirrorKind; limit: number },
+): Promise<ParkedRow[]> {
+  const rows: {
+    kind: MirrorKind;
+    key: string;
+    value: unknown;
+    park_reason: string;
+    parked_at: Date;
+    attempts: number;
+  }[] = await db.query(
     `SELECT kind, key, payload - 'page_html' - 'confirmation_html' AS value, park_reason, parked_at, attempts
        FROM mirror_sync.pending
       WHERE parked_at IS NOT NULL AND ($1::text IS NULL OR kind = $1)
@@ -58,7 +76,10 @@ export async function listParkedChanges(db: Database, options: { kind?: MirrorKi
 }
 
 /** Puts parked changes back in line (after the ETL data or the configuration was fixed). */
-export async function requeueParkedChanges(db: Database, options: { kind?: MirrorKind; keys?: string[] }): Promise<number> {
+export async function requeueParkedChanges(
+  db: Database,
+  options: { kind?: MirrorKind; keys?: string[] },
+): Promise<number> {
   return db.execute(
     `UPDATE mirror_sync.pending SET parked_at = NULL, park_reason = NULL, attempts = 0, first_changed_at = now()
       WHERE parked_at IS NOT NULL AND ($1::text IS NULL OR kind = $1) AND ($2::text[] IS NULL OR key = ANY($2))`,
@@ -91,7 +112,10 @@ export async function lastPushes(db: Database): Promise<PushLogRow[]> {
 }
 
 /** The mirror-sync log, newest first, paged by id. */
-export async function listPushLog(db: Database, options: { beforeId?: number; limit: number; kind?: MirrorKind }): Promise<PushLogRow[]> {
+export async function listPushLog(
+  db: Database,
+  options: { beforeId?: number; limit: number; kind?: MirrorKind },
+): Promise<PushLogRow[]> {
   const rows: PushLogRecord[] = await db.query(
     `SELECT id, at, kind, endpoint, workspace, changes, outcome, status, detail
        FROM mirror_sync.push_log

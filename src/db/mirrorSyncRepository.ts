@@ -36,7 +36,14 @@ export type ClaimOptions = {
  * order. A claim is a lease: if the worker dies, `claimed_until` passes and another takes over.
  */
 export async function claimPendingChanges(db: Database, o: ClaimOptions): Promise<ClaimedRow[]> {
-  const rows: { key: string; batch_key: string; version: string; payload: unknown; changed_age_ms: number; first_age_ms: number }[] = await db.query(
+  const rows: {
+    key: string;
+    batch_key: string;
+    version: string;
+    payload: unknown;
+    changed_age_ms: number;
+    first_age_ms: number;
+  }[] = await db.query(
     `WITH picked AS (
        SELECT key FROM mirror_sync.pending
         WHERE kind = $1 AND parked_at IS NULL AND (claimed_until IS NULL OR claimed_until < $2)
@@ -146,7 +153,13 @@ export type PaceDecision = { granted: true } | { granted: false; nextAt: Date };
  * advisory lock serialises takers of one scope). Taken before each attempt is sent, like a
  * budget debit: a request that fails still counted at the platform.
  */
-export async function takePaceSlot(db: Database, scope: string, now: Date, limit: number, windowMs: number): Promise<PaceDecision> {
+export async function takePaceSlot(
+  db: Database,
+  scope: string,
+  now: Date,
+  limit: number,
+  windowMs: number,
+): Promise<PaceDecision> {
   return db.transaction(async (m) => {
     await m.query(`SELECT pg_advisory_xact_lock(hashtext('mirror_pace'), hashtext($1))`, [scope]);
     const since = new Date(now.getTime() - windowMs);
@@ -155,7 +168,8 @@ export async function takePaceSlot(db: Database, scope: string, now: Date, limit
       `SELECT count(*)::int AS used, min(sent_at) AS oldest FROM mirror_sync.pace_slots WHERE scope = $1`,
       [scope],
     );
-    if (row.used >= limit) return { granted: false as const, nextAt: new Date(new Date(row.oldest!).getTime() + windowMs) };
+    if (row.used >= limit)
+      return { granted: false as const, nextAt: new Date(new Date(row.oldest!).getTime() + windowMs) };
     await m.query(`INSERT INTO mirror_sync.pace_slots (scope, sent_at) VALUES ($1, $2)`, [scope, now]);
     return { granted: true as const };
   });

@@ -6,7 +6,6 @@ import type { Database, Queryable } from "./database.js";
  * message is about, so a message exists exactly when its cause was committed.
  */
 
-
 export type NotificationInput = {
   /** One open incident per key: the same condition seen again updates the waiting message instead of adding one. */
   key: string;
@@ -23,29 +22,35 @@ export type NotificationInput = {
  * the details of its opening message (a wave of holds keeps one message whose count grows until
  * it is sent). Returns the incident id and whether a message was queued.
  */
-export async function enqueueNotification(q: Queryable, n: NotificationInput): Promise<{ incidentId: string; queued: boolean }> {
+export async function enqueueNotification(
+  q: Queryable,
+  n: NotificationInput,
+): Promise<{ incidentId: string; queued: boolean }> {
   const inserted = await q.query<{ incident_id: string }>(
-      `WITH opened AS (
+    `WITH opened AS (
          INSERT INTO notification_incidents (key, event, opened_at) VALUES ($1, $2, $3)
          ON CONFLICT (key) WHERE resolved_at IS NULL DO NOTHING RETURNING id)
        INSERT INTO notification_outbox (incident_id, event, occurred_at, summary, details, link_path)
        SELECT id, $2, $3, $4, $5, $6 FROM opened RETURNING incident_id`,
-      [n.key, n.event, n.occurredAt, n.summary, JSON.stringify(n.details), n.linkPath ?? null],
-    );
+    [n.key, n.event, n.occurredAt, n.summary, JSON.stringify(n.details), n.linkPath ?? null],
+  );
   if (inserted[0]) return { incidentId: inserted[0].incident_id, queued: true };
   const updated = await q.query<{ incident_id: string }>(
-      `UPDATE notification_outbox o SET summary = $3, details = $4
+    `UPDATE notification_outbox o SET summary = $3, details = $4
          FROM notification_incidents i
         WHERE i.key = $1 AND i.resolved_at IS NULL AND o.incident_id = i.id AND o.event = $2
         RETURNING o.incident_id`,
-      [n.key, n.event, n.summary, JSON.stringify(n.details)],
-    );
+    [n.key, n.event, n.summary, JSON.stringify(n.details)],
+  );
   return { incidentId: updated[0]?.incident_id ?? "", queued: false };
 }
 
 /** Closes the open incident `key` and queues its resolution message (same incident id); false when none was open. */
 export async function resolveIncident(q: Queryable, n: NotificationInput): Promise<boolean> {
-  const rows = await q.query<{ id: string }>(`UPDATE notification_incidents SET resolved_at = $2 WHERE key = $1 AND resolved_at IS NULL RETURNING id`, [n.key, n.occurredAt]);
+  const rows = await q.query<{ id: string }>(
+    `UPDATE notification_incidents SET resolved_at = $2 WHERE key = $1 AND resolved_at IS NULL RETURNING id`,
+    [n.key, n.occurredAt],
+  );
   if (!rows[0]) return false;
   await q.query(
     `INSERT INTO notification_outbox (incident_id, event, occurred_at, summary, details, link_path) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -55,12 +60,18 @@ export async function resolveIncident(q: Queryable, n: NotificationInput): Promi
 }
 
 export async function isIncidentOpen(q: Queryable, key: string): Promise<boolean> {
-  const rows = (await q.query(`SELECT 1 FROM notification_incidents WHERE key = $1 AND resolved_at IS NULL`, [key])) as unknown[];
+  const rows = (await q.query(`SELECT 1 FROM notification_incidents WHERE key = $1 AND resolved_at IS NULL`, [
+    key,
+  ])) as unknown[];
   return rows.length > 0;
 }
 
 /** A test message for one channel: its own incident, delivered to that channel only. */
-export async function enqueueTestNotification(db: Database, channel: string, n: Omit<NotificationInput, "key">): Promise<string> {
+export async function enqueueTestNotification(
+  db: Database,
+  channel: string,
+  n: Omit<NotificationInput, "key">,
+): Promise<string> {
   return db.transaction(async (tx) => {
     const [incident] = (await tx.query(
       `INSERT INTO notification_incidents (key, event, opened_at, resolved_at) VALUES ('test:' || gen_random_uuid(), $1, $2, $2) RETURNING id`,
@@ -71,7 +82,11 @@ export async function enqueueTestNotification(db: Database, channel: string, n: 
        VALUES ($1, $2, $3, $4, $5, $6, true) RETURNING id`,
       [incident!.id, n.event, n.occurredAt, n.summary, JSON.stringify(n.details), n.linkPath ?? null],
     )) as { id: string }[];
-    await tx.query(`INSERT INTO notification_deliveries (outbox_id, channel, next_attempt_at) VALUES ($1, $2, $3)`, [outbox!.id, channel, n.occurredAt]);
+    await tx.query(`INSERT INTO notification_deliveries (outbox_id, channel, next_attempt_at) VALUES ($1, $2, $3)`, [
+      outbox!.id,
+      channel,
+      n.occurredAt,
+    ]);
     return incident!.id;
   });
 }
@@ -79,7 +94,9 @@ export async function enqueueTestNotification(db: Database, channel: string, n: 
 /** Makes one delivery per configured channel for messages not yet fanned out (a channel added later gets new messages only). */
 export async function fanOutNotifications(db: Database, channels: string[], now: Date): Promise<number> {
   return db.transaction(async (tx) => {
-    const rows = (await tx.query(`SELECT id FROM notification_outbox WHERE NOT fanned_out ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED`)) as { id: string }[];
+    const rows = (await tx.query(
+      `SELECT id FROM notification_outbox WHERE NOT fanned_out ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED`,
+    )) as { id: string }[];
     if (!rows.length) return 0;
     const ids = rows.map((r) => r.id);
     if (channels.length) {
@@ -110,9 +127,15 @@ export type ClaimedDelivery = {
  * Claims due deliveries for `owner` until `leaseUntil` (SKIP LOCKED: each goes to one replica).
  * The attempt is counted at the claim, so a sender killed mid-send still uses up an attempt.
  */
-export async function claimDeliveries(db: Queryable, owner: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  db: Queryable,
+  owner: string,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<ClaimedDelivery[]> {
   const rows = await db.query<ClaimedDelivery>(
-      `WITH due AS (
+    `WITH due AS (
          SELECT outbox_id, channel FROM notification_deliveries
           WHERE state = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
           ORDER BY next_attempt_at, outbox_id LIMIT $4 FOR UPDATE SKIP LOCKED),
@@ -123,8 +146,8 @@ export async function claimDeliveries(db: Queryable, owner: string, now: Date, l
        SELECT c.outbox_id::text AS "outboxId", c.channel, c.attempts, o.incident_id AS "incidentId", o.event,
               o.occurred_at AS "occurredAt", o.summary, o.details, o.link_path AS "linkPath"
          FROM claimed c JOIN notification_outbox o ON o.id = c.outbox_id`,
-      [owner, now, leaseUntil, limit],
-    );
+    [owner, now, leaseUntil, limit],
+  );
   return rows;
 }
 
@@ -135,20 +158,20 @@ export async function settleDelivery(
   result: { state: "sent"; at: Date } | { state: "pending" | "parked"; nextAttemptAt: Date; error: string },
 ): Promise<boolean> {
   const rows = await db.query(
-      `UPDATE notification_deliveries
+    `UPDATE notification_deliveries
           SET state = $4, sent_at = $5, next_attempt_at = COALESCE($6, next_attempt_at), last_error = COALESCE($7, last_error),
               lease_owner = NULL, lease_until = NULL
         WHERE outbox_id = $1 AND channel = $2 AND lease_owner = $3 RETURNING outbox_id`,
-      [
-        key.outboxId,
-        key.channel,
-        key.owner,
-        result.state,
-        result.state === "sent" ? result.at : null,
-        result.state === "sent" ? null : result.nextAttemptAt,
-        result.state === "sent" ? null : result.error,
-      ],
-    );
+    [
+      key.outboxId,
+      key.channel,
+      key.owner,
+      result.state,
+      result.state === "sent" ? result.at : null,
+      result.state === "sent" ? null : result.nextAttemptAt,
+      result.state === "sent" ? null : result.error,
+    ],
+  );
   return rows.length > 0;
 }
 
@@ -158,7 +181,14 @@ export type OutboxEntry = {
   event: string;
   occurredAt: Date;
   summary: string;
-  deliveries: { channel: string; state: "pending" | "sent" | "parked"; attempts: number; lastError: string | null; sentAt: string | null; nextAttemptAt: string }[];
+  deliveries: {
+    channel: string;
+    state: "pending" | "sent" | "parked";
+    attempts: number;
+    lastError: string | null;
+    sentAt: string | null;
+    nextAttemptAt: string;
+  }[];
 };
 
 /** The newest messages with each channel's delivery (admin page and API). */
@@ -190,7 +220,9 @@ export async function noteIdpRequest(db: Database, at: Date): Promise<void> {
 
 /** Users waiting in the reconcile queue, parked ones excluded (the budget.exhausted backlog). */
 export async function countQueuedUsers(q: Queryable): Promise<number> {
-  const rows = (await q.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`)) as { n: number }[];
+  const rows = (await q.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`)) as {
+    n: number;
+  }[];
   return rows[0]?.n ?? 0;
 }
 
@@ -219,8 +251,18 @@ export async function alertFacts(db: Database): Promise<AlertFacts> {
        (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'state', state, 'n', n)), '[]')
           FROM (SELECT channel, state, count(*)::int AS n FROM notification_deliveries GROUP BY 1, 2) d) AS deliveries,
        (SELECT status = 'failed' FROM resync_runs WHERE finished_at IS NOT NULL AND NOT dry_run ORDER BY finished_at DESC LIMIT 1) AS last_failed`,
-  )) as { holds: Record<string, number>; idp_last: Date | null; deliveries: AlertFacts["deliveries"]; last_failed: boolean | null }[];
-  return { undecidedHolds: row!.holds, idpLastRequestAt: row!.idp_last, deliveries: row!.deliveries, lastResyncFailed: row!.last_failed === true };
+  )) as {
+    holds: Record<string, number>;
+    idp_last: Date | null;
+    deliveries: AlertFacts["deliveries"];
+    last_failed: boolean | null;
+  }[];
+  return {
+    undecidedHolds: row!.holds,
+    idpLastRequestAt: row!.idp_last,
+    deliveries: row!.deliveries,
+    lastResyncFailed: row!.last_failed === true,
+  };
 }
 
 /**
@@ -231,13 +273,13 @@ export async function alertFacts(db: Database): Promise<AlertFacts> {
  */
 export async function pruneNotifications(db: Database, before: Date): Promise<number> {
   const rows = await db.query<{ id: string }>(
-      `DELETE FROM notification_incidents i
+    `DELETE FROM notification_incidents i
         WHERE i.opened_at < $1
           AND (i.resolved_at IS NOT NULL OR i.key ~ '^(budget|mirror\\.parked|drift|resync):')
           AND NOT EXISTS (SELECT 1 FROM notification_outbox o JOIN notification_deliveries d ON d.outbox_id = o.id
                            WHERE o.incident_id = i.id AND d.state = 'pending')
         RETURNING i.id`,
-      [before],
-    );
+    [before],
+  );
   return rows.length;
 }

@@ -21,7 +21,6 @@ type Row = {
   created_by_connector: boolean;
 };
 
-
 const mapAccount = (r: Row): PlatformAccount => ({
   userId: r.user_id,
   userName: r.user_name,
@@ -68,7 +67,15 @@ export async function recordApplied(
        last_applied = EXCLUDED.last_applied, applied_at = EXCLUDED.applied_at,
        created_by_connector = platform_accounts.created_by_connector OR EXCLUDED.created_by_connector,
        last_verified_at = COALESCE(EXCLUDED.last_verified_at, platform_accounts.last_verified_at), updated_at = EXCLUDED.updated_at`,
-    [userId, applied.userName, platformId, JSON.stringify(applied), now, options.createdByConnector ?? true, options.verified ?? false],
+    [
+      userId,
+      applied.userName,
+      platformId,
+      JSON.stringify(applied),
+      now,
+      options.createdByConnector ?? true,
+      options.verified ?? false,
+    ],
   );
 }
 
@@ -77,7 +84,9 @@ export async function removeAccount(db: Queryable, userId: string): Promise<void
 }
 
 export async function countAccounts(db: Queryable): Promise<number> {
-  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM platform_accounts WHERE platform_id IS NOT NULL`);
+  const rows: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM platform_accounts WHERE platform_id IS NOT NULL`,
+  );
   return rows[0]?.n ?? 0;
 }
 

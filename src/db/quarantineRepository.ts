@@ -25,14 +25,24 @@ export async function listQuarantines(db: Database): Promise<QuarantineRow[]> {
 }
 
 export async function getQuarantine(db: Database, family: string): Promise<QuarantineRow | undefined> {
-  const rows: QuarantineRow[] = await db.query(`SELECT ${COLUMNS} FROM platform_quarantine WHERE family = $1`, [family]);
+  const rows: QuarantineRow[] = await db.query(`SELECT ${COLUMNS} FROM platform_quarantine WHERE family = $1`, [
+    family,
+  ]);
   return rows[0];
 }
 
 /** The row when this call started the quarantine; undefined when the family already was quarantined. */
 export async function enterQuarantine(
   db: Queryable,
-  entry: { family: string; reason: QuarantineReason; detail: string; lastStatus: number | null; since: Date; resumeAt: Date; trippedBy: string },
+  entry: {
+    family: string;
+    reason: QuarantineReason;
+    detail: string;
+    lastStatus: number | null;
+    since: Date;
+    resumeAt: Date;
+    trippedBy: string;
+  },
 ): Promise<QuarantineRow | undefined> {
   const rows: QuarantineRow[] = await db.query(
     `INSERT INTO platform_quarantine (family, reason, detail, last_status, since, resume_at, tripped_by)
@@ -43,7 +53,13 @@ export async function enterQuarantine(
 }
 
 /** Takes the half-open probe: only after cooling, and only when no other replica holds an unexpired one. */
-export async function claimProbe(db: Database, family: string, owner: string, now: Date, until: Date): Promise<boolean> {
+export async function claimProbe(
+  db: Database,
+  family: string,
+  owner: string,
+  now: Date,
+  until: Date,
+): Promise<boolean> {
   const result = await db.query(
     `UPDATE platform_quarantine SET probe_owner = $2, probe_until = $4
       WHERE family = $1 AND resume_at <= $3 AND (probe_until IS NULL OR probe_until <= $3)
@@ -55,11 +71,21 @@ export async function claimProbe(db: Database, family: string, owner: string, no
 
 /** Gives the probe back unused (the prober found no work, or made no call). */
 export async function releaseProbe(db: Database, family: string, owner: string): Promise<void> {
-  await db.query(`UPDATE platform_quarantine SET probe_owner = NULL, probe_until = NULL WHERE family = $1 AND probe_owner = $2`, [family, owner]);
+  await db.query(
+    `UPDATE platform_quarantine SET probe_owner = NULL, probe_until = NULL WHERE family = $1 AND probe_owner = $2`,
+    [family, owner],
+  );
 }
 
 /** The probe failed: another cooling period. */
-export async function failProbe(db: Database, family: string, owner: string, resumeAt: Date, detail: string, lastStatus: number | null): Promise<QuarantineRow | undefined> {
+export async function failProbe(
+  db: Database,
+  family: string,
+  owner: string,
+  resumeAt: Date,
+  detail: string,
+  lastStatus: number | null,
+): Promise<QuarantineRow | undefined> {
   const result = await db.query(
     `UPDATE platform_quarantine
         SET probe_owner = NULL, probe_until = NULL, resume_at = $3, detail = $4, last_status = $5, failed_probes = failed_probes + 1
@@ -71,9 +97,16 @@ export async function failProbe(db: Database, family: string, owner: string, res
 }
 
 /** Ends the quarantine (admin resume, or a successful probe). With `probeOwner`, only while that replica holds the probe. */
-export async function liftQuarantine(db: Queryable, family: string, probeOwner?: string): Promise<QuarantineRow | undefined> {
+export async function liftQuarantine(
+  db: Queryable,
+  family: string,
+  probeOwner?: string,
+): Promise<QuarantineRow | undefined> {
   const result = probeOwner
-    ? await db.query(`DELETE FROM platform_quarantine WHERE family = $1 AND probe_owner = $2 RETURNING ${COLUMNS}`, [family, probeOwner])
+    ? await db.query(`DELETE FROM platform_quarantine WHERE family = $1 AND probe_owner = $2 RETURNING ${COLUMNS}`, [
+        family,
+        probeOwner,
+      ])
     : await db.query(`DELETE FROM platform_quarantine WHERE family = $1 RETURNING ${COLUMNS}`, [family]);
   return result[0] as QuarantineRow | undefined;
 }

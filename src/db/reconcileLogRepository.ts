@@ -6,8 +6,22 @@ import { isUuid } from "../ids.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
-export type LogAction = "create" | "update" | "deprovision" | "adopt" | "verify" | "drift" | "hold" | "needs-admin" | "approve" | "reject" | "reconcile-now" | "resync" | "mapping";
-export type LogOutcome = "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
+export type LogAction =
+  | "create"
+  | "update"
+  | "deprovision"
+  | "adopt"
+  | "verify"
+  | "drift"
+  | "hold"
+  | "needs-admin"
+  | "approve"
+  | "reject"
+  | "reconcile-now"
+  | "resync"
+  | "mapping";
+export type LogOutcome =
+  "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
 
 export type LogEntryInput = {
   at: Date;
@@ -65,7 +79,13 @@ const mapSummary = (r: SummaryRow): LogSummary => ({
   actor: r.actor,
 });
 
-const mapEntry = (r: Row): LogEntry => ({ ...mapSummary(r), reconcileId: r.reconcile_id, changes: r.changes, before: r.before, after: r.after });
+const mapEntry = (r: Row): LogEntry => ({
+  ...mapSummary(r),
+  reconcileId: r.reconcile_id,
+  changes: r.changes,
+  before: r.before,
+  after: r.after,
+});
 
 export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
   await db.query(
@@ -108,7 +128,10 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
  * The filter as parameterised conditions. `user` is an id or a whole userName; with
  * `userPrefix`, anything short of a whole email is a userName prefix (how admins type in the UI).
  */
-function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: boolean } = {}): { conditions: string[]; params: unknown[] } {
+function logFilterConditions(
+  filter: LogFilterFields,
+  options: { userPrefix?: boolean } = {},
+): { conditions: string[]; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, value: unknown) => {
@@ -117,7 +140,8 @@ function logFilterConditions(filter: LogFilterFields, options: { userPrefix?: bo
   };
   if (filter.user && isUuid(filter.user)) add(`user_id = $?::uuid`, filter.user);
   // A whole email is an exact match (the user_name index serves it).
-  else if (filter.user && (!options.userPrefix || EMAIL.test(filter.user))) add(`lower(user_name) = lower($?)`, filter.user);
+  else if (filter.user && (!options.userPrefix || EMAIL.test(filter.user)))
+    add(`lower(user_name) = lower($?)`, filter.user);
   else if (filter.user) add(`lower(user_name) LIKE $?`, likePrefix(filter.user));
   if (filter.action) add(`action = $?`, filter.action);
   if (filter.outcome) add(`outcome = $?`, filter.outcome);
@@ -134,7 +158,10 @@ export type LogFilter = LogFilterFields & {
 };
 
 /** Newest first; `before` is a cursor (the id of the last entry already seen). */
-export async function listLog(db: Database, filter: LogFilter): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
+export async function listLog(
+  db: Database,
+  filter: LogFilter,
+): Promise<{ entries: LogEntry[]; nextCursor: string | null }> {
   const { conditions: where, params } = logFilterConditions(filter);
   if (filter.before && /^\d+$/.test(filter.before)) {
     params.push(filter.before);
@@ -151,7 +178,12 @@ export async function listLog(db: Database, filter: LogFilter): Promise<{ entrie
 }
 
 /** The admin UI's list (it pages by number): newest first, one page at `offset`, and whether another page follows. */
-export async function listLogPage(db: Database, filter: LogFilterFields, limit: number, offset: number): Promise<{ rows: LogSummary[]; hasNext: boolean }> {
+export async function listLogPage(
+  db: Database,
+  filter: LogFilterFields,
+  limit: number,
+  offset: number,
+): Promise<{ rows: LogSummary[]; hasNext: boolean }> {
   const { conditions, params } = logFilterConditions(filter, { userPrefix: true });
   const sql = conditions.length ? `WHERE ${conditions.join(" AND ")}` : "";
   const rows: SummaryRow[] = await db.query(
@@ -164,7 +196,10 @@ export async function listLogPage(db: Database, filter: LogFilterFields, limit: 
 /** One user's latest entries, newest first. */
 export async function listUserLog(db: Database, userId: string, limit: number): Promise<LogSummary[]> {
   if (!isUuid(userId)) return [];
-  const rows: SummaryRow[] = await db.query(`SELECT ${SUMMARY_COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`, [userId, limit]);
+  const rows: SummaryRow[] = await db.query(
+    `SELECT ${SUMMARY_COLUMNS} FROM reconcile_log WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2`,
+    [userId, limit],
+  );
   return rows.map(mapSummary);
 }
 

@@ -33,7 +33,11 @@ const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, ma
  * marked again never repeats a generation an older reader still holds: a loop that classified the
  * old row as "nothing to do" cannot delete the new mark (dropIfUnchanged matches on generation).
  */
-export async function markUsersDirty(manager: Queryable, userIds: readonly string[], trigger: DirtyTrigger): Promise<void> {
+export async function markUsersDirty(
+  manager: Queryable,
+  userIds: readonly string[],
+  trigger: DirtyTrigger,
+): Promise<void> {
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
   await manager.query(
@@ -121,7 +125,13 @@ export async function listUnclassified(db: Queryable, limit: number): Promise<Qu
  * anew). With `settle`, the row is a grant held until `until` (the settle window): not claimable
  * before then, and the burst's start is kept to cap the wait.
  */
-export async function setPriority(db: Queryable, row: QueueRow, priority: number, action: string, settle?: { until: Date; burstStartedAt: Date }): Promise<void> {
+export async function setPriority(
+  db: Queryable,
+  row: QueueRow,
+  priority: number,
+  action: string,
+  settle?: { until: Date; burstStartedAt: Date },
+): Promise<void> {
   await db.query(
     `UPDATE reconcile_queue SET priority = $3, action = $4,
         settle_until = $5,
@@ -138,14 +148,22 @@ export async function setPriority(db: Queryable, row: QueueRow, priority: number
  * is listed as unclassified, and skipping it would list it again on every pass, never drained.
  */
 export async function dropIfUnchanged(db: Queryable, row: QueueRow): Promise<void> {
-  await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 AND ${CLAIMABLE}`, [row.userId, row.generation]);
+  await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 AND ${CLAIMABLE}`, [
+    row.userId,
+    row.generation,
+  ]);
 }
 
 /**
  * Claims the most urgent ready row at or below `maxPriority` for `workerId`. The row lock is held
  * only for this statement: a reconcile in flight never blocks the IdP's writes to the queue.
  */
-export async function claimNext(db: Queryable, workerId: number, now: Date, maxPriority: number): Promise<QueueRow | undefined> {
+export async function claimNext(
+  db: Queryable,
+  workerId: number,
+  now: Date,
+  maxPriority: number,
+): Promise<QueueRow | undefined> {
   const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (
@@ -159,7 +177,12 @@ export async function claimNext(db: Queryable, workerId: number, now: Date, maxP
 }
 
 /** Claims one specific user's row (provision on demand), if nobody else is working it. */
-export async function claimUser(db: Queryable, workerId: number, userId: string, now: Date): Promise<QueueRow | undefined> {
+export async function claimUser(
+  db: Queryable,
+  workerId: number,
+  userId: string,
+  now: Date,
+): Promise<QueueRow | undefined> {
   const rows = await db.query<Row>(
     `UPDATE reconcile_queue SET claimed_by = $1, claimed_at = $2
       WHERE user_id = (SELECT user_id FROM reconcile_queue WHERE user_id = $3 AND ${CLAIMABLE} FOR UPDATE SKIP LOCKED)
@@ -174,7 +197,10 @@ export async function claimUser(db: Queryable, workerId: number, userId: string,
  * and sent back for classification, since the user changed while we worked.
  */
 export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<boolean> {
-  const rows = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [row.userId, row.generation]);
+  const rows = await db.query(`DELETE FROM reconcile_queue WHERE user_id = $1 AND generation = $2 RETURNING user_id`, [
+    row.userId,
+    row.generation,
+  ]);
   if (!rows.length) {
     // What was applied ends the burst: the changes that came meanwhile are a new one.
     await db.query(
@@ -187,7 +213,10 @@ export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<bo
 
 /** Gives back a claim this worker could not finish (a statement failed); any worker may take the row again. */
 export async function releaseClaim(db: Queryable, userId: string, workerId: number): Promise<void> {
-  await db.query(`UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL WHERE user_id = $1 AND claimed_by = $2`, [userId, workerId]);
+  await db.query(
+    `UPDATE reconcile_queue SET claimed_by = NULL, claimed_at = NULL WHERE user_id = $1 AND claimed_by = $2`,
+    [userId, workerId],
+  );
 }
 
 /** Come back after `notBefore`; counts an attempt when the reason was a failure. */
@@ -224,43 +253,57 @@ export type QueueDepth = {
 };
 
 export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> {
-  const rows: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[] = await db.query(
-    `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready,
+  const rows: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[] =
+    await db.query(
+      `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready,
             count(*) FILTER (WHERE settle_until > $1)::int AS settling
        FROM reconcile_queue WHERE parked_at IS NULL GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
-    [now],
-  );
+      [now],
+    );
   const meta: { parked: number; oldest: Date | null; next_settle: Date | null }[] = await db.query(
     `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest,
             min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle FROM reconcile_queue`,
     [now],
   );
-  return { byPriority: rows, parked: meta[0]?.parked ?? 0, oldestEnqueuedAt: meta[0]?.oldest ?? null, nextSettleAt: meta[0]?.next_settle ?? null };
+  return {
+    byPriority: rows,
+    parked: meta[0]?.parked ?? 0,
+    oldestEnqueuedAt: meta[0]?.oldest ?? null,
+    nextSettleAt: meta[0]?.next_settle ?? null,
+  };
 }
 
 /** Parked queue rows (terminal failures kept for an admin) with the user's name when known. */
-export async function listParkedWithNames(db: Queryable, limit: number): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
-  const rows: { user_id: string; user_name: string | null; last_error: string | null; parked_at: Date }[] = await db.query(
-    `SELECT q.user_id, COALESCE(u.user_name, a.user_name) AS user_name, q.last_error, q.parked_at
+export async function listParkedWithNames(
+  db: Queryable,
+  limit: number,
+): Promise<{ userId: string; userName: string | null; error: string | null; parkedAt: Date }[]> {
+  const rows: { user_id: string; user_name: string | null; last_error: string | null; parked_at: Date }[] =
+    await db.query(
+      `SELECT q.user_id, COALESCE(u.user_name, a.user_name) AS user_name, q.last_error, q.parked_at
        FROM reconcile_queue q
        LEFT JOIN idp_users u ON u.id = q.user_id
        LEFT JOIN platform_accounts a ON a.user_id = q.user_id
       WHERE q.parked_at IS NOT NULL ORDER BY q.parked_at DESC LIMIT $1`,
-    [limit],
-  );
+      [limit],
+    );
   return rows.map((r) => ({ userId: r.user_id, userName: r.user_name, error: r.last_error, parkedAt: r.parked_at }));
 }
 
 /** Whether the user has a queue row waiting (not parked). */
 export async function isQueued(db: Queryable, userId: string): Promise<boolean> {
   if (!isUuid(userId)) return false;
-  const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [userId]);
+  const rows: unknown[] = await db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [
+    userId,
+  ]);
   return rows.length > 0;
 }
 
 /** Deprovisions classified and waiting (the breaker counts them). */
 export async function countPendingDeprovisions(db: Queryable): Promise<number> {
-  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`);
+  const rows: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -268,11 +311,37 @@ export async function countPendingDeprovisions(db: Queryable): Promise<number> {
 export async function getQueueEntry(
   db: Queryable,
   userId: string,
-): Promise<{ priority: number | null; action: string | null; notBefore: Date; settleUntil: Date | null; parkedAt: Date | null; claimed: boolean } | undefined> {
-  const rows: { priority: number | null; action: string | null; not_before: Date; settle_until: Date | null; parked_at: Date | null; claimed: boolean }[] = await db.query(
+): Promise<
+  | {
+      priority: number | null;
+      action: string | null;
+      notBefore: Date;
+      settleUntil: Date | null;
+      parkedAt: Date | null;
+      claimed: boolean;
+    }
+  | undefined
+> {
+  const rows: {
+    priority: number | null;
+    action: string | null;
+    not_before: Date;
+    settle_until: Date | null;
+    parked_at: Date | null;
+    claimed: boolean;
+  }[] = await db.query(
     `SELECT priority, action, not_before, settle_until, parked_at, claimed_by IS NOT NULL AS claimed FROM reconcile_queue WHERE user_id = $1`,
     [userId],
   );
   const r = rows[0];
-  return r && { priority: r.priority, action: r.action, notBefore: r.not_before, settleUntil: r.settle_until, parkedAt: r.parked_at, claimed: r.claimed };
+  return (
+    r && {
+      priority: r.priority,
+      action: r.action,
+      notBefore: r.not_before,
+      settleUntil: r.settle_until,
+      parkedAt: r.parked_at,
+      claimed: r.claimed,
+    }
+  );
 }

@@ -78,7 +78,16 @@ const SELECT = `SELECT r.*, (SELECT count(*) FROM budget_debits d WHERE d.run_id
 
 export async function insertRun(
   db: Queryable,
-  run: { id: string; dryRun: boolean; verify: boolean; trigger: string; actor: string | null; startedAt: Date; owner: string; usersTotal: number },
+  run: {
+    id: string;
+    dryRun: boolean;
+    verify: boolean;
+    trigger: string;
+    actor: string | null;
+    startedAt: Date;
+    owner: string;
+    usersTotal: number;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO resync_runs (id, status, phase, dry_run, verify, trigger, actor, started_at, owner, heartbeat_at, users_total)
@@ -108,7 +117,13 @@ export async function getRunningRun(db: Queryable): Promise<ResyncRun | undefine
 export async function savePlanProgress(
   db: Queryable,
   id: string,
-  progress: { cursor: string | null; orphanCursor: string | null; evaluated: number; queued: number; summary: Record<string, number> },
+  progress: {
+    cursor: string | null;
+    orphanCursor: string | null;
+    evaluated: number;
+    queued: number;
+    summary: Record<string, number>;
+  },
 ): Promise<void> {
   await db.query(
     `UPDATE resync_runs SET cursor = $2, orphan_cursor = $3, users_evaluated = users_evaluated + $4, users_queued = users_queued + $5,
@@ -117,7 +132,12 @@ export async function savePlanProgress(
   );
 }
 
-export async function setRunPhase(db: Queryable, id: string, phase: RunPhase, fields: { verifyTotal?: number; status?: RunStatus; finishedAt?: Date; error?: string } = {}): Promise<void> {
+export async function setRunPhase(
+  db: Queryable,
+  id: string,
+  phase: RunPhase,
+  fields: { verifyTotal?: number; status?: RunStatus; finishedAt?: Date; error?: string } = {},
+): Promise<void> {
   await db.query(
     `UPDATE resync_runs SET phase = $2, verify_total = COALESCE($3, verify_total), status = COALESCE($4, status),
         finished_at = COALESCE($5, finished_at), error = COALESCE($6, error), heartbeat_at = now() WHERE id = $1`,
@@ -126,29 +146,42 @@ export async function setRunPhase(db: Queryable, id: string, phase: RunPhase, fi
 }
 
 export async function countVerified(db: Queryable, id: string, outcome: { drifted: boolean }): Promise<void> {
-  await db.query(`UPDATE resync_runs SET verified = verified + 1, drifted = drifted + $2 WHERE id = $1`, [id, outcome.drifted ? 1 : 0]);
+  await db.query(`UPDATE resync_runs SET verified = verified + 1, drifted = drifted + $2 WHERE id = $1`, [
+    id,
+    outcome.drifted ? 1 : 0,
+  ]);
 }
 
 /** Takes over a live run whose phase-1 owner stopped reporting (a crashed replica); true when taken. */
-export async function takeOverStaleRun(db: Queryable, id: string, owner: string, staleAfterMs: number): Promise<boolean> {
+export async function takeOverStaleRun(
+  db: Queryable,
+  id: string,
+  owner: string,
+  staleAfterMs: number,
+): Promise<boolean> {
   const rows = await db.query(
-      `UPDATE resync_runs SET owner = $2, heartbeat_at = now()
+    `UPDATE resync_runs SET owner = $2, heartbeat_at = now()
         WHERE id = $1 AND status = 'running' AND phase = 'plan' AND (heartbeat_at IS NULL OR heartbeat_at < now() - make_interval(secs => $3))
         RETURNING id`,
-      [id, owner, staleAfterMs / 1000],
-    );
+    [id, owner, staleAfterMs / 1000],
+  );
   return rows.length > 0;
 }
 
 /** Verification rows of a run still waiting in the queue. */
 export async function countPendingVerifications(db: Queryable, runId: string): Promise<number> {
-  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE verify_run = $1`, [runId]);
+  const rows: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE verify_run = $1`, [
+    runId,
+  ]);
   return rows[0]?.n ?? 0;
 }
 
 /** Claims a cron slot: true for exactly one replica per slot. */
 export async function claimScheduleSlot(db: Queryable, slot: Date): Promise<boolean> {
-  const rows: unknown[] = await db.query(`INSERT INTO resync_schedule (slot) VALUES ($1) ON CONFLICT (slot) DO NOTHING RETURNING slot`, [slot]);
+  const rows: unknown[] = await db.query(
+    `INSERT INTO resync_schedule (slot) VALUES ($1) ON CONFLICT (slot) DO NOTHING RETURNING slot`,
+    [slot],
+  );
   return rows.length > 0;
 }
 
@@ -169,14 +202,14 @@ export async function lastScheduleSlot(db: Queryable): Promise<Date | undefined>
 export async function queueVerifications(db: Queryable, runId: string, userIds: string[]): Promise<number> {
   if (!userIds.length) return 0;
   const rows = await db.query(
-      `INSERT INTO reconcile_queue (user_id, trigger, source_rank, priority, action, enqueued_at, verify_run)
+    `INSERT INTO reconcile_queue (user_id, trigger, source_rank, priority, action, enqueued_at, verify_run)
          SELECT a.user_id, $2::jsonb, 2, 4, 'verify', COALESCE(a.last_verified_at, '-infinity'), $1
            FROM platform_accounts a WHERE a.user_id = ANY($3::uuid[]) AND a.platform_id IS NOT NULL
          ORDER BY a.user_id
        ON CONFLICT (user_id) DO UPDATE SET verify_run = EXCLUDED.verify_run
        RETURNING user_id`,
-      [runId, JSON.stringify({ kind: "resync", runId }), userIds],
-    );
+    [runId, JSON.stringify({ kind: "resync", runId }), userIds],
+  );
   return rows.length;
 }
 
@@ -190,7 +223,11 @@ export async function countIdpUsers(db: Queryable): Promise<number> {
 }
 
 /** Platform accounts whose IdP user no longer exists, in user-id order after `afterUserId`. */
-export async function listOrphanAccounts(db: Queryable, afterUserId: string | undefined, limit: number): Promise<{ userId: string; platformId: string | null }[]> {
+export async function listOrphanAccounts(
+  db: Queryable,
+  afterUserId: string | undefined,
+  limit: number,
+): Promise<{ userId: string; platformId: string | null }[]> {
   return db.query(
     `SELECT a.user_id AS "userId", a.platform_id AS "platformId" FROM platform_accounts a
       WHERE ($1::uuid IS NULL OR a.user_id > $1::uuid) AND NOT EXISTS (SELECT 1 FROM idp_users u WHERE u.id = a.user_id)

@@ -30,14 +30,19 @@ const SORTABLE_ATTRIBUTES = ["userName", "displayName", "externalId", "meta.crea
 function canonicalName(sortBy: string): string {
   for (const kind of ["User", "Group"] as const) {
     const resolved = resolveAttribute(kind, sortBy.trim());
-    if (resolved && !resolved.extension) return `${resolved.attribute.name}${resolved.sub ? `.${resolved.sub.name}` : ""}`.toLowerCase();
+    if (resolved && !resolved.extension)
+      return `${resolved.attribute.name}${resolved.sub ? `.${resolved.sub.name}` : ""}`.toLowerCase();
   }
   return sortBy.trim().toLowerCase();
 }
 
 function sortKeyOf(sortBy: string): SortKey {
   const key = SORT_KEYS[canonicalName(sortBy)];
-  if (!key) throw new BadRequestError(`Cannot sort by '${sortBy.slice(0, 100)}': sortBy must be one of ${SORTABLE_ATTRIBUTES.join(", ")}`, "invalidValue");
+  if (!key)
+    throw new BadRequestError(
+      `Cannot sort by '${sortBy.slice(0, 100)}': sortBy must be one of ${SORTABLE_ATTRIBUTES.join(", ")}`,
+      "invalidValue",
+    );
   return key;
 }
 
@@ -45,7 +50,8 @@ function sortKeyOf(sortBy: string): SortKey {
 export function sortToSql(kind: ResourceKind, sort: SortRequest): SqlSort {
   const key = sortKeyOf(sort.sortBy);
   const expression = kind === "User" ? key.user : key.group;
-  if (!expression) throw new BadRequestError(`${kind}s have no '${sort.sortBy.slice(0, 100)}' to sort by`, "invalidValue");
+  if (!expression)
+    throw new BadRequestError(`${kind}s have no '${sort.sortBy.slice(0, 100)}' to sort by`, "invalidValue");
   return { key: expression, type: key.type, descending: sort.sortOrder === "descending" };
 }
 

@@ -9,7 +9,14 @@ export type ScimTokenRecord = {
   revokedAt: Date | null;
 };
 
-type Row = { id: string; name: string; token_prefix: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null };
+type Row = {
+  id: string;
+  name: string;
+  token_prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+};
 
 const mapToken = (r: Row): ScimTokenRecord => ({
   id: r.id,
@@ -52,10 +59,10 @@ export class TokenRepository {
   /** Revokes the active token with this name or id; returns how many were revoked. */
   async revoke(nameOrId: string): Promise<number> {
     const rows = await this.db.query(
-        `UPDATE scim_tokens SET revoked_at = now()
+      `UPDATE scim_tokens SET revoked_at = now()
           WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1) RETURNING id`,
-        [nameOrId],
-      );
+      [nameOrId],
+    );
     return rows.length;
   }
 }

@@ -57,14 +57,21 @@ export class WorkerLease {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: CONNECTION_NAMES.reconcileLease, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: CONNECTION_NAMES.reconcileLease,
+      keepAlive: true,
+    });
     client.on("error", () => this.drop(client));
     client.on("end", () => this.drop(client));
     client.on("notification", () => this.listeners.forEach((fn) => fn()));
     await client.connect();
     for (;;) {
       const id = randomInt(1, 2 ** 31 - 1);
-      const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, $2) AS ok`, [WORKER_LOCK_CLASS, id]);
+      const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock($1, $2) AS ok`, [
+        WORKER_LOCK_CLASS,
+        id,
+      ]);
       if (rows[0]?.ok) {
         this.currentId = id;
         break;

@@ -18,12 +18,20 @@ export type AuthConfig = {
   requestOrigins: Set<string>;
 };
 
-export function buildAuthConfig(options: { apiKeys?: Record<string, "*" | string[]>; scimToken?: string; requestOrigins?: string[] }): AuthConfig {
+export function buildAuthConfig(options: {
+  apiKeys?: Record<string, "*" | string[]>;
+  scimToken?: string;
+  requestOrigins?: string[];
+}): AuthConfig {
   const apiKeys = new Map<string, "*" | Set<string>>();
   for (const [key, grant] of Object.entries(options.apiKeys ?? { "dev-api-key": "*" })) {
     apiKeys.set(key, grant === "*" ? "*" : new Set(grant));
   }
-  return { apiKeys, scimToken: options.scimToken ?? "dev-scim-token", requestOrigins: new Set(options.requestOrigins ?? []) };
+  return {
+    apiKeys,
+    scimToken: options.scimToken ?? "dev-scim-token",
+    requestOrigins: new Set(options.requestOrigins ?? []),
+  };
 }
 
 function bearer(header: string | undefined): string | undefined {
@@ -39,7 +47,8 @@ export function requirePermission(config: AuthConfig, permission: string): Reque
     if (!key) throw restError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
     const grant = config.apiKeys.get(key);
     if (!grant) throw restError(401, "Invalid API key");
-    if (grant !== "*" && !grant.has(permission)) throw restError(403, `This API key does not have the ${permission} permission`);
+    if (grant !== "*" && !grant.has(permission))
+      throw restError(403, `This API key does not have the ${permission} permission`);
     res.locals.workspace = key;
     next();
   };
@@ -52,19 +61,26 @@ export function requireScimToken(config: AuthConfig): RequestHandler {
     if (!token || token !== config.scimToken) throw scimError(401, "Invalid or missing SCIM token");
     const origin = req.headers["x-request-origin"];
     if (typeof origin !== "string" || origin.trim() === "") throw scimError(401, "Missing X-Request-Origin header");
-    if (config.requestOrigins.size > 0 && !config.requestOrigins.has(origin)) throw scimError(401, "X-Request-Origin is not allowed for this SCIM token");
+    if (config.requestOrigins.size > 0 && !config.requestOrigins.has(origin))
+      throw scimError(401, "X-Request-Origin is not allowed for this SCIM token");
     next();
   };
 }
 
 /** Counts the request in its bucket on the emulator clock; 429 with Retry-After when over. */
-export function rateLimit(state: EmulatorState, rule: RateLimitRule, options: { perWorkspace?: boolean; scim?: boolean } = {}): RequestHandler {
+export function rateLimit(
+  state: EmulatorState,
+  rule: RateLimitRule,
+  options: { perWorkspace?: boolean; scim?: boolean } = {},
+): RequestHandler {
   return (_req, res, next) => {
     const scope = options.perWorkspace ? String(res.locals.workspace ?? "") : "";
     const decision = state.rateLimiter.take(rule, state.nowMs(), scope);
     const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      const error = options.scim ? scimError(429, "Rate limit exceeded: 5,000 SCIM requests per day") : restError(429, "Rate limit exceeded");
+      const error = options.scim
+        ? scimError(429, "Rate limit exceeded: 5,000 SCIM requests per day")
+        : restError(429, "Rate limit exceeded");
       Object.assign(error.headers, headers);
       throw error;
     }

@@ -30,6 +30,7 @@ export function paginate<T>(all: readonly T[], offset: number, path: string, sco
   if (all.length <= CDI_PAGE_SIZE) return { items };
   const links: string[] = [];
   if (offset > 0) links.push(`<${path}?cursor=${encodeCursor(scope, Math.max(0, offset - CDI_PAGE_SIZE))}>; rel=prev`);
-  if (offset + CDI_PAGE_SIZE < all.length) links.push(`<${path}?cursor=${encodeCursor(scope, offset + CDI_PAGE_SIZE)}>; rel=next`);
+  if (offset + CDI_PAGE_SIZE < all.length)
+    links.push(`<${path}?cursor=${encodeCursor(scope, offset + CDI_PAGE_SIZE)}>; rel=next`);
   return { items, link: links.length ? links.join(", ") : undefined };
 }

@@ -18,7 +18,8 @@ export function isLoopback(address: string | undefined): boolean {
 }
 
 const loopbackOnly: RequestHandler = (req, _res, next) => {
-  if (!isLoopback(req.socket.remoteAddress)) throw restError(403, "The emulator control plane answers loopback callers only");
+  if (!isLoopback(req.socket.remoteAddress))
+    throw restError(403, "The emulator control plane answers loopback callers only");
   next();
 };
 
@@ -40,11 +41,17 @@ function isLoopbackOrigin(origin: string): boolean {
 }
 
 const sameMachineOnly: RequestHandler = (req, _res, next) => {
-  if (!isLoopbackHostName(req.headers.host)) throw restError(403, "The emulator control plane answers requests addressed to localhost, 127.0.0.1 or [::1] only (Host)");
+  if (!isLoopbackHostName(req.headers.host))
+    throw restError(
+      403,
+      "The emulator control plane answers requests addressed to localhost, 127.0.0.1 or [::1] only (Host)",
+    );
   const origin = req.headers.origin;
-  if (origin !== undefined && !isLoopbackOrigin(origin)) throw restError(403, "The emulator control plane refuses cross-site requests (Origin is not this machine)");
+  if (origin !== undefined && !isLoopbackOrigin(origin))
+    throw restError(403, "The emulator control plane refuses cross-site requests (Origin is not this machine)");
   const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-  if (hasBody && !req.is(["application/json", "application/*+json"])) throw restError(415, "The emulator control plane takes JSON bodies only (Content-Type: application/json)");
+  if (hasBody && !req.is(["application/json", "application/*+json"]))
+    throw restError(415, "The emulator control plane takes JSON bodies only (Content-Type: application/json)");
   next();
 };
 
@@ -72,7 +79,8 @@ export function controlRouter(state: EmulatorState): Router {
 
   router.post("/clock", (req, res) => {
     const { advanceMs } = bodyObject(req);
-    if (typeof advanceMs !== "number" || !Number.isFinite(advanceMs) || advanceMs < 0) throw badRequest("advanceMs must be a non-negative number");
+    if (typeof advanceMs !== "number" || !Number.isFinite(advanceMs) || advanceMs < 0)
+      throw badRequest("advanceMs must be a non-negative number");
     state.clock.advance(advanceMs);
     sendJson(res, 200, { now: state.clock.now().toISOString() });
   });

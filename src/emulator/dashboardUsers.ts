@@ -39,20 +39,24 @@ export type DashboardUserInput = {
 export type ParseResult = { ok: true; value: DashboardUserInput } | { ok: false; detail: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string" && s.length > 0);
+const isStringArray = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.every((s) => typeof s === "string" && s.length > 0);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Pure: the complete resource POST and PUT need (`schemas`, `userName`, `name`, `department`, `permissions`). */
 export function parseDashboardUser(body: unknown): ParseResult {
   const fail = (detail: string): ParseResult => ({ ok: false, detail });
   if (!isObject(body)) return fail("Request body must be a JSON object");
-  if (!isStringArray(body.schemas) || !body.schemas.includes(SCIM_USER_SCHEMA)) return fail(`schemas must contain ${SCIM_USER_SCHEMA}`);
-  if (typeof body.userName !== "string" || !EMAIL.test(body.userName)) return fail("userName is required and must be an email address");
+  if (!isStringArray(body.schemas) || !body.schemas.includes(SCIM_USER_SCHEMA))
+    return fail(`schemas must contain ${SCIM_USER_SCHEMA}`);
+  if (typeof body.userName !== "string" || !EMAIL.test(body.userName))
+    return fail("userName is required and must be an email address");
   const name = body.name;
   if (!isObject(name) || typeof name.givenName !== "string" || typeof name.familyName !== "string") {
     return fail("name is required with givenName and familyName strings");
   }
-  if (typeof body.department !== "string" || body.department.trim() === "") return fail("department is required and must be a non-empty string");
+  if (typeof body.department !== "string" || body.department.trim() === "")
+    return fail("department is required and must be a non-empty string");
   const permissions = body.permissions;
   if (!isObject(permissions)) return fail("permissions is required and must be an object");
   const companyPermissions = permissions.companyPermissions ?? [];
@@ -67,23 +71,36 @@ export function parseDashboardUser(body: unknown): ParseResult {
   }
   return {
     ok: true,
-    value: { userName: body.userName, name: { givenName: name.givenName, familyName: name.familyName }, department: body.department, companyPermissions, appGroup },
+    value: {
+      userName: body.userName,
+      name: { givenName: name.givenName, familyName: name.familyName },
+      department: body.department,
+      companyPermissions,
+      appGroup,
+    },
   };
 }
 
 function parseWorkspace(ws: unknown, at: string): WorkspaceInput | string {
-  if (!isObject(ws) || typeof ws.appGroupName !== "string" || ws.appGroupName === "") return `${at}.appGroupName is required`;
+  if (!isObject(ws) || typeof ws.appGroupName !== "string" || ws.appGroupName === "")
+    return `${at}.appGroupName is required`;
   const appGroupPermissions = ws.appGroupPermissions ?? [];
   if (!isStringArray(appGroupPermissions)) return `${at}.appGroupPermissions must be an array of strings`;
   const sets = ws.appGroupPermissionSets ?? [];
-  if (!Array.isArray(sets) || !sets.every((s) => isObject(s) && typeof s.appGroupPermissionSetName === "string" && s.appGroupPermissionSetName !== "")) {
+  if (
+    !Array.isArray(sets) ||
+    !sets.every(
+      (s) => isObject(s) && typeof s.appGroupPermissionSetName === "string" && s.appGroupPermissionSetName !== "",
+    )
+  ) {
     return `${at}.appGroupPermissionSets must be objects with appGroupPermissionSetName`;
   }
   const teams = ws.team ?? [];
   if (!Array.isArray(teams)) return `${at}.team must be an array`;
   const team: Omit<Team, "teamId">[] = [];
   for (const [j, t] of teams.entries()) {
-    if (!isObject(t) || typeof t.teamName !== "string" || t.teamName === "") return `${at}.team[${j}].teamName is required`;
+    if (!isObject(t) || typeof t.teamName !== "string" || t.teamName === "")
+      return `${at}.team[${j}].teamName is required`;
     const teamPermissions = t.teamPermissions ?? [];
     if (!isStringArray(teamPermissions)) return `${at}.team[${j}].teamPermissions must be an array of strings`;
     team.push({ teamName: t.teamName, teamPermissions });
@@ -91,7 +108,9 @@ function parseWorkspace(ws: unknown, at: string): WorkspaceInput | string {
   return {
     appGroupName: ws.appGroupName,
     appGroupPermissions,
-    appGroupPermissionSets: sets.map((s) => ({ appGroupPermissionSetName: (s as { appGroupPermissionSetName: string }).appGroupPermissionSetName })),
+    appGroupPermissionSets: sets.map((s) => ({
+      appGroupPermissionSetName: (s as { appGroupPermissionSetName: string }).appGroupPermissionSetName,
+    })),
     team,
   };
 }

@@ -25,22 +25,32 @@ export type FaultSpec = Omit<Fault, "id">;
 
 /** Pure: validates the control-plane body of `POST /_emulator/faults`. */
 export function parseFaultSpec(input: unknown): FaultSpec {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw badRequest("fault must be a JSON object");
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw badRequest("fault must be a JSON object");
   const o = input as Record<string, unknown>;
   const path = o.path ?? "/";
   if (typeof path !== "string" || !path.startsWith("/")) throw badRequest("path must be a path prefix starting with /");
-  if (o.method !== undefined && (typeof o.method !== "string" || !/^[A-Za-z]+$/.test(o.method))) throw badRequest("method must be an HTTP method");
+  if (o.method !== undefined && (typeof o.method !== "string" || !/^[A-Za-z]+$/.test(o.method)))
+    throw badRequest("method must be an HTTP method");
   const status = o.status ?? null;
-  if (status !== null && (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599)) throw badRequest("status must be an HTTP status or null");
+  if (status !== null && (typeof status !== "number" || !Number.isInteger(status) || status < 100 || status > 599))
+    throw badRequest("status must be an HTTP status or null");
   if (o.count !== undefined && o.probability !== undefined) throw badRequest("give count or probability, not both");
-  if (o.count !== undefined && (typeof o.count !== "number" || !Number.isInteger(o.count) || o.count < 1)) throw badRequest("count must be a positive integer");
-  if (o.probability !== undefined && (typeof o.probability !== "number" || o.probability < 0 || o.probability > 1)) throw badRequest("probability must be between 0 and 1");
+  if (o.count !== undefined && (typeof o.count !== "number" || !Number.isInteger(o.count) || o.count < 1))
+    throw badRequest("count must be a positive integer");
+  if (o.probability !== undefined && (typeof o.probability !== "number" || o.probability < 0 || o.probability > 1))
+    throw badRequest("probability must be between 0 and 1");
   const delayMs = o.delayMs ?? 0;
-  if (typeof delayMs !== "number" || delayMs < 0 || delayMs > 600_000) throw badRequest("delayMs must be between 0 and 600000");
+  if (typeof delayMs !== "number" || delayMs < 0 || delayMs > 600_000)
+    throw badRequest("delayMs must be between 0 and 600000");
   const dropConnection = o.dropConnection ?? false;
   if (typeof dropConnection !== "boolean") throw badRequest("dropConnection must be a boolean");
-  if (status === null && !dropConnection && delayMs === 0) throw badRequest("a fault needs a status, a delayMs or dropConnection");
-  if (o.retryAfter !== undefined && (typeof o.retryAfter !== "number" || !Number.isInteger(o.retryAfter) || o.retryAfter < 0 || status === null)) {
+  if (status === null && !dropConnection && delayMs === 0)
+    throw badRequest("a fault needs a status, a delayMs or dropConnection");
+  if (
+    o.retryAfter !== undefined &&
+    (typeof o.retryAfter !== "number" || !Number.isInteger(o.retryAfter) || o.retryAfter < 0 || status === null)
+  ) {
     throw badRequest("retryAfter must be whole seconds, with a status");
   }
   return {
@@ -111,7 +121,10 @@ export function faultMiddleware(faults: FaultList): RequestHandler {
       }
       if (fault.status !== null) {
         if (fault.retryAfter !== undefined) res.set("Retry-After", String(fault.retryAfter));
-        res.status(fault.status).type("application/json; charset=utf-8").send(JSON.stringify({ message: "Injected fault" }));
+        res
+          .status(fault.status)
+          .type("application/json; charset=utf-8")
+          .send(JSON.stringify({ message: "Injected fault" }));
         return;
       }
       next();

@@ -27,7 +27,8 @@ export function parseFixtures(body: unknown): Fixtures {
   if (body.integrations !== undefined) {
     if (!Array.isArray(body.integrations)) throw badRequest("integrations must be an array");
     out.integrations = body.integrations.map((r, i) => {
-      if (!isObject(r) || typeof r.integration_id !== "string" || r.integration_id === "") throw badRequest(`integrations[${i}].integration_id is required`);
+      if (!isObject(r) || typeof r.integration_id !== "string" || r.integration_id === "")
+        throw badRequest(`integrations[${i}].integration_id is required`);
       return r as DataIntegration;
     });
   }
@@ -37,7 +38,8 @@ export function parseFixtures(body: unknown): Fixtures {
     for (const [id, jobs] of Object.entries(body.syncJobs)) {
       if (!Array.isArray(jobs)) throw badRequest(`syncJobs.${id} must be an array`);
       jobs.forEach((job, i) => {
-        if (!isObject(job) || !JOB_STATUSES.includes(String(job.job_status))) throw badRequest(`syncJobs.${id}[${i}].job_status must be one of ${JOB_STATUSES.join(", ")}`);
+        if (!isObject(job) || !JOB_STATUSES.includes(String(job.job_status)))
+          throw badRequest(`syncJobs.${id}[${i}].job_status must be one of ${JOB_STATUSES.join(", ")}`);
       });
       out.syncJobs[id] = jobs as SyncJob[];
     }
@@ -46,8 +48,10 @@ export function parseFixtures(body: unknown): Fixtures {
     if (!Array.isArray(body.invalidPhones)) throw badRequest("invalidPhones must be an array");
     out.invalidPhones = body.invalidPhones.map((r, i) => {
       if (!isObject(r) || !isE164(r.phone)) throw badRequest(`invalidPhones[${i}].phone must be E.164`);
-      if (!parseDateTime(r.invalid_detected_at)) throw badRequest(`invalidPhones[${i}].invalid_detected_at must be ISO 8601`);
-      if (r.reason !== "provider_error" && r.reason !== "deactivated") throw badRequest(`invalidPhones[${i}].reason must be provider_error or deactivated`);
+      if (!parseDateTime(r.invalid_detected_at))
+        throw badRequest(`invalidPhones[${i}].invalid_detected_at must be ISO 8601`);
+      if (r.reason !== "provider_error" && r.reason !== "deactivated")
+        throw badRequest(`invalidPhones[${i}].reason must be provider_error or deactivated`);
       return { phone: r.phone, invalid_detected_at: String(r.invalid_detected_at), reason: r.reason };
     });
   }

@@ -16,7 +16,11 @@ export class EmulatorHttpError extends Error {
     readonly contentType = "application/json; charset=utf-8",
     readonly headers: Record<string, string> = {},
   ) {
-    super(typeof body === "object" && body && "message" in body ? String((body as { message: unknown }).message) : `HTTP ${status}`);
+    super(
+      typeof body === "object" && body && "message" in body
+        ? String((body as { message: unknown }).message)
+        : `HTTP ${status}`,
+    );
   }
 }
 
@@ -49,7 +53,12 @@ export function sendJson(res: Response, status: number, body: unknown): void {
 type Method = "get" | "post" | "put" | "delete";
 
 /** Per-route pipeline entry: counted under `template` (the document's spelling, e.g. `/scim/v2/Users/{id}`). */
-export type RouteRegistrar = (method: Method, expressPath: string, template: string, ...handlers: RequestHandler[]) => void;
+export type RouteRegistrar = (
+  method: Method,
+  expressPath: string,
+  template: string,
+  ...handlers: RequestHandler[]
+) => void;
 
 export function makeRegistrar(router: Router, before: (template: string) => RequestHandler[]): RouteRegistrar {
   return (method, expressPath, template, ...handlers) => {
@@ -87,7 +96,9 @@ export function errorRenderer(scimPrefix: string) {
     if (error instanceof EmulatorHttpError) rendered = error;
     else if (isBodyParserError(error)) {
       const [status, message] = bodyErrorAnswer(error);
-      rendered = req.path.startsWith(scimPrefix) ? scimError(status, message, undefined, "invalidSyntax") : restError(status, message);
+      rendered = req.path.startsWith(scimPrefix)
+        ? scimError(status, message, undefined, "invalidSyntax")
+        : restError(status, message);
     } else {
       log.error("emulator", "unhandled error in a route", { error, method: req.method, path: req.path });
       rendered = restError(500, "Internal emulator error");
@@ -106,12 +117,18 @@ function bodyErrorAnswer(error: { type: string; status: number }): [number, stri
 }
 
 function isBodyParserError(error: unknown): error is { type: string; status: number } {
-  return typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string" && typeof (error as { status?: unknown }).status === "number";
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as { type?: unknown }).type === "string" &&
+    typeof (error as { status?: unknown }).status === "number"
+  );
 }
 
 /** The request body as an object, or a 400. A missing body reads as `{}` so field rules report what is missing. */
 export function bodyObject(req: Request): Record<string, unknown> {
   const body: unknown = req.body ?? {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("Request body must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw badRequest("Request body must be a JSON object");
   return body as Record<string, unknown>;
 }

@@ -24,10 +24,10 @@ export type EmulatorOptions = {
 
 export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
 
-;
-
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), { scimDailyLimit: options.scimDailyLimit });
+  const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), {
+    scimDailyLimit: options.scimDailyLimit,
+  });
   const app = createEmulatorApp(state, buildAuthConfig(options));
   const server = createServer({ keepAliveTimeout: 65_000 }, app);
   const host = options.host ?? "127.0.0.1";

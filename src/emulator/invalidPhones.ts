@@ -35,7 +35,8 @@ function integer(value: unknown, field: string, fallback: number, min: number, m
 export function parseInvalidPhoneQuery(query: Record<string, unknown>): InvalidPhoneQuery {
   const startMs = query.start_date === undefined ? undefined : utcMidnight(query.start_date, "start_date");
   const endMs = query.end_date === undefined ? undefined : utcMidnight(query.end_date, "end_date");
-  if (startMs !== undefined && endMs !== undefined && startMs >= endMs) throw badRequest("start_date must be before end_date");
+  if (startMs !== undefined && endMs !== undefined && startMs >= endMs)
+    throw badRequest("start_date must be before end_date");
   const limit = integer(query.limit, "limit", 100, 1, 500);
   const offset = integer(query.offset, "offset", 0, 0, Number.MAX_SAFE_INTEGER);
   const rawPhones = query.phone_numbers ?? query["phone_numbers[]"];
@@ -47,7 +48,8 @@ export function parseInvalidPhoneQuery(query: Record<string, unknown>): InvalidP
     phones = new Set(list as string[]);
   }
   const reason = query.reason;
-  if (reason !== undefined && reason !== "provider_error" && reason !== "deactivated") throw badRequest("reason must be provider_error or deactivated");
+  if (reason !== undefined && reason !== "provider_error" && reason !== "deactivated")
+    throw badRequest("reason must be provider_error or deactivated");
   return { startMs, endMs, limit, offset, phones, reason: reason as InvalidPhoneReason | undefined };
 }
 

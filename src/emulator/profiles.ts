@@ -53,7 +53,8 @@ export class ProfileStore {
   readonly emailStates = new Map<string, EmailSubscriptionState>();
 
   clear(): void {
-    for (const map of [this.byId, this.byExternalId, this.byEmail, this.byPhone, this.byAlias, this.emailStates]) map.clear();
+    for (const map of [this.byId, this.byExternalId, this.byEmail, this.byPhone, this.byAlias, this.emailStates])
+      map.clear();
   }
 
   create(identity: { externalId?: string; email?: string; phone?: string; alias?: UserAlias }): Profile {

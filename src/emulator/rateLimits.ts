@@ -46,13 +46,20 @@ export function windowStartOf(nowMs: number, windowMs: number): number {
 }
 
 /** Pure: the decision for one more request and the counter after it. */
-export function takeFromWindow(counter: WindowCounter | undefined, nowMs: number, rule: Pick<RateLimitRule, "limit" | "windowMs">): { decision: RateDecision; counter: WindowCounter } {
+export function takeFromWindow(
+  counter: WindowCounter | undefined,
+  nowMs: number,
+  rule: Pick<RateLimitRule, "limit" | "windowMs">,
+): { decision: RateDecision; counter: WindowCounter } {
   const windowStart = windowStartOf(nowMs, rule.windowMs);
   const used = counter && counter.windowStart === windowStart ? counter.used : 0;
   const resetAtMs = windowStart + rule.windowMs;
   if (used >= rule.limit) {
     const retryAfterSeconds = Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000));
-    return { decision: { allowed: false, limit: rule.limit, remaining: 0, resetAtMs, retryAfterSeconds }, counter: { windowStart, used } };
+    return {
+      decision: { allowed: false, limit: rule.limit, remaining: 0, resetAtMs, retryAfterSeconds },
+      counter: { windowStart, used },
+    };
   }
   return {
     decision: { allowed: true, limit: rule.limit, remaining: rule.limit - used - 1, resetAtMs, retryAfterSeconds: 0 },

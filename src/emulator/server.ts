@@ -18,7 +18,15 @@ import type { EmulatorState } from "./state.js";
  * injected faults → authentication → rate limit → handler. The control plane sits beside it.
  */
 
-const routeModules: Array<(ctx: RouteContext) => void> = [scimRoutes, emailRoutes, subscriptionRoutes, preferenceCenterRoutes, smsRoutes, userRoutes, cdiRoutes];
+const routeModules: Array<(ctx: RouteContext) => void> = [
+  scimRoutes,
+  emailRoutes,
+  subscriptionRoutes,
+  preferenceCenterRoutes,
+  smsRoutes,
+  userRoutes,
+  cdiRoutes,
+];
 
 export function createEmulatorApp(state: EmulatorState, auth: AuthConfig): Express {
   const app = express();

@@ -72,7 +72,9 @@ export class EmulatorState {
 
   /** Logged requests received at or after `sinceMs`, optionally only those whose route key contains `routePart`. */
   requestsSince(sinceMs: number, routePart = ""): { at: string; route: string }[] {
-    return this.requestLog.filter((r) => r.at >= sinceMs && r.route.includes(routePart)).map((r) => ({ at: new Date(r.at).toISOString(), route: r.route }));
+    return this.requestLog
+      .filter((r) => r.at >= sinceMs && r.route.includes(routePart))
+      .map((r) => ({ at: new Date(r.at).toISOString(), route: r.route }));
   }
 
   reset(): void {

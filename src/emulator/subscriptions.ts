@@ -7,7 +7,12 @@ import type { Profile, ProfileStore, SubscriptionState } from "./profiles.js";
 
 export type GroupTargets = { externalIds?: string[]; emails?: string[]; phones?: string[] };
 
-export function setGroupState(profiles: ProfileStore, groupId: string, state: SubscriptionState, targets: GroupTargets): number {
+export function setGroupState(
+  profiles: ProfileStore,
+  groupId: string,
+  state: SubscriptionState,
+  targets: GroupTargets,
+): number {
   const touched = new Set<Profile>();
   for (const id of targets.externalIds ?? []) {
     const profile = profiles.byExternal(id);
@@ -24,7 +29,10 @@ export function setGroupState(profiles: ProfileStore, groupId: string, state: Su
 }
 
 /** The value `/subscription/status/get` reports for one profile (or none). */
-export function reportedState(profile: Profile | undefined, groupId: string): "Subscribed" | "Unsubscribed" | "Unknown" {
+export function reportedState(
+  profile: Profile | undefined,
+  groupId: string,
+): "Subscribed" | "Unsubscribed" | "Unknown" {
   const state = profile?.subscriptionGroups.get(groupId);
   if (state === "subscribed") return "Subscribed";
   if (state === "unsubscribed") return "Unsubscribed";

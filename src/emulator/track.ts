@@ -33,20 +33,36 @@ function fatal(message: string): EmulatorHttpError {
 }
 
 /** Finds the user an object names, creating one where the document says a profile is created. */
-function resolveProfile(profiles: ProfileStore, identity: Identity, updateOnly: boolean | undefined): Profile | undefined {
+function resolveProfile(
+  profiles: ProfileStore,
+  identity: Identity,
+  updateOnly: boolean | undefined,
+): Profile | undefined {
   switch (identity.kind) {
     case "external_id":
-      return profiles.byExternal(identity.value) ?? (updateOnly === true ? undefined : profiles.create({ externalId: identity.value }));
+      return (
+        profiles.byExternal(identity.value) ??
+        (updateOnly === true ? undefined : profiles.create({ externalId: identity.value }))
+      );
     case "user_alias":
       // Update-only is always on for an alias, unless `_update_existing_only: false` asks for an alias-only profile.
-      return profiles.byUserAlias(identity.value) ?? (updateOnly === false ? profiles.create({ alias: identity.value }) : undefined);
+      return (
+        profiles.byUserAlias(identity.value) ??
+        (updateOnly === false ? profiles.create({ alias: identity.value }) : undefined)
+      );
     case "platform_id":
       return profiles.byPlatformId(identity.value);
     case "email":
       // No profile has the address: a new email-only profile (no alias).
-      return profiles.pickByEmail(identity.value) ?? (updateOnly === true ? undefined : profiles.create({ email: identity.value }));
+      return (
+        profiles.pickByEmail(identity.value) ??
+        (updateOnly === true ? undefined : profiles.create({ email: identity.value }))
+      );
     case "phone":
-      return profiles.pickByPhone(identity.value) ?? (updateOnly === true ? undefined : profiles.create({ phone: identity.value }));
+      return (
+        profiles.pickByPhone(identity.value) ??
+        (updateOnly === true ? undefined : profiles.create({ phone: identity.value }))
+      );
   }
 }
 
@@ -78,19 +94,31 @@ function arrayOf(body: Record<string, unknown>, name: InputArray): unknown[] | u
 }
 
 export function trackUsers(profiles: ProfileStore, body: unknown): TrackResult {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw fatal("Request body must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw fatal("Request body must be a JSON object");
   const b = body as Record<string, unknown>;
-  const arrays = { attributes: arrayOf(b, "attributes"), events: arrayOf(b, "events"), purchases: arrayOf(b, "purchases") };
-  if (!arrays.attributes && !arrays.events && !arrays.purchases) throw fatal("attributes, events or purchases is required");
+  const arrays = {
+    attributes: arrayOf(b, "attributes"),
+    events: arrayOf(b, "events"),
+    purchases: arrayOf(b, "purchases"),
+  };
+  if (!arrays.attributes && !arrays.events && !arrays.purchases)
+    throw fatal("attributes, events or purchases is required");
   for (const list of Object.values(arrays)) {
     for (const item of list ?? []) {
-      if (item && typeof item === "object" && isBlacklistedExternalId((item as Record<string, unknown>).external_id)) throw fatal(BLACKLISTED_MESSAGE);
+      if (item && typeof item === "object" && isBlacklistedExternalId((item as Record<string, unknown>).external_id))
+        throw fatal(BLACKLISTED_MESSAGE);
     }
   }
 
   const errors: TrackError[] = [];
   const result: TrackResult = { message: "success" };
-  const run = <T>(name: InputArray, list: unknown[] | undefined, validate: (o: unknown) => Validated<T>, apply: (p: Profile, data: T) => void) => {
+  const run = <T>(
+    name: InputArray,
+    list: unknown[] | undefined,
+    validate: (o: unknown) => Validated<T>,
+    apply: (p: Profile, data: T) => void,
+  ) => {
     if (!list) return;
     let processed = 0;
     list.forEach((item, index) => {

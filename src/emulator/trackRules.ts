@@ -1,4 +1,12 @@
-import { eventPropertiesProblem, isE164, isEmail, normaliseEmail, parseDateTime, aliasProblem, type UserAlias } from "./validation.js";
+import {
+  eventPropertiesProblem,
+  isE164,
+  isEmail,
+  normaliseEmail,
+  parseDateTime,
+  aliasProblem,
+  type UserAlias,
+} from "./validation.js";
 import type { EmailSubscriptionState, SubscriptionState } from "./profiles.js";
 
 /**
@@ -16,7 +24,8 @@ export type Identity =
   | { kind: "email"; value: string }
   | { kind: "phone"; value: string };
 
-export type Validated<T> = { ok: true; identity: Identity; updateOnly: boolean | undefined; data: T } | { ok: false; problem: string };
+export type Validated<T> =
+  { ok: true; identity: Identity; updateOnly: boolean | undefined; data: T } | { ok: false; problem: string };
 
 export type AttributeChanges = {
   email?: string;
@@ -27,10 +36,33 @@ export type AttributeChanges = {
 };
 
 /** External ids the platform treats as dummy users (a fatal error when sent). */
-const BLACKLISTED_EXTERNAL_IDS = new Set(["null", "undefined", "none", "nil", "n/a", "na", "0", "-1", "unknown", "anonymous", "guest", "user", "test"]);
+const BLACKLISTED_EXTERNAL_IDS = new Set([
+  "null",
+  "undefined",
+  "none",
+  "nil",
+  "n/a",
+  "na",
+  "0",
+  "-1",
+  "unknown",
+  "anonymous",
+  "guest",
+  "user",
+  "test",
+]);
 export const BLACKLISTED_MESSAGE = "provided external_id is blacklisted and disallowed";
 
-const RESERVED = new Set(["external_id", "user_alias", "platform_id", "_update_existing_only", "email", "phone", "email_subscribe", "subscription_groups"]);
+const RESERVED = new Set([
+  "external_id",
+  "user_alias",
+  "platform_id",
+  "_update_existing_only",
+  "email",
+  "phone",
+  "email_subscribe",
+  "subscription_groups",
+]);
 const EMAIL_STATES = new Set(["subscribed", "unsubscribed", "opted_in"]);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -41,7 +73,9 @@ export function isBlacklistedExternalId(value: unknown): boolean {
 
 function identify(o: Record<string, unknown>, allowPhone: boolean): Identity | string {
   if (o.external_id !== undefined) {
-    return typeof o.external_id === "string" && o.external_id !== "" ? { kind: "external_id", value: o.external_id } : "external_id must be a non-empty string";
+    return typeof o.external_id === "string" && o.external_id !== ""
+      ? { kind: "external_id", value: o.external_id }
+      : "external_id must be a non-empty string";
   }
   if (o.user_alias !== undefined) {
     const problem = aliasProblem(o.user_alias);
@@ -50,21 +84,30 @@ function identify(o: Record<string, unknown>, allowPhone: boolean): Identity | s
     return { kind: "user_alias", value: { alias_name: a.alias_name, alias_label: a.alias_label } };
   }
   if (o.platform_id !== undefined) {
-    return typeof o.platform_id === "string" && o.platform_id !== "" ? { kind: "platform_id", value: o.platform_id } : "platform_id must be a non-empty string";
+    return typeof o.platform_id === "string" && o.platform_id !== ""
+      ? { kind: "platform_id", value: o.platform_id }
+      : "platform_id must be a non-empty string";
   }
-  if (o.email !== undefined) return isEmail(o.email) ? { kind: "email", value: normaliseEmail(o.email) } : "email is not a valid email address";
+  if (o.email !== undefined)
+    return isEmail(o.email) ? { kind: "email", value: normaliseEmail(o.email) } : "email is not a valid email address";
   if (allowPhone && o.phone !== undefined) {
     // Phone-based updates work only with a valid phone number.
     return isE164(o.phone) ? { kind: "phone", value: o.phone } : "phone is not a valid E.164 phone number";
   }
-  return allowPhone ? "one of external_id, user_alias, platform_id, email or phone is required" : "one of external_id, user_alias, platform_id or email is required";
+  return allowPhone
+    ? "one of external_id, user_alias, platform_id, email or phone is required"
+    : "one of external_id, user_alias, platform_id or email is required";
 }
 
-function common(o: unknown, allowPhone: boolean): { identity: Identity; updateOnly: boolean | undefined; o: Record<string, unknown> } | string {
+function common(
+  o: unknown,
+  allowPhone: boolean,
+): { identity: Identity; updateOnly: boolean | undefined; o: Record<string, unknown> } | string {
   if (!isObject(o)) return "must be an object";
   const identity = identify(o, allowPhone);
   if (typeof identity === "string") return identity;
-  if (o._update_existing_only !== undefined && typeof o._update_existing_only !== "boolean") return "_update_existing_only must be a boolean";
+  if (o._update_existing_only !== undefined && typeof o._update_existing_only !== "boolean")
+    return "_update_existing_only must be a boolean";
   return { identity, updateOnly: o._update_existing_only as boolean | undefined, o };
 }
 
@@ -82,7 +125,8 @@ export function validateAttributes(input: unknown): Validated<AttributeChanges> 
     changes.phone = o.phone;
   }
   if (o.email_subscribe !== undefined) {
-    if (typeof o.email_subscribe !== "string" || !EMAIL_STATES.has(o.email_subscribe)) return { ok: false, problem: "email_subscribe must be subscribed, unsubscribed or opted_in" };
+    if (typeof o.email_subscribe !== "string" || !EMAIL_STATES.has(o.email_subscribe))
+      return { ok: false, problem: "email_subscribe must be subscribed, unsubscribed or opted_in" };
     changes.emailSubscribe = o.email_subscribe as EmailSubscriptionState;
   }
   if (o.subscription_groups !== undefined) {
@@ -110,7 +154,8 @@ export function validateAttributes(input: unknown): Validated<AttributeChanges> 
 function customAttributeProblem(name: string, value: unknown): string | undefined {
   if (name === "" || name.startsWith("$")) return `invalid custom attribute name: ${name}`;
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : `custom attribute ${name} is not a finite number`;
+  if (typeof value === "number")
+    return Number.isFinite(value) ? undefined : `custom attribute ${name} is not a finite number`;
   if (Array.isArray(value) && value.every((v) => ["string", "number", "boolean"].includes(typeof v))) return undefined;
   return `custom attribute ${name} must be a string, boolean, number or array`;
 }
@@ -131,10 +176,16 @@ export function validatePurchase(input: unknown): Validated<{ productId: string 
   const base = common(input, false);
   if (typeof base === "string") return { ok: false, problem: base };
   const { o } = base;
-  if (typeof o.product_id !== "string" || o.product_id === "" || o.product_id.length > 255) return { ok: false, problem: "product_id is required (at most 255 characters)" };
-  if (typeof o.currency !== "string" || !/^[A-Za-z]{3}$/.test(o.currency)) return { ok: false, problem: "currency is required: a three-letter currency code" };
-  if (typeof o.price !== "number" || !Number.isFinite(o.price)) return { ok: false, problem: "price is required and must be a number" };
-  if (o.quantity !== undefined && (typeof o.quantity !== "number" || !Number.isInteger(o.quantity) || o.quantity < 1 || o.quantity > 100)) {
+  if (typeof o.product_id !== "string" || o.product_id === "" || o.product_id.length > 255)
+    return { ok: false, problem: "product_id is required (at most 255 characters)" };
+  if (typeof o.currency !== "string" || !/^[A-Za-z]{3}$/.test(o.currency))
+    return { ok: false, problem: "currency is required: a three-letter currency code" };
+  if (typeof o.price !== "number" || !Number.isFinite(o.price))
+    return { ok: false, problem: "price is required and must be a number" };
+  if (
+    o.quantity !== undefined &&
+    (typeof o.quantity !== "number" || !Number.isInteger(o.quantity) || o.quantity < 1 || o.quantity > 100)
+  ) {
     return { ok: false, problem: "quantity must be an integer from 1 to 100" };
   }
   if (!parseDateTime(o.time)) return { ok: false, problem: "time is required: ISO 8601" };

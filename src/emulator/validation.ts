@@ -33,7 +33,8 @@ export function parseDateTime(value: unknown): Date | undefined {
   if (typeof value !== "string") return undefined;
   let candidate = value;
   const platform = PLATFORM_DATE_TIME.exec(value);
-  if (platform) candidate = `${platform[1]}.${platform[2]}${platform[3] === "Z" ? "Z" : `${platform[3].slice(0, 3)}:${platform[3].slice(3)}`}`;
+  if (platform)
+    candidate = `${platform[1]}.${platform[2]}${platform[3] === "Z" ? "Z" : `${platform[3].slice(0, 3)}:${platform[3].slice(3)}`}`;
   else if (!ISO_DATE_TIME.test(value)) return undefined;
   const date = new Date(candidate);
   return Number.isNaN(date.getTime()) ? undefined : date;
@@ -42,11 +43,13 @@ export function parseDateTime(value: unknown): Date | undefined {
 /** Rules 1–4 of "Event properties object"; returns the first problem or undefined. */
 export function eventPropertiesProblem(properties: unknown): string | undefined {
   if (properties === undefined) return undefined;
-  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return "properties must be an object";
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties))
+    return "properties must be an object";
   let nested = false;
   for (const [name, value] of Object.entries(properties)) {
     if (name.length === 0) return "property names must be non-empty";
-    if (name.length > MAX_PROPERTY_CHARS) return `property name longer than ${MAX_PROPERTY_CHARS} characters: ${name.slice(0, 40)}…`;
+    if (name.length > MAX_PROPERTY_CHARS)
+      return `property name longer than ${MAX_PROPERTY_CHARS} characters: ${name.slice(0, 40)}…`;
     if (name.startsWith("$")) return `property name must not start with $: ${name}`;
     const problem = propertyValueProblem(name, value);
     if (problem) return problem;
@@ -61,11 +64,15 @@ export function eventPropertiesProblem(properties: unknown): string | undefined 
 function propertyValueProblem(name: string, value: unknown): string | undefined {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : `property ${name} is not a finite number`;
   if (typeof value === "boolean" || value === null) return undefined;
-  if (typeof value === "string") return value.length > MAX_PROPERTY_CHARS ? `property ${name} is longer than ${MAX_PROPERTY_CHARS} characters` : undefined;
+  if (typeof value === "string")
+    return value.length > MAX_PROPERTY_CHARS
+      ? `property ${name} is longer than ${MAX_PROPERTY_CHARS} characters`
+      : undefined;
   if (Array.isArray(value)) {
     for (const item of value) {
       if (parseDateTime(item)) return `property ${name}: datetimes are not supported inside arrays`;
-      if (typeof item === "string" && item.length > MAX_PROPERTY_CHARS) return `property ${name} has a string longer than ${MAX_PROPERTY_CHARS} characters`;
+      if (typeof item === "string" && item.length > MAX_PROPERTY_CHARS)
+        return `property ${name} has a string longer than ${MAX_PROPERTY_CHARS} characters`;
     }
     return undefined;
   }
@@ -77,7 +84,11 @@ function propertyValueProblem(name: string, value: unknown): string | undefined 
  * A "string or array of up to 50" parameter (emails, phones, ids). Throws a 400 when absent
  * (if required), empty, over 50, or holding a non-string.
  */
-export function stringList(value: unknown, field: string, options: { required: boolean; max?: number }): string[] | undefined {
+export function stringList(
+  value: unknown,
+  field: string,
+  options: { required: boolean; max?: number },
+): string[] | undefined {
   const max = options.max ?? MAX_IDS_PER_REQUEST;
   if (value === undefined || value === null) {
     if (options.required) throw badRequest(`${field} is required`);
@@ -86,7 +97,8 @@ export function stringList(value: unknown, field: string, options: { required: b
   const list = Array.isArray(value) ? value : [value];
   if (list.length === 0) throw badRequest(`${field} must hold at least 1 value`);
   if (list.length > max) throw badRequest(`${field} may hold at most ${max} values`);
-  for (const item of list) if (typeof item !== "string" || item.length === 0) throw badRequest(`${field} must hold non-empty strings`);
+  for (const item of list)
+    if (typeof item !== "string" || item.length === 0) throw badRequest(`${field} must hold non-empty strings`);
   return list as string[];
 }
 
@@ -112,14 +124,16 @@ export function oneOf<T extends string>(value: unknown, field: string, allowed: 
 }
 
 export function requiredString(value: unknown, field: string): string {
-  if (typeof value !== "string" || value.length === 0) throw badRequest(`${field} is required and must be a non-empty string`);
+  if (typeof value !== "string" || value.length === 0)
+    throw badRequest(`${field} is required and must be a non-empty string`);
   return value;
 }
 
 export type UserAlias = { alias_name: string; alias_label: string };
 
 export function aliasProblem(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null) return "user_alias must be an object with alias_name and alias_label";
+  if (typeof value !== "object" || value === null)
+    return "user_alias must be an object with alias_name and alias_label";
   const { alias_name, alias_label } = value as Record<string, unknown>;
   if (typeof alias_name !== "string" || alias_name === "") return "alias_name is required";
   if (typeof alias_label !== "string" || alias_label === "") return "alias_label is required";

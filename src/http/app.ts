@@ -36,7 +36,16 @@ export function createApp(deps: AppDeps): Express {
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
-  app.use("/admin/api", adminApiRouter({ ...deps.adminApi, db: deps.db, clock: deps.clock, adminToken: deps.env.ADMIN_TOKEN, throttle: adminApiThrottle }));
+  app.use(
+    "/admin/api",
+    adminApiRouter({
+      ...deps.adminApi,
+      db: deps.db,
+      clock: deps.clock,
+      adminToken: deps.env.ADMIN_TOKEN,
+      throttle: adminApiThrottle,
+    }),
+  );
   app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
   app.use(notFound);
   app.use(finalErrorHandler);

@@ -40,12 +40,19 @@ export class FailedAuthThrottle {
     this.metrics?.authFailures.inc({ surface: this.surface });
     const client = addressKey(address);
     // An address already over its own limit does not also use up everyone's allowance.
-    const throttled = (await this.consume(this.perAddress, client, "address", address)) ?? (await this.consume(this.everyone, "all", "global", address));
+    const throttled =
+      (await this.consume(this.perAddress, client, "address", address)) ??
+      (await this.consume(this.everyone, "all", "global", address));
     if (throttled) this.metrics?.authThrottled.inc({ surface: this.surface, scope: throttled.scope });
     return throttled;
   }
 
-  private async consume(limiter: RateLimiterAbstract, key: string, scope: Throttled["scope"], address: string | undefined): Promise<Throttled | undefined> {
+  private async consume(
+    limiter: RateLimiterAbstract,
+    key: string,
+    scope: Throttled["scope"],
+    address: string | undefined,
+  ): Promise<Throttled | undefined> {
     try {
       await limiter.consume(key);
       return undefined;
@@ -57,19 +64,38 @@ export class FailedAuthThrottle {
       const retryAfterSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
       // Logged once per key and window: the request that crossed the limit (later ones are refused from memory).
       if (outcome.consumedPoints === limiter.points + 1) {
-        log.warn("auth", "failed authentications throttled", { surface: this.surface, scope, ip: address, limit: limiter.points, retryAfterSeconds });
+        log.warn("auth", "failed authentications throttled", {
+          surface: this.surface,
+          scope,
+          ip: address,
+          limit: limiter.points,
+          retryAfterSeconds,
+        });
       }
       return { scope, retryAfterSeconds };
     }
   }
 }
 
-export function failedAuthThrottle(db: Database, limits: ThrottleLimits, surface: AuthSurface, metrics?: AuthThrottleMetrics): FailedAuthThrottle {
+export function failedAuthThrottle(
+  db: Database,
+  limits: ThrottleLimits,
+  surface: AuthSurface,
+  metrics?: AuthThrottleMetrics,
+): FailedAuthThrottle {
   const durationSeconds = limits.AUTH_THROTTLE_WINDOW_SECONDS;
   return new FailedAuthThrottle(
     surface,
-    sharedRateLimiter(db, { keyPrefix: `auth-fail:${surface}:address`, points: limits.AUTH_THROTTLE_PER_ADDRESS, durationSeconds }),
-    sharedRateLimiter(db, { keyPrefix: `auth-fail:${surface}:global`, points: limits.AUTH_THROTTLE_GLOBAL, durationSeconds }),
+    sharedRateLimiter(db, {
+      keyPrefix: `auth-fail:${surface}:address`,
+      points: limits.AUTH_THROTTLE_PER_ADDRESS,
+      durationSeconds,
+    }),
+    sharedRateLimiter(db, {
+      keyPrefix: `auth-fail:${surface}:global`,
+      points: limits.AUTH_THROTTLE_GLOBAL,
+      durationSeconds,
+    }),
     metrics,
   );
 }
@@ -86,8 +112,13 @@ export function addressKey(address: string | undefined): string {
   const [head = "", tail = ""] = address.split("::");
   const headGroups = head ? head.split(":") : [];
   const tailGroups = address.includes("::") && tail ? tail.split(":") : [];
-  const groups = address.includes("::") ? [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups] : headGroups;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, "")).join(":")}::/64`;
+  const groups = address.includes("::")
+    ? [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups]
+    : headGroups;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
 /**
@@ -99,14 +130,19 @@ export function perAddressRequestLimit(
   spec: { name: string; perMinute: number },
   refuse: (req: Request, res: Response, retryAfterSeconds: number) => void,
 ): RequestHandler {
-  const limiter = sharedRateLimiter(db, { keyPrefix: `requests:${spec.name}`, points: spec.perMinute, durationSeconds: 60 });
+  const limiter = sharedRateLimiter(db, {
+    keyPrefix: `requests:${spec.name}`,
+    points: spec.perMinute,
+    durationSeconds: 60,
+  });
   return async (req, res, next) => {
     try {
       await limiter.consume(addressKey(req.ip));
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) return next(); // counting failed: serve rather than refuse everyone
       const retryAfterSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-      if (outcome.consumedPoints === spec.perMinute + 1) log.warn("http", "request rate limited", { route: spec.name, ip: req.ip, perMinute: spec.perMinute });
+      if (outcome.consumedPoints === spec.perMinute + 1)
+        log.warn("http", "request rate limited", { route: spec.name, ip: req.ip, perMinute: spec.perMinute });
       res.setHeader("Retry-After", String(retryAfterSeconds));
       return refuse(req, res, retryAfterSeconds);
     }

@@ -16,7 +16,14 @@ export function metricsRouter(metrics: ServiceMetrics, token: string | undefined
   router.get("/metrics", async (req, res) => {
     if (!allowed(req, expected)) {
       if (expected) res.setHeader("WWW-Authenticate", 'Bearer realm="scim-connector metrics"');
-      res.status(expected ? 401 : 403).type("text/plain").send(expected ? "Send Authorization: Bearer <METRICS_TOKEN>.\n" : "Set METRICS_TOKEN to scrape from another host.\n");
+      res
+        .status(expected ? 401 : 403)
+        .type("text/plain")
+        .send(
+          expected
+            ? "Send Authorization: Bearer <METRICS_TOKEN>.\n"
+            : "Set METRICS_TOKEN to scrape from another host.\n",
+        );
       return;
     }
     res.setHeader("Cache-Control", "no-store");
@@ -44,7 +51,10 @@ export function scimLatency(metrics: ServiceMetrics) {
     const route = scimRouteTemplate(req.path); // now: nested routers rewrite req.url while they run
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.scimRequestDuration.observe({ method: methodLabel(req.method), route, status_class: statusClass(res.statusCode) }, seconds);
+      metrics.scimRequestDuration.observe(
+        { method: methodLabel(req.method), route, status_class: statusClass(res.statusCode) },
+        seconds,
+      );
     });
     next();
   };

@@ -19,8 +19,15 @@ export function requestContext(req: Request, res: Response, next: NextFunction):
   withLogContext({ requestId }, () => {
     res.on("finish", () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const fields = { method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 };
-      withLogContext({ requestId }, () => (res.statusCode >= 500 ? log.warn("http", "request", fields) : log.debug("http", "request", fields)));
+      const fields = {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        durationMs: Math.round(durationMs * 10) / 10,
+      };
+      withLogContext({ requestId }, () =>
+        res.statusCode >= 500 ? log.warn("http", "request", fields) : log.debug("http", "request", fields),
+      );
     });
     inFlight.run(res, next);
   });

@@ -33,27 +33,51 @@ export function answerWithoutDetail(req: Request, res: Response, status: number)
   const client = status < 500;
   switch (surfaceOf(req)) {
     case "scim":
-      return sendScimError(res, status, client ? "The request could not be understood" : "Internal server error", client && status === 400 ? "invalidSyntax" : undefined);
+      return sendScimError(
+        res,
+        status,
+        client ? "The request could not be understood" : "Internal server error",
+        client && status === 400 ? "invalidSyntax" : undefined,
+      );
     case "admin-ui":
       return client
-        ? renderMessagePage(res, status, status === 404 ? "Not found" : "Request refused", "The request could not be understood.")
+        ? renderMessagePage(
+            res,
+            status,
+            status === 404 ? "Not found" : "Request refused",
+            "The request could not be understood.",
+          )
         : renderMessagePage(res, 500, "Something went wrong", `The page could not be shown. Reference: ${reference}`);
     default:
-      res.status(status).json(client ? { error: "BadRequest", message: "The request could not be understood" } : { error: "InternalError", message: `Something went wrong; reference ${reference}` });
+      res
+        .status(status)
+        .json(
+          client
+            ? { error: "BadRequest", message: "The request could not be understood" }
+            : { error: "InternalError", message: `Something went wrong; reference ${reference}` },
+        );
   }
 }
 
 /** Paths that no router serves. */
 export function notFound(req: Request, res: Response): void {
   if (surfaceOf(req) === "scim") return sendScimError(res, 404, "No such SCIM endpoint");
-  if (surfaceOf(req) === "admin-ui") return renderMessagePage(res, 404, "Not found", "There is no admin page at this address.");
+  if (surfaceOf(req) === "admin-ui")
+    return renderMessagePage(res, 404, "Not found", "There is no admin page at this address.");
   res.status(404).json({ error: "NotFound", message: "No such route" });
 }
 
 /** Express's final error handler for the whole app. */
 export function finalErrorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const status = (error as { status?: unknown; statusCode?: unknown } | undefined)?.status ?? (error as { statusCode?: unknown } | undefined)?.statusCode;
+  const status =
+    (error as { status?: unknown; statusCode?: unknown } | undefined)?.status ??
+    (error as { statusCode?: unknown } | undefined)?.statusCode;
   const client = typeof status === "number" && status >= 400 && status < 500;
-  if (!client) log.error("http", "request failed outside its surface's error handler", { method: req.method, path: req.path, error });
+  if (!client)
+    log.error("http", "request failed outside its surface's error handler", {
+      method: req.method,
+      path: req.path,
+      error,
+    });
   answerWithoutDetail(req, res, client ? status : 500);
 }

@@ -33,7 +33,12 @@ import { callsOf } from "./resyncCost.js";
  */
 
 export type ResyncDeps = { db: Database; clock: Clock; mappings: MappingStore; policies: Policies };
-export type ResyncRequest = { dryRun: boolean; verify: boolean; trigger: "cron" | "cli" | "ui" | "api"; actor: string | null };
+export type ResyncRequest = {
+  dryRun: boolean;
+  verify: boolean;
+  trigger: "cron" | "cli" | "ui" | "api";
+  actor: string | null;
+};
 export type ProgressListener = (run: { evaluated: number; total: number; queued: number }) => void;
 
 const BATCH = 2500;
@@ -51,7 +56,8 @@ export async function createRun(deps: ResyncDeps, request: ResyncRequest): Promi
       usersTotal: await countIdpUsers(deps.db),
     });
   } catch (error) {
-    if (sqlState(error) === "23505") throw new ConflictError("A full resync is already running; wait for it or watch it under Runs", "uniqueness");
+    if (sqlState(error) === "23505")
+      throw new ConflictError("A full resync is already running; wait for it or watch it under Runs", "uniqueness");
     throw error;
   }
   // Every start is written down with who (or which schedule) started it.
@@ -59,10 +65,17 @@ export async function createRun(deps: ResyncDeps, request: ResyncRequest): Promi
     at: deps.clock.now(),
     action: "resync",
     outcome: "succeeded",
-    trigger: request.actor ? { kind: "admin", actor: request.actor, runId: id, via: request.trigger, dryRun: request.dryRun } : { kind: "resync", runId: id, via: request.trigger },
+    trigger: request.actor
+      ? { kind: "admin", actor: request.actor, runId: id, via: request.trigger, dryRun: request.dryRun }
+      : { kind: "resync", runId: id, via: request.trigger },
     actor: request.actor,
   });
-  log.info("resync", "resync started", { runId: id, dryRun: request.dryRun, verify: request.verify, trigger: request.trigger });
+  log.info("resync", "resync started", {
+    runId: id,
+    dryRun: request.dryRun,
+    verify: request.verify,
+    trigger: request.trigger,
+  });
   return id;
 }
 
@@ -98,15 +111,25 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
   let queued = run.usersQueued;
   // The next batch is read while this one is planned and written (the database and the CPU overlap).
   const read = (after: string | undefined) =>
-    listUsersWithGroups(db, after, BATCH).then(async (users) => ({ users, accounts: await getAccounts(db, users.map((u) => u.id)) }));
-  for (let batch = await read(run.cursor ?? undefined); batch.users.length; ) {
+    listUsersWithGroups(db, after, BATCH).then(async (users) => ({
+      users,
+      accounts: await getAccounts(
+        db,
+        users.map((u) => u.id),
+      ),
+    }));
+  for (let batch = await read(run.cursor ?? undefined); batch.users.length;) {
     const { users, accounts } = batch;
     const next = read(users[users.length - 1]!.id);
     next.catch(() => undefined); // awaited below; keeps an early failure from going unhandled
     const mapping = deps.mappings.current();
     const changed: string[] = [];
     for (const user of users) {
-      const plan = planReconcile(desiredDashboardUser(user, user.groups, mapping), accounts.get(user.id), deps.policies);
+      const plan = planReconcile(
+        desiredDashboardUser(user, user.groups, mapping),
+        accounts.get(user.id),
+        deps.policies,
+      );
       if (plan.action === "none") continue;
       summary[plan.action] = (summary[plan.action] ?? 0) + 1;
       summary.calls = (summary.calls ?? 0) + callsOf(plan);
@@ -123,7 +146,13 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
     const cursor = users[users.length - 1]!.id;
     evaluated += users.length;
     queued += changed.length;
-    await savePlanProgress(db, run.id, { cursor, orphanCursor: null, evaluated: users.length, queued: changed.length, summary });
+    await savePlanProgress(db, run.id, {
+      cursor,
+      orphanCursor: null,
+      evaluated: users.length,
+      queued: changed.length,
+      summary,
+    });
     onProgress?.({ evaluated, total: run.usersTotal, queued });
     batch = await next;
   }
@@ -133,14 +162,27 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
 async function planOrphans(deps: ResyncDeps, run: ResyncRun): Promise<void> {
   const fresh = (await getRun(deps.db, run.id))!;
   const summary = { ...fresh.planSummary };
-  for (let after = fresh.orphanCursor ?? undefined; ; ) {
+  for (let after = fresh.orphanCursor ?? undefined; ;) {
     const orphans = await listOrphanAccounts(deps.db, after, BATCH);
     if (!orphans.length) break;
     summary.deprovision = (summary.deprovision ?? 0) + orphans.filter((o) => o.platformId).length;
     summary.calls = (summary.calls ?? 0) + orphans.filter((o) => o.platformId).length;
-    if (!run.dryRun) await deps.db.transaction((tx) => markUsersDirty(tx, orphans.map((o) => o.userId), { kind: "resync", runId: run.id }));
+    if (!run.dryRun)
+      await deps.db.transaction((tx) =>
+        markUsersDirty(
+          tx,
+          orphans.map((o) => o.userId),
+          { kind: "resync", runId: run.id },
+        ),
+      );
     after = orphans[orphans.length - 1]!.userId;
-    await savePlanProgress(deps.db, run.id, { cursor: fresh.cursor, orphanCursor: after, evaluated: 0, queued: orphans.length, summary });
+    await savePlanProgress(deps.db, run.id, {
+      cursor: fresh.cursor,
+      orphanCursor: after,
+      evaluated: 0,
+      queued: orphans.length,
+      summary,
+    });
   }
 }
 
@@ -152,6 +194,11 @@ async function finishPlanPhase(deps: ResyncDeps, runId: string): Promise<ResyncR
   } else {
     await setRunPhase(deps.db, runId, "verify", { verifyTotal: run.planSummary.verify ?? 0 });
   }
-  log.info("resync", "resync phase 1 done", { runId, evaluated: run.usersEvaluated, queued: run.usersQueued, verify: run.planSummary.verify ?? 0 });
+  log.info("resync", "resync phase 1 done", {
+    runId,
+    evaluated: run.usersEvaluated,
+    queued: run.usersQueued,
+    verify: run.planSummary.verify ?? 0,
+  });
   return (await getRun(deps.db, runId))!;
 }

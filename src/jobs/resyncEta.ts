@@ -7,5 +7,11 @@ import { allowance, estimateDrain, type BudgetPolicy } from "../reconcile/budget
 export async function resyncEta(db: Database, budget: BudgetPolicy, run: ResyncRun, now: Date): Promise<Date | null> {
   if (run.status !== "running" || run.phase !== "verify") return null;
   const status = await getBudgetStatus(db, budget, now);
-  return estimateDrain(now, Math.max(0, run.verifyTotal - run.verified), status.spareForVerification, allowance(budget, "verify"), status.resetsAt);
+  return estimateDrain(
+    now,
+    Math.max(0, run.verifyTotal - run.verified),
+    status.spareForVerification,
+    allowance(budget, "verify"),
+    status.resetsAt,
+  );
 }

@@ -37,7 +37,9 @@ export function assertCron(cron: string): void {
   try {
     CronExpressionParser.parse(cron, { tz: "UTC" });
   } catch (error) {
-    throw new Error(`RESYNC_CRON: "${cron}" is not a cron expression (${error instanceof Error ? error.message : error}); e.g. "0 2 * * *" or "off"`);
+    throw new Error(
+      `RESYNC_CRON: "${cron}" is not a cron expression (${error instanceof Error ? error.message : error}); e.g. "0 2 * * *" or "off"`,
+    );
   }
 }
 
@@ -61,7 +63,9 @@ export class Scheduler extends LoopWorker {
       category: "scheduler",
       intervalMs: options.tickMs,
       pass: () => this.tick(),
-      failure: (error) => ({ message: isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed" }),
+      failure: (error) => ({
+        message: isTransientDatabaseError(error) ? "database unavailable" : "scheduler tick failed",
+      }),
     });
   }
 
@@ -85,9 +89,16 @@ export class Scheduler extends LoopWorker {
       log.warn("scheduler", "scheduled resync skipped: one is still running", { slot: slot.toISOString() });
       return;
     }
-    const runId = await createRun(this.deps, { dryRun: false, verify: this.options.verify, trigger: "cron", actor: null });
+    const runId = await createRun(this.deps, {
+      dryRun: false,
+      verify: this.options.verify,
+      trigger: "cron",
+      actor: null,
+    });
     await setScheduleRun(db, slot, runId);
-    void runPlanPhase(this.deps, runId).catch((error) => log.error("resync", "scheduled resync failed", { runId, error }));
+    void runPlanPhase(this.deps, runId).catch((error) =>
+      log.error("resync", "scheduled resync failed", { runId, error }),
+    );
   }
 
   private async superviseRunningRun(): Promise<void> {
@@ -96,7 +107,9 @@ export class Scheduler extends LoopWorker {
     if (!run) return;
     if (run.phase === "plan" && (await takeOverStaleRun(db, run.id, PROCESS_ID, this.options.staleAfterMs))) {
       log.warn("resync", "resuming a resync whose process stopped", { runId: run.id });
-      void runPlanPhase(this.deps, run.id).catch((error) => log.error("resync", "resumed resync failed", { runId: run.id, error }));
+      void runPlanPhase(this.deps, run.id).catch((error) =>
+        log.error("resync", "resumed resync failed", { runId: run.id, error }),
+      );
       return;
     }
     if (run.phase === "verify" && (await countPendingVerifications(db, run.id)) === 0) {

@@ -19,7 +19,8 @@ export function currentLogContext(): Context {
   return contextStore.getStore() ?? {};
 }
 
-const SECRET_KEY = /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash|webhook_?url|smtp_?url/i;
+const SECRET_KEY =
+  /token|secret|password|authorization|cookie|apikey|api_key|assertion|samlresponse|cert|hash|webhook_?url|smtp_?url/i;
 const TRUNCATE_KEY = /html|body/i;
 const MAX_FIELD_CHARS = 500;
 // Emails in any logged string (an error detail can echo a filter or a PATCH path) keep only the
@@ -50,7 +51,8 @@ export function scrub(value: unknown, depth = 0): unknown {
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
       if (SECRET_KEY.test(key)) out[key] = "[redacted]";
-      else if (TRUNCATE_KEY.test(key) && typeof inner === "string" && inner.length > 80) out[key] = scrubText(`${inner.slice(0, 80)}…`);
+      else if (TRUNCATE_KEY.test(key) && typeof inner === "string" && inner.length > 80)
+        out[key] = scrubText(`${inner.slice(0, 80)}…`);
       else out[key] = scrub(inner, depth + 1);
     }
     return out;
@@ -81,7 +83,9 @@ function createWinston(): winston.Logger {
             return `${String(timestamp)} ${lvl} [${String(category)}] ${String(message)}${fields}`;
           }),
     ),
-    transports: [new winston.transports.Console({ stderrLevels: ["error", "warn", "info", "http", "verbose", "debug", "silly"] })],
+    transports: [
+      new winston.transports.Console({ stderrLevels: ["error", "warn", "info", "http", "verbose", "debug", "silly"] }),
+    ],
   });
 }
 

@@ -36,13 +36,23 @@ function ruleName(rule: MappingRule): string {
 
 /** What a rule matches and grants, without where it sits in the file. */
 const ruleContent = (rule: MappingRule) =>
-  JSON.stringify([rule.groups, rule.groupExternalId ?? null, rule.groupPattern?.source ?? null, rule.department ?? null, rule.companyPermissions, rule.workspaces]);
+  JSON.stringify([
+    rule.groups,
+    rule.groupExternalId ?? null,
+    rule.groupPattern?.source ?? null,
+    rule.department ?? null,
+    rule.companyPermissions,
+    rule.workspaces,
+  ]);
 
 /**
  * The rules a reload added or changed (by the new file's lines) and removed (by the old file's),
  * for the log's "mapping change: rule …, line …". A rule that only moved is not listed.
  */
-export function changedRules(before: Pick<Mapping, "rules"> | undefined, after: Pick<Mapping, "rules">): { line: number; name: string; removed?: true }[] {
+export function changedRules(
+  before: Pick<Mapping, "rules"> | undefined,
+  after: Pick<Mapping, "rules">,
+): { line: number; name: string; removed?: true }[] {
   if (!before) return [];
   const old = new Set(before.rules.map(ruleContent));
   const current = new Set(after.rules.map(ruleContent));

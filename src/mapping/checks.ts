@@ -15,7 +15,16 @@ const KEYS = {
   top: ["department", "rules", "vocabulary"],
   department: ["default", "fromAttribute", "translate", "allowed"],
   vocabulary: ["enabled", "companyPermissions", "workspacePermissions", "teamPermissions"],
-  rule: ["description", "group", "groups", "groupExternalId", "groupPattern", "department", "companyPermissions", "workspaces"],
+  rule: [
+    "description",
+    "group",
+    "groups",
+    "groupExternalId",
+    "groupPattern",
+    "department",
+    "companyPermissions",
+    "workspaces",
+  ],
   workspace: ["name", "permissions", "permissionSets", "teams"],
   team: ["name", "permissions"],
 } as const;
@@ -68,7 +77,9 @@ export function zodIssueToProblems(issue: z.core.$ZodIssue, locate: Locator, dat
     const allowed = keysAt(path);
     return issue.keys.map((key) => {
       const guess = didYouMean(key, allowed);
-      const fix = guess ? `did you mean '${guess}'?` : `allowed keys here are ${allowed.map((k) => `'${k}'`).join(", ")}`;
+      const fix = guess
+        ? `did you mean '${guess}'?`
+        : `allowed keys here are ${allowed.map((k) => `'${k}'`).join(", ")}`;
       return locate.keyProblem(path, key, `unknown key '${key}'${where(path)}: ${fix}`);
     });
   }
@@ -77,24 +88,37 @@ export function zodIssueToProblems(issue: z.core.$ZodIssue, locate: Locator, dat
     const value = valueAt(data, path);
     if (value === undefined) {
       const key = path[path.length - 1];
-      return [locate.problem(path.slice(0, -1), `${field} is missing: add \`${String(key)}:\` with ${EXPECTED[issue.expected] ?? issue.expected}`)];
+      return [
+        locate.problem(
+          path.slice(0, -1),
+          `${field} is missing: add \`${String(key)}:\` with ${EXPECTED[issue.expected] ?? issue.expected}`,
+        ),
+      ];
     }
-    return [locate.problem(path, `${field} must be ${EXPECTED[issue.expected] ?? issue.expected}, not ${kindOf(value)}`)];
+    return [
+      locate.problem(path, `${field} must be ${EXPECTED[issue.expected] ?? issue.expected}, not ${kindOf(value)}`),
+    ];
   }
-  if (issue.code === "too_small" && issue.origin === "string") return [locate.problem(path, `${field} must not be empty`)];
+  if (issue.code === "too_small" && issue.origin === "string")
+    return [locate.problem(path, `${field} must not be empty`)];
   return [locate.problem(path, `${field}: ${issue.message}`)];
 }
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const texts = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === "string");
-const record = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> =>
+  v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**
  * The checks zod cannot express. They read the raw parsed YAML defensively (skipping what has
  * the wrong shape, which the schema reports), so one run lists every problem in the file.
  */
-export function checkMappingSemantics(data: unknown, vocabulary: MappingVocabulary | null, locate: Locator): MappingProblem[] {
+export function checkMappingSemantics(
+  data: unknown,
+  vocabulary: MappingVocabulary | null,
+  locate: Locator,
+): MappingProblem[] {
   const problems: MappingProblem[] = [];
   const add = (path: Path, message: string) => problems.push(locate.problem(path, message));
   const file = record(data);
@@ -104,33 +128,51 @@ export function checkMappingSemantics(data: unknown, vocabulary: MappingVocabula
   const checkDepartment = (path: Path, value: string | undefined) => {
     if (value === undefined || !allowed || allowed.includes(value)) return;
     const guess = didYouMean(value, allowed);
-    add(path, `department '${value}' is not in department.allowed${guess ? `: did you mean '${guess}'?` : ""} (allowed: ${allowed.join(", ")})`);
+    add(
+      path,
+      `department '${value}' is not in department.allowed${guess ? `: did you mean '${guess}'?` : ""} (allowed: ${allowed.join(", ")})`,
+    );
   };
   checkDepartment(["department", "default"], text(department.default));
-  for (const [from, to] of Object.entries(record(department.translate))) checkDepartment(["department", "translate", from], text(to));
+  for (const [from, to] of Object.entries(record(department.translate)))
+    checkDepartment(["department", "translate", from], text(to));
 
-  const checkPermissions = (path: Path, names: unknown, known: readonly string[] | undefined, level: "company" | "workspace" | "team") => {
+  const checkPermissions = (
+    path: Path,
+    names: unknown,
+    known: readonly string[] | undefined,
+    level: "company" | "workspace" | "team",
+  ) => {
     if (!known) return;
     list(names).forEach((permission, i) => {
       if (typeof permission !== "string" || known.includes(permission)) return;
       const guess = didYouMean(permission, known);
       const hint = guess ? `did you mean '${guess}'? Otherwise add` : "add";
-      add([...path, i], `unknown ${level} permission '${permission}': ${hint} it to vocabulary.${level}Permissions, or set vocabulary.enabled: false`);
+      add(
+        [...path, i],
+        `unknown ${level} permission '${permission}': ${hint} it to vocabulary.${level}Permissions, or set vocabulary.enabled: false`,
+      );
     });
   };
 
   list(file.rules).forEach((rawRule, r) => {
     const rule = record(rawRule);
     const at: Path = ["rules", r];
-    const matchers = [rule.group, rule.groupExternalId, rule.groupPattern, ...list(rule.groups)].filter((m) => m !== undefined && m !== null);
-    if (matchers.length === 0) add(at, `rule ${r + 1} matches no group: add \`group:\`, \`groups:\`, \`groupExternalId:\` or \`groupPattern:\``);
+    const matchers = [rule.group, rule.groupExternalId, rule.groupPattern, ...list(rule.groups)].filter(
+      (m) => m !== undefined && m !== null,
+    );
+    if (matchers.length === 0)
+      add(at, `rule ${r + 1} matches no group: add \`group:\`, \`groups:\`, \`groupExternalId:\` or \`groupPattern:\``);
     const pattern = text(rule.groupPattern);
     if (pattern !== undefined) {
       try {
         new RegExp(pattern, "i");
       } catch (error) {
         const reason = (error as Error).message.replace(/^Invalid regular expression: /, "");
-        add([...at, "groupPattern"], `groupPattern is not a valid regular expression (${reason}): escape special characters such as ( [ + * ? with a backslash`);
+        add(
+          [...at, "groupPattern"],
+          `groupPattern is not a valid regular expression (${reason}): escape special characters such as ( [ + * ? with a backslash`,
+        );
       }
     }
     checkDepartment([...at, "department"], text(rule.department));
@@ -138,15 +180,26 @@ export function checkMappingSemantics(data: unknown, vocabulary: MappingVocabula
     list(rule.workspaces).forEach((rawWs, w) => {
       const ws = record(rawWs);
       const wsAt: Path = [...at, "workspaces", w];
-      if (list(ws.permissions).length === 0 && list(ws.permissionSets).length === 0 && list(ws.teams).length === 0 && !("permissions" in ws && !Array.isArray(ws.permissions))) {
-        add(wsAt, `workspace '${text(ws.name) ?? w + 1}' grants nothing: add \`permissions:\`, \`permissionSets:\` or \`teams:\``);
+      if (
+        list(ws.permissions).length === 0 &&
+        list(ws.permissionSets).length === 0 &&
+        list(ws.teams).length === 0 &&
+        !("permissions" in ws && !Array.isArray(ws.permissions))
+      ) {
+        add(
+          wsAt,
+          `workspace '${text(ws.name) ?? w + 1}' grants nothing: add \`permissions:\`, \`permissionSets:\` or \`teams:\``,
+        );
       }
       checkPermissions([...wsAt, "permissions"], ws.permissions, vocabulary?.workspacePermissions, "workspace");
       list(ws.teams).forEach((rawTeam, t) => {
         const team = record(rawTeam);
         const teamAt: Path = [...wsAt, "teams", t];
         if (list(team.permissions).length === 0 && !("permissions" in team && !Array.isArray(team.permissions))) {
-          add(teamAt, `team '${text(team.name) ?? t + 1}' grants nothing: add \`permissions: [basic_access]\` or similar`);
+          add(
+            teamAt,
+            `team '${text(team.name) ?? t + 1}' grants nothing: add \`permissions: [basic_access]\` or similar`,
+          );
         }
         checkPermissions([...teamAt, "permissions"], team.permissions, vocabulary?.teamPermissions, "team");
       });

@@ -22,7 +22,11 @@ export type MappingUser = {
  * The desired dashboard user, or null when the user must have no account: inactive, or no
  * rule matches any of the user's groups.
  */
-export function desiredDashboardUser(user: MappingUser, groups: readonly MappingGroup[], mapping: Pick<Mapping, "rules" | "department">): DesiredDashboardUser | null {
+export function desiredDashboardUser(
+  user: MappingUser,
+  groups: readonly MappingGroup[],
+  mapping: Pick<Mapping, "rules" | "department">,
+): DesiredDashboardUser | null {
   if (!user.active) return null;
   const matched = matchingRules(groups, mapping);
   if (matched.length === 0) return null;
@@ -37,7 +41,11 @@ export function desiredDashboardUser(user: MappingUser, groups: readonly Mapping
 }
 
 /** First matching rule that sets one; else the enterprise department (translated, allowed); else the default. */
-function resolveDepartment(matched: readonly RuleMatch[], attribute: string | null | undefined, policy: DepartmentPolicy): string {
+function resolveDepartment(
+  matched: readonly RuleMatch[],
+  attribute: string | null | undefined,
+  policy: DepartmentPolicy,
+): string {
   const fromRule = matched.find((m) => m.rule.department !== undefined)?.rule.department;
   if (fromRule !== undefined) return fromRule;
   if (policy.fromAttribute && attribute != null && attribute.trim() !== "") {
@@ -60,14 +68,17 @@ function translateDepartment(value: string, translate: Record<string, string>): 
 type WorkspaceAcc = { permissions: Set<string>; permissionSets: Set<string>; teams: Map<string, Set<string>> };
 
 /** Union per company, per workspace (by name) and per team (by name within its workspace). */
-function unionPermissions(matched: readonly RuleMatch[]): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> {
+function unionPermissions(
+  matched: readonly RuleMatch[],
+): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> {
   const company = new Set<string>();
   const workspaces = new Map<string, WorkspaceAcc>();
   for (const { rule } of matched) {
     for (const p of rule.companyPermissions) company.add(p);
     for (const ws of rule.workspaces) {
       let acc = workspaces.get(ws.name);
-      if (!acc) workspaces.set(ws.name, (acc = { permissions: new Set(), permissionSets: new Set(), teams: new Map() }));
+      if (!acc)
+        workspaces.set(ws.name, (acc = { permissions: new Set(), permissionSets: new Set(), teams: new Map() }));
       for (const p of ws.permissions) acc.permissions.add(p);
       for (const s of ws.permissionSets) acc.permissionSets.add(s);
       for (const team of ws.teams) {
@@ -81,7 +92,9 @@ function unionPermissions(matched: readonly RuleMatch[]): Pick<DesiredDashboardU
     appGroupName,
     appGroupPermissions: sorted(acc.permissions),
     appGroupPermissionSets: sorted(acc.permissionSets),
-    team: [...acc.teams.entries()].map(([teamName, perms]): DesiredTeam => ({ teamName, teamPermissions: sorted(perms) })).sort(byKey("teamName")),
+    team: [...acc.teams.entries()]
+      .map(([teamName, perms]): DesiredTeam => ({ teamName, teamPermissions: sorted(perms) }))
+      .sort(byKey("teamName")),
   }));
   return { companyPermissions: sorted(company), workspaces: out.sort(byKey("appGroupName")) };
 }

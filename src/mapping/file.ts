@@ -6,9 +6,7 @@ import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./check
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
 import { DEFAULT_VOCABULARY, type MappingVocabulary } from "./vocabulary.js";
 
-export { MappingError,   } from "./problems.js";
-;
-
+export { MappingError } from "./problems.js";
 /**
  * The mapping file (`MAPPING_FILE`): which IdP groups give which dashboard permissions.
  * Read once at boot and on reload, validated strictly (unknown keys, bad regular expressions,
@@ -108,8 +106,13 @@ export async function loadMappingFile(path: string): Promise<Mapping> {
     text = await readFile(path, "utf8");
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const fix = code === "ENOENT" ? "create it (copy config/mapping.example.yaml) or set MAPPING_FILE" : `cannot read it (${code ?? "error"})`;
-    throw new MappingError([{ source: path, line: 1, column: 1, message: `mapping file not found or unreadable: ${fix}` }]);
+    const fix =
+      code === "ENOENT"
+        ? "create it (copy config/mapping.example.yaml) or set MAPPING_FILE"
+        : `cannot read it (${code ?? "error"})`;
+    throw new MappingError([
+      { source: path, line: 1, column: 1, message: `mapping file not found or unreadable: ${fix}` },
+    ]);
   }
   return parseMapping(text, path);
 }
@@ -127,7 +130,9 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
 
   const data: unknown = doc.toJS();
   if (data === null || data === undefined) {
-    throw new MappingError([locate.at(0, "the mapping file is empty: it needs at least `department: { default: ... }` and `rules: [...]`")]);
+    throw new MappingError([
+      locate.at(0, "the mapping file is empty: it needs at least `department: { default: ... }` and `rules: [...]`"),
+    ]);
   }
   // Vocabulary and semantic checks run even when the schema fails, so one run lists everything.
   const parsed = mappingFileSchema.safeParse(data);

@@ -19,7 +19,8 @@ export type RuleMatch = {
 export function ruleMatchesGroup(rule: MappingRule, group: MappingGroup): MatchReason | undefined {
   const name = group.displayName.trim().toLowerCase();
   if (rule.groups.some((g) => g.trim().toLowerCase() === name)) return "group";
-  if (rule.groupExternalId !== undefined && group.externalId != null && group.externalId === rule.groupExternalId) return "groupExternalId";
+  if (rule.groupExternalId !== undefined && group.externalId != null && group.externalId === rule.groupExternalId)
+    return "groupExternalId";
   if (rule.groupPattern?.test(group.displayName)) return "groupPattern";
   return undefined;
 }

@@ -60,7 +60,8 @@ export class Locator {
 
   private offsetOf(path: Path): number {
     for (let depth = path.length; depth >= 0; depth--) {
-      const node = (depth === 0 ? this.doc.contents : this.doc.getIn(path.slice(0, depth), true)) as Node | null | undefined;
+      const node = (depth === 0 ? this.doc.contents : this.doc.getIn(path.slice(0, depth), true)) as
+        Node | null | undefined;
       if (node && typeof node === "object" && "range" in node && node.range) return node.range[0];
     }
     return 0;
@@ -74,7 +75,12 @@ export function didYouMean(given: string, candidates: readonly string[]): string
   for (const candidate of candidates) {
     const c = candidate.toLowerCase();
     // Plural/singular and case slips are the common mistakes; treat them as near.
-    const distance = c === lower ? 0 : c.startsWith(lower) || lower.startsWith(c) ? Math.abs(c.length - lower.length) : editDistance(lower, c);
+    const distance =
+      c === lower
+        ? 0
+        : c.startsWith(lower) || lower.startsWith(c)
+          ? Math.abs(c.length - lower.length)
+          : editDistance(lower, c);
     if (!best || distance < best.distance) best = { name: candidate, distance };
   }
   if (!best) return undefined;

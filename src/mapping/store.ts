@@ -74,28 +74,47 @@ export class MappingStore {
     }
     // At most a few rules are named in each mark; the log says "mapping change: rule …, line …".
     const rules = changedRules(previous, this.mapping).slice(0, MAX_RULES_NAMED);
-    const trigger: DirtyTrigger = { kind: "mapping", mappingHash: this.mapping.hash, ...(rules.length ? { rules } : {}) };
-    const impact = previous ? affectedByMappingChange(previous, this.mapping, await listGroupRefs(db)) : ({ all: true } as const);
+    const trigger: DirtyTrigger = {
+      kind: "mapping",
+      mappingHash: this.mapping.hash,
+      ...(rules.length ? { rules } : {}),
+    };
+    const impact = previous
+      ? affectedByMappingChange(previous, this.mapping, await listGroupRefs(db))
+      : ({ all: true } as const);
     let marked = 0;
     if (impact.all) {
-      for (let after: string | undefined, ids: string[]; (ids = await listIdpUserIds(db, after, 1000)).length; after = ids[ids.length - 1]) {
+      for (
+        let after: string | undefined, ids: string[];
+        (ids = await listIdpUserIds(db, after, 1000)).length;
+        after = ids[ids.length - 1]
+      ) {
         await db.transaction((tx) => markUsersDirty(tx, ids, trigger));
         marked += ids.length;
       }
       const accounts = await listUsersToRederive(db, []);
       await db.transaction((tx) => markUsersDirty(tx, accounts, trigger));
     } else {
-      const ids = await listUsersToRederive(db, impact.groups.map((g) => g.id));
-      for (let i = 0; i < ids.length; i += 1000) await db.transaction((tx) => markUsersDirty(tx, ids.slice(i, i + 1000), trigger));
+      const ids = await listUsersToRederive(
+        db,
+        impact.groups.map((g) => g.id),
+      );
+      for (let i = 0; i < ids.length; i += 1000)
+        await db.transaction((tx) => markUsersDirty(tx, ids.slice(i, i + 1000), trigger));
       marked = ids.length;
     }
-    log.info("mapping", "mapping put in force", { version: this.mapping.hash.slice(0, 12), rules: this.mapping.rules.length, usersMarked: marked });
+    log.info("mapping", "mapping put in force", {
+      version: this.mapping.hash.slice(0, 12),
+      rules: this.mapping.rules.length,
+      usersMarked: marked,
+    });
     return true;
   }
 
   /** Reloads on file change and on SIGHUP. Returns a function that stops watching. */
   watch(db: Database, intervalMs = 2_000): () => void {
-    const reload = () => void this.reload(db).catch((error) => log.error("mapping", "mapping reload failed", { error }));
+    const reload = () =>
+      void this.reload(db).catch((error) => log.error("mapping", "mapping reload failed", { error }));
     watchFile(this.path, { interval: intervalMs }, (now, before) => {
       if (now.mtimeMs !== before.mtimeMs) reload();
     });
@@ -113,7 +132,15 @@ async function readMappingText(path: string): Promise<string> {
   } catch (error) {
     const code = (error as { code?: string }).code;
     throw new MappingError([
-      { source: path, line: 1, column: 1, message: code === "ENOENT" ? "mapping file not found: create it (copy config/mapping.example.yaml) or set MAPPING_FILE" : `cannot read the mapping file (${code ?? "error"})` },
+      {
+        source: path,
+        line: 1,
+        column: 1,
+        message:
+          code === "ENOENT"
+            ? "mapping file not found: create it (copy config/mapping.example.yaml) or set MAPPING_FILE"
+            : `cannot read the mapping file (${code ?? "error"})`,
+      },
     ]);
   }
 }

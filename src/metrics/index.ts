@@ -62,24 +62,55 @@ export class ServiceMetrics {
       labelNames: ["surface", "scope"],
       registers,
     });
-    const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name: PREFIX + name, help, labelNames, registers });
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+      new Gauge<L>({ name: PREFIX + name, help, labelNames, registers });
     this.gauges = {
       budgetLimit: gauge("budget_limit_calls", "Platform SCIM calls allowed in the current budget window"),
       budgetUsed: gauge("budget_used_calls", "Platform SCIM calls debited in the current budget window"),
-      budgetRemaining: gauge("budget_remaining_calls", "Platform SCIM calls left in the window: ordinary work (reserve excluded) or with_reserve (deprovisions)", ["kind"]),
+      budgetRemaining: gauge(
+        "budget_remaining_calls",
+        "Platform SCIM calls left in the window: ordinary work (reserve excluded) or with_reserve (deprovisions)",
+        ["kind"],
+      ),
       budgetResets: gauge("budget_resets_at_seconds", "When the budget window resets (Unix time)"),
       queueDepth: gauge("reconcile_queue_depth", "Users waiting in the reconcile queue, by priority", ["priority"]),
-      queueSettling: gauge("reconcile_queue_settling", "Users whose grants wait for them to be quiet before one call (the settle window)"),
+      queueSettling: gauge(
+        "reconcile_queue_settling",
+        "Users whose grants wait for them to be quiet before one call (the settle window)",
+      ),
       queueParked: gauge("reconcile_queue_parked", "Users parked after a terminal failure (need an admin)"),
       mirrorPending: gauge("mirror_pending_rows", "Mirror changes not yet pushed, by mirror table", ["table"]),
-      mirrorOldest: gauge("mirror_oldest_pending_seconds", "Age of the oldest mirror change not yet pushed, by mirror table (0 when none)", ["table"]),
-      quarantined: gauge("platform_quarantined", "1 while a platform family is quarantined (its work paused)", ["family"]),
-      holdsPending: gauge("holds_pending", "Actions held for an admin's approval, by kind (deprovision, email_change)", ["kind"]),
-      idpLastRequest: gauge("idp_last_request_seconds", "When the IdP last made an authenticated SCIM request (Unix time; 0 if never)"),
-      notificationDeliveries: gauge("notification_deliveries", "Notification deliveries in the outbox, by channel and state (pending, sent, parked)", ["channel", "state"]),
+      mirrorOldest: gauge(
+        "mirror_oldest_pending_seconds",
+        "Age of the oldest mirror change not yet pushed, by mirror table (0 when none)",
+        ["table"],
+      ),
+      quarantined: gauge("platform_quarantined", "1 while a platform family is quarantined (its work paused)", [
+        "family",
+      ]),
+      holdsPending: gauge(
+        "holds_pending",
+        "Actions held for an admin's approval, by kind (deprovision, email_change)",
+        ["kind"],
+      ),
+      idpLastRequest: gauge(
+        "idp_last_request_seconds",
+        "When the IdP last made an authenticated SCIM request (Unix time; 0 if never)",
+      ),
+      notificationDeliveries: gauge(
+        "notification_deliveries",
+        "Notification deliveries in the outbox, by channel and state (pending, sent, parked)",
+        ["channel", "state"],
+      ),
       resyncLastFailed: gauge("resync_last_run_failed", "1 when the latest finished full resync failed"),
-      samlCertificateExpires: gauge("saml_certificate_expires_at_seconds", "When the IdP's SAML signing certificate (SAML_IDP_CERT) expires (Unix time)"),
-      databaseUp: gauge("metrics_database_up", "0 when the last scrape could not read PostgreSQL (the stored gauges are then stale)"),
+      samlCertificateExpires: gauge(
+        "saml_certificate_expires_at_seconds",
+        "When the IdP's SAML signing certificate (SAML_IDP_CERT) expires (Unix time)",
+      ),
+      databaseUp: gauge(
+        "metrics_database_up",
+        "0 when the last scrape could not read PostgreSQL (the stored gauges are then stale)",
+      ),
     };
   }
 
@@ -99,7 +130,12 @@ export class ServiceMetrics {
     const now = clock.now();
     const g = this.gauges;
     try {
-      const [queue, mirror, quarantined, alerts] = await Promise.all([queueStatus(db, budget, now), mirrorLag(db, now), quarantine.list(), alertFacts(db)]);
+      const [queue, mirror, quarantined, alerts] = await Promise.all([
+        queueStatus(db, budget, now),
+        mirrorLag(db, now),
+        quarantine.list(),
+        alertFacts(db),
+      ]);
       g.budgetLimit.set(queue.budget.limit);
       g.budgetUsed.set(queue.budget.used);
       g.budgetRemaining.set({ kind: "ordinary" }, queue.budget.remaining);
@@ -118,12 +154,14 @@ export class ServiceMetrics {
       g.quarantined.reset();
       for (const family of QUARANTINED_FAMILIES) g.quarantined.set({ family }, 0);
       for (const q of quarantined) g.quarantined.set({ family: q.family }, 1);
-      for (const kind of ["deprovision", "email_change"]) g.holdsPending.set({ kind }, alerts.undecidedHolds[kind] ?? 0);
+      for (const kind of ["deprovision", "email_change"])
+        g.holdsPending.set({ kind }, alerts.undecidedHolds[kind] ?? 0);
       g.idpLastRequest.set(alerts.idpLastRequestAt ? Math.floor(alerts.idpLastRequestAt.getTime() / 1000) : 0);
       g.notificationDeliveries.reset();
       for (const d of alerts.deliveries) g.notificationDeliveries.set({ channel: d.channel, state: d.state }, d.n);
       g.resyncLastFailed.set(alerts.lastResyncFailed ? 1 : 0);
-      if (this.sources.samlCertificateExpiresAt) g.samlCertificateExpires.set(Math.floor(this.sources.samlCertificateExpiresAt.getTime() / 1000));
+      if (this.sources.samlCertificateExpiresAt)
+        g.samlCertificateExpires.set(Math.floor(this.sources.samlCertificateExpiresAt.getTime() / 1000));
       g.databaseUp.set(1);
     } catch (error) {
       g.databaseUp.set(0);

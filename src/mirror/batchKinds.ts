@@ -1,7 +1,16 @@
 import type { PushLogEntry } from "../db/mirrorSyncRepository.js";
 import type { HttpOutcome, RetryPolicy } from "../platform/http.js";
 import type { PlatformRestClient } from "../platform/rest.js";
-import { MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST, emailStatusBody, subscriptionEntry, toUnits, type EmailPayload, type PendingChange, type SubscriptionPayload, type Unit } from "./batching.js";
+import {
+  MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
+  emailStatusBody,
+  subscriptionEntry,
+  toUnits,
+  type EmailPayload,
+  type PendingChange,
+  type SubscriptionPayload,
+  type Unit,
+} from "./batching.js";
 import type { PushResult, SendVerdict } from "./pushing.js";
 
 /** The two batched kinds: which endpoint, how many arrays per request, how a request is sent. */
@@ -18,7 +27,11 @@ export type BatchSpec = {
 export function batchSpecs(
   rest: PlatformRestClient,
   retry: RetryPolicy,
-  options: { emailRequestsPerClaim?: number; subscriptionRequestsPerClaim?: number; entriesPerSubscriptionRequest?: number },
+  options: {
+    emailRequestsPerClaim?: number;
+    subscriptionRequestsPerClaim?: number;
+    entriesPerSubscriptionRequest?: number;
+  },
 ): BatchSpec[] {
   return [
     {
@@ -36,7 +49,12 @@ export function batchSpecs(
       endpoint: "POST /v2/subscription/status/set",
       unitsPerRequest: options.entriesPerSubscriptionRequest ?? MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,
       requestsPerClaim: options.subscriptionRequestsPerClaim ?? 2,
-      send: (units, apiKey, signal) => rest.setSubscriptionStatuses((units as Unit<SubscriptionPayload>[]).map(subscriptionEntry), { apiKey, retry, signal }),
+      send: (units, apiKey, signal) =>
+        rest.setSubscriptionStatuses((units as Unit<SubscriptionPayload>[]).map(subscriptionEntry), {
+          apiKey,
+          retry,
+          signal,
+        }),
     },
   ];
 }
@@ -45,7 +63,8 @@ export function batchSpecs(
 export function requestBatches<P>(spec: BatchSpec, changes: PendingChange<P>[]): PendingChange<P>[][] {
   const units = toUnits(changes);
   const out: PendingChange<P>[][] = [];
-  for (let i = 0; i < units.length; i += spec.unitsPerRequest) out.push(units.slice(i, i + spec.unitsPerRequest).flatMap((u) => u.changes));
+  for (let i = 0; i < units.length; i += spec.unitsPerRequest)
+    out.push(units.slice(i, i + spec.unitsPerRequest).flatMap((u) => u.changes));
   return out;
 }
 
@@ -54,10 +73,18 @@ export function sent(verdict: SendVerdict): boolean {
 }
 
 export function pushLogEntries(spec: BatchSpec, result: PushResult): PushLogEntry[] {
-  return result.requests.filter((r) => sent(r.verdict)).map(({ changes, verdict }): PushLogEntry => {
-    const entry: PushLogEntry = { kind: spec.kind, endpoint: spec.endpoint, changes, outcome: "ok" };
-    if (verdict.kind === "ok") return { ...entry, status: verdict.status };
-    if (verdict.kind === "rejected") return { ...entry, outcome: "rejected", status: verdict.status, detail: verdict.message };
-    return { ...entry, outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry", status: verdict.status, detail: verdict.reason };
-  });
+  return result.requests
+    .filter((r) => sent(r.verdict))
+    .map(({ changes, verdict }): PushLogEntry => {
+      const entry: PushLogEntry = { kind: spec.kind, endpoint: spec.endpoint, changes, outcome: "ok" };
+      if (verdict.kind === "ok") return { ...entry, status: verdict.status };
+      if (verdict.kind === "rejected")
+        return { ...entry, outcome: "rejected", status: verdict.status, detail: verdict.message };
+      return {
+        ...entry,
+        outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry",
+        status: verdict.status,
+        detail: verdict.reason,
+      };
+    });
 }

@@ -82,7 +82,8 @@ export function planPushes<P>(units: readonly Unit<P>[], options: PlanOptions): 
     leftover.push(...kept.pop()!.changes);
   }
   const requests: Unit<P>[][] = [];
-  for (let i = 0; i < kept.length; i += options.unitsPerRequest) requests.push(kept.slice(i, i + options.unitsPerRequest));
+  for (let i = 0; i < kept.length; i += options.unitsPerRequest)
+    requests.push(kept.slice(i, i + options.unitsPerRequest));
   const last = requests[requests.length - 1];
   const holdShortLast = options.busy || (options.claimWasFull && requests.length > 1);
   if (last && holdShortLast && last.length < options.unitsPerRequest) {

@@ -8,7 +8,6 @@ import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
 import { MirrorSyncWorker } from "./worker.js";
 
-;
 export { MirrorSyncWorker } from "./worker.js";
 
 /**
@@ -29,5 +28,12 @@ export function createMirrorSync(deps: {
     log.warn("mirror", "mirror sync off: set PLATFORM_API_KEY (and PLATFORM_WORKSPACE_API_KEYS for other workspaces)");
     return undefined;
   }
-  return new MirrorSyncWorker({ db: deps.db, rest: new PlatformRestClient(deps.transport), apiKeys, clock: deps.clock, leaseMs: deps.env.MIRROR_LEASE_MS, ...(deps.gate ? { gate: deps.gate } : {}) });
+  return new MirrorSyncWorker({
+    db: deps.db,
+    rest: new PlatformRestClient(deps.transport),
+    apiKeys,
+    clock: deps.clock,
+    leaseMs: deps.env.MIRROR_LEASE_MS,
+    ...(deps.gate ? { gate: deps.gate } : {}),
+  });
 }

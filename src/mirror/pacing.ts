@@ -13,7 +13,11 @@ export function bucketRule(limit: number, windowMs: number, burst = Math.max(1, 
 }
 
 /** Pure: refills to `nowMs`, then takes a token if there is one; else says how long to wait for it. */
-export function takeToken(rule: BucketRule, state: BucketState | undefined, nowMs: number): { state: BucketState; waitMs: number } {
+export function takeToken(
+  rule: BucketRule,
+  state: BucketState | undefined,
+  nowMs: number,
+): { state: BucketState; waitMs: number } {
   const ratePerMs = Math.max(rule.limit - rule.burst, 1) / rule.windowMs;
   const start = state ?? { tokens: rule.burst, atMs: nowMs };
   const tokens = Math.min(rule.burst, start.tokens + Math.max(0, nowMs - start.atMs) * ratePerMs);

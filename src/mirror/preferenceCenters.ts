@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { claimPendingChanges, readyPreferenceCenterWorkspaces, settleClaimedChanges, takePaceSlot, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
+import {
+  claimPendingChanges,
+  readyPreferenceCenterWorkspaces,
+  settleClaimedChanges,
+  takePaceSlot,
+  type PushLogEntry,
+  type Settlement,
+} from "../db/mirrorSyncRepository.js";
 import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import { REST_FAMILIES, type PlatformRestClient, type PreferenceCenterBody } from "../platform/rest.js";
@@ -29,7 +36,12 @@ export type PreferenceCenterDeps = {
   holds: Map<string, number>;
 };
 
-export type PreferenceCenterReport = { claimed: number; settlements: Settlement[]; log: PushLogEntry[]; deferred: { claimId: string; settlements: Settlement[] }[] };
+export type PreferenceCenterReport = {
+  claimed: number;
+  settlements: Settlement[];
+  log: PushLogEntry[];
+  deferred: { claimId: string; settlements: Settlement[] }[];
+};
 
 const holdKey = (workspace: string) => `preference_center:${workspace}`;
 
@@ -40,7 +52,10 @@ class PaceExhausted extends Error {
 }
 
 function preferenceCenterBody(p: PreferenceCenterPayload): PreferenceCenterBody {
-  const body: PreferenceCenterBody = { preference_center_page_html: p.page_html, confirmation_page_html: p.confirmation_html };
+  const body: PreferenceCenterBody = {
+    preference_center_page_html: p.page_html,
+    confirmation_page_html: p.confirmation_html,
+  };
   if (p.name !== null) body.name = p.name;
   if (p.title !== null) body.preference_center_title = p.title;
   if (p.state !== null) body.state = p.state;
@@ -80,30 +95,57 @@ export async function pushPreferenceCenters(deps: PreferenceCenterDeps): Promise
   return report;
 }
 
-async function pushOne(deps: PreferenceCenterDeps, workspace: string, change: PendingChange<PreferenceCenterPayload>, report: PreferenceCenterReport): Promise<Settlement> {
+async function pushOne(
+  deps: PreferenceCenterDeps,
+  workspace: string,
+  change: PendingChange<PreferenceCenterPayload>,
+  report: PreferenceCenterReport,
+): Promise<Settlement> {
   const { key, version } = change;
   const apiKey = deps.apiKeys[workspace];
   if (!apiKey) {
-    return { key, version, outcome: "park", reason: `no API key for workspace "${workspace}": add it to PLATFORM_WORKSPACE_API_KEYS, then requeue` };
+    return {
+      key,
+      version,
+      outcome: "park",
+      reason: `no API key for workspace "${workspace}": add it to PLATFORM_WORKSPACE_API_KEYS, then requeue`,
+    };
   }
   let verdict: SendVerdict;
   try {
-    const outcome = await deps.rest.putPreferenceCenter(workspace, change.payload.id, preferenceCenterBody(change.payload), {
-      apiKey,
-      retry: deps.retry,
-      signal: deps.signal,
-      beforeSend: async () => {
-        const slot = await takePaceSlot(deps.db, REST_FAMILIES.preferenceCenter(workspace), deps.clock.now(), deps.paceLimit, deps.paceWindowMs);
-        if (!slot.granted) throw new PaceExhausted(slot.nextAt);
+    const outcome = await deps.rest.putPreferenceCenter(
+      workspace,
+      change.payload.id,
+      preferenceCenterBody(change.payload),
+      {
+        apiKey,
+        retry: deps.retry,
+        signal: deps.signal,
+        beforeSend: async () => {
+          const slot = await takePaceSlot(
+            deps.db,
+            REST_FAMILIES.preferenceCenter(workspace),
+            deps.clock.now(),
+            deps.paceLimit,
+            deps.paceWindowMs,
+          );
+          if (!slot.granted) throw new PaceExhausted(slot.nextAt);
+        },
       },
-    });
+    );
     verdict = verdictOf(outcome);
   } catch (error) {
     if (!(error instanceof PaceExhausted)) throw error;
     deps.holds.set(holdKey(workspace), error.nextAt.getTime());
     return { key, version, outcome: "release" };
   }
-  const entry: PushLogEntry = { kind: "preference_center", endpoint: "PUT /preference_center/v1/{id}", workspace, changes: 1, outcome: "ok" };
+  const entry: PushLogEntry = {
+    kind: "preference_center",
+    endpoint: "PUT /preference_center/v1/{id}",
+    workspace,
+    changes: 1,
+    outcome: "ok",
+  };
   if (verdict.kind === "ok") {
     report.log.push({ ...entry, status: verdict.status });
     return { key, version, outcome: "ack" };
@@ -112,8 +154,15 @@ async function pushOne(deps: PreferenceCenterDeps, workspace: string, change: Pe
     report.log.push({ ...entry, outcome: "rejected", status: verdict.status, detail: verdict.message });
     return { key, version, outcome: "park", reason: `platform refused (HTTP ${verdict.status}): ${verdict.message}` };
   }
-  report.log.push({ ...entry, outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry", status: verdict.status, detail: verdict.reason });
-  const holdMs = verdict.until ? verdict.until.getTime() : deps.clock.now().getTime() + (verdict.cause === "auth" ? 60_000 : 5_000);
+  report.log.push({
+    ...entry,
+    outcome: verdict.cause === "rate_limited" ? "rate_limited" : "retry",
+    status: verdict.status,
+    detail: verdict.reason,
+  });
+  const holdMs = verdict.until
+    ? verdict.until.getTime()
+    : deps.clock.now().getTime() + (verdict.cause === "auth" ? 60_000 : 5_000);
   deps.holds.set(holdKey(workspace), holdMs);
   return { key, version, outcome: "release", reason: verdict.reason };
 }

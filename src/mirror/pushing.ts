@@ -14,7 +14,13 @@ export type SendVerdict =
   /** The platform refused the data (4xx): bisect, then park the single bad change. */
   | { kind: "rejected"; status: number; message: string }
   /** Nothing wrong with the data: release the changes and try again later. */
-  | { kind: "retry"; reason: string; status?: number; until?: Date; cause: "rate_limited" | "auth" | "transient" | "paced" };
+  | {
+      kind: "retry";
+      reason: string;
+      status?: number;
+      until?: Date;
+      cause: "rate_limited" | "auth" | "transient" | "paced";
+    };
 
 /** Pure: classifies a transport outcome. 401/403 are our credentials, 408 is the network: neither is the data. */
 export function verdictOf(outcome: HttpOutcome): SendVerdict {
@@ -23,7 +29,12 @@ export function verdictOf(outcome: HttpOutcome): SendVerdict {
       return { kind: "ok", status: outcome.status };
     case "http_error":
       if (outcome.status === 401 || outcome.status === 403) {
-        return { kind: "retry", cause: "auth", status: outcome.status, reason: `HTTP ${outcome.status}: ${platformMessage(outcome.body, outcome.status)}` };
+        return {
+          kind: "retry",
+          cause: "auth",
+          status: outcome.status,
+          reason: `HTTP ${outcome.status}: ${platformMessage(outcome.body, outcome.status)}`,
+        };
       }
       if (outcome.status >= 400 && outcome.status < 500 && outcome.status !== 408) {
         return { kind: "rejected", status: outcome.status, message: platformMessage(outcome.body, outcome.status) };
@@ -36,7 +47,12 @@ export function verdictOf(outcome: HttpOutcome): SendVerdict {
         : { kind: "retry", cause: "paced", until: outcome.until, reason: "family paused after a 429" };
     case "uncertain":
     case "unreachable":
-      return { kind: "retry", cause: "transient", status: "status" in outcome ? outcome.status : undefined, reason: outcome.reason };
+      return {
+        kind: "retry",
+        cause: "transient",
+        status: "status" in outcome ? outcome.status : undefined,
+        reason: outcome.reason,
+      };
   }
 }
 
@@ -66,7 +82,8 @@ export async function pushWithBisection<P>(
   } else if (verdict.kind === "retry") {
     // A platform failure outranks a local "not sent" in deciding how long the family is held.
     if (!result.retry || result.retry.cause === "paced") result.retry = verdict;
-    for (const c of batch) result.settlements.push({ key: c.key, version: c.version, outcome: "release", reason: verdict.reason });
+    for (const c of batch)
+      result.settlements.push({ key: c.key, version: c.version, outcome: "release", reason: verdict.reason });
   } else if (batch.length === 1) {
     const reason = `platform refused (HTTP ${verdict.status}): ${verdict.message}`;
     result.settlements.push({ key: batch[0].key, version: batch[0].version, outcome: "park", reason });
@@ -78,7 +95,11 @@ export async function pushWithBisection<P>(
 }
 
 /** Runs `fn` over items with at most `limit` in flight. */
-export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) await fn(items[next++]);

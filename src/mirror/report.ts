@@ -11,7 +11,9 @@ export type CycleReport = {
   lingering: number;
 };
 
-export function countSettlements(settlements: readonly Settlement[]): Pick<CycleReport, "pushed" | "parked" | "released"> {
+export function countSettlements(
+  settlements: readonly Settlement[],
+): Pick<CycleReport, "pushed" | "parked" | "released"> {
   let pushed = 0;
   let parked = 0;
   let released = 0;

@@ -1,5 +1,11 @@
 import type { Database } from "../db/database.js";
-import { lastPushes, listParkedChanges, pendingSummary, type ParkedRow, type PushLogRow } from "../db/mirrorStatusRepository.js";
+import {
+  lastPushes,
+  listParkedChanges,
+  pendingSummary,
+  type ParkedRow,
+  type PushLogRow,
+} from "../db/mirrorStatusRepository.js";
 import type { MirrorKind } from "../db/mirrorSyncRepository.js";
 
 /** The mirror sync's status, as the admin JSON API answers it (src/admin/mirror.ts shapes it for the UI). */
@@ -20,10 +26,18 @@ export type MirrorTableStatus = {
   lastPush: Omit<PushLogRow, "kind"> | null;
 };
 
-export type MirrorStatus = { tables: MirrorTableStatus[]; parked: (ParkedRow & { table: string })[]; lastPush: PushLogRow | null };
+export type MirrorStatus = {
+  tables: MirrorTableStatus[];
+  parked: (ParkedRow & { table: string })[];
+  lastPush: PushLogRow | null;
+};
 
 export async function mirrorStatus(db: Database, now: Date, parkedLimit = 100): Promise<MirrorStatus> {
-  const [summary, pushes, parked] = await Promise.all([pendingSummary(db, now), lastPushes(db), listParkedChanges(db, { limit: parkedLimit })]);
+  const [summary, pushes, parked] = await Promise.all([
+    pendingSummary(db, now),
+    lastPushes(db),
+    listParkedChanges(db, { limit: parkedLimit }),
+  ]);
   const byKind = new Map(pushes.map((p) => [p.kind, p]));
   const tables = summary.map((s): MirrorTableStatus => {
     const push = byKind.get(s.kind);
@@ -35,6 +49,13 @@ export async function mirrorStatus(db: Database, now: Date, parkedLimit = 100): 
 }
 
 /** For the overview's mirror-lag panel. */
-export async function mirrorLag(db: Database, now: Date): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
-  return (await pendingSummary(db, now)).map((s) => ({ table: MIRROR_TABLES[s.kind], pending: s.pending, lagSeconds: s.oldestPendingSeconds }));
+export async function mirrorLag(
+  db: Database,
+  now: Date,
+): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
+  return (await pendingSummary(db, now)).map((s) => ({
+    table: MIRROR_TABLES[s.kind],
+    pending: s.pending,
+    lagSeconds: s.oldestPendingSeconds,
+  }));
 }

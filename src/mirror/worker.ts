@@ -3,7 +3,15 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Database } from "../db/database.js";
 import { systemClock, type Clock } from "../clock.js";
 import { pendingSummary } from "../db/mirrorStatusRepository.js";
-import { claimPendingChanges, prunePushLog, recordPushes, settleClaimedChanges, type MirrorKind, type PushLogEntry, type Settlement } from "../db/mirrorSyncRepository.js";
+import {
+  claimPendingChanges,
+  prunePushLog,
+  recordPushes,
+  settleClaimedChanges,
+  type MirrorKind,
+  type PushLogEntry,
+  type Settlement,
+} from "../db/mirrorSyncRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { changesParked } from "../notify/events.js";
@@ -92,14 +100,20 @@ export class MirrorSyncWorker extends LoopWorker {
       intervalMs: pollMs,
       pass: () => this.pass(),
       // The database restarting, most likely: claims are leases, so nothing is lost meanwhile.
-      failure: (_error, failures) => ({ message: "mirror sync cycle failed", retryInMs: Math.min(30_000, pollMs * 2 ** Math.min(failures, 5)) }),
+      failure: (_error, failures) => ({
+        message: "mirror sync cycle failed",
+        retryInMs: Math.min(30_000, pollMs * 2 ** Math.min(failures, 5)),
+      }),
     });
   }
 
   /** One pass over every kind: at most one claim of emails, one of subscriptions, and the preference centers the pace allows. */
   async runOnce(): Promise<CycleReport> {
     await this.retryDeferred();
-    const reports = await Promise.all([...this.specs.map((spec) => this.cycleBatch(spec)), this.cyclePreferenceCenters()]);
+    const reports = await Promise.all([
+      ...this.specs.map((spec) => this.cycleBatch(spec)),
+      this.cyclePreferenceCenters(),
+    ]);
     return reports.reduce(addReports, emptyReport());
   }
 
@@ -135,7 +149,8 @@ export class MirrorSyncWorker extends LoopWorker {
       mirrorMetrics.parked.set({ kind: s.kind }, s.parked);
       mirrorMetrics.lagSeconds.set({ kind: s.kind }, s.oldestPendingSeconds ?? 0);
     }
-    if (hourMark) await prunePushLog(this.db, new Date(now.getTime() - (this.options.pushLogRetentionDays ?? 30) * 86_400_000));
+    if (hourMark)
+      await prunePushLog(this.db, new Date(now.getTime() - (this.options.pushLogRetentionDays ?? 30) * 86_400_000));
   }
 
   private held(family: string): boolean {
@@ -161,7 +176,14 @@ export class MirrorSyncWorker extends LoopWorker {
     const claimId = randomUUID();
     const limit = spec.unitsPerRequest * MAX_IDENTIFIERS_PER_ARRAY * spec.requestsPerClaim;
     const claim = (fromBatchKey?: string) =>
-      claimPendingChanges(this.db, { kind: spec.kind, claimId, limit, now: this.clock.now(), leaseMs: this.leaseMs, fromBatchKey });
+      claimPendingChanges(this.db, {
+        kind: spec.kind,
+        claimId,
+        limit,
+        now: this.clock.now(),
+        leaseMs: this.leaseMs,
+        fromBatchKey,
+      });
     let rows = await claim(this.cursors.get(spec.kind));
     // The cursor walks the batch keys round-robin; at the end it wraps to the start.
     if (!rows.length && this.cursors.get(spec.kind)) rows = await claim(undefined);
@@ -177,18 +199,25 @@ export class MirrorSyncWorker extends LoopWorker {
     // A full claim continues from its last (cut) batch key; anything else wraps to the start.
     this.cursors.set(spec.kind, full ? changes[changes.length - 1].batchKey : "");
 
-    const result: PushResult = { settlements: plan.leftover.map((c) => ({ key: c.key, version: c.version, outcome: "release" as const })), requests: [] };
+    const result: PushResult = {
+      settlements: plan.leftover.map((c) => ({ key: c.key, version: c.version, outcome: "release" as const })),
+      requests: [],
+    };
     const asBatches = (cs: PendingChange<unknown>[]) => requestBatches(spec, cs);
     const claimedAt = this.clock.now().getTime();
     const send = (cs: PendingChange<unknown>[]): Promise<SendVerdict> => {
       // Once the platform failed for this claim, or half the lease is gone, the rest is released
       // unsent: a request still in flight when the lease ends could race another replica's newer push.
-      if (result.retry && result.retry.cause !== "paced") return Promise.resolve({ kind: "retry", cause: "paced", reason: "platform failing" });
-      if (this.clock.now().getTime() - claimedAt > this.leaseMs / 2) return Promise.resolve({ kind: "retry", cause: "paced", reason: "lease running out" });
+      if (result.retry && result.retry.cause !== "paced")
+        return Promise.resolve({ kind: "retry", cause: "paced", reason: "platform failing" });
+      if (this.clock.now().getTime() - claimedAt > this.leaseMs / 2)
+        return Promise.resolve({ kind: "retry", cause: "paced", reason: "lease running out" });
       return this.send(spec, cs, apiKey);
     };
-    await forEachLimited(plan.requests.map((units) => units.flatMap((u) => u.changes)), this.options.concurrency ?? 4, (batch) =>
-      pushWithBisection(batch, asBatches, send, result),
+    await forEachLimited(
+      plan.requests.map((units) => units.flatMap((u) => u.changes)),
+      this.options.concurrency ?? 4,
+      (batch) => pushWithBisection(batch, asBatches, send, result),
     );
     await this.settle(spec.kind, claimId, result.settlements);
     this.afterPush(spec.kind, result);
@@ -247,7 +276,12 @@ export class MirrorSyncWorker extends LoopWorker {
     for (const d of result.deferred) this.deferred.push({ kind: "preference_center", ...d, tries: 0 });
     this.count("preference_center", result.settlements, result.log);
     await recordPushes(this.db, result.log, this.clock.now());
-    return { claimed: result.claimed, ...countSettlements(result.settlements), requests: result.log.length, lingering: 0 };
+    return {
+      claimed: result.claimed,
+      ...countSettlements(result.settlements),
+      requests: result.log.length,
+      lingering: 0,
+    };
   }
 
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
@@ -256,7 +290,12 @@ export class MirrorSyncWorker extends LoopWorker {
       // mirror.parked is queued in the same transaction as the parks it reports.
       deferred = await this.db.transaction(async (tx) => {
         const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
-        await changesParked(tx, this.clock.now(), kind, settlements.filter((s) => !left.includes(s)));
+        await changesParked(
+          tx,
+          this.clock.now(),
+          kind,
+          settlements.filter((s) => !left.includes(s)),
+        );
         return left;
       });
     } catch (error) {

@@ -35,14 +35,20 @@ export function channelsFromEnv(env: Env): Channel[] {
   const problems: string[] = [];
   const channels: Channel[] = [];
   if (env.NOTIFY_WEBHOOK_URL) channels.push(webhookChannel(env.NOTIFY_WEBHOOK_URL, env.NOTIFY_WEBHOOK_SECRET));
-  else if (env.NOTIFY_WEBHOOK_SECRET) problems.push("NOTIFY_WEBHOOK_SECRET: set NOTIFY_WEBHOOK_URL too, or remove the secret");
+  else if (env.NOTIFY_WEBHOOK_SECRET)
+    problems.push("NOTIFY_WEBHOOK_SECRET: set NOTIFY_WEBHOOK_URL too, or remove the secret");
   if (env.NOTIFY_SLACK_WEBHOOK_URL) channels.push(jsonChannel("slack", env.NOTIFY_SLACK_WEBHOOK_URL, slackBody));
   if (env.NOTIFY_TEAMS_WEBHOOK_URL) channels.push(jsonChannel("teams", env.NOTIFY_TEAMS_WEBHOOK_URL, teamsBody));
   const email = [env.SMTP_URL, env.NOTIFY_EMAIL_TO, env.NOTIFY_EMAIL_FROM];
   if (email.every(Boolean)) channels.push(emailChannel(env.SMTP_URL!, env.NOTIFY_EMAIL_TO!, env.NOTIFY_EMAIL_FROM!));
   else if (email.some(Boolean)) {
     const missing = (["SMTP_URL", "NOTIFY_EMAIL_TO", "NOTIFY_EMAIL_FROM"] as const).filter((name) => !env[name]);
-    problems.push(...missing.map((name) => `${name}: required for email notifications (set SMTP_URL, NOTIFY_EMAIL_TO and NOTIFY_EMAIL_FROM together, or none)`));
+    problems.push(
+      ...missing.map(
+        (name) =>
+          `${name}: required for email notifications (set SMTP_URL, NOTIFY_EMAIL_TO and NOTIFY_EMAIL_FROM together, or none)`,
+      ),
+    );
   }
   if (problems.length) throw new ConfigError(problems);
   return channels;
@@ -52,7 +58,12 @@ function hostOf(url: string): string {
   return new URL(url).host;
 }
 
-function httpChannel(name: ChannelName, url: string, body: (m: NotificationMessage) => string, headers: (raw: string) => Record<string, string>): Channel {
+function httpChannel(
+  name: ChannelName,
+  url: string,
+  body: (m: NotificationMessage) => string,
+  headers: (raw: string) => Record<string, string>,
+): Channel {
   registerSecretValue(url);
   return {
     name,
@@ -61,7 +72,13 @@ function httpChannel(name: ChannelName, url: string, body: (m: NotificationMessa
       const raw = body(message);
       let response: Response;
       try {
-        response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers(raw) }, body: raw, signal, redirect: "error" });
+        response = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers(raw) },
+          body: raw,
+          signal,
+          redirect: "error",
+        });
       } catch (error) {
         // Never the URL (it carries the token): the cause's code or message only.
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -72,14 +89,19 @@ function httpChannel(name: ChannelName, url: string, body: (m: NotificationMessa
         return;
       }
       const text = (await response.text().catch(() => "")).slice(0, 200).replace(/\s+/g, " ");
-      throw new DeliveryError(`HTTP ${response.status}${text ? `: ${text}` : ""}`, retryAfterMs(response.headers.get("retry-after")));
+      throw new DeliveryError(
+        `HTTP ${response.status}${text ? `: ${text}` : ""}`,
+        retryAfterMs(response.headers.get("retry-after")),
+      );
     },
   };
 }
 
 function webhookChannel(url: string, secret: string | undefined): Channel {
   if (secret) registerSecretValue(secret);
-  return httpChannel("webhook", url, webhookBody, (raw): Record<string, string> => (secret ? { "x-signature-256": signatureOf(secret, raw) } : {}));
+  return httpChannel("webhook", url, webhookBody, (raw): Record<string, string> =>
+    secret ? { "x-signature-256": signatureOf(secret, raw) } : {},
+  );
 }
 
 function jsonChannel(name: "slack" | "teams", url: string, body: (m: NotificationMessage) => string): Channel {
@@ -96,7 +118,12 @@ function emailChannel(smtpUrl: string, to: string, from: string): Channel {
   const password = new URL(smtpUrl).password;
   if (password) registerSecretValue(decodeURIComponent(password));
   // Bounded, so a stuck mail server cannot outlast the delivery's lease (nodemailer waits minutes by default).
-  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 });
+  const transport = nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
   return {
     name: "email",
     display: `${hostOf(smtpUrl)} → ${to}`,
@@ -104,10 +131,19 @@ function emailChannel(smtpUrl: string, to: string, from: string): Channel {
       signal.throwIfAborted();
       const { subject, text, messageId } = emailContent(message);
       try {
-        await transport.sendMail({ from, to, subject, text, messageId, headers: { "X-Notification-Event": message.event, "X-Notification-Id": message.id } });
+        await transport.sendMail({
+          from,
+          to,
+          subject,
+          text,
+          messageId,
+          headers: { "X-Notification-Event": message.event, "X-Notification-Id": message.id },
+        });
       } catch (error) {
         const e = error as { responseCode?: number; code?: string; message?: string };
-        throw new DeliveryError(`SMTP ${e.responseCode ?? e.code ?? "error"}: ${String(e.message ?? "").slice(0, 200)}`);
+        throw new DeliveryError(
+          `SMTP ${e.responseCode ?? e.code ?? "error"}: ${String(e.message ?? "").slice(0, 200)}`,
+        );
       }
     },
   };

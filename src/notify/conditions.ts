@@ -17,13 +17,18 @@ const NOTE_EVERY_MS = 60_000;
 
 export type ConditionChecks = { run(now: Date): Promise<void> };
 
-export function conditionChecks(options: { db: Database; idpSilenceHours: number; samlIdpCert?: string }): ConditionChecks {
+export function conditionChecks(options: {
+  db: Database;
+  idpSilenceHours: number;
+  samlIdpCert?: string;
+}): ConditionChecks {
   const { db, idpSilenceHours } = options;
   const cert = options.samlIdpCert ? readCertificate(options.samlIdpCert) : undefined;
   return {
     async run(now) {
       if (idpSilenceHours > 0) await checkIdpSilence(db, now, idpSilenceHours);
-      if (cert && cert.validTo.getTime() - now.getTime() < CERT_WARNING_MS) await notify(db, samlCertificateExpiring(now, cert));
+      if (cert && cert.validTo.getTime() - now.getTime() < CERT_WARNING_MS)
+        await notify(db, samlCertificateExpiring(now, cert));
     },
   };
 }
@@ -41,10 +46,16 @@ async function checkIdpSilence(db: Database, now: Date, hours: number): Promise<
 
 /** The certificate of SAML_IDP_CERT (PEM, or the bare base64 body many IdPs show); undefined when unreadable. */
 export function readCertificate(text: string): { fingerprint: string; subject: string; validTo: Date } | undefined {
-  const pem = text.includes("BEGIN CERTIFICATE") ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, "")}\n-----END CERTIFICATE-----`;
+  const pem = text.includes("BEGIN CERTIFICATE")
+    ? text
+    : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, "")}\n-----END CERTIFICATE-----`;
   try {
     const cert = new X509Certificate(pem);
-    return { fingerprint: cert.fingerprint256, subject: cert.subject.replace(/\n/g, ", "), validTo: new Date(cert.validTo) };
+    return {
+      fingerprint: cert.fingerprint256,
+      subject: cert.subject.replace(/\n/g, ", "),
+      validTo: new Date(cert.validTo),
+    };
   } catch {
     return undefined; // the SAML sign-in reports a bad certificate itself
   }

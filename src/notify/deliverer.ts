@@ -2,7 +2,13 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { claimDeliveries, fanOutNotifications, pruneNotifications, settleDelivery, type ClaimedDelivery } from "../db/notificationRepository.js";
+import {
+  claimDeliveries,
+  fanOutNotifications,
+  pruneNotifications,
+  settleDelivery,
+  type ClaimedDelivery,
+} from "../db/notificationRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import type { Channel } from "./channels.js";
@@ -68,7 +74,13 @@ export class NotificationDeliverer extends LoopWorker {
       await checks?.run(now);
       await this.prune(now);
     }
-    while ((await fanOutNotifications(db, channels.map((c) => c.name), now)) > 0);
+    while (
+      (await fanOutNotifications(
+        db,
+        channels.map((c) => c.name),
+        now,
+      )) > 0
+    );
     const claimed = await claimDeliveries(db, this.owner, now, new Date(now.getTime() + this.options.leaseMs), BATCH);
     await Promise.all(claimed.map((delivery) => this.deliver(delivery)));
     return claimed.length;
@@ -78,7 +90,10 @@ export class NotificationDeliverer extends LoopWorker {
   private async prune(now: Date): Promise<void> {
     if (!this.options.retentionDays || now.getTime() - this.lastPrune < 3_600_000) return;
     this.lastPrune = now.getTime();
-    const removed = await pruneNotifications(this.options.db, new Date(now.getTime() - this.options.retentionDays * 86_400_000));
+    const removed = await pruneNotifications(
+      this.options.db,
+      new Date(now.getTime() - this.options.retentionDays * 86_400_000),
+    );
     if (removed) log.info("notify", "old notifications removed", { removed });
   }
 
@@ -88,25 +103,51 @@ export class NotificationDeliverer extends LoopWorker {
     const key = { outboxId: delivery.outboxId, channel: delivery.channel, owner: this.owner };
     if (!channel) {
       // Configured when the message was fanned out, gone since: park rather than retry forever.
-      await settleDelivery(db, key, { state: "parked", nextAttemptAt: clock.now(), error: "channel no longer configured" });
+      await settleDelivery(db, key, {
+        state: "parked",
+        nextAttemptAt: clock.now(),
+        error: "channel no longer configured",
+      });
       return;
     }
     try {
       // Half the lease: a send that times out is settled before another sender may take it over.
-      await channel.send(this.messageOf(delivery), AbortSignal.any([AbortSignal.timeout(Math.floor(leaseMs / 2)), this.loop.signal]));
+      await channel.send(
+        this.messageOf(delivery),
+        AbortSignal.any([AbortSignal.timeout(Math.floor(leaseMs / 2)), this.loop.signal]),
+      );
       await settleDelivery(db, key, { state: "sent", at: clock.now() });
-      log.info("notify", "notification sent", { event: delivery.event, incidentId: delivery.incidentId, channel: channel.name, attempts: delivery.attempts });
+      log.info("notify", "notification sent", {
+        event: delivery.event,
+        incidentId: delivery.incidentId,
+        channel: channel.name,
+        attempts: delivery.attempts,
+      });
     } catch (error) {
       if (this.loop.signal.aborted) {
         // Shutting down: not the receiver's fault; due again at once for whoever runs next.
-        await settleDelivery(db, key, { state: "pending", nextAttemptAt: clock.now(), error: "interrupted by a shutdown" });
+        await settleDelivery(db, key, {
+          state: "pending",
+          nextAttemptAt: clock.now(),
+          error: "interrupted by a shutdown",
+        });
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
       const park = delivery.attempts >= maxAttempts;
       const wait = Math.max(this.backoffMs(delivery.attempts), (error as { retryAfterMs?: number }).retryAfterMs ?? 0);
-      await settleDelivery(db, key, { state: park ? "parked" : "pending", nextAttemptAt: new Date(clock.now().getTime() + wait), error: message });
-      const fields = { event: delivery.event, incidentId: delivery.incidentId, channel: channel.name, attempts: delivery.attempts, error: message };
+      await settleDelivery(db, key, {
+        state: park ? "parked" : "pending",
+        nextAttemptAt: new Date(clock.now().getTime() + wait),
+        error: message,
+      });
+      const fields = {
+        event: delivery.event,
+        incidentId: delivery.incidentId,
+        channel: channel.name,
+        attempts: delivery.attempts,
+        error: message,
+      };
       if (park) log.error("notify", "notification delivery parked", fields);
       else log.warn("notify", "notification delivery failed; will retry", { ...fields, retryInMs: wait });
     }

@@ -1,6 +1,12 @@
 import { undecidedHoldCounts } from "../db/holdRepository.js";
 import { windowStart, type BudgetPolicy } from "../reconcile/budget.js";
-import { countQueuedUsers, enqueueNotification, firstDriftedUserNames, resolveIncident, type NotificationInput } from "../db/notificationRepository.js";
+import {
+  countQueuedUsers,
+  enqueueNotification,
+  firstDriftedUserNames,
+  resolveIncident,
+  type NotificationInput,
+} from "../db/notificationRepository.js";
 import type { Queryable } from "../db/database.js";
 
 /**
@@ -40,7 +46,11 @@ export async function holdsChanged(q: Queryable, now: Date): Promise<void> {
 }
 
 /** Call in the transaction that decides or drops a hold: resolves approval.required once none waits. */
-export async function holdSettled(q: Queryable, now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): Promise<void> {
+export async function holdSettled(
+  q: Queryable,
+  now: Date,
+  last: { decision: "approved" | "rejected" | "withdrawn"; by: string },
+): Promise<void> {
   if ((await undecidedHoldCounts(q)).count === 0) await resolve(q, approvalDecided(now, last));
 }
 
@@ -59,7 +69,10 @@ export function approvalRequired(now: Date, held: { count: number; kinds: string
 }
 
 /** No held action waits any more (the last one decided by an admin, or made moot by the IdP). */
-function approvalDecided(now: Date, last: { decision: "approved" | "rejected" | "withdrawn"; by: string }): NotificationInput {
+function approvalDecided(
+  now: Date,
+  last: { decision: "approved" | "rejected" | "withdrawn"; by: string },
+): NotificationInput {
   return {
     key: APPROVALS,
     event: EVENTS.approvalDecided,
@@ -70,13 +83,26 @@ function approvalDecided(now: Date, last: { decision: "approved" | "rejected" | 
   };
 }
 
-export function quarantineStarted(row: { family: string; reason: string; detail: string; since: Date; resumeAt: Date; lastStatus: number | null }): NotificationInput {
+export function quarantineStarted(row: {
+  family: string;
+  reason: string;
+  detail: string;
+  since: Date;
+  resumeAt: Date;
+  lastStatus: number | null;
+}): NotificationInput {
   return {
     key: `quarantine:${row.family}`,
     event: EVENTS.quarantineStarted,
     occurredAt: row.since,
     summary: `Platform family ${row.family} quarantined: ${row.detail}`,
-    details: { family: row.family, reason: row.reason, detail: row.detail, lastStatus: row.lastStatus, probeAfter: row.resumeAt.toISOString() },
+    details: {
+      family: row.family,
+      reason: row.reason,
+      detail: row.detail,
+      lastStatus: row.lastStatus,
+      probeAfter: row.resumeAt.toISOString(),
+    },
     linkPath: "/admin",
   };
 }
@@ -87,19 +113,40 @@ export function quarantineEnded(now: Date, row: { family: string; since: Date },
     event: EVENTS.quarantineEnded,
     occurredAt: now,
     summary: `Platform family ${row.family} resumed (${how})`,
-    details: { family: row.family, how, quarantinedForSeconds: Math.round((now.getTime() - row.since.getTime()) / 1000) },
+    details: {
+      family: row.family,
+      how,
+      quarantinedForSeconds: Math.round((now.getTime() - row.since.getTime()) / 1000),
+    },
     linkPath: "/admin",
   };
 }
 
 /** Call in the transaction of a refused budget debit (live work, not verification). */
-export async function budgetRefused(q: Queryable, now: Date, policy: BudgetPolicy, refused: { used: number; resetsAt: Date }): Promise<void> {
+export async function budgetRefused(
+  q: Queryable,
+  now: Date,
+  policy: BudgetPolicy,
+  refused: { used: number; resetsAt: Date },
+): Promise<void> {
   const backlog = await countQueuedUsers(q);
-  await notify(q, budgetExhausted(now, { windowStart: windowStart(now, policy.window), used: refused.used, limit: policy.limit, backlog, resetsAt: refused.resetsAt }));
+  await notify(
+    q,
+    budgetExhausted(now, {
+      windowStart: windowStart(now, policy.window),
+      used: refused.used,
+      limit: policy.limit,
+      backlog,
+      resetsAt: refused.resetsAt,
+    }),
+  );
 }
 
 /** At most once per budget window: the window's start is in the key (a rolling window: its UTC day). */
-export function budgetExhausted(now: Date, budget: { windowStart: Date; used: number; limit: number; backlog: number; resetsAt: Date }): NotificationInput {
+export function budgetExhausted(
+  now: Date,
+  budget: { windowStart: Date; used: number; limit: number; backlog: number; resetsAt: Date },
+): NotificationInput {
   return {
     key: `budget:${budget.windowStart.toISOString().slice(0, 10)}`,
     event: EVENTS.budgetExhausted,
@@ -111,11 +158,19 @@ export function budgetExhausted(now: Date, budget: { windowStart: Date; used: nu
 }
 
 /** Call in the transaction that closes a verifying run. */
-export async function runVerified(q: Queryable, now: Date, run: { id: string; drifted: number; verified: number; startedAt: Date }): Promise<void> {
-  if (run.drifted > 0) await notify(q, driftFound(now, { ...run, firstUsers: await firstDriftedUserNames(q, run.startedAt) }));
+export async function runVerified(
+  q: Queryable,
+  now: Date,
+  run: { id: string; drifted: number; verified: number; startedAt: Date },
+): Promise<void> {
+  if (run.drifted > 0)
+    await notify(q, driftFound(now, { ...run, firstUsers: await firstDriftedUserNames(q, run.startedAt) }));
 }
 
-function driftFound(now: Date, run: { id: string; drifted: number; verified: number; firstUsers: string[] }): NotificationInput {
+function driftFound(
+  now: Date,
+  run: { id: string; drifted: number; verified: number; firstUsers: string[] },
+): NotificationInput {
   return {
     key: `drift:${run.id}`,
     event: EVENTS.driftFound,
@@ -138,7 +193,12 @@ export function resyncFailed(now: Date, run: { id: string; error: string }): Not
 }
 
 /** Call in the transaction that settles mirror changes: the parks among them give mirror.parked. */
-export async function changesParked(q: Queryable, now: Date, kind: string, settled: { outcome: string; reason?: string }[]): Promise<void> {
+export async function changesParked(
+  q: Queryable,
+  now: Date,
+  kind: string,
+  settled: { outcome: string; reason?: string }[],
+): Promise<void> {
   const parks = settled.filter((s) => s.outcome === "park");
   if (!parks.length) return;
   const reasons = [...new Set(parks.map((p) => p.reason ?? "refused by the platform"))];
@@ -181,13 +241,21 @@ export function idpSilentEnded(now: Date, silentSince: Date): NotificationInput 
   };
 }
 
-export function samlCertificateExpiring(now: Date, cert: { fingerprint: string; subject: string; validTo: Date }): NotificationInput {
+export function samlCertificateExpiring(
+  now: Date,
+  cert: { fingerprint: string; subject: string; validTo: Date },
+): NotificationInput {
   const days = Math.max(0, Math.floor((cert.validTo.getTime() - now.getTime()) / 86_400_000));
   return {
     key: `saml.cert:${cert.fingerprint}`,
     event: EVENTS.samlCertificateExpiring,
     occurredAt: now,
     summary: `The IdP's SAML signing certificate expires in ${days} days (${cert.validTo.toISOString().slice(0, 10)}); admins cannot sign in after that`,
-    details: { subject: cert.subject, fingerprint: cert.fingerprint, validTo: cert.validTo.toISOString(), daysLeft: days },
+    details: {
+      subject: cert.subject,
+      fingerprint: cert.fingerprint,
+      validTo: cert.validTo.toISOString(),
+      daysLeft: days,
+    },
   };
 }

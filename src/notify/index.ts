@@ -7,8 +7,7 @@ import { conditionChecks } from "./conditions.js";
 import { NotificationDeliverer } from "./deliverer.js";
 import { EVENTS } from "./events.js";
 
-;
-export { channelsFromEnv,  } from "./channels.js";
+export { channelsFromEnv } from "./channels.js";
 
 /**
  * Notifications: events written to the outbox by the code that changes state (events.ts), sent
@@ -24,7 +23,13 @@ export type Notifications = {
 
 type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
 
-export function createNotifications(options: { env: Env; db: Database; clock: Clock; publicUrl: string; channels: Channel[] }): Notifications {
+export function createNotifications(options: {
+  env: Env;
+  db: Database;
+  clock: Clock;
+  publicUrl: string;
+  channels: Channel[];
+}): Notifications {
   const { env, db, clock, channels } = options;
   const deliverer = new NotificationDeliverer({
     db,
@@ -54,7 +59,10 @@ export function createNotifications(options: { env: Env; db: Database; clock: Cl
       return true;
     },
     async status() {
-      return { channels: channels.map((c) => ({ name: c.name, target: c.display })), outbox: await listOutbox(db, 100) };
+      return {
+        channels: channels.map((c) => ({ name: c.name, target: c.display })),
+        outbox: await listOutbox(db, 100),
+      };
     },
   };
 }

@@ -14,7 +14,14 @@ export type NotificationMessage = {
 };
 
 export function webhookBody(m: NotificationMessage): string {
-  return JSON.stringify({ event: m.event, id: m.id, occurredAt: m.occurredAt, summary: m.summary, details: m.details, url: m.url });
+  return JSON.stringify({
+    event: m.event,
+    id: m.id,
+    occurredAt: m.occurredAt,
+    summary: m.summary,
+    details: m.details,
+    url: m.url,
+  });
 }
 
 const RESOLUTIONS = new Set(["quarantine.ended", "approval.decided", "idp.silent.ended"]);
@@ -29,7 +36,10 @@ function facts(details: Record<string, unknown>): { label: string; value: string
   return Object.entries(details)
     .filter(([, v]) => v !== null && v !== undefined)
     .slice(0, 10)
-    .map(([label, v]) => ({ label, value: (Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v)).slice(0, 300) }));
+    .map(([label, v]) => ({
+      label,
+      value: (Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v)).slice(0, 300),
+    }));
 }
 
 /** Slack incoming webhook: Block Kit, with `text` as the notification fallback. */
@@ -41,7 +51,14 @@ export function slackBody(m: NotificationMessage): string {
       { type: "header", text: { type: "plain_text", text: title(m).slice(0, 150) } },
       { type: "section", text: { type: "mrkdwn", text: escapeSlack(m.summary) } },
       ...(fields.length ? [{ type: "section", fields }] : []),
-      ...(m.url ? [{ type: "actions", elements: [{ type: "button", text: { type: "plain_text", text: "Open in scim-connector" }, url: m.url }] }] : []),
+      ...(m.url
+        ? [
+            {
+              type: "actions",
+              elements: [{ type: "button", text: { type: "plain_text", text: "Open in scim-connector" }, url: m.url }],
+            },
+          ]
+        : []),
       { type: "context", elements: [{ type: "mrkdwn", text: `${m.event} · ${m.id} · ${m.occurredAt}` }] },
     ],
   });
@@ -67,7 +84,13 @@ export function teamsBody(m: NotificationMessage): string {
             { type: "TextBlock", text: title(m), weight: "Bolder", size: "Medium", wrap: true },
             { type: "TextBlock", text: m.summary, wrap: true },
             { type: "FactSet", facts: facts(m.details).map((f) => ({ title: f.label, value: f.value })) },
-            { type: "TextBlock", text: `${m.event} · ${m.id} · ${m.occurredAt}`, isSubtle: true, size: "Small", wrap: true },
+            {
+              type: "TextBlock",
+              text: `${m.event} · ${m.id} · ${m.occurredAt}`,
+              isSubtle: true,
+              size: "Small",
+              wrap: true,
+            },
           ],
           ...(m.url ? { actions: [{ type: "Action.OpenUrl", title: "Open in scim-connector", url: m.url }] } : {}),
         },

@@ -160,7 +160,11 @@ export class HttpTransport {
         await this.backoff(policy, attempts, req.signal);
         continue;
       }
-      if (idempotent && canRetry && (outcome.kind === "uncertain" || (outcome.kind === "http_error" && outcome.status >= 500))) {
+      if (
+        idempotent &&
+        canRetry &&
+        (outcome.kind === "uncertain" || (outcome.kind === "http_error" && outcome.status >= 500))
+      ) {
         await this.backoff(policy, attempts, req.signal);
         continue;
       }
@@ -173,7 +177,11 @@ export class HttpTransport {
   }
 
   /** Waits out the family's pause when short enough; otherwise returns the refusal without sending. */
-  private async waitForFamily(req: HttpRequest, policy: RetryPolicy, attempts: number): Promise<RateLimitedOutcome | undefined> {
+  private async waitForFamily(
+    req: HttpRequest,
+    policy: RetryPolicy,
+    attempts: number,
+  ): Promise<RateLimitedOutcome | undefined> {
     const until = this.pausedUntil(req.family);
     if (!until) return undefined;
     const waitMs = until.getTime() - this.clock.now().getTime();
@@ -226,7 +234,14 @@ export class HttpTransport {
       family: req.family,
       method: req.method,
       route: req.route,
-      status: outcome.kind === "rate_limited" ? (outcome.sent ? 429 : undefined) : "status" in outcome ? outcome.status : undefined,
+      status:
+        outcome.kind === "rate_limited"
+          ? outcome.sent
+            ? 429
+            : undefined
+          : "status" in outcome
+            ? outcome.status
+            : undefined,
       outcome: outcome.kind,
       reason: "reason" in outcome ? outcome.reason : undefined,
       attempt,
@@ -242,7 +257,12 @@ export class HttpTransport {
   private classifyResponse(response: Response, body: unknown, attempt: number): HttpOutcome {
     if (response.ok) return { kind: "ok", status: response.status, body, headers: response.headers, attempts: attempt };
     if (response.status === 429) {
-      return { kind: "rate_limited", until: rateLimitedUntil(response.headers, this.clock.now()), sent: true, attempts: attempt };
+      return {
+        kind: "rate_limited",
+        until: rateLimitedUntil(response.headers, this.clock.now()),
+        sent: true,
+        attempts: attempt,
+      };
     }
     return { kind: "http_error", status: response.status, body, attempts: attempt };
   }
@@ -257,7 +277,11 @@ export class HttpTransport {
   }
 
   private headers(req: HttpRequest): Record<string, string> {
-    const headers: Record<string, string> = { accept: "application/json", "user-agent": this.userAgent, ...req.headers };
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      "user-agent": this.userAgent,
+      ...req.headers,
+    };
     if (req.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
       headers["content-type"] = "application/json";
     }

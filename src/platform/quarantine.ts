@@ -18,9 +18,19 @@ import { notify, quarantineEnded, quarantineStarted, resolve } from "../notify/e
 import type { HttpOutcome } from "./http.js";
 import { REST_FAMILIES } from "./rest.js";
 import { SCIM_FAMILY } from "./scim.js";
-import { classifyCall, defaultQuarantineRules, emptyWindow, probeVerdict, recordCall, statusOf, tripOf, type CallWindow, type QuarantineRules } from "./quarantineRules.js";
+import {
+  classifyCall,
+  defaultQuarantineRules,
+  emptyWindow,
+  probeVerdict,
+  recordCall,
+  statusOf,
+  tripOf,
+  type CallWindow,
+  type QuarantineRules,
+} from "./quarantineRules.js";
 
-export {  type QuarantineRules } from "./quarantineRules.js";
+export { type QuarantineRules } from "./quarantineRules.js";
 
 /**
  * Pauses platform work for a family whose calls keep failing (rules in quarantineRules.ts).
@@ -49,7 +59,11 @@ export type QuarantineGate = {
  * paced per workspace through a shared slot table and are not quarantined (their failures are
  * held back by the mirror worker's own backoff).
  */
-export const QUARANTINED_FAMILIES: ReadonlySet<string> = new Set([SCIM_FAMILY, REST_FAMILIES.emailStatus, REST_FAMILIES.subscriptionSet]);
+export const QUARANTINED_FAMILIES: ReadonlySet<string> = new Set([
+  SCIM_FAMILY,
+  REST_FAMILIES.emailStatus,
+  REST_FAMILIES.subscriptionSet,
+]);
 
 export type QuarantineView = QuarantineRow & { state: "cooling" | "awaiting-probe" | "probing" };
 
@@ -91,18 +105,37 @@ export class PlatformQuarantine implements QuarantineGate {
     }
     this.windows.delete(family);
     const now = this.clock.now();
-    const entry = { family, ...trip, lastStatus: statusOf(outcome), since: now, resumeAt: new Date(now.getTime() + this.rules.coolingMs), trippedBy: this.replica };
+    const entry = {
+      family,
+      ...trip,
+      lastStatus: statusOf(outcome),
+      since: now,
+      resumeAt: new Date(now.getTime() + this.rules.coolingMs),
+      trippedBy: this.replica,
+    };
     // Known at once in this replica, before the write lands.
-    this.cache.set(family, { row: { ...entry, failedProbes: 0, probeOwner: null, probeUntil: null }, at: now.getTime() });
+    this.cache.set(family, {
+      row: { ...entry, failedProbes: 0, probeOwner: null, probeUntil: null },
+      at: now.getTime(),
+    });
     this.background(
-      this.db.transaction(async (tx) => {
-        const row = await enterQuarantine(tx, entry);
-        if (row) await notify(tx, quarantineStarted(row));
-        return row;
-      }).then((row) => {
-        if (row) log.error("platform", "family quarantined", { family, reason: trip.reason, detail: trip.detail, status: entry.lastStatus, resumeAt: entry.resumeAt.toISOString() });
-        this.cache.delete(family);
-      }),
+      this.db
+        .transaction(async (tx) => {
+          const row = await enterQuarantine(tx, entry);
+          if (row) await notify(tx, quarantineStarted(row));
+          return row;
+        })
+        .then((row) => {
+          if (row)
+            log.error("platform", "family quarantined", {
+              family,
+              reason: trip.reason,
+              detail: trip.detail,
+              status: entry.lastStatus,
+              resumeAt: entry.resumeAt.toISOString(),
+            });
+          this.cache.delete(family);
+        }),
     );
   }
 
@@ -114,7 +147,8 @@ export class PlatformQuarantine implements QuarantineGate {
     const now = this.clock.now();
     if (row.resumeAt > now) return "closed";
     if (this.probes.has(family)) return "closed"; // another loop of this replica holds it
-    if (!(await claimProbe(this.db, family, this.replica, now, new Date(now.getTime() + this.rules.probeTimeoutMs)))) return "closed";
+    if (!(await claimProbe(this.db, family, this.replica, now, new Date(now.getTime() + this.rules.probeTimeoutMs))))
+      return "closed";
     this.probes.add(family);
     this.cache.delete(family);
     log.info("platform", "quarantine cooling over; probing", { family });
@@ -137,7 +171,12 @@ export class PlatformQuarantine implements QuarantineGate {
   async resume(family: string, actor: string): Promise<QuarantineRow | undefined> {
     const row = await this.lift(family, `resumed by ${actor}`);
     this.forget(family);
-    if (row) log.warn("platform", "quarantine lifted by an admin", { family, actor, quarantinedForMs: this.clock.now().getTime() - row.since.getTime() });
+    if (row)
+      log.warn("platform", "quarantine lifted by an admin", {
+        family,
+        actor,
+        quarantinedForMs: this.clock.now().getTime() - row.since.getTime(),
+      });
     return row;
   }
 
@@ -160,16 +199,33 @@ export class PlatformQuarantine implements QuarantineGate {
   private async probeSucceeded(family: string): Promise<void> {
     const row = await this.lift(family, "probe succeeded", this.replica);
     this.forget(family);
-    if (row) log.warn("platform", "quarantine lifted: probe succeeded", { family, quarantinedForMs: this.clock.now().getTime() - row.since.getTime() });
+    if (row)
+      log.warn("platform", "quarantine lifted: probe succeeded", {
+        family,
+        quarantinedForMs: this.clock.now().getTime() - row.since.getTime(),
+      });
   }
 
   private async probeFailed(family: string, outcome: HttpOutcome): Promise<void> {
     const now = this.clock.now();
     const status = statusOf(outcome);
     const detail = `probe failed (${status ?? outcome.kind})`;
-    const row = await failProbe(this.db, family, this.replica, new Date(now.getTime() + this.rules.coolingMs), detail, status);
+    const row = await failProbe(
+      this.db,
+      family,
+      this.replica,
+      new Date(now.getTime() + this.rules.coolingMs),
+      detail,
+      status,
+    );
     this.cache.delete(family);
-    if (row) log.error("platform", "quarantine continues: probe failed", { family, status, failedProbes: row.failedProbes, resumeAt: row.resumeAt.toISOString() });
+    if (row)
+      log.error("platform", "quarantine continues: probe failed", {
+        family,
+        status,
+        failedProbes: row.failedProbes,
+        resumeAt: row.resumeAt.toISOString(),
+      });
   }
 
   /** Deletes the row and, in the same transaction, queues quarantine.ended. */
@@ -199,7 +255,16 @@ function stateOf(row: QuarantineRow, now: Date): QuarantineView["state"] {
 }
 
 export function quarantineRulesFromEnv(
-  env: Pick<Env, "QUARANTINE_ENABLED" | "QUARANTINE_AUTH_FAILURES" | "QUARANTINE_FAILURE_RATE_PERCENT" | "QUARANTINE_WINDOW" | "QUARANTINE_MIN_CALLS" | "QUARANTINE_COOLING_SECONDS" | "PLATFORM_TIMEOUT_MS">,
+  env: Pick<
+    Env,
+    | "QUARANTINE_ENABLED"
+    | "QUARANTINE_AUTH_FAILURES"
+    | "QUARANTINE_FAILURE_RATE_PERCENT"
+    | "QUARANTINE_WINDOW"
+    | "QUARANTINE_MIN_CALLS"
+    | "QUARANTINE_COOLING_SECONDS"
+    | "PLATFORM_TIMEOUT_MS"
+  >,
 ): QuarantineRules {
   return {
     ...defaultQuarantineRules,

@@ -81,7 +81,10 @@ export function tripOf(window: CallWindow, rules: QuarantineRules): Trip | undef
     // Auth refusals count as failures here too: a credential failing on and off is still failing.
     const failed = window.recent.filter((c) => c !== "ok").length;
     if (failed * 100 >= rules.failureRatePercent * calls) {
-      return { reason: "failure_rate", detail: `${failed} of the last ${calls} calls failed (5xx, timeout, dropped or unreachable)` };
+      return {
+        reason: "failure_rate",
+        detail: `${failed} of the last ${calls} calls failed (5xx, timeout, dropped or unreachable)`,
+      };
     }
   }
   return undefined;

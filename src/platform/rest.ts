@@ -45,7 +45,11 @@ export class PlatformRestClient {
   constructor(private readonly transport: HttpTransport) {}
 
   /** `POST /email/status`: up to 50 addresses, one state. Setting a state is safe to repeat. */
-  setEmailStatus(emails: readonly string[], state: EmailSubscriptionState, options: RestCallOptions): Promise<HttpOutcome> {
+  setEmailStatus(
+    emails: readonly string[],
+    state: EmailSubscriptionState,
+    options: RestCallOptions,
+  ): Promise<HttpOutcome> {
     return this.transport.request({
       ...common(options),
       family: REST_FAMILIES.emailStatus,
@@ -69,7 +73,12 @@ export class PlatformRestClient {
   }
 
   /** `PUT /preference_center/v1/{id}`: replaces the page; paced by the caller (10 per minute per workspace). */
-  putPreferenceCenter(workspace: string, externalId: string, body: PreferenceCenterBody, options: RestCallOptions): Promise<HttpOutcome> {
+  putPreferenceCenter(
+    workspace: string,
+    externalId: string,
+    body: PreferenceCenterBody,
+    options: RestCallOptions,
+  ): Promise<HttpOutcome> {
     return this.transport.request({
       ...common(options),
       family: REST_FAMILIES.preferenceCenter(workspace),

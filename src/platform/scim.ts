@@ -1,7 +1,20 @@
 import { byKey, sorted } from "../mapping/desired.js";
 import type { DesiredDashboardUser, DesiredWorkspace } from "../mapping/types.js";
-import { defaultRetryPolicy, type HttpOutcome, type HttpRequest, type HttpTransport, type RetryPolicy } from "./http.js";
-import { readPlatformList, readPlatformUser, SCIM_USER_SCHEMA, type PlatformUserRequest, type PlatformUserResource, type PlatformWorkspace } from "./types.js";
+import {
+  defaultRetryPolicy,
+  type HttpOutcome,
+  type HttpRequest,
+  type HttpTransport,
+  type RetryPolicy,
+} from "./http.js";
+import {
+  readPlatformList,
+  readPlatformUser,
+  SCIM_USER_SCHEMA,
+  type PlatformUserRequest,
+  type PlatformUserResource,
+  type PlatformWorkspace,
+} from "./types.js";
 
 /**
  * The platform's SCIM user family: POST, GET by id, GET by `userName eq` filter, PUT, DELETE.
@@ -51,11 +64,17 @@ export class PlatformScimClient {
 
   /** Zero or one account; `readList` reads the ListResponse. The email is never logged (the route is). */
   findUserByUserName(userName: string, beforeSend?: ScimBeforeSend): Promise<HttpOutcome> {
-    return this.call({ method: "GET", route: "/scim/v2/Users", query: { filter: userNameFilter(userName) } }, beforeSend);
+    return this.call(
+      { method: "GET", route: "/scim/v2/Users", query: { filter: userNameFilter(userName) } },
+      beforeSend,
+    );
   }
 
   replaceUser(id: string, desired: DesiredDashboardUser, beforeSend?: ScimBeforeSend): Promise<HttpOutcome> {
-    return this.call({ method: "PUT", route: "/scim/v2/Users/:id", params: { id }, body: toPlatformResource(desired) }, beforeSend);
+    return this.call(
+      { method: "PUT", route: "/scim/v2/Users/:id", params: { id }, body: toPlatformResource(desired) },
+      beforeSend,
+    );
   }
 
   /** 204 when deleted; a 404 (`http_error`) means the account is already gone. */
@@ -72,7 +91,10 @@ export class PlatformScimClient {
     return readPlatformList(body).map((r) => ({ id: r.id, user: fromPlatformResource(r) }));
   }
 
-  private call(req: Pick<HttpRequest, "method" | "route" | "params" | "query" | "body">, beforeSend?: ScimBeforeSend): Promise<HttpOutcome> {
+  private call(
+    req: Pick<HttpRequest, "method" | "route" | "params" | "query" | "body">,
+    beforeSend?: ScimBeforeSend,
+  ): Promise<HttpOutcome> {
     return this.options.transport.request({
       ...req,
       family: SCIM_FAMILY,
@@ -101,8 +123,12 @@ export function toPlatformResource(desired: DesiredDashboardUser): PlatformUserR
       appGroup: desired.workspaces.map((ws): PlatformWorkspace => ({
         appGroupName: ws.appGroupName,
         appGroupPermissions: [...ws.appGroupPermissions],
-        ...(ws.appGroupPermissionSets.length ? { appGroupPermissionSets: ws.appGroupPermissionSets.map((name) => ({ appGroupPermissionSetName: name })) } : {}),
-        ...(ws.team.length ? { team: ws.team.map((t) => ({ teamName: t.teamName, teamPermissions: [...t.teamPermissions] })) } : {}),
+        ...(ws.appGroupPermissionSets.length
+          ? { appGroupPermissionSets: ws.appGroupPermissionSets.map((name) => ({ appGroupPermissionSetName: name })) }
+          : {}),
+        ...(ws.team.length
+          ? { team: ws.team.map((t) => ({ teamName: t.teamName, teamPermissions: [...t.teamPermissions] })) }
+          : {}),
       })),
     },
   };
@@ -114,20 +140,30 @@ export function toPlatformResource(desired: DesiredDashboardUser): PlatformUserR
  * dropped), with response-only fields (`id`, `appGroupId`, `teamId`, `lastSignInAt`) ignored.
  * So `isDeepStrictEqual(fromPlatformResource(r), desired)` means "nothing to change".
  */
-export function fromPlatformResource(resource: Pick<PlatformUserResource, "userName" | "name" | "department" | "permissions">): DesiredDashboardUser {
+export function fromPlatformResource(
+  resource: Pick<PlatformUserResource, "userName" | "name" | "department" | "permissions">,
+): DesiredDashboardUser {
   const workspaces = new Map<string, { permissions: string[]; sets: string[]; teams: Map<string, string[]> }>();
   for (const ws of resource.permissions?.appGroup ?? []) {
     const acc = workspaces.get(ws.appGroupName) ?? { permissions: [], sets: [], teams: new Map<string, string[]>() };
     workspaces.set(ws.appGroupName, acc);
     acc.permissions.push(...(ws.appGroupPermissions ?? []));
     acc.sets.push(...(ws.appGroupPermissionSets ?? []).map((s) => s.appGroupPermissionSetName));
-    for (const team of ws.team ?? []) acc.teams.set(team.teamName, [...(acc.teams.get(team.teamName) ?? []), ...(team.teamPermissions ?? [])]);
+    for (const team of ws.team ?? [])
+      acc.teams.set(team.teamName, [...(acc.teams.get(team.teamName) ?? []), ...(team.teamPermissions ?? [])]);
   }
   const out: DesiredWorkspace[] = [];
   for (const [appGroupName, acc] of workspaces) {
-    const team = [...acc.teams].map(([teamName, perms]) => ({ teamName, teamPermissions: sorted(perms) })).sort(byKey("teamName"));
+    const team = [...acc.teams]
+      .map(([teamName, perms]) => ({ teamName, teamPermissions: sorted(perms) }))
+      .sort(byKey("teamName"));
     if (acc.permissions.length === 0 && acc.sets.length === 0 && team.length === 0) continue;
-    out.push({ appGroupName, appGroupPermissions: sorted(acc.permissions), appGroupPermissionSets: sorted(acc.sets), team });
+    out.push({
+      appGroupName,
+      appGroupPermissions: sorted(acc.permissions),
+      appGroupPermissionSets: sorted(acc.sets),
+      team,
+    });
   }
   return {
     userName: resource.userName,

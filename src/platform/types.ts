@@ -47,7 +47,10 @@ const workspaceReader = z.object({
   appGroupId: z.string().optional().catch(undefined),
   appGroupName: z.string(),
   appGroupPermissions: strings.default([]),
-  appGroupPermissionSets: z.array(z.object({ appGroupPermissionSetName: z.string() })).optional().catch(undefined),
+  appGroupPermissionSets: z
+    .array(z.object({ appGroupPermissionSetName: z.string() }))
+    .optional()
+    .catch(undefined),
   team: z.array(teamReader).optional().catch(undefined),
 });
 

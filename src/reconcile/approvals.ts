@@ -8,7 +8,13 @@ import { holdSettled } from "../notify/events.js";
  * Admin decisions on held actions. Approving re-queues the user, whose next reconcile carries
  * the held action out; rejecting leaves the platform as it is. Both are logged with who decided.
  */
-export async function decide(db: Database, userId: string, decision: "approved" | "rejected", actor: string, now: Date): Promise<Hold | undefined> {
+export async function decide(
+  db: Database,
+  userId: string,
+  decision: "approved" | "rejected",
+  actor: string,
+  now: Date,
+): Promise<Hold | undefined> {
   return db.transaction(async (tx) => {
     const hold = await decideHold(tx, userId, decision, actor, now);
     if (!hold) return undefined;
@@ -27,7 +33,12 @@ export async function decide(db: Database, userId: string, decision: "approved" 
   });
 }
 
-export async function decideAll(db: Database, decision: "approved" | "rejected", actor: string, now: Date): Promise<number> {
+export async function decideAll(
+  db: Database,
+  decision: "approved" | "rejected",
+  actor: string,
+  now: Date,
+): Promise<number> {
   let count = 0;
   for (const hold of await listHolds(db, { pendingOnly: true })) {
     if (await decide(db, hold.userId, decision, actor, now)) count++;

@@ -10,6 +10,11 @@ export function deprovisionThreshold(policy: BreakerPolicy, accounts: number): n
 }
 
 /** Hold when the deprovisions done in the last hour plus those pending (this one included) pass the threshold. */
-export function shouldHoldDeprovision(policy: BreakerPolicy, accounts: number, doneLastHour: number, pending: number): boolean {
+export function shouldHoldDeprovision(
+  policy: BreakerPolicy,
+  accounts: number,
+  doneLastHour: number,
+  pending: number,
+): boolean {
   return doneLastHour + pending > deprovisionThreshold(policy, accounts);
 }

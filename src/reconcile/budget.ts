@@ -15,7 +15,12 @@ export type BudgetPolicy = {
 
 const DAY_MS = 86_400_000;
 
-export function budgetPolicy(limit: number, reservePercent: number, window: BudgetWindow, verifyHeadroomPercent = 10): BudgetPolicy {
+export function budgetPolicy(
+  limit: number,
+  reservePercent: number,
+  window: BudgetWindow,
+  verifyHeadroomPercent = 10,
+): BudgetPolicy {
   const reserve = Math.min(limit - 1, Math.max(0, Math.ceil((limit * reservePercent) / 100)));
   const verifyHeadroom = Math.min(limit - reserve, Math.max(0, Math.ceil((limit * verifyHeadroomPercent) / 100)));
   return { limit, reserve, window, verifyHeadroom };
@@ -49,7 +54,13 @@ export function allowance(policy: BudgetPolicy, kind: SpendKind): number {
  * When work waiting for budget can expect to be done: `pending` calls, with `remainingNow` still
  * spendable in the current window and `perWindow` in each later one. Null when nothing waits.
  */
-export function estimateDrain(now: Date, pending: number, remainingNow: number, perWindow: number, resetsAt: Date): Date | null {
+export function estimateDrain(
+  now: Date,
+  pending: number,
+  remainingNow: number,
+  perWindow: number,
+  resetsAt: Date,
+): Date | null {
   if (pending <= 0) return null;
   if (pending <= remainingNow) return now;
   if (perWindow <= 0) return null;

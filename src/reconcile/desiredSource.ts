@@ -14,6 +14,10 @@ export class MappedDesiredState implements DesiredStateSource {
   async load(userId: string): Promise<DesiredState> {
     const user = await getUserForReconcile(this.db, userId);
     if (!user) return { exists: false, userName: null, desired: null };
-    return { exists: true, userName: user.userName, desired: desiredDashboardUser(user, user.groups, this.mappings.current()) };
+    return {
+      exists: true,
+      userName: user.userName,
+      desired: desiredDashboardUser(user, user.groups, this.mappings.current()),
+    };
   }
 }

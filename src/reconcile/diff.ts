@@ -11,11 +11,13 @@ export type Change =
 
 export function diffDashboardUsers(before: DesiredDashboardUser | null, after: DesiredDashboardUser | null): Change[] {
   const changes: Change[] = [];
-  if (!before !== !after) changes.push({ kind: "account", old: before ? "present" : "absent", new: after ? "present" : "absent" });
+  if (!before !== !after)
+    changes.push({ kind: "account", old: before ? "present" : "absent", new: after ? "present" : "absent" });
   const a = before ?? emptyUser();
   const b = after ?? emptyUser();
   for (const field of ["userName", "givenName", "familyName", "department"] as const) {
-    if (a[field] !== b[field]) changes.push({ kind: "set", path: field, old: before ? a[field] : null, new: after ? b[field] : null });
+    if (a[field] !== b[field])
+      changes.push({ kind: "set", path: field, old: before ? a[field] : null, new: after ? b[field] : null });
   }
   pushSetDiff(changes, "companyPermissions", a.companyPermissions, b.companyPermissions);
   const names = [...new Set([...a.workspaces, ...b.workspaces].map((w) => w.appGroupName))].sort();
@@ -37,7 +39,9 @@ export function diffDashboardUsers(before: DesiredDashboardUser | null, after: D
 
 /** True when the change takes something away (a permission, a workspace, a team, the account). */
 export function isReduction(changes: readonly Change[]): boolean {
-  return changes.some((c) => (c.kind === "permissions" && c.removed.length > 0) || (c.kind === "account" && c.new === "absent"));
+  return changes.some(
+    (c) => (c.kind === "permissions" && c.removed.length > 0) || (c.kind === "account" && c.new === "absent"),
+  );
 }
 
 function pushSetDiff(changes: Change[], path: string, before: readonly string[], after: readonly string[]): void {

@@ -29,10 +29,20 @@ export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; 
  * The one HTTP transport of this process to the platform (its per-family 429 pauses are shared by
  * the reconciler and the mirror sync); every outcome is reported to the quarantine.
  */
-export function createPlatformTransport(options: { env: Pick<Env, "PLATFORM_TIMEOUT_MS">; clock: Clock; platform: PlatformTarget; quarantine?: PlatformQuarantine }): HttpTransport {
+export function createPlatformTransport(options: {
+  env: Pick<Env, "PLATFORM_TIMEOUT_MS">;
+  clock: Clock;
+  platform: PlatformTarget;
+  quarantine?: PlatformQuarantine;
+}): HttpTransport {
   const { quarantine } = options;
   const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
-  return new HttpTransport({ baseUrl: options.platform.url, timeoutMs: options.env.PLATFORM_TIMEOUT_MS, clock: options.clock, ...(observe ? { observe } : {}) });
+  return new HttpTransport({
+    baseUrl: options.platform.url,
+    timeoutMs: options.env.PLATFORM_TIMEOUT_MS,
+    clock: options.clock,
+    ...(observe ? { observe } : {}),
+  });
 }
 
 /** Builds the reconciler and its worker for one process (the worker is started by the caller). */
@@ -51,7 +61,11 @@ export function createReconciliation(options: {
   onLogged?: ReconcilerDeps["onLogged"];
 }): Reconciliation {
   const { env, db, clock, quarantine, transport } = options;
-  const scim = new PlatformScimClient({ transport, scimToken: options.platform.scimToken, requestOrigin: options.platform.requestOrigin });
+  const scim = new PlatformScimClient({
+    transport,
+    scimToken: options.platform.scimToken,
+    requestOrigin: options.platform.requestOrigin,
+  });
   const budget = budgetPolicyFromEnv(env);
   const reconciler = new Reconciler({
     db,

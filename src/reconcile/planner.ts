@@ -30,22 +30,35 @@ export type Plan =
 /** Queue priority by action: lower runs first. Deprovision > reduction > create > update > verification. */
 export const PRIORITY = { deprovision: 0, reduction: 1, create: 2, update: 3, verify: 4 } as const;
 
-export function planReconcile(desired: DesiredDashboardUser | null, account: AccountState | undefined, policies: Policies): Plan {
+export function planReconcile(
+  desired: DesiredDashboardUser | null,
+  account: AccountState | undefined,
+  policies: Policies,
+): Plan {
   if (account?.state === "creating") {
     return { action: "resolve-create", desired, changes: diffDashboardUsers(null, desired) };
   }
   if (!account || !account.platformId) {
-    if (!desired) return account ? { action: "forget", reason: "no account on the platform and none wanted" } : { action: "none", reason: "not entitled" };
+    if (!desired)
+      return account
+        ? { action: "forget", reason: "no account on the platform and none wanted" }
+        : { action: "none", reason: "not entitled" };
     return { action: "create", desired, changes: diffDashboardUsers(null, desired) };
   }
   const before = account.lastApplied;
-  if (!desired) return { action: "deprovision", platformId: account.platformId, changes: diffDashboardUsers(before, null) };
+  if (!desired)
+    return { action: "deprovision", platformId: account.platformId, changes: diffDashboardUsers(before, null) };
   if (desired.userName.toLowerCase() !== account.userName.toLowerCase()) {
     if (policies.onEmailChange === "recreate") {
       // Delete now; the next reconcile finds no account and creates the new one.
       return { action: "deprovision", platformId: account.platformId, changes: diffDashboardUsers(before, desired) };
     }
-    return { action: "email-change", platformId: account.platformId, desired, changes: diffDashboardUsers(before, desired) };
+    return {
+      action: "email-change",
+      platformId: account.platformId,
+      desired,
+      changes: diffDashboardUsers(before, desired),
+    };
   }
   const changes = diffDashboardUsers(before, desired);
   if (!changes.length) return { action: "none", reason: "platform already matches" };

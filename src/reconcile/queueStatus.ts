@@ -14,7 +14,14 @@ const PRIORITY_NAMES: Record<number, string> = {
 
 export type QueueStatus = {
   /** `settling`: grants waiting for the user to be quiet (the settle window), not yet ready. */
-  pending: { priority: number | null; name: string; action: string | null; count: number; ready: number; settling: number }[];
+  pending: {
+    priority: number | null;
+    name: string;
+    action: string | null;
+    count: number;
+    ready: number;
+    settling: number;
+  }[];
   total: number;
   /** Grants waiting to settle, and when the next one goes out (null when none waits). */
   settling: { count: number; nextAt: Date | null };
@@ -41,7 +48,9 @@ export async function queueStatus(db: Database, policy: BudgetPolicy, now: Date)
   const ordinary = total - deprovisions;
   const etaOrdinary = estimateDrain(now, ordinary, budget.remaining, allowance(policy, "ordinary"), budget.resetsAt);
   const etaDeprovisions = estimateDrain(now, deprovisions, budget.remainingWithReserve, policy.limit, budget.resetsAt);
-  const eta = [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ?? null;
+  const eta =
+    [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ??
+    null;
   const settling = { count: pending.reduce((sum, p) => sum + p.settling, 0), nextAt: depth.nextSettleAt };
   return { pending, total, settling, parked: depth.parked, oldestEnqueuedAt: depth.oldestEnqueuedAt, eta, budget };
 }

@@ -14,7 +14,12 @@ import {
   type PlatformAccount,
 } from "../db/platformAccountRepository.js";
 import { countPendingDeprovisions, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
-import { countDeprovisionsSince, writeLogEntry, type LogAction, type LogOutcome } from "../db/reconcileLogRepository.js";
+import {
+  countDeprovisionsSince,
+  writeLogEntry,
+  type LogAction,
+  type LogOutcome,
+} from "../db/reconcileLogRepository.js";
 import { log, withLogContext } from "../logging/logger.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
@@ -54,9 +59,22 @@ export type UserPlan = {
  * The reconciler's plan for a user, spending nothing and calling nothing: what `reconcile` acts
  * on, the worker's classification and `scim-connector plan` (which has no platform to call).
  */
-export async function planUser(deps: Pick<ReconcilerDeps, "db" | "source" | "policies">, userId: string): Promise<UserPlan> {
-  const [state, account, hold] = await Promise.all([deps.source.load(userId), getAccount(deps.db, userId), getHold(deps.db, userId)]);
-  return { plan: planReconcile(state.desired, account, deps.policies), account, desired: state.desired, userName: state.userName, hold };
+export async function planUser(
+  deps: Pick<ReconcilerDeps, "db" | "source" | "policies">,
+  userId: string,
+): Promise<UserPlan> {
+  const [state, account, hold] = await Promise.all([
+    deps.source.load(userId),
+    getAccount(deps.db, userId),
+    getHold(deps.db, userId),
+  ]);
+  return {
+    plan: planReconcile(state.desired, account, deps.policies),
+    account,
+    desired: state.desired,
+    userName: state.userName,
+    hold,
+  };
 }
 
 /** One reconcile of one user: everything it learned and spent, for the log. */
@@ -87,11 +105,18 @@ export class Reconciler {
     return planUser(this.deps, userId);
   }
 
-  async reconcile(userId: string, trigger: DirtyTrigger, actor: string | null = null, options: { verifyRun?: string | null } = {}): Promise<ReconcileResult> {
+  async reconcile(
+    userId: string,
+    trigger: DirtyTrigger,
+    actor: string | null = null,
+    options: { verifyRun?: string | null } = {},
+  ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
       const runId = options.verifyRun ?? runIdOf(trigger);
-      const unverified = options.verifyRun ? await this.verify(userId, options.verifyRun, reconcileId, trigger) : undefined;
+      const unverified = options.verifyRun
+        ? await this.verify(userId, options.verifyRun, reconcileId, trigger)
+        : undefined;
       const { plan, account, hold } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
@@ -99,7 +124,17 @@ export class Reconciler {
         if (unverified.kind !== "budget" || plan.action === "none") return unverified;
         await clearVerification(this.deps.db, userId);
       }
-      const run: Run = { userId, reconcileId, trigger, actor, runId, userName: account?.userName ?? null, before: account?.lastApplied ?? null, calls: 0, lastStatus: null };
+      const run: Run = {
+        userId,
+        reconcileId,
+        trigger,
+        actor,
+        runId,
+        userName: account?.userName ?? null,
+        before: account?.lastApplied ?? null,
+        calls: 0,
+        lastStatus: null,
+      };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
         return await this.execute(run, plan, account, hold);
@@ -113,7 +148,12 @@ export class Reconciler {
     });
   }
 
-  private async execute(run: Run, plan: Plan, account: PlatformAccount | undefined, hold: Hold | undefined): Promise<ReconcileResult> {
+  private async execute(
+    run: Run,
+    plan: Plan,
+    account: PlatformAccount | undefined,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
     if (hold && !(plan.action === "deprovision" || plan.action === "email-change")) await this.dropHold(run.userId);
     switch (plan.action) {
       case "none":
@@ -137,7 +177,9 @@ export class Reconciler {
   private async create(run: Run, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
     // The account is marked 'creating' only once the request is affordable and about to leave.
-    const beforeSend = this.spend(run, "create", "ordinary", () => markCreating(db, run.userId, desired.userName, clock.now()));
+    const beforeSend = this.spend(run, "create", "ordinary", () =>
+      markCreating(db, run.userId, desired.userName, clock.now()),
+    );
     const outcome = await this.deps.platform.createUser(desired, beforeSend);
     this.note(run, outcome);
     if (outcome.kind === "ok") {
@@ -159,7 +201,11 @@ export class Reconciler {
   private async adopt(run: Run, desired: DesiredDashboardUser, createdByConnector: boolean): Promise<ReconcileResult> {
     const found = await this.lookup(run, desired.userName);
     if ("kind" in found) return this.fail(run, "adopt", [], found);
-    if (!found.match) return this.fail(run, "adopt", [], { kind: "retry", error: "platform reported a conflict but the lookup found no account" });
+    if (!found.match)
+      return this.fail(run, "adopt", [], {
+        kind: "retry",
+        error: "platform reported a conflict but the lookup found no account",
+      });
     return this.applyToFound(run, found.match, desired, createdByConnector, "adopt");
   }
 
@@ -184,12 +230,19 @@ export class Reconciler {
   }
 
   /** A create's answer was lost: find out by lookup whether it happened, never by a second POST. */
-  private async resolveCreate(run: Run, account: PlatformAccount, desired: DesiredDashboardUser | null): Promise<ReconcileResult> {
+  private async resolveCreate(
+    run: Run,
+    account: PlatformAccount,
+    desired: DesiredDashboardUser | null,
+  ): Promise<ReconcileResult> {
     const found = await this.lookup(run, account.userName);
     if ("kind" in found) return this.fail(run, desired ? "create" : "deprovision", [], found);
     if (found.match) {
-      if (desired && desired.userName.toLowerCase() === account.userName.toLowerCase()) return this.applyToFound(run, found.match, desired, true, "create");
-      await recordApplied(this.deps.db, run.userId, found.match.id, found.match.user, this.deps.clock.now(), { createdByConnector: true });
+      if (desired && desired.userName.toLowerCase() === account.userName.toLowerCase())
+        return this.applyToFound(run, found.match, desired, true, "create");
+      await recordApplied(this.deps.db, run.userId, found.match.id, found.match.user, this.deps.clock.now(), {
+        createdByConnector: true,
+      });
       // Not (or no longer) wanted under this name: take it away, then the next reconcile creates what is wanted.
       return this.deprovision(run, found.match.id, diffDashboardUsers(found.match.user, null));
     }
@@ -197,7 +250,12 @@ export class Reconciler {
     return desired ? this.create(run, desired, diffDashboardUsers(null, desired)) : { kind: "done" };
   }
 
-  private async update(run: Run, platformId: string, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
+  private async update(
+    run: Run,
+    platformId: string,
+    desired: DesiredDashboardUser,
+    changes: Change[],
+  ): Promise<ReconcileResult> {
     const outcome = await this.deps.platform.replaceUser(platformId, desired, this.spend(run, "update", "ordinary"));
     this.note(run, outcome);
     if (outcome.kind === "ok") {
@@ -215,7 +273,12 @@ export class Reconciler {
     return this.fail(run, "update", changes, resultOfFailure(outcome), outcome);
   }
 
-  private async deprovisionGuarded(run: Run, platformId: string, changes: Change[], hold: Hold | undefined): Promise<ReconcileResult> {
+  private async deprovisionGuarded(
+    run: Run,
+    platformId: string,
+    changes: Change[],
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
     if (hold?.kind === "deprovision" && hold.decision !== "approved") return { kind: "done" }; // waiting for, or refused by, an admin
     if (hold?.kind !== "deprovision") {
       const { db, clock, breaker } = this.deps;
@@ -230,8 +293,16 @@ export class Reconciler {
       ]);
       const pending = queued + held;
       if (shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) {
-        await this.hold({ userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now });
-        await this.write(run, "hold", "held", changes, { error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending` });
+        await this.hold({
+          userId: run.userId,
+          kind: "deprovision",
+          userName: run.userName ?? "",
+          detail: { platformId, changes },
+          now,
+        });
+        await this.write(run, "hold", "held", changes, {
+          error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
+        });
         return { kind: "done" };
       }
     }
@@ -251,7 +322,11 @@ export class Reconciler {
   }
 
   /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
-  private async emailChange(run: Run, plan: Extract<Plan, { action: "email-change" }>, hold: Hold | undefined): Promise<ReconcileResult> {
+  private async emailChange(
+    run: Run,
+    plan: Extract<Plan, { action: "email-change" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
     if (hold?.kind === "email_change" && hold.decision === "approved") {
       const removed = await this.deprovision(run, plan.platformId, diffDashboardUsers(run.before, null));
       if (removed.kind !== "done") return removed;
@@ -260,16 +335,29 @@ export class Reconciler {
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { clock } = this.deps;
-    await this.hold({ userId: run.userId, kind: "email_change", userName: plan.desired.userName, detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId }, now: clock.now() });
-    await this.write(run, "needs-admin", "held", plan.changes, { error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)" });
+    await this.hold({
+      userId: run.userId,
+      kind: "email_change",
+      userName: plan.desired.userName,
+      detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
+      now: clock.now(),
+    });
+    await this.write(run, "needs-admin", "held", plan.changes, {
+      error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
+    });
     return { kind: "done" };
   }
 
-  private async lookup(run: Run, userName: string): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
+  private async lookup(
+    run: Run,
+    userName: string,
+  ): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
     const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", "ordinary"));
     this.note(run, outcome);
     if (outcome.kind !== "ok") return resultOfFailure(outcome);
-    const match = this.deps.platform.readList(outcome.body).find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
+    const match = this.deps.platform
+      .readList(outcome.body)
+      .find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
     return { match };
   }
 
@@ -279,14 +367,29 @@ export class Reconciler {
    * the last applied one, so the reconcile that follows puts the desired state back (a missing
    * account is recreated). Returns a result only when the verification could not be done now.
    */
-  private async verify(userId: string, runId: string, reconcileId: string, trigger: DirtyTrigger): Promise<ReconcileResult | undefined> {
+  private async verify(
+    userId: string,
+    runId: string,
+    reconcileId: string,
+    trigger: DirtyTrigger,
+  ): Promise<ReconcileResult | undefined> {
     const { db, clock } = this.deps;
     const account = await getAccount(db, userId);
     if (!account?.platformId || !account.lastApplied) {
       await clearVerification(db, userId);
       return undefined;
     }
-    const run: Run = { userId, reconcileId, trigger, actor: null, runId, userName: account.userName, before: account.lastApplied, calls: 0, lastStatus: null };
+    const run: Run = {
+      userId,
+      reconcileId,
+      trigger,
+      actor: null,
+      runId,
+      userName: account.userName,
+      before: account.lastApplied,
+      calls: 0,
+      lastStatus: null,
+    };
     let outcome: HttpOutcome;
     try {
       outcome = await this.deps.platform.getUser(account.platformId, this.spend(run, "verify", "verify"));
@@ -305,7 +408,9 @@ export class Reconciler {
     if (changes.length) {
       await this.write(run, "drift", enforce ? "enforced" : "reported", changes, {
         after: observed,
-        error: observed ? "the platform holds something other than what was last applied" : "the account is missing on the platform",
+        error: observed
+          ? "the platform holds something other than what was last applied"
+          : "the account is missing on the platform",
       });
       if (enforce) {
         if (observed) await recordApplied(db, userId, account.platformId, observed, clock.now(), { verified: true });
@@ -337,13 +442,21 @@ export class Reconciler {
   /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
   private spend(run: Run, action: string, kind: SpendKind, then?: () => Promise<void>): BeforeSend {
     return async () => {
-      const debit = await debitBudget(this.deps.db, this.deps.budget, this.deps.clock.now(), {
-        action,
-        kind,
-        userId: run.userId,
-        reconcileId: run.reconcileId,
-        ...(run.runId ? { runId: run.runId } : {}),
-      }, kind === "verify" ? undefined : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused));
+      const debit = await debitBudget(
+        this.deps.db,
+        this.deps.budget,
+        this.deps.clock.now(),
+        {
+          action,
+          kind,
+          userId: run.userId,
+          reconcileId: run.reconcileId,
+          ...(run.runId ? { runId: run.runId } : {}),
+        },
+        kind === "verify"
+          ? undefined
+          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused),
+      );
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
       await then?.();
@@ -354,17 +467,40 @@ export class Reconciler {
     run.lastStatus = "status" in outcome && typeof outcome.status === "number" ? outcome.status : run.lastStatus;
   }
 
-  private async fail(run: Run, action: LogAction, changes: Change[], result: ReconcileResult, outcome?: HttpOutcome): Promise<ReconcileResult> {
-    const error = "error" in result ? result.error : result.kind === "rate-limited" ? `rate limited until ${result.until.toISOString()}` : result.kind;
+  private async fail(
+    run: Run,
+    action: LogAction,
+    changes: Change[],
+    result: ReconcileResult,
+    outcome?: HttpOutcome,
+  ): Promise<ReconcileResult> {
+    const error =
+      "error" in result
+        ? result.error
+        : result.kind === "rate-limited"
+          ? `rate limited until ${result.until.toISOString()}`
+          : result.kind;
     const detail = outcome && outcome.kind === "http_error" ? errorDetail(outcome.body) : undefined;
-    await this.write(run, action, result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed", changes, {
-      error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,
-    });
+    await this.write(
+      run,
+      action,
+      result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed",
+      changes,
+      {
+        error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,
+      },
+    );
     log.warn("reconcile", "reconcile failed", { action, result: result.kind, status: run.lastStatus });
     return result;
   }
 
-  private async write(run: Run, action: LogAction, outcome: LogOutcome, changes: Change[], extra: { after?: DesiredDashboardUser | null; error?: string }): Promise<void> {
+  private async write(
+    run: Run,
+    action: LogAction,
+    outcome: LogOutcome,
+    changes: Change[],
+    extra: { after?: DesiredDashboardUser | null; error?: string },
+  ): Promise<void> {
     await writeLogEntry(this.deps.db, {
       at: this.deps.clock.now(),
       reconcileId: run.reconcileId,

@@ -40,7 +40,12 @@ export function waitsToSettle(plan: Plan, trigger: DirtyTrigger, verifyRun: stri
  * each change re-classifies the row), but no later than `maxMs` after the burst's first held
  * change, and not within END_OF_WINDOW_GUARD_MS of a budget reset. Null: do not wait.
  */
-export function settleDeadline(input: { now: Date; burstStartedAt: Date | null; policy: SettlePolicy; budgetResetsAt: Date | null }): Date | null {
+export function settleDeadline(input: {
+  now: Date;
+  burstStartedAt: Date | null;
+  policy: SettlePolicy;
+  budgetResetsAt: Date | null;
+}): Date | null {
   const { now, policy } = input;
   if (policy.settleMs <= 0) return null;
   const started = input.burstStartedAt ?? now;

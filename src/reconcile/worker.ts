@@ -70,7 +70,10 @@ export class ReconcileWorker {
         this.loops.wakeOne();
         return 0;
       },
-      failure: (error) => (isTransientDatabaseError(error) ? { message: "database unavailable; retrying", retryInMs: 2_000 } : { message: "worker loop error", retryInMs: 5_000 }),
+      failure: (error) =>
+        isTransientDatabaseError(error)
+          ? { message: "database unavailable; retrying", retryInMs: 2_000 }
+          : { message: "worker loop error", retryInMs: 5_000 },
     });
   }
 
@@ -159,9 +162,18 @@ export class ReconcileWorker {
       if (plan.action === "none" && row.verifyRun) await setPriority(this.db, row, PRIORITY.verify, "verify");
       else if (plan.action === "none") await dropIfUnchanged(this.db, row);
       else {
-        const until = settle && waitsToSettle(plan, row.trigger, row.verifyRun) ? settleDeadline({ now, burstStartedAt: row.burstStartedAt, policy: settle, budgetResetsAt }) : null;
+        const until =
+          settle && waitsToSettle(plan, row.trigger, row.verifyRun)
+            ? settleDeadline({ now, burstStartedAt: row.burstStartedAt, policy: settle, budgetResetsAt })
+            : null;
         // Free work (forget, holds) is filed first: it costs no budget.
-        await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action, until ? { until, burstStartedAt: row.burstStartedAt ?? now } : undefined);
+        await setPriority(
+          this.db,
+          row,
+          priority ?? PRIORITY.deprovision,
+          plan.action,
+          until ? { until, burstStartedAt: row.burstStartedAt ?? now } : undefined,
+        );
       }
     }
     return rows.length;
@@ -210,7 +222,9 @@ export class ReconcileWorker {
         await completeQueueRow(this.db, row);
         break;
       case "retry":
-        await deferQueueRow(this.db, row.userId, new Date(now.getTime() + retryDelayMs(row.attempts)), { error: result.error });
+        await deferQueueRow(this.db, row.userId, new Date(now.getTime() + retryDelayMs(row.attempts)), {
+          error: result.error,
+        });
         break;
       case "rate-limited":
         await deferQueueRow(this.db, row.userId, result.until);

@@ -111,7 +111,8 @@ class Parser {
       this.expect(")");
       return { kind: "not", filter: inner };
     }
-    if (token.kind !== "word" || !ATTR_PATH.test(token.text)) throw invalid(`Expected an attribute path at position ${token.at + 1}`);
+    if (token.kind !== "word" || !ATTR_PATH.test(token.text))
+      throw invalid(`Expected an attribute path at position ${token.at + 1}`);
     const path = token.text;
     if (this.peek()?.kind === "[") {
       this.position++;
@@ -122,7 +123,8 @@ class Parser {
     const opToken = this.next("an operator");
     const op = opToken.text.toLowerCase();
     if (opToken.kind === "word" && op === "pr") return { kind: "present", path };
-    if (opToken.kind !== "word" || !COMPARE_OPS.has(op)) throw invalid(`Unknown operator '${opToken.text}' at position ${opToken.at + 1}`);
+    if (opToken.kind !== "word" || !COMPARE_OPS.has(op))
+      throw invalid(`Unknown operator '${opToken.text}' at position ${opToken.at + 1}`);
     return { kind: "compare", path, op: op as CompareOp, value: this.parseValue() };
   }
 
@@ -195,7 +197,8 @@ export function parsePatchPath(input: string): PatchPath {
   try {
     filter = parseFilter(input.slice(bracket + 1, close));
   } catch (error) {
-    if (error instanceof BadRequestError) throw new BadRequestError(`Invalid PATCH path filter: ${error.message}`, "invalidPath");
+    if (error instanceof BadRequestError)
+      throw new BadRequestError(`Invalid PATCH path filter: ${error.message}`, "invalidPath");
     throw error;
   }
   return { path, filter, subAttribute: rest ? rest.slice(1) : undefined };

@@ -28,7 +28,11 @@ function valueAt(element: unknown, path: string): unknown[] {
 }
 
 const isPresent = (v: unknown) =>
-  v !== null && v !== undefined && v !== "" && !(Array.isArray(v) && !v.length) && !(typeof v === "object" && !Object.keys(v as object).length);
+  v !== null &&
+  v !== undefined &&
+  v !== "" &&
+  !(Array.isArray(v) && !v.length) &&
+  !(typeof v === "object" && !Object.keys(v as object).length);
 
 function compareOne(actual: unknown, op: string, expected: FilterValue): boolean {
   if (expected === null) return op === "eq" ? !isPresent(actual) : op === "ne" ? isPresent(actual) : false;
@@ -58,9 +62,19 @@ function compareOne(actual: unknown, op: string, expected: FilterValue): boolean
     return false;
   }
   if (typeof expected === "number" && typeof actual === "number") {
-    return { eq: actual === expected, ne: actual !== expected, gt: actual > expected, ge: actual >= expected, lt: actual < expected, le: actual <= expected }[op] ?? false;
+    return (
+      {
+        eq: actual === expected,
+        ne: actual !== expected,
+        gt: actual > expected,
+        ge: actual >= expected,
+        lt: actual < expected,
+        le: actual <= expected,
+      }[op] ?? false
+    );
   }
-  if (typeof expected === "boolean") return op === "eq" ? actual === expected : op === "ne" ? actual !== expected : false;
+  if (typeof expected === "boolean")
+    return op === "eq" ? actual === expected : op === "ne" ? actual !== expected : false;
   return op === "ne";
 }
 

@@ -54,7 +54,12 @@ function splitGroupBody(body: unknown): { resource: Record<string, unknown>; mem
 const loggableId = (id: string) => (id.includes("@") ? `…${id.slice(id.indexOf("@"))}` : id).slice(0, 64);
 
 function logUnknownMembers(groupId: string, unknown: string[]): void {
-  if (unknown.length) log.warn("scim", "unknown group members skipped", { groupId, count: unknown.length, memberIds: unknown.slice(0, 20).map(loggableId) });
+  if (unknown.length)
+    log.warn("scim", "unknown group members skipped", {
+      groupId,
+      count: unknown.length,
+      memberIds: unknown.slice(0, 20).map(loggableId),
+    });
 }
 
 async function withMembers(manager: Queryable, group: StoredResource): Promise<GroupWithMembers> {
@@ -81,10 +86,25 @@ export async function getGroup(db: Database, id: string, includeMembers: boolean
   return { group, members: includeMembers ? (await membersOfGroups(db, [id])).get(id) : undefined };
 }
 
-export async function listGroups(db: Database, query: ListQuery, includeMembers: boolean): Promise<Page<GroupWithMembers>> {
+export async function listGroups(
+  db: Database,
+  query: ListQuery,
+  includeMembers: boolean,
+): Promise<Page<GroupWithMembers>> {
   const where = query.filter === undefined ? undefined : filterToSql("Group", parseFilter(query.filter));
-  const page = await listIdpGroups(db, where, query.startIndex, query.count, query.sort && sortToSql("Group", query.sort));
-  const members = includeMembers ? await membersOfGroups(db, page.items.map((g) => g.id)) : undefined;
+  const page = await listIdpGroups(
+    db,
+    where,
+    query.startIndex,
+    query.count,
+    query.sort && sortToSql("Group", query.sort),
+  );
+  const members = includeMembers
+    ? await membersOfGroups(
+        db,
+        page.items.map((g) => g.id),
+      )
+    : undefined;
   return { total: page.total, items: page.items.map((group) => ({ group, members: members?.get(group.id) })) };
 }
 
@@ -94,11 +114,22 @@ const identityChanged = (before: StoredGroup, after: StoredGroup) =>
 type MembershipDelta = { added: string[]; removed: string[] };
 
 /** Applies membership changes in request order; returns the ids added and removed. */
-async function changeMembership(manager: Queryable, groupId: string, changes: MembershipChange[]): Promise<MembershipDelta> {
+async function changeMembership(
+  manager: Queryable,
+  groupId: string,
+  changes: MembershipChange[],
+): Promise<MembershipDelta> {
   const delta: MembershipDelta = { added: [], removed: [] };
   for (const change of changes) {
     if (change.kind === "add" || change.kind === "replace") {
-      if (change.kind === "replace") delta.removed.push(...(await removeGroupMembersExcept(manager, groupId, change.members.map((m) => m.id))));
+      if (change.kind === "replace")
+        delta.removed.push(
+          ...(await removeGroupMembersExcept(
+            manager,
+            groupId,
+            change.members.map((m) => m.id),
+          )),
+        );
       const { added, unknown } = await addGroupMembers(manager, groupId, change.members);
       logUnknownMembers(groupId, unknown);
       delta.added.push(...added);
@@ -108,8 +139,16 @@ async function changeMembership(manager: Queryable, groupId: string, changes: Me
       delta.removed.push(...(await removeGroupMembersExcept(manager, groupId, [])));
     } else {
       const current = (await membersOfGroups(manager, [groupId])).get(groupId) ?? [];
-      const doomed = current.filter((m) => matchesFilter({ value: m.id, display: m.display, type: "User" }, change.filter));
-      delta.removed.push(...(await removeGroupMembers(manager, groupId, doomed.map((m) => m.id))));
+      const doomed = current.filter((m) =>
+        matchesFilter({ value: m.id, display: m.display, type: "User" }, change.filter),
+      );
+      delta.removed.push(
+        ...(await removeGroupMembers(
+          manager,
+          groupId,
+          doomed.map((m) => m.id),
+        )),
+      );
     }
   }
   return delta;
@@ -120,19 +159,34 @@ async function changeMembership(manager: Queryable, groupId: string, changes: Me
  * as it is in this transaction (the log must not look names up later: groups get renamed).
  * A rename (or externalId change) marks every other member too.
  */
-async function markGroupMembers(manager: Queryable, context: WriteContext, before: StoredGroup | undefined, after: StoredGroup, delta: MembershipDelta): Promise<void> {
+async function markGroupMembers(
+  manager: Queryable,
+  context: WriteContext,
+  before: StoredGroup | undefined,
+  after: StoredGroup,
+  delta: MembershipDelta,
+): Promise<void> {
   const resource = `Groups/${after.id}`;
   const group = { groupId: after.id, groupName: after.displayName };
   if (before && identityChanged(before, after)) {
     const changed = new Set([...delta.added, ...delta.removed]);
     const others = (await memberIdsOfGroup(manager, after.id)).filter((id) => !changed.has(id));
-    await markUsersDirty(manager, others, idpTrigger(context, resource, { what: "group-renamed", ...group, previousName: before.displayName }));
+    await markUsersDirty(
+      manager,
+      others,
+      idpTrigger(context, resource, { what: "group-renamed", ...group, previousName: before.displayName }),
+    );
   }
   await markUsersDirty(manager, delta.added, idpTrigger(context, resource, { what: "added-to-group", ...group }));
   await markUsersDirty(manager, delta.removed, idpTrigger(context, resource, { what: "removed-from-group", ...group }));
 }
 
-export async function replaceGroup(db: Database, id: string, body: unknown, context: WriteContext): Promise<GroupWithMembers> {
+export async function replaceGroup(
+  db: Database,
+  id: string,
+  body: unknown,
+  context: WriteContext,
+): Promise<GroupWithMembers> {
   const { resource, members } = splitGroupBody(body);
   const columns = groupColumns(resource);
   return inIdpTransaction(db, async (manager) => {
@@ -141,14 +195,25 @@ export async function replaceGroup(db: Database, id: string, body: unknown, cont
     checkIfMatch(context, before.version);
     const after = await updateIdpGroup(manager, id, columns, resource);
     // A PUT without `members` leaves membership alone: wiping it would deprovision everyone.
-    const delta = members ? await changeMembership(manager, id, [{ kind: "replace", members }]) : { added: [], removed: [] };
+    const delta = members
+      ? await changeMembership(manager, id, [{ kind: "replace", members }])
+      : { added: [], removed: [] };
     await markGroupMembers(manager, context, before, after, delta);
-    log.info("scim", "group replaced", { groupId: id, membersChanged: delta.added.length + delta.removed.length, renamed: identityChanged(before, after) });
+    log.info("scim", "group replaced", {
+      groupId: id,
+      membersChanged: delta.added.length + delta.removed.length,
+      renamed: identityChanged(before, after),
+    });
     return withMembers(manager, after);
   });
 }
 
-export async function patchGroup(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function patchGroup(
+  db: Database,
+  id: string,
+  body: unknown,
+  context: WriteContext,
+): Promise<StoredResource> {
   const { attributeOps, membership } = splitGroupPatch(normalisePatchRequest("Group", body));
   return inIdpTransaction(db, async (manager) => {
     let before: StoredGroup | undefined;
@@ -168,7 +233,11 @@ export async function patchGroup(db: Database, id: string, body: unknown, contex
     }
     const delta = await changeMembership(manager, id, membership);
     await markGroupMembers(manager, context, before, after, delta);
-    log.info("scim", "group patched", { groupId: id, membersChanged: delta.added.length + delta.removed.length, renamed: identityChanged(before, after) });
+    log.info("scim", "group patched", {
+      groupId: id,
+      membersChanged: delta.added.length + delta.removed.length,
+      renamed: identityChanged(before, after),
+    });
     return after;
   });
 }
@@ -179,7 +248,11 @@ export async function deleteGroup(db: Database, id: string, context: WriteContex
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const members = (await deleteIdpGroup(manager, id)) ?? [];
-    await markUsersDirty(manager, members, idpTrigger(context, `Groups/${id}`, { what: "group-deleted", groupId: id, groupName: current.displayName }));
+    await markUsersDirty(
+      manager,
+      members,
+      idpTrigger(context, `Groups/${id}`, { what: "group-deleted", groupId: id, groupName: current.displayName }),
+    );
   });
   log.info("scim", "group deleted", { groupId: id });
 }

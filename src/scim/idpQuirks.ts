@@ -1,6 +1,12 @@
 import { BadRequestError } from "../errors.js";
 import { getCaseInsensitive } from "./filterEval.js";
-import { ENTERPRISE_SCHEMA, RESOURCE_SCHEMAS, resolveAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
+import {
+  ENTERPRISE_SCHEMA,
+  RESOURCE_SCHEMAS,
+  resolveAttribute,
+  type AttributeInfo,
+  type ResourceKind,
+} from "./schemas.js";
 
 /**
  * Where the IdPs' dialects become RFC 7644, in one place, before anything else reads a request:
@@ -31,8 +37,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function normalisePatchRequest(kind: ResourceKind, body: unknown): PatchOperation[] {
   if (!isRecord(body)) throw new BadRequestError("PATCH body must be a JSON object with Operations", "invalidSyntax");
   const operations = getCaseInsensitive(body, "Operations");
-  if (!Array.isArray(operations) || !operations.length) throw new BadRequestError("PATCH body needs a non-empty Operations array", "invalidSyntax");
-  if (operations.length > MAX_OPERATIONS) throw new BadRequestError(`PATCH carries more than ${MAX_OPERATIONS} operations`, "tooMany");
+  if (!Array.isArray(operations) || !operations.length)
+    throw new BadRequestError("PATCH body needs a non-empty Operations array", "invalidSyntax");
+  if (operations.length > MAX_OPERATIONS)
+    throw new BadRequestError(`PATCH carries more than ${MAX_OPERATIONS} operations`, "tooMany");
   return operations.flatMap((raw, index) => normaliseOperation(kind, raw, index));
 }
 
@@ -41,19 +49,28 @@ function normaliseOperation(kind: ResourceKind, raw: unknown, index: number): Pa
   const opName = getCaseInsensitive(raw, "op");
   const op = typeof opName === "string" ? opName.toLowerCase() : undefined;
   if (op !== "add" && op !== "replace" && op !== "remove") {
-    throw new BadRequestError(`Operation ${index + 1} has op ${JSON.stringify(opName ?? null)}: use add, replace or remove`, "invalidSyntax");
+    throw new BadRequestError(
+      `Operation ${index + 1} has op ${JSON.stringify(opName ?? null)}: use add, replace or remove`,
+      "invalidSyntax",
+    );
   }
   const rawPath = getCaseInsensitive(raw, "path");
-  if (rawPath !== undefined && rawPath !== null && typeof rawPath !== "string") throw new BadRequestError(`Operation ${index + 1} has a non-string path`, "invalidPath");
+  if (rawPath !== undefined && rawPath !== null && typeof rawPath !== "string")
+    throw new BadRequestError(`Operation ${index + 1} has a non-string path`, "invalidPath");
   const path = typeof rawPath === "string" && rawPath.trim() ? rawPath.trim() : undefined;
   const value = getCaseInsensitive(raw, "value");
 
   if (!path) {
     if (op === "remove") throw new BadRequestError(`Operation ${index + 1} removes without a path`, "noTarget");
-    if (!isRecord(value)) throw new BadRequestError(`Operation ${index + 1} has no path, so its value must be an object of attributes`, "invalidValue");
+    if (!isRecord(value))
+      throw new BadRequestError(
+        `Operation ${index + 1} has no path, so its value must be an object of attributes`,
+        "invalidValue",
+      );
     return expandPathless(kind, op, value);
   }
-  if (op !== "remove" && value === undefined) throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
+  if (op !== "remove" && value === undefined)
+    throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
   const extension = extensionNamed(kind, path);
   if (extension) return wholeExtension(extension, op, value, index);
   return [{ op, path, value }];
@@ -71,7 +88,11 @@ export function extensionNamed(kind: ResourceKind, name: string): string | undef
  */
 function wholeExtension(urn: string, op: PatchOperation["op"], value: unknown, index: number): PatchOperation[] {
   if (op === "remove" || value === null) return [{ op: "remove", path: urn }];
-  if (!isRecord(value)) throw new BadRequestError(`Operation ${index + 1} sets ${urn}: its value must be an object of attributes`, "invalidValue");
+  if (!isRecord(value))
+    throw new BadRequestError(
+      `Operation ${index + 1} sets ${urn}: its value must be an object of attributes`,
+      "invalidValue",
+    );
   return Object.entries(value)
     .filter(([sub]) => sub.toLowerCase() !== "schemas")
     .map(([sub, subValue]) => ({ op, path: `${urn}:${sub}`, value: subValue }));
@@ -85,7 +106,8 @@ function expandPathless(kind: ResourceKind, op: "add" | "replace", value: Record
     const extension = extensionNamed(kind, name);
     if (extension && isRecord(inner)) {
       for (const [sub, subValue] of Object.entries(inner)) {
-        if (sub.toLowerCase() !== "schemas") expanded.push({ op, path: `${extension}:${sub}`, value: subValue, lenient: true });
+        if (sub.toLowerCase() !== "schemas")
+          expanded.push({ op, path: `${extension}:${sub}`, value: subValue, lenient: true });
       }
     } else {
       expanded.push({ op, path: name, value: inner, lenient: true });
@@ -98,7 +120,8 @@ const STRING_BOOLEAN = /^(true|false)$/i;
 
 /** `"True"`/`"False"` → booleans where the schema says boolean (Entra sends strings). */
 export function coerceBoolean(attribute: AttributeInfo, value: unknown): unknown {
-  if (attribute.type === "boolean" && typeof value === "string" && STRING_BOOLEAN.test(value)) return value.toLowerCase() === "true";
+  if (attribute.type === "boolean" && typeof value === "string" && STRING_BOOLEAN.test(value))
+    return value.toLowerCase() === "true";
   if (attribute.type === "complex" && attribute.subAttributes) {
     if (Array.isArray(value)) return value.map((v) => coerceBoolean({ ...attribute, multiValued: false }, v));
     if (isRecord(value)) {
@@ -110,7 +133,8 @@ export function coerceBoolean(attribute: AttributeInfo, value: unknown): unknown
       return out;
     }
   }
-  if (attribute.multiValued && Array.isArray(value)) return value.map((v) => coerceBoolean({ ...attribute, multiValued: false }, v));
+  if (attribute.multiValued && Array.isArray(value))
+    return value.map((v) => coerceBoolean({ ...attribute, multiValued: false }, v));
   return value;
 }
 
@@ -143,7 +167,9 @@ export function normaliseResource(kind: ResourceKind, input: Record<string, unkn
       for (const [sub, subValue] of Object.entries(value)) {
         const resolved = resolveAttribute(kind, `${extension}:${sub}`);
         if (!resolved) continue;
-        const normalised = isManager(extension, resolved.attribute) ? normaliseManager(subValue) : coerceBoolean(resolved.attribute, subValue);
+        const normalised = isManager(extension, resolved.attribute)
+          ? normaliseManager(subValue)
+          : coerceBoolean(resolved.attribute, subValue);
         if (normalised !== undefined) inner[sub] = normalised;
       }
       out[extension] = inner;

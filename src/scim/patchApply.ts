@@ -84,13 +84,21 @@ function applyOne(kind: ResourceKind, resource: Json, operation: PatchOperation)
 
 const isActive = (extension: string | undefined, attribute: AttributeInfo) => !extension && attribute.name === "active";
 
-function applyWhole(container: Json, key: string, attribute: AttributeInfo, op: PatchOperation["op"], value: unknown): void {
+function applyWhole(
+  container: Json,
+  key: string,
+  attribute: AttributeInfo,
+  op: PatchOperation["op"],
+  value: unknown,
+): void {
   const current = container[key];
   if (op === "remove") {
     // A value list on remove names the elements to take out (Entra's member and email removal).
     if (attribute.multiValued && Array.isArray(current) && value !== undefined && value !== null) {
       const doomed = (Array.isArray(value) ? value : [value]).map((v) => (isRecord(v) ? (v.value ?? v.Value) : v));
-      container[key] = current.filter((el) => !doomed.some((d) => sameValue(isRecord(el) ? el.value : el, d) || sameValue(el, d)));
+      container[key] = current.filter(
+        (el) => !doomed.some((d) => sameValue(isRecord(el) ? el.value : el, d) || sameValue(el, d)),
+      );
     } else {
       delete container[key];
     }
@@ -118,7 +126,14 @@ function applyWhole(container: Json, key: string, attribute: AttributeInfo, op: 
   container[key] = value;
 }
 
-function applySub(container: Json, key: string, attribute: AttributeInfo, sub: AttributeInfo, op: PatchOperation["op"], value: unknown): void {
+function applySub(
+  container: Json,
+  key: string,
+  attribute: AttributeInfo,
+  sub: AttributeInfo,
+  op: PatchOperation["op"],
+  value: unknown,
+): void {
   const current = container[key];
   if (attribute.multiValued) {
     const elements = Array.isArray(current) ? current.filter(isRecord) : [];
@@ -143,7 +158,8 @@ function applyFiltered(
   op: PatchOperation["op"],
   value: unknown,
 ): void {
-  if (!attribute.multiValued || attribute.type !== "complex") throw new BadRequestError(`'${attribute.name}' is not a multi-valued complex attribute`, "invalidPath");
+  if (!attribute.multiValued || attribute.type !== "complex")
+    throw new BadRequestError(`'${attribute.name}' is not a multi-valued complex attribute`, "invalidPath");
   const elements = (Array.isArray(container[key]) ? (container[key] as unknown[]) : []).filter(isRecord);
   const matching = elements.filter((el) => matchesFilter(el, filter));
   if (op === "remove") {
@@ -159,7 +175,8 @@ function applyFiltered(
   } else if (sub) {
     matching.forEach((el) => (el[keyIn(el, sub.name)] = value));
   } else {
-    if (!isRecord(value)) throw new BadRequestError(`The value for '${attribute.name}[...]' must be an object`, "invalidValue");
+    if (!isRecord(value))
+      throw new BadRequestError(`The value for '${attribute.name}[...]' must be an object`, "invalidValue");
     for (const el of matching) {
       if (op === "replace") for (const k of Object.keys(el)) delete el[k];
       Object.assign(el, value);
@@ -170,7 +187,8 @@ function applyFiltered(
 
 /** `type eq "work" and primary eq true` → {type: "work", primary: true}; undefined for anything else. */
 function equalitiesOf(filter: Filter): Json | undefined {
-  if (filter.kind === "compare" && filter.op === "eq" && !filter.path.includes(".")) return { [filter.path]: filter.value };
+  if (filter.kind === "compare" && filter.op === "eq" && !filter.path.includes("."))
+    return { [filter.path]: filter.value };
   if (filter.kind === "and") {
     const left = equalitiesOf(filter.left);
     const right = equalitiesOf(filter.right);
@@ -197,7 +215,8 @@ export function memberRefs(value: unknown): MemberRef[] {
     if (typeof item === "string") return [{ id: item }];
     if (!isRecord(item)) throw new BadRequestError("Each member must be an object with a value", "invalidValue");
     const id = item.value ?? item.Value;
-    if (typeof id !== "string") throw new BadRequestError("Each member needs a string value (the user id)", "invalidValue");
+    if (typeof id !== "string")
+      throw new BadRequestError("Each member needs a string value (the user id)", "invalidValue");
     const display = item.display ?? item.Display ?? item.displayName;
     return [{ id, display: typeof display === "string" ? display : undefined }];
   });
@@ -205,7 +224,13 @@ export function memberRefs(value: unknown): MemberRef[] {
 
 /** `value eq "a" or value eq "b"` → ["a", "b"]; undefined for any other member filter. */
 function memberIdsOf(filter: Filter): string[] | undefined {
-  if (filter.kind === "compare" && filter.op === "eq" && filter.path.toLowerCase() === "value" && typeof filter.value === "string") return [filter.value];
+  if (
+    filter.kind === "compare" &&
+    filter.op === "eq" &&
+    filter.path.toLowerCase() === "value" &&
+    typeof filter.value === "string"
+  )
+    return [filter.value];
   if (filter.kind === "or") {
     const left = memberIdsOf(filter.left);
     const right = memberIdsOf(filter.right);
@@ -215,7 +240,10 @@ function memberIdsOf(filter: Filter): string[] | undefined {
 }
 
 /** Splits a group PATCH into the membership changes and the ops on the group's own attributes. */
-export function splitGroupPatch(operations: PatchOperation[]): { attributeOps: PatchOperation[]; membership: MembershipChange[] } {
+export function splitGroupPatch(operations: PatchOperation[]): {
+  attributeOps: PatchOperation[];
+  membership: MembershipChange[];
+} {
   const attributeOps: PatchOperation[] = [];
   const membership: MembershipChange[] = [];
   for (const operation of operations) {
@@ -224,9 +252,14 @@ export function splitGroupPatch(operations: PatchOperation[]): { attributeOps: P
       attributeOps.push(operation);
       continue;
     }
-    if (sub) throw new BadRequestError("Member sub-attributes are immutable: add or remove the member instead", "mutability");
+    if (sub)
+      throw new BadRequestError("Member sub-attributes are immutable: add or remove the member instead", "mutability");
     if (filter) {
-      if (operation.op !== "remove") throw new BadRequestError("Use add on 'members' to add members; a member filter only applies to remove", "invalidPath");
+      if (operation.op !== "remove")
+        throw new BadRequestError(
+          "Use add on 'members' to add members; a member filter only applies to remove",
+          "invalidPath",
+        );
       const ids = memberIdsOf(filter);
       membership.push(ids ? { kind: "remove", ids } : { kind: "removeWhere", filter });
     } else if (operation.op === "add") {

@@ -34,7 +34,11 @@ function parseItems(kind: ResourceKind, raw: string): Item[] {
   });
 }
 
-export function parseProjection(kind: ResourceKind, attributes: string | undefined, excluded: string | undefined): Projection {
+export function parseProjection(
+  kind: ResourceKind,
+  attributes: string | undefined,
+  excluded: string | undefined,
+): Projection {
   if (attributes) return { mode: "include", items: parseItems(kind, attributes) };
   if (excluded) return { mode: "exclude", items: parseItems(kind, excluded) };
   return ALL_ATTRIBUTES;
@@ -44,7 +48,9 @@ export function parseProjection(kind: ResourceKind, attributes: string | undefin
 export function projects(projection: Projection, name: string): boolean {
   if (projection.mode === "all") return true;
   const named = projection.items.some((i) => !i.extension && i.name === name);
-  return projection.mode === "include" ? named : !projection.items.some((i) => !i.extension && i.name === name && !i.sub);
+  return projection.mode === "include"
+    ? named
+    : !projection.items.some((i) => !i.extension && i.name === name && !i.sub);
 }
 
 type Json = Record<string, unknown>;
@@ -59,7 +65,9 @@ function pick(source: Json, item: Item): unknown {
   if (item.filter && Array.isArray(value)) value = value.filter((el) => matchesFilter(el, item.filter!));
   if (!item.sub) return value;
   if (Array.isArray(value)) {
-    const subs = value.filter(isRecord).map((el) => (el[item.sub!] === undefined ? undefined : { [item.sub!]: el[item.sub!] }));
+    const subs = value
+      .filter(isRecord)
+      .map((el) => (el[item.sub!] === undefined ? undefined : { [item.sub!]: el[item.sub!] }));
     return subs.filter(Boolean);
   }
   return isRecord(value) && value[item.sub] !== undefined ? { [item.sub]: value[item.sub] } : undefined;
@@ -78,7 +86,8 @@ export function project(resource: Json, projection: Projection): Json {
     for (const item of projection.items) {
       const value = pick(resource, item);
       if (value === undefined) continue;
-      if (item.name === undefined) out[item.extension!] = { ...(out[item.extension!] as Json | undefined), ...(value as Json) };
+      if (item.name === undefined)
+        out[item.extension!] = { ...(out[item.extension!] as Json | undefined), ...(value as Json) };
       else if (item.extension) {
         const ext = (isRecord(out[item.extension]) ? out[item.extension] : {}) as Json;
         merge(ext, item.name, value);

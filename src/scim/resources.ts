@@ -54,7 +54,13 @@ function meta(resourceType: "User" | "Group", record: StoredRecord, baseUrl: str
 export function presentUser(record: StoredRecord, baseUrl: string): Json {
   const { resource } = record;
   const schemas = resource[ENTERPRISE_SCHEMA] ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA];
-  return { schemas, id: record.id, ...resource, active: resource.active !== false, meta: meta("User", record, baseUrl) };
+  return {
+    schemas,
+    id: record.id,
+    ...resource,
+    active: resource.active !== false,
+    meta: meta("User", record, baseUrl),
+  };
 }
 
 /** `members` undefined (excludedAttributes=members skips loading them) or empty leaves the attribute out. */

@@ -35,10 +35,18 @@ const relax = (a: ScimmyAttribute): ScimmyAttribute =>
   new SCIMMY.Types.Attribute(a.type, a.name, { ...a.config, canonicalValues: false }, a.subAttributes?.map(relax));
 
 const copyOf = (d: ScimmyDefinition): ScimmyDefinition =>
-  new SCIMMY.Types.SchemaDefinition(d.name, d.id, d.description, d.attributes.filter((a) => !COMMON.has(a.name)).map(relax));
+  new SCIMMY.Types.SchemaDefinition(
+    d.name,
+    d.id,
+    d.description,
+    d.attributes.filter((a) => !COMMON.has(a.name)).map(relax),
+  );
 
 // Own copies, so the process-wide scimmy definitions are never mutated by extend().
-const userDefinition = copyOf(SCIMMY.Schemas.User.definition).extend(copyOf(SCIMMY.Schemas.EnterpriseUser.definition), false);
+const userDefinition = copyOf(SCIMMY.Schemas.User.definition).extend(
+  copyOf(SCIMMY.Schemas.EnterpriseUser.definition),
+  false,
+);
 const groupDefinition = copyOf(SCIMMY.Schemas.Group.definition);
 
 /**
@@ -53,7 +61,10 @@ export function coerceResource(kind: ResourceKind, input: Record<string, unknown
     coerced = definition.coerce(withoutUnassigned(input) ?? {}) as Record<string, unknown>;
   } catch (error) {
     // scimmy reports a non-conforming value as a TypeError carrying a readable explanation.
-    throw new BadRequestError(error instanceof Error ? error.message : "Resource does not conform to its schema", "invalidValue");
+    throw new BadRequestError(
+      error instanceof Error ? error.message : "Resource does not conform to its schema",
+      "invalidValue",
+    );
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(JSON.parse(JSON.stringify(coerced)) as Record<string, unknown>)) {
@@ -107,7 +118,13 @@ function toInfo(a: ScimmyAttribute): AttributeInfo {
     type: a.type as AttributeInfo["type"],
     multiValued: Boolean(a.config.multiValued),
     caseExact: Boolean(a.config.caseExact),
-    mutability: String(a.config.mutable === false ? "readOnly" : a.config.mutable === true ? "readWrite" : a.config.mutable ?? "readWrite"),
+    mutability: String(
+      a.config.mutable === false
+        ? "readOnly"
+        : a.config.mutable === true
+          ? "readWrite"
+          : (a.config.mutable ?? "readWrite"),
+    ),
     subAttributes: a.subAttributes?.map(toInfo),
   };
 }
@@ -119,11 +136,31 @@ const META: AttributeInfo = {
   caseExact: false,
   mutability: "readOnly",
   subAttributes: ["resourceType", "location", "version"]
-    .map((name): AttributeInfo => ({ name, type: "string", multiValued: false, caseExact: true, mutability: "readOnly" }))
-    .concat(["created", "lastModified"].map((name) => ({ name, type: "dateTime", multiValued: false, caseExact: false, mutability: "readOnly" }))),
+    .map((name): AttributeInfo => ({
+      name,
+      type: "string",
+      multiValued: false,
+      caseExact: true,
+      mutability: "readOnly",
+    }))
+    .concat(
+      ["created", "lastModified"].map((name) => ({
+        name,
+        type: "dateTime",
+        multiValued: false,
+        caseExact: false,
+        mutability: "readOnly",
+      })),
+    ),
 };
 const ID: AttributeInfo = { name: "id", type: "string", multiValued: false, caseExact: true, mutability: "readOnly" };
-const EXTERNAL_ID: AttributeInfo = { name: "externalId", type: "string", multiValued: false, caseExact: true, mutability: "readWrite" };
+const EXTERNAL_ID: AttributeInfo = {
+  name: "externalId",
+  type: "string",
+  multiValued: false,
+  caseExact: true,
+  mutability: "readWrite",
+};
 
 export type SchemaInfo = { urn: string; attributes: Map<string, AttributeInfo> };
 
@@ -184,7 +221,11 @@ export function subAttribute(parent: AttributeInfo, name: string): AttributeInfo
 
 /** Schema descriptions for /Schemas (scimmy's own, with their suggested canonical values). */
 export function describeSchemas(baseUrl: string): Record<string, unknown>[] {
-  return [SCIMMY.Schemas.User.definition, SCIMMY.Schemas.EnterpriseUser.definition, SCIMMY.Schemas.Group.definition].map((d) => {
+  return [
+    SCIMMY.Schemas.User.definition,
+    SCIMMY.Schemas.EnterpriseUser.definition,
+    SCIMMY.Schemas.Group.definition,
+  ].map((d) => {
     const description = JSON.parse(JSON.stringify(d.describe())) as Record<string, unknown>;
     // id, externalId and meta are common attributes (RFC 7643 3.1), not part of a schema's own list.
     description.attributes = (description.attributes as { name: string }[]).filter((a) => !COMMON.has(a.name));

@@ -28,7 +28,11 @@ function conditions(filter: Filter | undefined): Record<ResourceKind, SqlConditi
   return { User: users, Group: groups };
 }
 
-export async function searchResources(db: Database, query: ListQuery, includeMembers: boolean): Promise<Page<SearchHit>> {
+export async function searchResources(
+  db: Database,
+  query: ListQuery,
+  includeMembers: boolean,
+): Promise<Page<SearchHit>> {
   const where = conditions(query.filter === undefined ? undefined : parseFilter(query.filter));
   const sort = query.sort && sortAcrossToSql(query.sort);
   const page = await searchIdpResources(

@@ -1,7 +1,16 @@
 import type { Database } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { deleteIdpUser, getIdpUser, insertIdpUser, listIdpUsers, lockIdpUser, updateIdpUser, type Page, type StoredResource } from "../db/idpUserRepository.js";
+import {
+  deleteIdpUser,
+  getIdpUser,
+  insertIdpUser,
+  listIdpUsers,
+  lockIdpUser,
+  updateIdpUser,
+  type Page,
+  type StoredResource,
+} from "../db/idpUserRepository.js";
 import { inIdpTransaction } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
@@ -32,7 +41,11 @@ export async function createUser(db: Database, body: unknown, context: WriteCont
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const user = await insertIdpUser(manager, columns, resource);
-    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)));
+    await markUsersDirty(
+      manager,
+      [user.id],
+      idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)),
+    );
     return user;
   });
   log.info("scim", "user created", { userId: stored.id, active: columns.active });
@@ -50,21 +63,35 @@ export async function listUsers(db: Database, query: ListQuery): Promise<Page<St
   return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
 
-export async function replaceUser(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function replaceUser(
+  db: Database,
+  id: string,
+  body: unknown,
+  context: WriteContext,
+): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const current = await lockIdpUser(manager, id);
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
+    await markUsersDirty(
+      manager,
+      [id],
+      idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)),
+    );
     return user;
   });
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
 }
 
-export async function patchUser(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function patchUser(
+  db: Database,
+  id: string,
+  body: unknown,
+  context: WriteContext,
+): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
   const stored = await inIdpTransaction(db, async (manager) => {
     const current = await lockIdpUser(manager, id);
@@ -73,10 +100,18 @@ export async function patchUser(db: Database, id: string, body: unknown, context
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     const columns = userColumns(resource);
     const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
+    await markUsersDirty(
+      manager,
+      [id],
+      idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)),
+    );
     return user;
   });
-  log.info("scim", "user patched", { userId: id, operations: operations.length, active: stored.resource.active !== false });
+  log.info("scim", "user patched", {
+    userId: id,
+    operations: operations.length,
+    active: stored.resource.active !== false,
+  });
   return stored;
 }
 

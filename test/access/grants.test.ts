@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { describeReason, grantKey, grantSince, grantsOf, reasonsFor, type Grant } from "../../src/admin/access/grants.js";
+import {
+  describeReason,
+  grantKey,
+  grantSince,
+  grantsOf,
+  reasonsFor,
+  type Grant,
+} from "../../src/admin/access/grants.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { matchingRules } from "../../src/mapping/match.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
@@ -28,30 +35,65 @@ rules:
   "mapping.yaml",
 );
 
-const user = (ws: DesiredDashboardUser["workspaces"], department = "marketing"): DesiredDashboardUser => ({ userName: "a@example.com", givenName: "A", familyName: "B", department, companyPermissions: [], workspaces: ws });
-const eu = (permissions: string[], team: string[] = []) => ({ appGroupName: "EU", appGroupPermissions: permissions, appGroupPermissionSets: [], team: team.length ? [{ teamName: "Tier 1", teamPermissions: team }] : [] });
-const g = (scope: Grant["scope"], permission: string, team: string | null = null): Grant => ({ scope, workspace: scope === "department" ? null : "EU", team, permission });
+const user = (ws: DesiredDashboardUser["workspaces"], department = "marketing"): DesiredDashboardUser => ({
+  userName: "a@example.com",
+  givenName: "A",
+  familyName: "B",
+  department,
+  companyPermissions: [],
+  workspaces: ws,
+});
+const eu = (permissions: string[], team: string[] = []) => ({
+  appGroupName: "EU",
+  appGroupPermissions: permissions,
+  appGroupPermissionSets: [],
+  team: team.length ? [{ teamName: "Tier 1", teamPermissions: team }] : [],
+});
+const g = (scope: Grant["scope"], permission: string, team: string | null = null): Grant => ({
+  scope,
+  workspace: scope === "department" ? null : "EU",
+  team,
+  permission,
+});
 
 describe("grantsOf", () => {
   it("lists workspace, team and department grants", () => {
-    expect(grantsOf(user([eu(["basic_access"], ["basic_access"])])).map(grantKey)).toEqual([g("workspace", "basic_access"), g("team", "basic_access", "Tier 1"), g("department", "marketing")].map(grantKey));
+    expect(grantsOf(user([eu(["basic_access"], ["basic_access"])])).map(grantKey)).toEqual(
+      [g("workspace", "basic_access"), g("team", "basic_access", "Tier 1"), g("department", "marketing")].map(grantKey),
+    );
   });
 });
 
 describe("reasonsFor", () => {
   const groups = [{ displayName: "Marketing" }, { displayName: "Support-EU" }];
   it.each<[string, Grant, string[]]>([
-    ["two rules, one permission: both", g("workspace", "basic_access"), ["rule 'EU marketers' (mapping.yaml:4) via Marketing", "rule 'Support agents' (mapping.yaml:10) via Support-EU"]],
+    [
+      "two rules, one permission: both",
+      g("workspace", "basic_access"),
+      ["rule 'EU marketers' (mapping.yaml:4) via Marketing", "rule 'Support agents' (mapping.yaml:10) via Support-EU"],
+    ],
     ["one rule", g("workspace", "view_user_profile"), ["rule 'Support agents' (mapping.yaml:10) via Support-EU"]],
-    ["a team permission", g("team", "basic_access", "Tier 1"), ["rule 'Support agents' (mapping.yaml:10) via Support-EU"]],
-    ["the department from a rule", g("department", "marketing"), ["rule 'EU marketers' (mapping.yaml:4) via Marketing"]],
+    [
+      "a team permission",
+      g("team", "basic_access", "Tier 1"),
+      ["rule 'Support agents' (mapping.yaml:10) via Support-EU"],
+    ],
+    [
+      "the department from a rule",
+      g("department", "marketing"),
+      ["rule 'EU marketers' (mapping.yaml:4) via Marketing"],
+    ],
     ["nothing gives it any more", g("workspace", "export_user_data"), []],
   ])("%s", (_name, grant, expected) => {
     expect(reasonsFor(grant, matchingRules(groups, mapping), mapping, null).map(describeReason)).toEqual(expected);
   });
   it("a department from the attribute or the default", () => {
-    expect(reasonsFor(g("department", "finance"), matchingRules([], mapping), mapping, "finance").map(describeReason)).toEqual(["the IdP's department attribute"]);
-    expect(reasonsFor(g("department", "engineering"), matchingRules([], mapping), mapping, null).map(describeReason)).toEqual(["the mapping's default department"]);
+    expect(
+      reasonsFor(g("department", "finance"), matchingRules([], mapping), mapping, "finance").map(describeReason),
+    ).toEqual(["the IdP's department attribute"]);
+    expect(
+      reasonsFor(g("department", "engineering"), matchingRules([], mapping), mapping, null).map(describeReason),
+    ).toEqual(["the mapping's default department"]);
   });
 });
 

@@ -15,7 +15,15 @@ import { ACCESS_MAPPING } from "./mapping.js";
  * (the emulator's state captured then). The clock is a ManualClock moved a day forward.
  */
 
-type Row = { userName: string; scope: string; workspace: string | null; team: string | null; permission: string; reasons: { rule?: { description: string; line: number; file: string }; groups?: string[] }[]; firstAppliedAt: string | null };
+type Row = {
+  userName: string;
+  scope: string;
+  workspace: string | null;
+  team: string | null;
+  permission: string;
+  reasons: { rule?: { description: string; line: number; file: string }; groups?: string[] }[];
+  firstAppliedAt: string | null;
+};
 type PlatformState = Awaited<ReturnType<typeof emulatorState>>;
 
 /** What the platform holds, as report keys (user, scope, workspace, team, permission). */
@@ -26,14 +34,16 @@ function platformGrants(state: PlatformState): string[] {
     for (const p of u.permissions.companyPermissions) keys.push(JSON.stringify([user, "company", null, null, p]));
     for (const ws of u.permissions.appGroup) {
       for (const p of ws.appGroupPermissions) keys.push(JSON.stringify([user, "workspace", ws.appGroupName, null, p]));
-      for (const t of ws.team) for (const p of t.teamPermissions) keys.push(JSON.stringify([user, "team", ws.appGroupName, t.teamName, p]));
+      for (const t of ws.team)
+        for (const p of t.teamPermissions) keys.push(JSON.stringify([user, "team", ws.appGroupName, t.teamName, p]));
     }
     keys.push(JSON.stringify([user, "department", null, null, u.department]));
   }
   return keys.sort();
 }
 
-const reportGrants = (rows: Row[]) => rows.map((r) => JSON.stringify([r.userName.toLowerCase(), r.scope, r.workspace, r.team, r.permission])).sort();
+const reportGrants = (rows: Row[]) =>
+  rows.map((r) => JSON.stringify([r.userName.toLowerCase(), r.scope, r.workspace, r.team, r.permission])).sort();
 
 describe("access report against the emulator", () => {
   let stack: Stack;
@@ -58,7 +68,11 @@ describe("access report against the emulator", () => {
   beforeAll(async () => {
     stack = await startStack({ clock, mapping: ACCESS_MAPPING() });
     const api = idp(stack);
-    const [ann, bob, cid] = [await api.createUser("ann@example.com"), await api.createUser("bob@example.com"), await api.createUser("cid@example.com")];
+    const [ann, bob, cid] = [
+      await api.createUser("ann@example.com"),
+      await api.createUser("bob@example.com"),
+      await api.createUser("cid@example.com"),
+    ];
     await api.createGroup("Platform Admins", [cid]);
     await api.createGroup("Marketing", [ann, bob]);
     const support = await api.createGroup("Support", [ann, bob]);
@@ -77,7 +91,9 @@ describe("access report against the emulator", () => {
   afterAll(async () => stack?.close());
 
   it("lists both rules, with their groups, file and line, when two rules give one permission", async () => {
-    const rows = (await wholeReport("&user=ann@example.com&workspace=EU%20Production&permission=basic_access")).filter((r) => r.scope === "workspace");
+    const rows = (await wholeReport("&user=ann@example.com&workspace=EU%20Production&permission=basic_access")).filter(
+      (r) => r.scope === "workspace",
+    );
     expect(rows).toHaveLength(1);
     const reasons = rows[0]!.reasons.map((r) => [r.rule?.description, r.rule?.line, r.groups]);
     expect(reasons).toEqual([
@@ -100,21 +116,36 @@ describe("access report against the emulator", () => {
   });
 
   it("exports the report as CSV (text/csv) and as a JSON file, filtered, as of a date", async () => {
-    const csv = await adminApi(stack)(`/access?format=csv&workspace=US%20Production&at=${encodeURIComponent(yesterday.toISOString())}`);
+    const csv = await adminApi(stack)(
+      `/access?format=csv&workspace=US%20Production&at=${encodeURIComponent(yesterday.toISOString())}`,
+    );
     expect(csv.status).toBe(200);
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split("\r\n");
-    expect(lines[0]).toBe("userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified");
+    expect(lines[0]).toBe(
+      "userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified",
+    );
     // Yesterday both ann and bob were in Support; today only ann is.
-    expect(lines.slice(1).map((l) => l.split(",")[0]).sort()).toEqual(["ann@example.com", "bob@example.com"]);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(",")[0])
+        .sort(),
+    ).toEqual(["ann@example.com", "bob@example.com"]);
     const json = await adminApi(stack)(`/access?format=json&workspace=US%20Production`);
     expect(json.headers["content-disposition"]).toMatch(/attachment; filename="access-report-.*\.json"/);
     expect((JSON.parse(json.text) as Row[]).map((r) => r.userName)).toEqual(["ann@example.com"]);
   });
 
   it("filters admins everywhere and totals per workspace × permission", async () => {
-    expect((await wholeReport("&admins=true")).map((r) => [r.userName, r.scope, r.permission])).toEqual([["cid@example.com", "company", "admin"]]);
-    const totals = (await adminApi(stack)("/access/totals")).body.totals as { workspace: string | null; permission: string; users: number }[];
+    expect((await wholeReport("&admins=true")).map((r) => [r.userName, r.scope, r.permission])).toEqual([
+      ["cid@example.com", "company", "admin"],
+    ]);
+    const totals = (await adminApi(stack)("/access/totals")).body.totals as {
+      workspace: string | null;
+      permission: string;
+      users: number;
+    }[];
     expect(totals).toContainEqual({ workspace: "EU Production", permission: "basic_access", users: 2 });
     expect(totals).toContainEqual({ workspace: "US Production", permission: "basic_access", users: 1 });
     expect(totals).toContainEqual({ workspace: null, permission: "admin", users: 1 });
@@ -122,12 +153,31 @@ describe("access report against the emulator", () => {
 
   it("scim-connector access-report prints the same report as of a date, as CSV on stdout", async () => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "access-report", "--at", yesterday.toISOString(), "--workspace", "US Production"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        path.join(root, "bin/scim-connector.js"),
+        "access-report",
+        "--at",
+        yesterday.toISOString(),
+        "--workspace",
+        "US Production",
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+      },
+    );
     const lines = stdout.trim().split("\r\n");
-    expect(lines.slice(1).map((l) => l.split(",").slice(0, 5).join(",")).sort()).toEqual(["ann@example.com,workspace,US Production,,basic_access", "bob@example.com,workspace,US Production,,basic_access"]);
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(",").slice(0, 5).join(","))
+        .sort(),
+    ).toEqual([
+      "ann@example.com,workspace,US Production,,basic_access",
+      "bob@example.com,workspace,US Production,,basic_access",
+    ]);
   });
 
   it("filters by IdP group, team and rule", async () => {
@@ -137,7 +187,10 @@ describe("access report against the emulator", () => {
       "ann@example.com workspace EU Production view_user_profile",
       "ann@example.com workspace US Production basic_access",
     ]);
-    expect((await wholeReport("&team=Lifecycle")).map(grant)).toEqual(["ann@example.com team EU Production basic_access", "bob@example.com team EU Production basic_access"]);
+    expect((await wholeReport("&team=Lifecycle")).map(grant)).toEqual([
+      "ann@example.com team EU Production basic_access",
+      "bob@example.com team EU Production basic_access",
+    ]);
     expect((await wholeReport("&rule=administrators")).map(grant)).toEqual(["cid@example.com company  admin"]);
   });
 

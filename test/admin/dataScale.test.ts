@@ -16,7 +16,9 @@ describe("mapping preview at scale", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     const t0 = Date.now();
-    await database.db.query(`INSERT INTO idp_groups (display_name, resource) VALUES ('Marketing', '{}'), ('Platform Admins', '{}'), ('Analysts-EU', '{}')`);
+    await database.db.query(
+      `INSERT INTO idp_groups (display_name, resource) VALUES ('Marketing', '{}'), ('Platform Admins', '{}'), ('Analysts-EU', '{}')`,
+    );
     await database.db.query(
       `INSERT INTO idp_users (user_name, given_name, family_name, resource) SELECT 'u' || i || '@example.com', 'U', 'Ser', '{}' FROM generate_series(1, $1) i`,
       [USERS],
@@ -42,11 +44,21 @@ describe("mapping preview at scale", () => {
 
   it("compares every user under both mappings, and lists only the first changes", async () => {
     const mapping = parseMapping(TEST_MAPPING, "m");
-    const deps = { db: database.db, clock: systemClock, budget: budgetPolicy(5000, 10, "utc-day"), mappings: { current: () => mapping, sourceText: () => TEST_MAPPING } };
-    const draft = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]");
+    const deps = {
+      db: database.db,
+      clock: systemClock,
+      budget: budgetPolicy(5000, 10, "utc-day"),
+      mappings: { current: () => mapping, sourceText: () => TEST_MAPPING },
+    };
+    const draft = TEST_MAPPING.replace(
+      "permissions: [basic_access, send_campaigns_canvases]",
+      "permissions: [basic_access]",
+    );
     const t0 = Date.now();
     const preview = await previewMapping(deps, draft);
-    console.log(`preview of ${USERS} users: ${Date.now() - t0} ms, ${preview.usersAffected} affected, ${preview.durationLabel}`);
+    console.log(
+      `preview of ${USERS} users: ${Date.now() - t0} ms, ${preview.usersAffected} affected, ${preview.durationLabel}`,
+    );
     expect(preview.usersAffected).toBe(USERS / 10);
     expect(preview.changes).toHaveLength(Math.min(500, USERS / 10));
   }, 600_000);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/admin/overview.js";
-import { durationLabel, etaText, parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "../../src/admin/format.js";
+import {
+  durationLabel,
+  etaText,
+  parseUtcTime,
+  platformCallOf,
+  triggerFacts,
+  triggerLabel,
+} from "../../src/admin/format.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";
 import { reconcileNowReport } from "../../src/admin/reconcileNow.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/rules.js";
@@ -17,38 +24,80 @@ const ann: DesiredDashboardUser = {
   familyName: "Test",
   department: "marketing",
   companyPermissions: [],
-  workspaces: [{ appGroupName: "EU Production", appGroupPermissions: ["basic_access", "send_campaigns_canvases"], appGroupPermissionSets: [], team: [{ teamName: "Lifecycle", teamPermissions: ["basic_access"] }] }],
+  workspaces: [
+    {
+      appGroupName: "EU Production",
+      appGroupPermissions: ["basic_access", "send_campaigns_canvases"],
+      appGroupPermissionSets: [],
+      team: [{ teamName: "Lifecycle", teamPermissions: ["basic_access"] }],
+    },
+  ],
 };
 const annReduced: DesiredDashboardUser = {
   ...ann,
   companyPermissions: ["admin"],
-  workspaces: [{ appGroupName: "EU Production", appGroupPermissions: ["basic_access"], appGroupPermissionSets: [], team: [] }],
+  workspaces: [
+    { appGroupName: "EU Production", appGroupPermissions: ["basic_access"], appGroupPermissionSets: [], team: [] },
+  ],
 };
 
 describe("admin data: words for stored facts", () => {
   const group = { groupId: "953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e", groupName: "Marketing" };
   it.each([
     // Triggers recorded with their facts
-    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "added-to-group", ...group } }, "added to group Marketing"],
-    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "removed-from-group", ...group } }, "removed from group Marketing"],
-    [{ kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Mktg" } }, "group Mktg renamed to Marketing"],
-    [{ kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Marketing" } }, "group Marketing changed in the IdP"],
-    [{ kind: "idp", method: "DELETE", change: { what: "group-deleted", ...group } }, "group Marketing deleted in the IdP"],
+    [
+      { kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "added-to-group", ...group } },
+      "added to group Marketing",
+    ],
+    [
+      { kind: "idp", method: "PATCH", resource: "Groups/953a8542", change: { what: "removed-from-group", ...group } },
+      "removed from group Marketing",
+    ],
+    [
+      { kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Mktg" } },
+      "group Mktg renamed to Marketing",
+    ],
+    [
+      { kind: "idp", method: "PUT", change: { what: "group-renamed", ...group, previousName: "Marketing" } },
+      "group Marketing changed in the IdP",
+    ],
+    [
+      { kind: "idp", method: "DELETE", change: { what: "group-deleted", ...group } },
+      "group Marketing deleted in the IdP",
+    ],
     [{ kind: "idp", method: "POST", change: { what: "user-created" } }, "created by the IdP"],
     [{ kind: "idp", method: "PATCH", change: { what: "user-deactivated" } }, "deactivated in the IdP"],
     [{ kind: "idp", method: "PUT", change: { what: "user-reactivated" } }, "reactivated in the IdP"],
     [{ kind: "idp", method: "PATCH", change: { what: "user-updated" } }, "profile changed in the IdP"],
     [{ kind: "idp", method: "DELETE", change: { what: "user-deleted" } }, "deleted in the IdP"],
-    [{ kind: "mapping", mappingHash: "0123456789abcdef", rules: [{ line: 34, name: "Analysts export data" }] }, "mapping change: rule Analysts export data, line 34"],
-    [{ kind: "mapping", rules: [{ line: 3, name: "group Marketing" }, { line: 9, name: "Old rule", removed: true }] }, "mapping change: rule group Marketing, line 3; removed rule Old rule, line 9"],
+    [
+      { kind: "mapping", mappingHash: "0123456789abcdef", rules: [{ line: 34, name: "Analysts export data" }] },
+      "mapping change: rule Analysts export data, line 34",
+    ],
+    [
+      {
+        kind: "mapping",
+        rules: [
+          { line: 3, name: "group Marketing" },
+          { line: 9, name: "Old rule", removed: true },
+        ],
+      },
+      "mapping change: rule group Marketing, line 3; removed rule Old rule, line 9",
+    ],
     [{ kind: "resync", runId: "abcdef12-3456" }, "resync"],
     [{ kind: "admin", actor: "Ann Admin" }, "reconcile now by Ann Admin"],
     [{ kind: "admin", actor: "Ann Admin", via: "approval" }, "approved by Ann Admin"],
     [{ kind: "admin", actor: "Ann Admin", hold: "deprovision" }, "held deprovision decided by Ann Admin"],
     [{ kind: "admin", actor: "Ann Admin", runId: "r-1", via: "ui" }, "resync started by Ann Admin"],
     // Rows recorded before triggers carried their facts still read as words
-    [{ kind: "idp", method: "PATCH", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e", requestId: "r-9" }, "a group of theirs changed in the IdP"],
-    [{ kind: "idp", method: "DELETE", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e" }, "a group of theirs was deleted in the IdP"],
+    [
+      { kind: "idp", method: "PATCH", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e", requestId: "r-9" },
+      "a group of theirs changed in the IdP",
+    ],
+    [
+      { kind: "idp", method: "DELETE", resource: "Groups/953a8542-0c1e-4f3b-9d51-6a1f2b3c4d5e" },
+      "a group of theirs was deleted in the IdP",
+    ],
     [{ kind: "idp", method: "POST", resource: "Users/5dbe7d8c" }, "created by the IdP"],
     [{ kind: "idp", method: "PATCH", resource: "Users/5dbe7d8c" }, "changed in the IdP"],
     [{ kind: "idp", method: "DELETE", resource: "Users/5dbe7d8c" }, "deleted in the IdP"],
@@ -63,17 +112,31 @@ describe("admin data: words for stored facts", () => {
   });
 
   it("puts the ids behind the words on the entry's own page", () => {
-    const trigger = { kind: "idp", method: "PATCH", resource: `Groups/${group.groupId}`, requestId: "r-9", change: { what: "added-to-group", ...group } };
+    const trigger = {
+      kind: "idp",
+      method: "PATCH",
+      resource: `Groups/${group.groupId}`,
+      requestId: "r-9",
+      change: { what: "added-to-group", ...group },
+    };
     expect(triggerFacts(trigger)).toEqual([
       { label: "IdP group", value: `Marketing (${group.groupId})` },
       { label: "IdP request", value: `PATCH /scim/v2/Groups/${group.groupId}` },
       { label: "Request id", value: "r-9" },
     ]);
-    expect(triggerFacts({ kind: "mapping", mappingHash: "0123456789abcdef0123", rules: [{ line: 34, name: "Analysts export data" }] })).toEqual([
+    expect(
+      triggerFacts({
+        kind: "mapping",
+        mappingHash: "0123456789abcdef0123",
+        rules: [{ line: 34, name: "Analysts export data" }],
+      }),
+    ).toEqual([
       { label: "Mapping version", value: "0123456789ab" },
       { label: "Rule", value: "Analysts export data (line 34)", page: "mapping" },
     ]);
-    expect(triggerFacts({ kind: "resync", runId: "run-1" })).toEqual([{ label: "Resync run", value: "run-1", page: "runs" }]);
+    expect(triggerFacts({ kind: "resync", runId: "run-1" })).toEqual([
+      { label: "Resync run", value: "run-1", page: "runs" },
+    ]);
     expect(triggerFacts(null)).toEqual([]);
   });
 
@@ -100,8 +163,14 @@ describe("admin data: words for stored facts", () => {
   it.each([
     [{ calls: 0, queued: 5, remainingToday: 100, perDay: 4500 }, "no platform calls needed"],
     [{ calls: 40, queued: 0, remainingToday: 100, perDay: 4500 }, "fits in today's remaining budget (100 calls left)"],
-    [{ calls: 40, queued: 70, remainingToday: 100, perDay: 4500 }, "about 0.1 days at the current pace (4,500 calls a day, behind 70 users already queued)"],
-    [{ calls: 9000, queued: 0, remainingToday: 0, perDay: 4500 }, "about 2 days at the current pace (4,500 calls a day)"],
+    [
+      { calls: 40, queued: 70, remainingToday: 100, perDay: 4500 },
+      "about 0.1 days at the current pace (4,500 calls a day, behind 70 users already queued)",
+    ],
+    [
+      { calls: 9000, queued: 0, remainingToday: 0, perDay: 4500 },
+      "about 2 days at the current pace (4,500 calls a day)",
+    ],
     [{ calls: 1, queued: 0, remainingToday: 0, perDay: 0 }, "cannot be estimated: the daily budget is all reserve"],
   ])("%j takes %s", (input, label) => {
     expect(durationLabel(input)).toBe(label);
@@ -187,7 +256,13 @@ describe("admin data: permission trees", () => {
       familyName: "Test",
       department: "marketing",
       companyPermissions: [],
-      workspaces: { "EU Production": { permissions: ["basic_access", "send_campaigns_canvases"], permissionSets: [], teams: { Lifecycle: ["basic_access"] } } },
+      workspaces: {
+        "EU Production": {
+          permissions: ["basic_access", "send_campaigns_canvases"],
+          permissionSets: [],
+          teams: { Lifecycle: ["basic_access"] },
+        },
+      },
     });
     expect(permissionTree(null)).toBeNull();
   });
@@ -200,7 +275,10 @@ describe("admin data: permission trees", () => {
   });
 
   it("shows a stored after as is, and no difference when nothing changed", () => {
-    expect(logEntryTrees({ before: ann, after: annReduced, changes: [] })).toEqual({ before: permissionTree(ann), after: permissionTree(annReduced) });
+    expect(logEntryTrees({ before: ann, after: annReduced, changes: [] })).toEqual({
+      before: permissionTree(ann),
+      after: permissionTree(annReduced),
+    });
     expect(logEntryTrees({ before: null, after: null, changes: [] })).toEqual({ before: null, after: null });
     expect(logEntryTrees({ before: ann, after: null, changes: diffDashboardUsers(ann, null) }).after).toBeNull();
   });
@@ -226,7 +304,12 @@ rules:
 
   it.each([
     [0, "Rule 1 (line 3)", '"Platform Admins"', "company: admin"],
-    [1, "Analysts (line 5)", '"Data" or pattern /^Analysts-/', "department data; EU Production: export_user_data; team EU Production/Insights: basic_access"],
+    [
+      1,
+      "Analysts (line 5)",
+      '"Data" or pattern /^Analysts-/',
+      "department data; EU Production: export_user_data; team EU Production/Insights: basic_access",
+    ],
   ])("rule %i reads %s / %s / %s", (index, name, groups, grants) => {
     const rule = mapping.rules[index]!;
     expect([ruleName(rule), ruleGroupsText(rule), ruleGrantsText(rule)]).toEqual([name, groups, grants]);
@@ -234,10 +317,33 @@ rules:
 
   it.each([
     ["no change", ann, ann, undefined],
-    ["a reduction", ann, annReduced, { gains: ["company: admin"], losses: ["workspace EU Production: send_campaigns_canvases", "team EU Production/Lifecycle: basic_access"] }],
-    ["a new account", null, annReduced, { gains: ["dashboard account", "company: admin", "workspace EU Production: basic_access"], losses: [] }],
-    ["a removal", annReduced, null, { gains: [], losses: ["dashboard account", "company: admin", "workspace EU Production: basic_access"] }],
-    ["a department move", ann, { ...ann, department: "sales" }, { gains: ["department: marketing → sales"], losses: [] }],
+    [
+      "a reduction",
+      ann,
+      annReduced,
+      {
+        gains: ["company: admin"],
+        losses: ["workspace EU Production: send_campaigns_canvases", "team EU Production/Lifecycle: basic_access"],
+      },
+    ],
+    [
+      "a new account",
+      null,
+      annReduced,
+      { gains: ["dashboard account", "company: admin", "workspace EU Production: basic_access"], losses: [] },
+    ],
+    [
+      "a removal",
+      annReduced,
+      null,
+      { gains: [], losses: ["dashboard account", "company: admin", "workspace EU Production: basic_access"] },
+    ],
+    [
+      "a department move",
+      ann,
+      { ...ann, department: "sales" },
+      { gains: ["department: marketing → sales"], losses: [] },
+    ],
   ])("%s", (_name, current, draft, expected) => {
     const change = mappingChangeOf("ann@example.com", current, draft);
     expect(change).toEqual(expected && { userName: "ann@example.com", ...expected });

@@ -8,12 +8,20 @@ import { sampleSources } from "../browser/sampleData.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** The admin router alone on an express app (as app.ts mounts it), over a fresh test database. */
-export type AdminHarness = { app: Express; env: Env; database: TestDatabase; calls: { action: string; args: unknown[]; actor: AdminActor }[] };
+export type AdminHarness = {
+  app: Express;
+  env: Env;
+  database: TestDatabase;
+  calls: { action: string; args: unknown[]; actor: AdminActor }[];
+};
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /** Pages read the canned sample data (test/browser/sampleData.ts) unless a test gives its own `sources`. */
-export async function startAdminHarness(envOverrides: Record<string, string> = {}, sources: Partial<AdminDataSources> = {}): Promise<AdminHarness> {
+export async function startAdminHarness(
+  envOverrides: Record<string, string> = {},
+  sources: Partial<AdminDataSources> = {},
+): Promise<AdminHarness> {
   const database = await createTestDatabase();
   const env = loadEnv({ HOST: "127.0.0.1", PORT: "0", ADMIN_TOKEN, ...envOverrides });
   const calls: AdminHarness["calls"] = [];
@@ -35,7 +43,10 @@ export async function startAdminHarness(envOverrides: Record<string, string> = {
   const app = express();
   app.set("trust proxy", "loopback");
   app.use(requestContext);
-  app.use("/admin", adminRouter({ env, db: database.db, clock: systemClock, sources: { ...sampleSources(), ...sources }, actions }));
+  app.use(
+    "/admin",
+    adminRouter({ env, db: database.db, clock: systemClock, sources: { ...sampleSources(), ...sources }, actions }),
+  );
   return { app, env, database, calls };
 }
 
@@ -48,7 +59,10 @@ export function csrfFrom(html: string): string {
 
 export async function signInLocally(agent: request.Agent, token = ADMIN_TOKEN): Promise<request.Response> {
   const page = await agent.get("/admin/login");
-  return agent.post("/admin/login").type("form").send({ _csrf: csrfFrom(page.text), token });
+  return agent
+    .post("/admin/login")
+    .type("form")
+    .send({ _csrf: csrfFrom(page.text), token });
 }
 
 export function sessionCookie(res: request.Response): string | undefined {

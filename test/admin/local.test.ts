@@ -1,6 +1,13 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ADMIN_TOKEN, csrfFrom, sessionCookie, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
+import {
+  ADMIN_TOKEN,
+  csrfFrom,
+  sessionCookie,
+  signInLocally,
+  startAdminHarness,
+  type AdminHarness,
+} from "./harness.js";
 
 describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
   let h: AdminHarness;
@@ -18,11 +25,28 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
   });
 
   it("every page and action under /admin needs a session; sign-in and assets do not", async () => {
-    for (const path of ["/admin", "/admin/log", "/admin/log/1", "/admin/log/export.csv", "/admin/users", "/admin/users/x", "/admin/mapping", "/admin/approvals", "/admin/runs", "/admin/mirror", "/admin/nope"]) {
+    for (const path of [
+      "/admin",
+      "/admin/log",
+      "/admin/log/1",
+      "/admin/log/export.csv",
+      "/admin/users",
+      "/admin/users/x",
+      "/admin/mapping",
+      "/admin/approvals",
+      "/admin/runs",
+      "/admin/mirror",
+      "/admin/nope",
+    ]) {
       const res = await request(h.app).get(path);
       expect([path, res.status, res.headers.location]).toEqual([path, 303, "/admin/login"]);
     }
-    for (const path of ["/admin/approvals/approve", "/admin/users/x/reconcile", "/admin/runs/resync", "/admin/mapping/preview"]) {
+    for (const path of [
+      "/admin/approvals/approve",
+      "/admin/users/x/reconcile",
+      "/admin/runs/resync",
+      "/admin/mapping/preview",
+    ]) {
       // Refused by the session check, before any form body is read.
       const res = await request(h.app).post(path).type("form").send({ id: "x" });
       expect([path, res.status]).toEqual([path, 401]);
@@ -68,7 +92,9 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect(overview.status).toBe(200);
     expect(overview.text).toContain("Overview");
     expect(overview.text).toContain("local admin");
-    const rows: { n: number }[] = await h.database.db.query(`SELECT count(*)::int AS n FROM admin_sessions WHERE sess->'actor'->>'role' = 'admin'`);
+    const rows: { n: number }[] = await h.database.db.query(
+      `SELECT count(*)::int AS n FROM admin_sessions WHERE sess->'actor'->>'role' = 'admin'`,
+    );
     expect(rows[0]!.n).toBeGreaterThan(0);
   });
 
@@ -100,7 +126,9 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     const csrf = csrfFrom((await agent.get("/admin")).text);
     const ok = await agent.post("/admin/users/u-1/reconcile").type("form").send({ _csrf: csrf });
     expect(ok.status).toBe(303);
-    expect(h.calls).toEqual([{ action: "reconcileNow", args: ["u-1"], actor: { name: "local admin", role: "admin", via: "local" } }]);
+    expect(h.calls).toEqual([
+      { action: "reconcileNow", args: ["u-1"], actor: { name: "local admin", role: "admin", via: "local" } },
+    ]);
     const back = await agent.get(ok.headers.location!);
     expect(back.status).toBe(200); // the sample user's page, with the action's confirmation
     expect(back.text).toContain("reconcileNow done");
@@ -113,7 +141,10 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     expect((await agent.post("/admin/logout").type("form").send({})).status).toBe(403);
     const page = await agent.get("/admin");
     expect(page.status).toBe(200);
-    const out = await agent.post("/admin/logout").type("form").send({ _csrf: csrfFrom(page.text) });
+    const out = await agent
+      .post("/admin/logout")
+      .type("form")
+      .send({ _csrf: csrfFrom(page.text) });
     expect(out.status).toBe(303);
     expect((await agent.get("/admin")).status).toBe(303);
   });
@@ -122,10 +153,18 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     const agent = request.agent(h.app);
     const res = await signInLocally(agent);
     const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
-    const deadline = async () => ((await h.database.db.query(`SELECT expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as { expires_at: Date }[])[0]!.expires_at.getTime();
+    const deadline = async () =>
+      (
+        (await h.database.db.query(`SELECT expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as {
+          expires_at: Date;
+        }[]
+      )[0]!.expires_at.getTime();
     expect((await deadline()) - Date.now()).toBeGreaterThan(29 * 60_000); // ADMIN_SESSION_IDLE_MINUTES default 30
     // A minute of idleness, without waiting for it: the stored deadline is a minute earlier.
-    await h.database.db.query(`UPDATE admin_sessions SET expires_at = expires_at - interval '1 minute' WHERE sid = $1`, [sid]);
+    await h.database.db.query(
+      `UPDATE admin_sessions SET expires_at = expires_at - interval '1 minute' WHERE sid = $1`,
+      [sid],
+    );
     const first = await deadline();
     expect((await agent.get("/admin")).status).toBe(200);
     expect(await deadline()).toBeGreaterThan(first);
@@ -143,21 +182,32 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     const agent = request.agent(h.app);
     const res = await signInLocally(agent);
     const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
-    const row = async () => ((await h.database.db.query(`SELECT sess, expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as { sess: { signedInAt?: number }; expires_at: Date }[])[0];
+    const row = async () =>
+      (
+        (await h.database.db.query(`SELECT sess, expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as {
+          sess: { signedInAt?: number };
+          expires_at: Date;
+        }[]
+      )[0];
     const signedInAt = (await row())!.sess.signedInAt!;
     expect(Math.abs(signedInAt - Date.now())).toBeLessThan(60_000);
     expect((await agent.get("/admin")).status).toBe(200);
     // Signed in 11 h 59 min ago, active just now: still in.
-    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)) WHERE sid = $1`, [sid, Date.now() - (12 * 60 - 1) * 60_000]);
+    await h.database.db.query(
+      `UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)) WHERE sid = $1`,
+      [sid, Date.now() - (12 * 60 - 1) * 60_000],
+    );
     expect((await agent.get("/admin")).status).toBe(200);
     // The row's deadline is capped by the absolute one (about a minute away), not the 30-minute idle one.
     expect((await row())!.expires_at.getTime() - Date.now()).toBeLessThan(2 * 60_000);
     // Signed in 12 h ago: out, though the idle deadline is far away, and the row is gone.
-    await h.database.db.query(`UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)), expires_at = now() + interval '30 minutes' WHERE sid = $1`, [sid, Date.now() - 12 * 3_600_000]);
+    await h.database.db.query(
+      `UPDATE admin_sessions SET sess = jsonb_set(sess, '{signedInAt}', to_jsonb($2::bigint)), expires_at = now() + interval '30 minutes' WHERE sid = $1`,
+      [sid, Date.now() - 12 * 3_600_000],
+    );
     expect((await agent.get("/admin")).status).toBe(303);
     await vi.waitFor(async () => expect(await row()).toBeUndefined());
   });
-
 });
 
 describe("local mode behind a reverse proxy on the same host", () => {
@@ -178,22 +228,33 @@ describe("local mode behind a reverse proxy on the same host", () => {
     ["X-Real-IP", "203.0.113.9"],
   ];
 
-  it.each(proxied)("refuses the sign-in page and the sign-in post forwarded with %s (the socket is loopback)", async (header, value) => {
-    const page = await request(strict.app).get("/admin/login").set(header, value);
-    expect(page.status).toBe(403);
-    expect(page.text).toContain("Not available remotely");
-    const post = await request(strict.app).post("/admin/login").set(header, value).type("form").send({ token: ADMIN_TOKEN });
-    expect(post.status).toBe(403);
-    expect(sessionCookie(post)).toBeUndefined();
-    // A direct visitor on this machine is still served.
-    expect((await request(strict.app).get("/admin/login")).status).toBe(200);
-  });
+  it.each(proxied)(
+    "refuses the sign-in page and the sign-in post forwarded with %s (the socket is loopback)",
+    async (header, value) => {
+      const page = await request(strict.app).get("/admin/login").set(header, value);
+      expect(page.status).toBe(403);
+      expect(page.text).toContain("Not available remotely");
+      const post = await request(strict.app)
+        .post("/admin/login")
+        .set(header, value)
+        .type("form")
+        .send({ token: ADMIN_TOKEN });
+      expect(post.status).toBe(403);
+      expect(sessionCookie(post)).toBeUndefined();
+      // A direct visitor on this machine is still served.
+      expect((await request(strict.app).get("/admin/login")).status).toBe(200);
+    },
+  );
 
   it("serves proxied visitors when ADMIN_ALLOW_REMOTE is set", async () => {
     const agent = request.agent(remoteAllowed.app);
     const page = await agent.get("/admin/login").set("X-Forwarded-For", "203.0.113.9");
     expect(page.status).toBe(200);
-    const post = await agent.post("/admin/login").set("X-Forwarded-For", "203.0.113.9").type("form").send({ _csrf: csrfFrom(page.text), token: ADMIN_TOKEN });
+    const post = await agent
+      .post("/admin/login")
+      .set("X-Forwarded-For", "203.0.113.9")
+      .type("form")
+      .send({ _csrf: csrfFrom(page.text), token: ADMIN_TOKEN });
     expect(post.status).toBe(303);
   });
 });

@@ -35,7 +35,10 @@ describe("reconciliation log triggers, end to end over HTTP", () => {
     return res.text;
   };
   const latestEntryId = async (userName: string) => {
-    const rows: { id: string }[] = await stack.service.db.query(`SELECT id FROM reconcile_log WHERE user_name = $1 ORDER BY id DESC LIMIT 1`, [userName]);
+    const rows: { id: string }[] = await stack.service.db.query(
+      `SELECT id FROM reconcile_log WHERE user_name = $1 ORDER BY id DESC LIMIT 1`,
+      [userName],
+    );
     return rows[0]!.id;
   };
 

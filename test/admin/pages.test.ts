@@ -44,7 +44,10 @@ describe("admin UI pages with data", () => {
 
   it("escapes what it shows", async () => {
     const csrf = csrfFrom((await agent.get("/admin/mapping")).text);
-    const res = await agent.post("/admin/mapping/preview").type("form").send({ _csrf: csrf, draft: "</textarea><script>alert(1)</script>" });
+    const res = await agent
+      .post("/admin/mapping/preview")
+      .type("form")
+      .send({ _csrf: csrf, draft: "</textarea><script>alert(1)</script>" });
     expect(res.status).toBe(200);
     expect(res.text).not.toContain("<script>");
     expect(res.text).toContain("&lt;/textarea>&lt;script>");
@@ -67,7 +70,9 @@ describe("admin UI pages with data", () => {
     expect(csv.headers["content-type"]).toMatch(/text\/csv/);
     expect(csv.headers["content-disposition"]).toMatch(/attachment; filename="reconciliation-log-.*\.csv"/);
     expect(csv.text.split("\r\n")[0]).toBe("id,at,userName,action,outcome,trigger,platformStatus,callsSpent,actor");
-    expect(csv.text).toContain("1,2026-11-20T09:15:00.000Z,ada@example.com,update,succeeded,added to group Engineering,200,1,");
+    expect(csv.text).toContain(
+      "1,2026-11-20T09:15:00.000Z,ada@example.com,update,succeeded,added to group Engineering,200,1,",
+    );
     const json = await agent.get("/admin/log/export.json");
     expect(JSON.parse(json.text)).toHaveLength(3);
   });

@@ -23,7 +23,13 @@ const entryJson = {
   userName: "ada@example.com",
   action: "update",
   outcome: "succeeded",
-  trigger: { kind: "idp", requestId: "req-42", method: "PATCH", resource: "Groups/g-1", change: { what: "added-to-group", groupName: "Engineering" } },
+  trigger: {
+    kind: "idp",
+    requestId: "req-42",
+    method: "PATCH",
+    resource: "Groups/g-1",
+    change: { what: "added-to-group", groupName: "Engineering" },
+  },
   changes: [{ kind: "set", path: "department", old: "sales", new: "engineering" }],
   before: null,
   after: null,
@@ -74,12 +80,17 @@ describe("admin presenters: the JSON API's shapes", () => {
       decidedBy: "local admin",
       decidedAt: "2026-11-20T10:00:00.000Z",
     });
-    expect(asJson(presentHold({ ...hold, decision: null, decidedBy: null, decidedAt: null }))).toMatchObject({ decision: null, decidedBy: null, decidedAt: null });
+    expect(asJson(presentHold({ ...hold, decision: null, decidedBy: null, decidedAt: null }))).toMatchObject({
+      decision: null,
+      decidedBy: null,
+      decidedAt: null,
+    });
     expect(heldItem(presentHold(hold), "ada@example.com")).toEqual({
       id: hold.userId,
       kind: "email_change",
       userName: hold.userId,
-      summary: "userName changed ada@example.com → ada.l@example.com: approving deletes the platform account and creates it under the new name",
+      summary:
+        "userName changed ada@example.com → ada.l@example.com: approving deletes the platform account and creates it under the new name",
       heldAt: at,
     });
   });
@@ -95,10 +106,26 @@ describe("admin presenters: the JSON API's shapes", () => {
       resetsAt: new Date("2026-11-21T00:00:00Z"),
       window: "utc-day",
     };
-    const expectedBudget = { limit: 5000, used: 1250, reserve: 500, remaining: 3250, remainingWithReserve: 3750, resetsAt: "2026-11-21T00:00:00.000Z", window: budget.window };
+    const expectedBudget = {
+      limit: 5000,
+      used: 1250,
+      reserve: 500,
+      remaining: 3250,
+      remainingWithReserve: 3750,
+      resetsAt: "2026-11-21T00:00:00.000Z",
+      window: budget.window,
+    };
     expect(asJson(presentBudget(budget))).toEqual(expectedBudget);
     const pending = [{ priority: 2, name: "create", action: "create", count: 3, ready: 1, settling: 2 }];
-    const queue: QueueStatus = { pending, total: 3, settling: { count: 2, nextAt: at }, parked: 1, oldestEnqueuedAt: at, eta: null, budget };
+    const queue: QueueStatus = {
+      pending,
+      total: 3,
+      settling: { count: 2, nextAt: at },
+      parked: 1,
+      oldestEnqueuedAt: at,
+      eta: null,
+      budget,
+    };
     expect(asJson(presentQueue(queue))).toEqual({
       pending,
       total: 3,
@@ -108,6 +135,8 @@ describe("admin presenters: the JSON API's shapes", () => {
       eta: null,
       budget: expectedBudget,
     });
-    expect(asJson(presentQueue({ ...queue, settling: { count: 0, nextAt: null }, oldestEnqueuedAt: null }))).toMatchObject({ settling: { count: 0, nextAt: null }, oldestEnqueuedAt: null });
+    expect(
+      asJson(presentQueue({ ...queue, settling: { count: 0, nextAt: null }, oldestEnqueuedAt: null })),
+    ).toMatchObject({ settling: { count: 0, nextAt: null }, oldestEnqueuedAt: null });
   });
 });

@@ -12,7 +12,14 @@ import {
   type IdpKeys,
   type ResponseOptions,
 } from "../support/saml.js";
-import { commentInNameId, duplicateAssertionId, naiveValidate, signedAssertionUnderForged, wrappedInExtensions, wrappedInSignatureObject } from "../support/samlWrapping.js";
+import {
+  commentInNameId,
+  duplicateAssertionId,
+  naiveValidate,
+  signedAssertionUnderForged,
+  wrappedInExtensions,
+  wrappedInSignatureObject,
+} from "../support/samlWrapping.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "./harness.js";
 
 const ACS = "https://scim.example.test/admin/saml/acs";
@@ -111,11 +118,23 @@ describe("admin UI SAML sign-in", () => {
   it("maps the viewer value to the viewer role, and a viewer cannot do an admin's action", async () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
-    expect((await post(agent, signedResponse(options(id, { nameId: "vic@example.com", role: ["staff", "scim-viewers"] }), idp))).status).toBe(303);
+    expect(
+      (
+        await post(
+          agent,
+          signedResponse(options(id, { nameId: "vic@example.com", role: ["staff", "scim-viewers"] }), idp),
+        )
+      ).status,
+    ).toBe(303);
     const page = await agent.get("/admin");
     expect(page.text).toContain("badge-role-viewer");
     const csrf = csrfFrom(page.text);
-    for (const path of ["/admin/users/u-1/reconcile", "/admin/approvals/approve", "/admin/approvals/reject", "/admin/runs/resync"]) {
+    for (const path of [
+      "/admin/users/u-1/reconcile",
+      "/admin/approvals/approve",
+      "/admin/approvals/reject",
+      "/admin/runs/resync",
+    ]) {
       const res = await agent.post(path).type("form").send({ _csrf: csrf, all: "1", draft: "x" });
       expect([path, res.status]).toEqual([path, 403]);
       expect(res.text).toContain("Your role (viewer) cannot");
@@ -158,7 +177,11 @@ describe("admin UI SAML sign-in", () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
     const now = Date.now();
-    const expired = options(id, { notBefore: new Date(now - 20 * 60_000), notOnOrAfter: new Date(now - 5 * 60_000), issueInstant: new Date(now - 20 * 60_000) });
+    const expired = options(id, {
+      notBefore: new Date(now - 20 * 60_000),
+      notOnOrAfter: new Date(now - 5 * 60_000),
+      issueInstant: new Date(now - 20 * 60_000),
+    });
     await expectRejected(agent, await post(agent, signedResponse(expired, idp)));
   });
 
@@ -166,7 +189,11 @@ describe("admin UI SAML sign-in", () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
     const now = Date.now();
-    const future = options(id, { notBefore: new Date(now + 10 * 60_000), notOnOrAfter: new Date(now + 20 * 60_000), issueInstant: new Date(now) });
+    const future = options(id, {
+      notBefore: new Date(now + 10 * 60_000),
+      notOnOrAfter: new Date(now + 20 * 60_000),
+      issueInstant: new Date(now),
+    });
     await expectRejected(agent, await post(agent, signedResponse(future, idp)));
   });
 
@@ -181,9 +208,15 @@ describe("admin UI SAML sign-in", () => {
   it("rejects a response addressed to another service (Destination or Recipient)", async () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
-    await expectRejected(agent, await post(agent, signedResponse(options(id, { destination: "https://other-sp.example.test/acs" }), idp)));
+    await expectRejected(
+      agent,
+      await post(agent, signedResponse(options(id, { destination: "https://other-sp.example.test/acs" }), idp)),
+    );
     const id2 = await startLogin(agent);
-    await expectRejected(agent, await post(agent, signedResponse(options(id2, { recipient: "https://other-sp.example.test/acs" }), idp)));
+    await expectRejected(
+      agent,
+      await post(agent, signedResponse(options(id2, { recipient: "https://other-sp.example.test/acs" }), idp)),
+    );
   });
 
   it("rejects a response to a request this service never sent (InResponseTo)", async () => {
@@ -202,17 +235,32 @@ describe("admin UI SAML sign-in", () => {
     const id2 = await startLogin(first);
     const xml2 = signedResponse(options(id2), idp);
     const cookie = loginCookies.get(first);
-    const results = await Promise.all([post(request.agent(h.app), xml2, cookie), post(request.agent(h.app), xml2, cookie)]);
+    const results = await Promise.all([
+      post(request.agent(h.app), xml2, cookie),
+      post(request.agent(h.app), xml2, cookie),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([303, 401]);
   });
 
   const viewer = (id: string) => options(id, { nameId: "vic@example.com", role: "scim-viewers" });
   const mallory = (id: string) => options(id, { nameId: "mallory@example.com", role: "scim-admins" });
   it.each([
-    ["the signed assertion moved under an unsigned, forged one", (id: string) => signedAssertionUnderForged(signedResponse(viewer(id), idp), mallory(id))],
-    ["a forged assertion with the signed assertion's ID before it", (id: string) => duplicateAssertionId(signedResponse(viewer(id), idp), mallory(id))],
-    ["the signed response wrapped in the Extensions of a forged one", (id: string) => wrappedInExtensions(signedResponse(viewer(id), idp), mallory(id))],
-    ["the signed assertion in the ds:Object of its signature, moved into a forged assertion", (id: string) => wrappedInSignatureObject(signedResponse(viewer(id), idp), mallory(id))],
+    [
+      "the signed assertion moved under an unsigned, forged one",
+      (id: string) => signedAssertionUnderForged(signedResponse(viewer(id), idp), mallory(id)),
+    ],
+    [
+      "a forged assertion with the signed assertion's ID before it",
+      (id: string) => duplicateAssertionId(signedResponse(viewer(id), idp), mallory(id)),
+    ],
+    [
+      "the signed response wrapped in the Extensions of a forged one",
+      (id: string) => wrappedInExtensions(signedResponse(viewer(id), idp), mallory(id)),
+    ],
+    [
+      "the signed assertion in the ds:Object of its signature, moved into a forged assertion",
+      (id: string) => wrappedInSignatureObject(signedResponse(viewer(id), idp), mallory(id)),
+    ],
   ])("refuses signature wrapping: %s (a naive validator signs mallory in as admin)", async (_shape, build) => {
     const agent = request.agent(h.app);
     const xml = build(await startLogin(agent));
@@ -224,7 +272,11 @@ describe("admin UI SAML sign-in", () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
     // The attacker holds a genuine admin login for ada@example.com.attacker.test and cuts it after ada@example.com.
-    const xml = commentInNameId(options(id, { nameId: "ada@example.com.attacker.test", role: "scim-admins" }), idp, "ada@example.com");
+    const xml = commentInNameId(
+      options(id, { nameId: "ada@example.com.attacker.test", role: "scim-admins" }),
+      idp,
+      "ada@example.com",
+    );
     expect(naiveValidate(xml, idp.cert)).toEqual({ nameId: "ada@example.com", role: "scim-admins" });
     await expectRejected(agent, await post(agent, xml));
   });
@@ -242,7 +294,11 @@ describe("admin UI SAML sign-in", () => {
     const id3 = await startLogin(agent);
     const o3 = options(id3, { nameId: "vic@example.com", role: "scim-viewers" });
     const signedAssertion = signElement(assertionXml(o3), "Assertion", idp);
-    const doubled = signElement(responseXml(o3, assertionXml(options(id3, { nameId: "mallory@example.com" })) + signedAssertion), "Response", attacker);
+    const doubled = signElement(
+      responseXml(o3, assertionXml(options(id3, { nameId: "mallory@example.com" })) + signedAssertion),
+      "Response",
+      attacker,
+    );
     await expectRejected(agent, await post(agent, doubled));
   });
 
@@ -250,7 +306,11 @@ describe("admin UI SAML sign-in", () => {
     const agent = request.agent(h.app);
     const id = await startLogin(agent);
     const xml = signedResponse(options(id), idp);
-    const res = await agent.get("/admin/saml/login").set({ Cookie: loginCookies.get(agent)! }).type("form").send({ SAMLResponse: encodeResponse(xml) });
+    const res = await agent
+      .get("/admin/saml/login")
+      .set({ Cookie: loginCookies.get(agent)! })
+      .type("form")
+      .send({ SAMLResponse: encodeResponse(xml) });
     expect(res.status).toBe(302);
     expect(res.headers.location).toMatch(/^https:\/\/idp\.example\.test\/sso\?SAMLRequest=/);
     expect((await agent.get("/admin")).status).toBe(303);
@@ -270,12 +330,17 @@ describe("admin UI SAML sign-in", () => {
     await expectRejected(victim, res);
     expect(res.text).toContain("not started in this browser");
     const id2 = await startLogin(attacker);
-    await expectRejected(victim, await post(victim, signedResponse(options(id2, { nameId: "mallory@example.com" }), idp), "")); // no cookie at all
+    await expectRejected(
+      victim,
+      await post(victim, signedResponse(options(id2, { nameId: "mallory@example.com" }), idp), ""),
+    ); // no cookie at all
   });
 
   it("the pre-login cookie is HttpOnly, Secure and SameSite=None (the IdP posts cross-site), scoped to the SAML routes", async () => {
     const res = await request(h.app).get("/admin/saml/login");
-    const cookie = ([] as string[]).concat(res.headers["set-cookie"] ?? []).find((c) => c.startsWith("scim_admin_saml="))!;
+    const cookie = ([] as string[])
+      .concat(res.headers["set-cookie"] ?? [])
+      .find((c) => c.startsWith("scim_admin_saml="))!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/Secure/);
     expect(cookie).toMatch(/SameSite=None/);
@@ -289,20 +354,34 @@ describe("admin UI SAML sign-in", () => {
     expect(res.text).toContain("only RSA-SHA256");
     // RSA-SHA256 signatures over SHA-1 digests: the digest is the weak link, refused too.
     const o = options(await startLogin(agent));
-    const sha1Digests = signElement(responseXml(o, signElement(assertionXml(o), "Assertion", idp, "sha256", "sha1")), "Response", idp, "sha256", "sha1");
+    const sha1Digests = signElement(
+      responseXml(o, signElement(assertionXml(o), "Assertion", idp, "sha256", "sha1")),
+      "Response",
+      idp,
+      "sha256",
+      "sha1",
+    );
     await expectRejected(agent, await post(agent, sha1Digests));
   });
 
   it("refuses a response from another issuer (SAML_IDP_ISSUER), even signed with the configured key", async () => {
     const agent = request.agent(h.app);
-    const res = await post(agent, signedResponse(options(await startLogin(agent), { idpEntityId: "https://other-idp.example.test" }), idp));
+    const res = await post(
+      agent,
+      signedResponse(options(await startLogin(agent), { idpEntityId: "https://other-idp.example.test" }), idp),
+    );
     await expectRejected(agent, res);
     expect(res.text).toContain("SAML_IDP_ISSUER");
   });
 
   it("a rejected or malformed post is a page, never a 500", async () => {
     const agent = request.agent(h.app);
-    for (const body of [{}, { SAMLResponse: "not base64 !!" }, { SAMLResponse: encodeResponse("<nope/>") }, { SAMLResponse: encodeResponse("<<<") }]) {
+    for (const body of [
+      {},
+      { SAMLResponse: "not base64 !!" },
+      { SAMLResponse: encodeResponse("<nope/>") },
+      { SAMLResponse: encodeResponse("<<<") },
+    ]) {
       const res = await agent.post("/admin/saml/acs").type("form").send(body);
       expect(res.status).toBe(401);
     }
@@ -323,7 +402,8 @@ describe("unauthenticated SAML sign-in starts are bounded", () => {
   afterAll(async () => {
     await h?.database.drop();
   });
-  const storedRequests = async () => Number((await h.database.db.query(`SELECT count(*) AS n FROM saml_authn_requests`))[0].n);
+  const storedRequests = async () =>
+    Number((await h.database.db.query(`SELECT count(*) AS n FROM saml_authn_requests`))[0].n);
 
   it("GET /saml/login is rate-limited per address (429 with Retry-After), stores nothing past the limit, and other addresses are unaffected", async () => {
     const from = (ip: string) => request(h.app).get("/admin/saml/login").set("X-Forwarded-For", ip);
@@ -348,7 +428,10 @@ describe("SAML request ids are kept only as long as they are valid", () => {
     try {
       const clock = new ManualClock();
       const cache = new PgSamlRequestCache(new AdminSessionRepository(database.db), clock, 10 * 60_000);
-      const ids = async () => ((await database.db.query(`SELECT id FROM saml_authn_requests ORDER BY id`)) as { id: string }[]).map((r) => r.id);
+      const ids = async () =>
+        ((await database.db.query(`SELECT id FROM saml_authn_requests ORDER BY id`)) as { id: string }[]).map(
+          (r) => r.id,
+        );
       await cache.saveAsync("_a", "");
       clock.advance(9 * 60_000);
       await cache.saveAsync("_b", "");

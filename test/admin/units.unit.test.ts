@@ -7,12 +7,22 @@ import { ensureAdminToken } from "../../src/cli/boot.js";
 import { adminTokenMatches } from "../../src/http/admin/auth/localToken.js";
 import { requireStrongAlgorithms } from "../../src/http/admin/auth/samlAlgorithms.js";
 import { parseRoleValues, roleFromProfile } from "../../src/http/admin/auth/samlRoles.js";
-import { adminAuthMode, assertAdminExposureSafe, isLoopbackAddress, resolveListenHost } from "../../src/http/admin/exposure.js";
+import {
+  adminAuthMode,
+  assertAdminExposureSafe,
+  isLoopbackAddress,
+  resolveListenHost,
+} from "../../src/http/admin/exposure.js";
 import { can, type AdminAction } from "../../src/http/admin/policy.js";
 import { diffValues } from "../../src/http/admin/ui/components/diff.js";
 import type { Profile } from "@node-saml/passport-saml";
 
-const SAML = { SAML_ENTRY_POINT: "https://idp/sso", SAML_ISSUER: "sp", SAML_IDP_CERT: "MIIB", SAML_CALLBACK_URL: "https://sp/admin/saml/acs" };
+const SAML = {
+  SAML_ENTRY_POINT: "https://idp/sso",
+  SAML_ISSUER: "sp",
+  SAML_IDP_CERT: "MIIB",
+  SAML_CALLBACK_URL: "https://sp/admin/saml/acs",
+};
 
 describe("policy", () => {
   it.each<[AdminAction, boolean, boolean]>([
@@ -38,7 +48,9 @@ describe("admin exposure in local mode", () => {
     expect(resolveListenHost(loadEnv({}), {})).toBe("127.0.0.1");
     expect(resolveListenHost(loadEnv({ HOST: "::1" }), { HOST: "::1" })).toBe("::1");
     expect(() => resolveListenHost(loadEnv({ HOST: "0.0.0.0" }), { HOST: "0.0.0.0" })).toThrow(/loopback only/);
-    expect(resolveListenHost(loadEnv({ HOST: "0.0.0.0", ADMIN_ALLOW_REMOTE: "true" }), { HOST: "0.0.0.0" })).toBe("0.0.0.0");
+    expect(resolveListenHost(loadEnv({ HOST: "0.0.0.0", ADMIN_ALLOW_REMOTE: "true" }), { HOST: "0.0.0.0" })).toBe(
+      "0.0.0.0",
+    );
     expect(resolveListenHost(loadEnv({ ...SAML }), {})).toBe("0.0.0.0");
     expect(() => assertAdminExposureSafe(loadEnv({ HOST: "10.0.0.5" }))).toThrow(ConfigError);
     expect(() => assertAdminExposureSafe(loadEnv({ HOST: "127.0.0.1" }))).not.toThrow();
@@ -72,7 +84,11 @@ describe("local admin token", () => {
 });
 
 describe("SAML roles", () => {
-  const rules = { attribute: "groups", adminValues: parseRoleValues("Admins, scim-admin"), viewerValues: parseRoleValues("viewers") };
+  const rules = {
+    attribute: "groups",
+    adminValues: parseRoleValues("Admins, scim-admin"),
+    viewerValues: parseRoleValues("viewers"),
+  };
   const profile = (groups: unknown) => ({ nameID: "a@x", groups }) as unknown as Profile;
   it.each([
     [["viewers", "admins"], "admin"],
@@ -109,10 +125,22 @@ describe("SAML signature algorithms", () => {
     ["no prefix, single quotes", `<SignatureMethod Algorithm='${RSA256}'/>` + digest(SHA256), true],
     ["RSA-SHA1", sig("http://www.w3.org/2000/09/xmldsig#rsa-sha1") + digest(SHA256), false],
     ["SHA-1 digest", sig(RSA256) + digest("http://www.w3.org/2000/09/xmldsig#sha1"), false],
-    ["a second, weak signature further in", sig(RSA256) + digest(SHA256) + sig("http://www.w3.org/2000/09/xmldsig#rsa-sha1"), false],
+    [
+      "a second, weak signature further in",
+      sig(RSA256) + digest(SHA256) + sig("http://www.w3.org/2000/09/xmldsig#rsa-sha1"),
+      false,
+    ],
     ["no Algorithm at all", "<ds:SignatureMethod/>", false],
-    ["an entity-encoded algorithm (not compared decoded)", sig("http://www.w3.org/2001/04/xmldsig-more&#x23;rsa-sha256"), false],
-    ["a quoted '>' hiding the Algorithm from a naive scan", `<ds:SignatureMethod x=">" Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"/>`, false],
+    [
+      "an entity-encoded algorithm (not compared decoded)",
+      sig("http://www.w3.org/2001/04/xmldsig-more&#x23;rsa-sha256"),
+      false,
+    ],
+    [
+      "a quoted '>' hiding the Algorithm from a naive scan",
+      `<ds:SignatureMethod x=">" Algorithm="http://www.w3.org/2000/09/xmldsig#rsa-sha1"/>`,
+      false,
+    ],
     ["an unparseable element", `<ds:SignatureMethod Algorithm=${RSA256}/>`, false],
   ])("%s", (_name, xml, ok) => {
     const refused = (() => {

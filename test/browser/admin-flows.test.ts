@@ -3,7 +3,16 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { addFault } from "../support/emulator.js";
 import { DRAFT_MAPPING } from "../support/mapping.js";
-import { ADMIN_TOKEN, emulatorState, emulatorStats, idp, startStack, TEST_MAPPING, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  emulatorState,
+  emulatorStats,
+  idp,
+  startStack,
+  TEST_MAPPING,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -17,7 +26,8 @@ describeInBrowser("admin console flows in a browser", () => {
   let page: Page;
   let base: string;
   const ids: Record<string, string> = {};
-  const onPlatform = async (userName: string) => (await emulatorState(stack)).dashboardUsers.some((u) => u.userName === userName);
+  const onPlatform = async (userName: string) =>
+    (await emulatorState(stack)).dashboardUsers.some((u) => u.userName === userName);
 
   beforeAll(async () => {
     browser = await launchBrowser();
@@ -29,7 +39,9 @@ describeInBrowser("admin console flows in a browser", () => {
     ids.marketing = await scim.createGroup("Marketing", [ids.ann!, ids.bob!, ids.cat!, ids.dan!]);
     await scim.createGroup("Platform Admins", [ids.eve!]);
     await waitForQueueIdle(stack);
-    await eventually("five dashboard users", async () => (await emulatorState(stack)).dashboardUsers.length === 5, { timeoutMs: 20_000 });
+    await eventually("five dashboard users", async () => (await emulatorState(stack)).dashboardUsers.length === 5, {
+      timeoutMs: 20_000,
+    });
     page = await newLaptopPage(browser);
   });
   afterAll(async () => {
@@ -78,10 +90,17 @@ describeInBrowser("admin console flows in a browser", () => {
     const scim = idp(stack);
     ids.fay = await scim.createUser("fay@example.com");
     await scim.patch(`/Groups/${ids.marketing}`, [{ op: "add", path: "members", value: [{ value: ids.fay }] }]);
-    await eventually("fay parked", async () => {
-      const rows: unknown[] = await stack.service.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NOT NULL`, [ids.fay]);
-      return rows.length > 0;
-    }, { timeoutMs: 20_000 });
+    await eventually(
+      "fay parked",
+      async () => {
+        const rows: unknown[] = await stack.service.db.query(
+          `SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NOT NULL`,
+          [ids.fay],
+        );
+        return rows.length > 0;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(await onPlatform("fay@example.com")).toBe(false);
 
     await page.goto(base);
@@ -124,11 +143,15 @@ describeInBrowser("admin console flows in a browser", () => {
 
   it("approves a held deprovision, and the platform loses that account", async () => {
     const scim = idp(stack);
-    await Promise.all(["bob", "cat", "dan"].map((n) => scim.patch(`/Users/${ids[n]}`, [{ op: "replace", value: { active: false } }])));
+    await Promise.all(
+      ["bob", "cat", "dan"].map((n) => scim.patch(`/Users/${ids[n]}`, [{ op: "replace", value: { active: false } }])),
+    );
     await waitForQueueIdle(stack);
 
     await page.goto(base);
-    expect(Number(await page.locator("section:has(h2:text('Waiting for approval')) .stat").first().textContent())).toBeGreaterThanOrEqual(2);
+    expect(
+      Number(await page.locator("section:has(h2:text('Waiting for approval')) .stat").first().textContent()),
+    ).toBeGreaterThanOrEqual(2);
     await page.click("text=Review approvals →");
     await page.waitForURL(`${base}/approvals`);
     const held = page.locator("form:has(input[name=id]) tbody tr");
@@ -158,10 +181,16 @@ describeInBrowser("admin console flows in a browser", () => {
     await page.waitForURL(`${base}/runs`);
     expect(await page.textContent(".flash")).toContain("Full resync started");
     expect(await page.locator("table tbody tr").count()).toBeGreaterThanOrEqual(1);
-    await eventually("the resync's re-derivation", async () => {
-      const rows: { phase: string }[] = await stack.service.db.query(`SELECT phase FROM resync_runs WHERE actor = 'local admin'`);
-      return rows[0]?.phase !== "plan";
-    }, { timeoutMs: 20_000 });
+    await eventually(
+      "the resync's re-derivation",
+      async () => {
+        const rows: { phase: string }[] = await stack.service.db.query(
+          `SELECT phase FROM resync_runs WHERE actor = 'local admin'`,
+        );
+        return rows[0]?.phase !== "plan";
+      },
+      { timeoutMs: 20_000 },
+    );
     await waitForQueueIdle(stack);
     await page.reload();
     await screenshot(page, "flow-runs");

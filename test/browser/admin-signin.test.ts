@@ -17,7 +17,10 @@ describeInBrowser("admin UI in a browser", () => {
   beforeAll(async () => {
     browser = await launchBrowser();
     database = await createTestDatabase();
-    service = await startService({ env: loadEnv({ PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN }), databaseUrl: database.url });
+    service = await startService({
+      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN }),
+      databaseUrl: database.url,
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -84,7 +87,9 @@ describeInBrowser("admin UI in a browser", () => {
       await page.click("text=Approve selected");
       await page.waitForURL(`${url}/admin/approvals`);
       expect(await page.textContent(".flash")).toContain("approve done");
-      expect(h.calls).toEqual([{ action: "approve", args: [["u-2"]], actor: { name: "local admin", role: "admin", via: "local" } }]);
+      expect(h.calls).toEqual([
+        { action: "approve", args: [["u-2"]], actor: { name: "local admin", role: "admin", via: "local" } },
+      ]);
       await context.close();
     });
   });

@@ -38,7 +38,17 @@ describe("Notifications page in a browser", () => {
     const now = new Date();
     // Slack keeps answering 500 for the first message (parked after 2 attempts); the rest go through.
     receiver.script({ status: 200 }, { status: 500 }, { status: 500 });
-    await notify(db, quarantineStarted({ family: "scim", reason: "auth", detail: "5 consecutive calls refused with 401/403", since: now, resumeAt: new Date(now.getTime() + 900_000), lastStatus: 401 }));
+    await notify(
+      db,
+      quarantineStarted({
+        family: "scim",
+        reason: "auth",
+        detail: "5 consecutive calls refused with 401/403",
+        since: now,
+        resumeAt: new Date(now.getTime() + 900_000),
+        lastStatus: 401,
+      }),
+    );
     const deliverer = stack.service.notifications.deliverer;
     for (let i = 0; i < 3; i++) {
       await deliverer.cycle();
@@ -64,12 +74,18 @@ describe("Notifications page in a browser", () => {
     await page.waitForURL(`${base}/notifications`);
     expect(await page.locator("text=HTTP 500: receiver says no").count()).toBe(1);
 
-    await page.locator("tr", { hasText: "webhook" }).first().locator("button", { hasText: "Send a test notification" }).click();
+    await page
+      .locator("tr", { hasText: "webhook" })
+      .first()
+      .locator("button", { hasText: "Send a test notification" })
+      .click();
     await page.waitForURL(`${base}/notifications`);
     expect(await page.locator(".flash-ok").textContent()).toContain("Test notification queued for webhook");
     await stack.service.notifications.deliverer.cycle();
     await page.reload();
-    expect(await page.locator("tbody tr", { hasText: "notification.test" }).locator(".badge", { hasText: "sent" }).count()).toBe(1);
+    expect(
+      await page.locator("tbody tr", { hasText: "notification.test" }).locator(".badge", { hasText: "sent" }).count(),
+    ).toBe(1);
     expect(await page.content()).not.toContain("T0KEN");
     const file = await screenshot(page, "notifications");
     if (process.env.UPDATE_DOC_SCREENSHOTS) {

@@ -6,9 +6,39 @@ import type { LogRow } from "../../src/admin/log.js";
 export function sampleSources(): AdminDataSources {
   const day = (n: number) => new Date(Date.UTC(2026, 10, 7 + n)).toISOString().slice(0, 10);
   const rows: LogRow[] = [
-    { id: "1", at: new Date("2026-11-20T09:15:00Z"), userName: "ada@example.com", action: "update", outcome: "succeeded", trigger: "added to group Engineering", platformStatus: 200, callsSpent: 1, actor: null },
-    { id: "2", at: new Date("2026-11-20T09:10:00Z"), userName: "bob@example.com", action: "deprovision", outcome: "held", trigger: "deactivated in the IdP", platformStatus: null, callsSpent: 0, actor: null },
-    { id: "3", at: new Date("2026-11-20T08:55:00Z"), userName: "cy@example.com", action: "create", outcome: "failed", trigger: "mapping change: rule Engineers get Product, line 12", platformStatus: 500, callsSpent: 1, actor: null },
+    {
+      id: "1",
+      at: new Date("2026-11-20T09:15:00Z"),
+      userName: "ada@example.com",
+      action: "update",
+      outcome: "succeeded",
+      trigger: "added to group Engineering",
+      platformStatus: 200,
+      callsSpent: 1,
+      actor: null,
+    },
+    {
+      id: "2",
+      at: new Date("2026-11-20T09:10:00Z"),
+      userName: "bob@example.com",
+      action: "deprovision",
+      outcome: "held",
+      trigger: "deactivated in the IdP",
+      platformStatus: null,
+      callsSpent: 0,
+      actor: null,
+    },
+    {
+      id: "3",
+      at: new Date("2026-11-20T08:55:00Z"),
+      userName: "cy@example.com",
+      action: "create",
+      outcome: "failed",
+      trigger: "mapping change: rule Engineers get Product, line 12",
+      platformStatus: 500,
+      callsSpent: 1,
+      actor: null,
+    },
   ];
   const run = presentRun(
     {
@@ -38,20 +68,31 @@ export function sampleSources(): AdminDataSources {
   return {
     overview: async () => ({
       budget: { used: 1250, reserve: 500, limit: 5000, resetsAt: new Date("2026-11-21T00:00:00Z") },
-      callsPerDay: Array.from({ length: 14 }, (_, i) => ({ day: day(i), byAction: { deprovision: (i * 7) % 11, update: 40 + ((i * 13) % 30), create: (i * 5) % 17 } })),
+      callsPerDay: Array.from({ length: 14 }, (_, i) => ({
+        day: day(i),
+        byAction: { deprovision: (i * 7) % 11, update: 40 + ((i * 13) % 30), create: (i * 5) % 17 },
+      })),
       queue: [
         { priority: "remove access", depth: 3, settling: 0 },
         { priority: "creates", depth: 41, settling: 12 },
         { priority: "drift verification", depth: 1200, settling: 0 },
       ],
       queueEta: "about 6 hours at today's pace",
-      failures: [{ userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") }],
+      failures: [
+        { userId: "u-3", userName: "cy@example.com", error: "platform 500", at: new Date("2026-11-20T08:55:00Z") },
+      ],
       held: { deprovisions: 2, emailChanges: 1 },
       mirrorLag: [{ table: "mirror.email_subscription_states", pending: 12, lagSeconds: 40 }],
       lastRuns: [run],
       quarantine: [],
     }),
-    log: async () => ({ rows, hasNext: false, actions: ["create", "update", "deprovision"], outcomes: ["succeeded", "failed", "held"], triggers: ["idp", "mapping", "resync"] }),
+    log: async () => ({
+      rows,
+      hasNext: false,
+      actions: ["create", "update", "deprovision"],
+      outcomes: ["succeeded", "failed", "held"],
+      triggers: ["idp", "mapping", "resync"],
+    }),
     logEntry: async (id) =>
       id === "1"
         ? {
@@ -62,15 +103,33 @@ export function sampleSources(): AdminDataSources {
             userName: "ada@example.com",
             action: "update",
             outcome: "succeeded",
-            trigger: { kind: "idp", requestId: "req-42", method: "PATCH", resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259", change: { what: "added-to-group", groupId: "5dbe7d8c-acfb-4191-aa34-932284491259", groupName: "Engineering" } },
+            trigger: {
+              kind: "idp",
+              requestId: "req-42",
+              method: "PATCH",
+              resource: "Groups/5dbe7d8c-acfb-4191-aa34-932284491259",
+              change: {
+                what: "added-to-group",
+                groupId: "5dbe7d8c-acfb-4191-aa34-932284491259",
+                groupName: "Engineering",
+              },
+            },
             triggerLabel: "added to group Engineering",
             triggerFacts: [
               { label: "IdP group", value: "Engineering (5dbe7d8c-acfb-4191-aa34-932284491259)" },
               { label: "IdP request", value: "PATCH /scim/v2/Groups/5dbe7d8c-acfb-4191-aa34-932284491259" },
               { label: "Request id", value: "req-42" },
             ],
-            before: { department: "Sales", company: ["basic_access"], workspaces: { Marketing: ["read", "campaigns"] } },
-            after: { department: "Engineering", company: ["basic_access"], workspaces: { Marketing: ["read"], Product: ["read", "write"] } },
+            before: {
+              department: "Sales",
+              company: ["basic_access"],
+              workspaces: { Marketing: ["read", "campaigns"] },
+            },
+            after: {
+              department: "Engineering",
+              company: ["basic_access"],
+              workspaces: { Marketing: ["read"], Product: ["read", "write"] },
+            },
             changes: [],
             platformStatus: 200,
             platformCall: { method: "PUT", path: "/scim/v2/Users/p-981", status: 200 },
@@ -82,7 +141,14 @@ export function sampleSources(): AdminDataSources {
     logExport: async () => rows,
     users: async (query) => ({
       rows: [
-        { id: "u-1", userName: "ada@example.com", active: true, groups: 3, lastReconciledAt: new Date("2026-11-20T09:15:00Z"), state: "in sync" },
+        {
+          id: "u-1",
+          userName: "ada@example.com",
+          active: true,
+          groups: 3,
+          lastReconciledAt: new Date("2026-11-20T09:15:00Z"),
+          state: "in sync",
+        },
         { id: "u-2", userName: "bob@example.com", active: false, groups: 0, lastReconciledAt: null, state: "held" },
       ].filter((u) => !query.q || u.userName.includes(query.q)),
       hasNext: false,
@@ -111,23 +177,62 @@ export function sampleSources(): AdminDataSources {
     notifications: async () => ({ channels: [], outbox: [] }),
     previewMapping: async (draft) =>
       draft.includes("bad")
-        ? { errors: ["rules[0].group: is required"], changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" }
+        ? {
+            errors: ["rules[0].group: is required"],
+            changes: [],
+            usersAffected: 0,
+            estimatedCalls: 0,
+            durationLabel: "",
+          }
         : {
             errors: [],
-            changes: [{ userName: "ada@example.com", gains: ["workspace Product: admin"], losses: ["workspace Marketing: read"] }],
+            changes: [
+              {
+                userName: "ada@example.com",
+                gains: ["workspace Product: admin"],
+                losses: ["workspace Marketing: read"],
+              },
+            ],
             usersAffected: 1,
             estimatedCalls: 1,
             durationLabel: "within today's budget",
           },
     runs: async () => ({ runs: [run], nextRunAt: new Date("2026-11-21T02:00:00Z") }),
     mirror: async () => ({
-      tables: [{ name: "email_subscriptions", pending: 12, lagSeconds: 40, lastPushAt: new Date("2026-11-20T09:00:00Z"), state: "ok" }],
-      parked: [{ table: "email_subscriptions", key: "ada@example.com", error: "400 invalid email", parkedAt: new Date("2026-11-20T08:00:00Z") }],
+      tables: [
+        {
+          name: "email_subscriptions",
+          pending: 12,
+          lagSeconds: 40,
+          lastPushAt: new Date("2026-11-20T09:00:00Z"),
+          state: "ok",
+        },
+      ],
+      parked: [
+        {
+          table: "email_subscriptions",
+          key: "ada@example.com",
+          error: "400 invalid email",
+          parkedAt: new Date("2026-11-20T08:00:00Z"),
+        },
+      ],
     }),
     approvals: async () => ({
       held: [
-        { id: "u-2", kind: "deprovision", userName: "bob@example.com", summary: "mass deprovision: 120 removals in 10 minutes", heldAt: new Date("2026-11-20T09:10:00Z") },
-        { id: "u-4", kind: "email_change", userName: "dee@example.com", summary: "dee@example.com → dee.smith@example.com", heldAt: new Date("2026-11-20T07:00:00Z") },
+        {
+          id: "u-2",
+          kind: "deprovision",
+          userName: "bob@example.com",
+          summary: "mass deprovision: 120 removals in 10 minutes",
+          heldAt: new Date("2026-11-20T09:10:00Z"),
+        },
+        {
+          id: "u-4",
+          kind: "email_change",
+          userName: "dee@example.com",
+          summary: "dee@example.com → dee.smith@example.com",
+          heldAt: new Date("2026-11-20T07:00:00Z"),
+        },
       ],
     }),
   };

@@ -34,41 +34,54 @@ type Report = {
   };
 };
 
-describe(suitesPresent ? "Microsoft SCIMReferenceCode Postman collection" : `Microsoft SCIM collection (${skipMessage})`, () => {
-  if (!suitesPresent) {
-    if (mustRun) it("finds the conformance suites under CI=true", () => expect.fail(ciFailure));
-    // eslint-disable-next-line vitest/no-disabled-tests -- the suites are fetched for CI; outside CI their absence is reported as a skip
-    else it.skip(skipMessage, () => undefined);
-    return;
-  }
-
-  let h: ScimHarness;
-  let dir: string;
-  beforeAll(async () => {
-    h = await startScimHarness();
-    dir = await mkdtemp(path.join(os.tmpdir(), "scim-newman-"));
-  });
-  afterAll(async () => {
-    await h?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  it("passes every assertion except the collection's documented quirks, against an empty store", async () => {
-    const port = new URL(h.service.url).port;
-    const reportFile = path.join(dir, "report.json");
-    const args = ["run", path.join(conformanceDir, "microsoft/PostmanCollection.json")];
-    for (const [name, value] of Object.entries({ Protocol: "http", Server: "127.0.0.1", Port: `:${port}`, Api: "scim/v2", token: SCIM_TOKEN })) {
-      args.push("--env-var", `${name}=${value}`);
+describe(
+  suitesPresent ? "Microsoft SCIMReferenceCode Postman collection" : `Microsoft SCIM collection (${skipMessage})`,
+  () => {
+    if (!suitesPresent) {
+      if (mustRun) it("finds the conformance suites under CI=true", () => expect.fail(ciFailure));
+      // eslint-disable-next-line vitest/no-disabled-tests -- the suites are fetched for CI; outside CI their absence is reported as a skip
+      else it.skip(skipMessage, () => undefined);
+      return;
     }
-    for (const folder of FOLDERS) args.push("--folder", folder);
-    args.push("--reporters", "json", "--reporter-json-export", reportFile, "--disable-unicode");
-    const result = await run(projectBin("newman"), args, 180_000);
-    const report = JSON.parse(await readFile(reportFile, "utf8")) as Report;
 
-    const assertions = report.run.executions.flatMap((e) => (e.assertions ?? []).map((a) => ({ name: `${e.item.name} / ${a.assertion}`, error: a.error?.message })));
-    const failed = assertions.filter((a) => a.error).map((a) => a.name);
-    console.info(`Microsoft collection: ${assertions.length} assertions, ${assertions.length - failed.length} passed, ${failed.length} failed (documented quirks: ${DOCUMENTED_QUIRKS.length})`);
-    expect(assertions.length, result.stderr).toBeGreaterThan(90);
-    expect(failed.sort()).toEqual([...DOCUMENTED_QUIRKS].sort());
-  }, 240_000);
-});
+    let h: ScimHarness;
+    let dir: string;
+    beforeAll(async () => {
+      h = await startScimHarness();
+      dir = await mkdtemp(path.join(os.tmpdir(), "scim-newman-"));
+    });
+    afterAll(async () => {
+      await h?.close();
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("passes every assertion except the collection's documented quirks, against an empty store", async () => {
+      const port = new URL(h.service.url).port;
+      const reportFile = path.join(dir, "report.json");
+      const args = ["run", path.join(conformanceDir, "microsoft/PostmanCollection.json")];
+      for (const [name, value] of Object.entries({
+        Protocol: "http",
+        Server: "127.0.0.1",
+        Port: `:${port}`,
+        Api: "scim/v2",
+        token: SCIM_TOKEN,
+      })) {
+        args.push("--env-var", `${name}=${value}`);
+      }
+      for (const folder of FOLDERS) args.push("--folder", folder);
+      args.push("--reporters", "json", "--reporter-json-export", reportFile, "--disable-unicode");
+      const result = await run(projectBin("newman"), args, 180_000);
+      const report = JSON.parse(await readFile(reportFile, "utf8")) as Report;
+
+      const assertions = report.run.executions.flatMap((e) =>
+        (e.assertions ?? []).map((a) => ({ name: `${e.item.name} / ${a.assertion}`, error: a.error?.message })),
+      );
+      const failed = assertions.filter((a) => a.error).map((a) => a.name);
+      console.info(
+        `Microsoft collection: ${assertions.length} assertions, ${assertions.length - failed.length} passed, ${failed.length} failed (documented quirks: ${DOCUMENTED_QUIRKS.length})`,
+      );
+      expect(assertions.length, result.stderr).toBeGreaterThan(90);
+      expect(failed.sort()).toEqual([...DOCUMENTED_QUIRKS].sort());
+    }, 240_000);
+  },
+);

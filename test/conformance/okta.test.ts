@@ -23,13 +23,22 @@ describe(suitesPresent ? "Okta SCIM 2.0 SPEC Test" : `Okta SCIM 2.0 SPEC Test ($
     await h?.close();
   });
 
-  it.each(EDITIONS)("%s passes every assertion", async (edition) => {
-    const result = await run(process.execPath, [path.join(conformanceDir, "run-okta-spec.mjs"), path.join(conformanceDir, "okta", edition), `${h.service.url}/scim/v2`, SCIM_TOKEN]);
-    const summary = /(\d+) passed, (\d+) failed/.exec(result.stdout);
-    expect(summary, result.stdout + result.stderr).not.toBeNull();
-    console.info(`${edition}: ${summary![0]}`);
-    expect({ failed: Number(summary![2]), output: result.stdout }).toEqual({ failed: 0, output: result.stdout });
-    expect(Number(summary![1])).toBeGreaterThan(40);
-    expect(result.code).toBe(0);
-  }, 180_000);
+  it.each(EDITIONS)(
+    "%s passes every assertion",
+    async (edition) => {
+      const result = await run(process.execPath, [
+        path.join(conformanceDir, "run-okta-spec.mjs"),
+        path.join(conformanceDir, "okta", edition),
+        `${h.service.url}/scim/v2`,
+        SCIM_TOKEN,
+      ]);
+      const summary = /(\d+) passed, (\d+) failed/.exec(result.stdout);
+      expect(summary, result.stdout + result.stderr).not.toBeNull();
+      console.info(`${edition}: ${summary![0]}`);
+      expect({ failed: Number(summary![2]), output: result.stdout }).toEqual({ failed: 0, output: result.stdout });
+      expect(Number(summary![1])).toBeGreaterThan(40);
+      expect(result.code).toBe(0);
+    },
+    180_000,
+  );
 });

@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** SCIM_CONFORMANCE_DIR overrides the location (and lets the skip/fail behaviour itself be checked). */
-export const conformanceDir = path.resolve(process.env.SCIM_CONFORMANCE_DIR ?? path.resolve(projectRoot, "../shared/conformance"));
+export const conformanceDir = path.resolve(
+  process.env.SCIM_CONFORMANCE_DIR ?? path.resolve(projectRoot, "../shared/conformance"),
+);
 export const suitesPresent = existsSync(conformanceDir);
 export const mustRun = process.env.CI === "true";
 export const projectBin = (name: string) => path.join(projectRoot, "node_modules/.bin", name);

@@ -7,7 +7,11 @@ const TABLE: Array<{ method: string; path: string; permission: string }> = [
   { method: "POST", path: "/users/track", permission: "users.track" },
   { method: "POST", path: "/v2/subscription/status/set", permission: "subscription.status.set" },
   { method: "POST", path: "/subscription/status/set", permission: "subscription.status.set" },
-  { method: "GET", path: "/subscription/status/get?subscription_group_id=g&external_id=u", permission: "subscription.status.get" },
+  {
+    method: "GET",
+    path: "/subscription/status/get?subscription_group_id=g&external_id=u",
+    permission: "subscription.status.get",
+  },
   { method: "POST", path: "/email/status", permission: "email.status" },
   { method: "POST", path: "/email/blacklist", permission: "email.blacklist" },
   { method: "POST", path: "/email/blocklist", permission: "email.blacklist" },
@@ -49,17 +53,25 @@ describe("Authentication: API keys and the permission table", () => {
     expect(res.body.message).toContain("permission");
   });
 
-  it.each(TABLE)("$method $path with a key holding only $permission passes authentication", async ({ method, path, permission }) => {
-    const res = await c.rest(method, path, {}, `only-${permission}`);
-    expect([401, 403]).not.toContain(res.status);
-  });
+  it.each(TABLE)(
+    "$method $path with a key holding only $permission passes authentication",
+    async ({ method, path, permission }) => {
+      const res = await c.rest(method, path, {}, `only-${permission}`);
+      expect([401, 403]).not.toContain(res.status);
+    },
+  );
 
   it("a key holding another endpoint's permission is 403 (permissions are per endpoint)", async () => {
-    expect((await c.rest("POST", "/email/status", { email: "a@b.co", subscription_state: "subscribed" }, "only-users.track")).status).toBe(403);
+    expect(
+      (await c.rest("POST", "/email/status", { email: "a@b.co", subscription_state: "subscribed" }, "only-users.track"))
+        .status,
+    ).toBe(403);
   });
 
   it('"*" grants every permission', async () => {
-    expect((await c.rest("POST", "/email/status", { email: "a@b.co", subscription_state: "subscribed" }, "all-key")).status).toBe(200);
+    expect(
+      (await c.rest("POST", "/email/status", { email: "a@b.co", subscription_state: "subscribed" }, "all-key")).status,
+    ).toBe(200);
   });
 
   it("the SCIM token is not an API key and an API key is not a SCIM token", async () => {
@@ -67,7 +79,10 @@ describe("Authentication: API keys and the permission table", () => {
   });
 
   it("a request with a malformed JSON body is a 400 with a JSON message", async () => {
-    const res = await c.call("POST", "/email/status", { rawBody: "{not json", headers: { "content-type": "application/json", authorization: "Bearer all-key" } });
+    const res = await c.call("POST", "/email/status", {
+      rawBody: "{not json",
+      headers: { "content-type": "application/json", authorization: "Bearer all-key" },
+    });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe("Malformed JSON body");
   });

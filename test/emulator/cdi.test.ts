@@ -77,7 +77,10 @@ describe("GET /cdi/integrations and /cdi/integrations/{integration_id}/job_sync_
   });
 
   it("job_sync_status lists the integration's sync records, newest first, 10 per page with a Link header", async () => {
-    await c.control("POST", "/fixtures", { integrations: [integration(1)], syncJobs: { "int-01": Array.from({ length: 12 }, (_, i) => job(i)) } });
+    await c.control("POST", "/fixtures", {
+      integrations: [integration(1)],
+      syncJobs: { "int-01": Array.from({ length: 12 }, (_, i) => job(i)) },
+    });
     const res = await c.rest("GET", "/cdi/integrations/int-01/job_sync_status");
     expect(res.status).toBe(200);
     expect(res.body.message).toBe("success");

@@ -32,7 +32,10 @@ describe("control plane /_emulator", () => {
   it("POST /_emulator/reset clears state, fixtures, faults and counters", async () => {
     await c.scim("POST", "/scim/v2/Users", dashboardUser("a@example.com"));
     await c.rest("POST", "/users/track", { attributes: [{ external_id: "u1" }] });
-    await c.control("POST", "/fixtures", { integrations: [{ integration_id: "i1" }], invalidPhones: [{ phone: "+15550000001", invalid_detected_at: "2026-01-01T00:00:00Z", reason: "deactivated" }] });
+    await c.control("POST", "/fixtures", {
+      integrations: [{ integration_id: "i1" }],
+      invalidPhones: [{ phone: "+15550000001", invalid_detected_at: "2026-01-01T00:00:00Z", reason: "deactivated" }],
+    });
     await c.control("POST", "/faults", { path: "/email", status: 500 });
     expect((await c.control("POST", "/reset")).status).toBe(200);
     const state = (await c.control("GET", "/state")).body;
@@ -52,13 +55,25 @@ describe("control plane /_emulator", () => {
   });
 
   it("GET /_emulator/state dumps users, email states, deliverability lists, dashboard users and preference centers", async () => {
-    await c.rest("POST", "/users/track", { attributes: [{ external_id: "u1", email: "a@example.com" }], events: [{ external_id: "u1", name: "e", time: "2026-01-01T00:00:00Z" }] });
+    await c.rest("POST", "/users/track", {
+      attributes: [{ external_id: "u1", email: "a@example.com" }],
+      events: [{ external_id: "u1", name: "e", time: "2026-01-01T00:00:00Z" }],
+    });
     await c.rest("POST", "/email/status", { email: "b@example.com", subscription_state: "unsubscribed" });
     await c.rest("POST", "/email/blocklist", { email: "c@example.com" });
     await c.scim("POST", "/scim/v2/Users", dashboardUser("d@example.com"));
-    await c.rest("PUT", "/preference_center/v1/p", { preference_center_page_html: "<p/>", confirmation_page_html: "<p/>" });
+    await c.rest("PUT", "/preference_center/v1/p", {
+      preference_center_page_html: "<p/>",
+      confirmation_page_html: "<p/>",
+    });
     const s = (await c.control("GET", "/state")).body;
-    expect(s.users[0]).toMatchObject({ external_id: "u1", email: "a@example.com", event_count: 1, purchase_count: 0, user_aliases: [] });
+    expect(s.users[0]).toMatchObject({
+      external_id: "u1",
+      email: "a@example.com",
+      event_count: 1,
+      purchase_count: 0,
+      user_aliases: [],
+    });
     expect(s.emailStates).toEqual({ "b@example.com": "unsubscribed" });
     expect(s.deliverability.hardBounces).toEqual(["c@example.com"]);
     expect(s.dashboardUsers[0].userName).toBe("d@example.com");
@@ -66,7 +81,13 @@ describe("control plane /_emulator", () => {
   });
 
   it("fixtures are validated in the document's record shapes", async () => {
-    expect((await c.control("POST", "/fixtures", { invalidPhones: [{ phone: "555", invalid_detected_at: "2026-01-01T00:00:00Z", reason: "deactivated" }] })).status).toBe(400);
+    expect(
+      (
+        await c.control("POST", "/fixtures", {
+          invalidPhones: [{ phone: "555", invalid_detected_at: "2026-01-01T00:00:00Z", reason: "deactivated" }],
+        })
+      ).status,
+    ).toBe(400);
     expect((await c.control("POST", "/fixtures", { syncJobs: { i1: [{ job_status: "done" }] } })).status).toBe(400);
     expect((await c.control("POST", "/fixtures", { integrations: [{ name: "no id" }] })).status).toBe(400);
   });
@@ -107,8 +128,10 @@ describe("control plane /_emulator", () => {
     });
 
     it("an invalid fault spec is a 400", async () => {
-      expect((await c.control("POST", "/faults", { path: "scim" , status: 500 })).status).toBe(400);
-      expect((await c.control("POST", "/faults", { path: "/scim", status: 500, count: 1, probability: 0.5 })).status).toBe(400);
+      expect((await c.control("POST", "/faults", { path: "scim", status: 500 })).status).toBe(400);
+      expect(
+        (await c.control("POST", "/faults", { path: "/scim", status: 500, count: 1, probability: 0.5 })).status,
+      ).toBe(400);
       expect((await c.control("POST", "/faults", { path: "/scim" })).status).toBe(400);
     });
   });
@@ -117,7 +140,9 @@ describe("control plane /_emulator", () => {
 describe("control plane is loopback only", () => {
   it("a non-loopback caller gets 403 (checked against the emulator bound on a non-loopback address when one exists)", async () => {
     const { networkInterfaces } = await import("node:os");
-    const external = Object.values(networkInterfaces()).flat().find((i) => i && i.family === "IPv4" && !i.internal);
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === "IPv4" && !i.internal);
     if (!external) return; // no non-loopback address on this machine: covered by the isLoopback unit test
     const c = await startClient({ host: external.address });
     try {
@@ -154,11 +179,16 @@ describe("control plane refuses cross-site requests", () => {
 
   it("a text/plain or form body (what a cross-site page can post without a preflight) is refused with 415 and changes nothing", async () => {
     const before = await faultCount();
-    const plain = await request(c.emulator.url).post("/_emulator/faults").set("Content-Type", "text/plain").send(JSON.stringify(fault));
+    const plain = await request(c.emulator.url)
+      .post("/_emulator/faults")
+      .set("Content-Type", "text/plain")
+      .send(JSON.stringify(fault));
     expect([plain.status, plain.body.message]).toEqual([415, expect.stringContaining("JSON")]);
     const form = await request(c.emulator.url).post("/_emulator/faults").type("form").send(fault);
     expect(form.status).toBe(415);
-    expect((await request(c.emulator.url).post("/_emulator/reset").set("Content-Type", "text/plain").send("x")).status).toBe(415);
+    expect(
+      (await request(c.emulator.url).post("/_emulator/reset").set("Content-Type", "text/plain").send("x")).status,
+    ).toBe(415);
     expect(await faultCount()).toBe(before);
     // JSON, and body-less calls (reset, clearing faults), still work.
     expect((await request(c.emulator.url).post("/_emulator/faults").send(fault)).status).toBe(201);
@@ -171,8 +201,12 @@ describe("control plane refuses cross-site requests", () => {
       const res = await request(c.emulator.url).post("/_emulator/reset").set("Origin", origin);
       expect([origin, res.status]).toEqual([origin, 403]);
     }
-    expect((await request(c.emulator.url).get("/_emulator/state").set("Origin", "https://evil.example")).status).toBe(403);
-    expect((await request(c.emulator.url).post("/_emulator/reset").set("Origin", `http://localhost:${port()}`)).status).toBe(200);
+    expect((await request(c.emulator.url).get("/_emulator/state").set("Origin", "https://evil.example")).status).toBe(
+      403,
+    );
+    expect(
+      (await request(c.emulator.url).post("/_emulator/reset").set("Origin", `http://localhost:${port()}`)).status,
+    ).toBe(200);
   });
 
   it("a Host that does not name this machine (DNS rebinding) is refused", async () => {
@@ -194,7 +228,9 @@ describe("closing the emulator", () => {
     await c.control("POST", "/faults", { path: "/scim", status: null, delayMs: 60_000 });
     const pending = c.scim("GET", "/scim/v2/Users/x").catch(() => "dropped");
     // The request has arrived and is held by the delay.
-    await vi.waitFor(() => expect(c.emulator.state.requestCounts.get("GET /scim/v2/Users/{id}")).toBe(1), { interval: 10 });
+    await vi.waitFor(() => expect(c.emulator.state.requestCounts.get("GET /scim/v2/Users/{id}")).toBe(1), {
+      interval: 10,
+    });
     const started = Date.now();
     await c.close();
     expect(Date.now() - started).toBeLessThan(2_000);

@@ -25,25 +25,39 @@ describe("email endpoints", () => {
   it("POST /email/status: an address not yet tied to a user is remembered and applied when a user with that address appears", async () => {
     await c.rest("POST", "/email/status", { email: ["later@example.com"], subscription_state: "opted_in" });
     expect((await state()).emailStates).toEqual({ "later@example.com": "opted_in" });
-    await c.rest("POST", "/users/track", { attributes: [{ external_id: "u2", email: "Later@Example.com", plan: "pro" }] });
+    await c.rest("POST", "/users/track", {
+      attributes: [{ external_id: "u2", email: "Later@Example.com", plan: "pro" }],
+    });
     const user = (await state()).users.find((u: { external_id: string }) => u.external_id === "u2");
     expect(user.email_subscribe).toBe("opted_in");
   });
 
   it("POST /email/status applies to every profile sharing the address", async () => {
-    await c.rest("POST", "/users/track", { attributes: [{ external_id: "a", email: "s@example.com" }, { external_id: "b", email: "s@example.com" }] });
+    await c.rest("POST", "/users/track", {
+      attributes: [
+        { external_id: "a", email: "s@example.com" },
+        { external_id: "b", email: "s@example.com" },
+      ],
+    });
     await c.rest("POST", "/email/status", { email: "s@example.com", subscription_state: "unsubscribed" });
-    expect((await state()).users.map((u: { email_subscribe: string }) => u.email_subscribe)).toEqual(["unsubscribed", "unsubscribed"]);
+    expect((await state()).users.map((u: { email_subscribe: string }) => u.email_subscribe)).toEqual([
+      "unsubscribed",
+      "unsubscribed",
+    ]);
   });
 
   it("POST /email/status: email is required, up to 50, and subscription_state must be one of the three", async () => {
     expect((await c.rest("POST", "/email/status", { subscription_state: "subscribed" })).status).toBe(400);
-    expect((await c.rest("POST", "/email/status", { email: fifty(50), subscription_state: "subscribed" })).status).toBe(200);
+    expect((await c.rest("POST", "/email/status", { email: fifty(50), subscription_state: "subscribed" })).status).toBe(
+      200,
+    );
     const tooMany = await c.rest("POST", "/email/status", { email: fifty(51), subscription_state: "subscribed" });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.message).toContain("at most 50");
     expect((await c.rest("POST", "/email/status", { email: "a@b.co", subscription_state: "maybe" })).status).toBe(400);
-    expect((await c.rest("POST", "/email/status", { email: "not-an-email", subscription_state: "subscribed" })).status).toBe(400);
+    expect(
+      (await c.rest("POST", "/email/status", { email: "not-an-email", subscription_state: "subscribed" })).status,
+    ).toBe(400);
   });
 
   it("POST /email/blacklist marks addresses as hard bounces; /email/blocklist does the same", async () => {
@@ -97,7 +111,11 @@ describe("SMS invalid phone numbers", () => {
     expect(res.status).toBe(200);
     expect(res.body.message).toBe("success");
     expect(phones(res)).toEqual(["+15550000004", "+15550000003", "+15550000002", "+15550000001"]);
-    expect(res.body.sms[0]).toEqual({ phone: "+15550000004", invalid_detected_at: "2026-01-05T08:00:00Z", reason: "deactivated" });
+    expect(res.body.sms[0]).toEqual({
+      phone: "+15550000004",
+      invalid_detected_at: "2026-01-05T08:00:00Z",
+      reason: "deactivated",
+    });
   });
 
   it("start_date and end_date are UTC midnight: start inclusive, end exclusive", async () => {
@@ -106,8 +124,12 @@ describe("SMS invalid phone numbers", () => {
   });
 
   it("start_date must be before end_date, and dates must be YYYY-MM-DD", async () => {
-    expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=2026-01-05&end_date=2026-01-02")).status).toBe(400);
-    expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=2026-01-05&end_date=2026-01-05")).status).toBe(400);
+    expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=2026-01-05&end_date=2026-01-02")).status).toBe(
+      400,
+    );
+    expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=2026-01-05&end_date=2026-01-05")).status).toBe(
+      400,
+    );
     expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=01/02/2026")).status).toBe(400);
     expect((await c.rest("GET", "/sms/invalid_phone_numbers?start_date=2026-02-30")).status).toBe(400);
   });
@@ -123,21 +145,33 @@ describe("SMS invalid phone numbers", () => {
   });
 
   it("limit default is 100", async () => {
-    const many = Array.from({ length: 120 }, (_, i) => ({ phone: `+1666${String(i).padStart(7, "0")}`, invalid_detected_at: "2026-02-01T00:00:00Z", reason: "deactivated" }));
+    const many = Array.from({ length: 120 }, (_, i) => ({
+      phone: `+1666${String(i).padStart(7, "0")}`,
+      invalid_detected_at: "2026-02-01T00:00:00Z",
+      reason: "deactivated",
+    }));
     await c.control("POST", "/fixtures", { invalidPhones: many });
     expect(phones(await c.rest("GET", "/sms/invalid_phone_numbers"))).toHaveLength(100);
   });
 
   it("phone_numbers returns those numbers if found invalid; reason filters", async () => {
-    const res = await c.rest("GET", "/sms/invalid_phone_numbers?phone_numbers[]=%2B15550000002&phone_numbers[]=%2B15559999999");
+    const res = await c.rest(
+      "GET",
+      "/sms/invalid_phone_numbers?phone_numbers[]=%2B15550000002&phone_numbers[]=%2B15559999999",
+    );
     expect(phones(res)).toEqual(["+15550000002"]);
-    expect(phones(await c.rest("GET", "/sms/invalid_phone_numbers?reason=provider_error"))).toEqual(["+15550000003", "+15550000001"]);
+    expect(phones(await c.rest("GET", "/sms/invalid_phone_numbers?reason=provider_error"))).toEqual([
+      "+15550000003",
+      "+15550000001",
+    ]);
     expect((await c.rest("GET", "/sms/invalid_phone_numbers?reason=other")).status).toBe(400);
     expect((await c.rest("GET", "/sms/invalid_phone_numbers?phone_numbers=5550000002")).status).toBe(400);
   });
 
   it("POST /sms/invalid_phone_numbers/remove removes numbers given as phone_numbers", async () => {
-    const res = await c.rest("POST", "/sms/invalid_phone_numbers/remove", { phone_numbers: ["+15550000001", "+15550000002"] });
+    const res = await c.rest("POST", "/sms/invalid_phone_numbers/remove", {
+      phone_numbers: ["+15550000001", "+15550000002"],
+    });
     expect(res.status).toBe(200);
     expect(phones(await c.rest("GET", "/sms/invalid_phone_numbers"))).toEqual(["+15550000004", "+15550000003"]);
   });
@@ -151,6 +185,8 @@ describe("SMS invalid phone numbers", () => {
     expect((await c.rest("POST", "/sms/invalid_phone_numbers/remove", {})).status).toBe(400);
     const many = Array.from({ length: 51 }, (_, i) => `+1555${String(i).padStart(7, "0")}`);
     expect((await c.rest("POST", "/sms/invalid_phone_numbers/remove", { phone_numbers: many })).status).toBe(400);
-    expect((await c.rest("POST", "/sms/invalid_phone_numbers/remove", { phone_numbers: ["555-1234"] })).status).toBe(400);
+    expect((await c.rest("POST", "/sms/invalid_phone_numbers/remove", { phone_numbers: ["555-1234"] })).status).toBe(
+      400,
+    );
   });
 });

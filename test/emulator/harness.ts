@@ -10,7 +10,11 @@ type Reply = { status: number; headers: Headers; text: string; body: any };
 
 export type Client = {
   emulator: RunningEmulator;
-  call(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<Reply>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string },
+  ): Promise<Reply>;
   /** REST call with the all-permission key. */
   rest(method: string, path: string, body?: unknown, key?: string): Promise<Reply>;
   scim(method: string, path: string, body?: unknown): Promise<Reply>;
@@ -40,7 +44,8 @@ export async function startClient(options: EmulatorOptions = {}): Promise<Client
   return {
     emulator,
     call,
-    rest: (method, path, body, key = API_KEY) => call(method, path, { body, headers: { authorization: `Bearer ${key}` } }),
+    rest: (method, path, body, key = API_KEY) =>
+      call(method, path, { body, headers: { authorization: `Bearer ${key}` } }),
     scim: (method, path, body) => call(method, path, { body, headers: SCIM_HEADERS }),
     control: (method, path, body) => call(method, `/_emulator${path}`, { body }),
     close: () => emulator.close(),

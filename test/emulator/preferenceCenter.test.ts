@@ -23,14 +23,23 @@ describe("PUT /preference_center/v1/{preferenceCenterExternalID}", () => {
   it("response carries preference_center_api_id, created_at, updated_at and message success", async () => {
     const res = await c.rest("PUT", "/preference_center/v1/pc-1", page());
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ preference_center_api_id: "pc-1", created_at: expect.any(String), updated_at: expect.any(String), message: "success" });
+    expect(res.body).toEqual({
+      preference_center_api_id: "pc-1",
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      message: "success",
+    });
     expect(Date.parse(res.body.created_at)).not.toBeNaN();
   });
 
   it("content is replaced by the body and state moves to the given active/draft; created_at is kept", async () => {
     const first = await c.rest("PUT", "/preference_center/v1/pc-1", page());
     await c.control("POST", "/clock", { advanceMs: 5_000 });
-    const second = await c.rest("PUT", "/preference_center/v1/pc-1", page({ state: "draft", preference_center_page_html: "<p>v2</p>", options: {} }));
+    const second = await c.rest(
+      "PUT",
+      "/preference_center/v1/pc-1",
+      page({ state: "draft", preference_center_page_html: "<p>v2</p>", options: {} }),
+    );
     expect(second.body.created_at).toBe(first.body.created_at);
     expect(second.body.updated_at > first.body.updated_at).toBe(true);
     const [center] = await centers();
@@ -39,17 +48,25 @@ describe("PUT /preference_center/v1/{preferenceCenterExternalID}", () => {
 
   it("the POST method of the document's sample does the same", async () => {
     expect((await c.rest("POST", "/preference_center/v1/pc-2", page())).status).toBe(200);
-    expect((await centers()).map((p: { preference_center_api_id: string }) => p.preference_center_api_id)).toEqual(["pc-2"]);
+    expect((await centers()).map((p: { preference_center_api_id: string }) => p.preference_center_api_id)).toEqual([
+      "pc-2",
+    ]);
   });
 
   it("preference_center_page_html and confirmation_page_html are required", async () => {
-    expect((await c.rest("PUT", "/preference_center/v1/pc-1", page({ preference_center_page_html: undefined }))).status).toBe(400);
-    expect((await c.rest("PUT", "/preference_center/v1/pc-1", page({ confirmation_page_html: undefined }))).status).toBe(400);
+    expect(
+      (await c.rest("PUT", "/preference_center/v1/pc-1", page({ preference_center_page_html: undefined }))).status,
+    ).toBe(400);
+    expect(
+      (await c.rest("PUT", "/preference_center/v1/pc-1", page({ confirmation_page_html: undefined }))).status,
+    ).toBe(400);
   });
 
   it("state must be active or draft; options carries meta-viewport-content as a string", async () => {
     expect((await c.rest("PUT", "/preference_center/v1/pc-1", page({ state: "live" }))).status).toBe(400);
-    expect((await c.rest("PUT", "/preference_center/v1/pc-1", page({ options: { "meta-viewport-content": 1 } }))).status).toBe(400);
+    expect(
+      (await c.rest("PUT", "/preference_center/v1/pc-1", page({ options: { "meta-viewport-content": 1 } }))).status,
+    ).toBe(400);
     expect((await c.rest("PUT", "/preference_center/v1/pc-1", page({ options: { other: "x" } }))).status).toBe(400);
   });
 

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DAY, HOUR, MINUTE, RATE_LIMITS, rateLimitHeaders, takeFromWindow, windowStartOf, type RateLimitRule } from "../../src/emulator/rateLimits.js";
+import {
+  DAY,
+  HOUR,
+  MINUTE,
+  RATE_LIMITS,
+  rateLimitHeaders,
+  takeFromWindow,
+  windowStartOf,
+  type RateLimitRule,
+} from "../../src/emulator/rateLimits.js";
 import { startClient, type Client } from "./harness.js";
 
 describe("rate-limit windows (pure)", () => {
@@ -33,25 +42,65 @@ describe("rate-limit windows (pure)", () => {
   it("headers: X-RateLimit-Limit/-Remaining/-Reset always, Retry-After only on a 429", () => {
     const ok = rateLimitHeaders({ allowed: true, limit: 10, remaining: 3, resetAtMs: 120_000, retryAfterSeconds: 0 });
     expect(ok).toEqual({ "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "120" });
-    expect(rateLimitHeaders({ allowed: false, limit: 10, remaining: 0, resetAtMs: 120_000, retryAfterSeconds: 7 })["Retry-After"]).toBe("7");
+    expect(
+      rateLimitHeaders({ allowed: false, limit: 10, remaining: 0, resetAtMs: 120_000, retryAfterSeconds: 7 })[
+        "Retry-After"
+      ],
+    ).toBe("7");
   });
 });
 
 /** The Limits table: each endpoint's bucket, its size and its window, over HTTP. */
 const ENDPOINTS: Array<{ method: string; path: string; body?: unknown; rule: RateLimitRule }> = [
   { method: "POST", path: "/users/track", body: { attributes: [{ external_id: "u1" }] }, rule: RATE_LIMITS.usersTrack },
-  { method: "POST", path: "/v2/subscription/status/set", body: { subscription_groups: [{ subscription_group_id: "g", subscription_state: "subscribed", external_ids: ["u1"] }] }, rule: RATE_LIMITS.subscriptionSet },
-  { method: "POST", path: "/subscription/status/set", body: { subscription_group_id: "g", subscription_state: "subscribed", external_id: "u1" }, rule: RATE_LIMITS.subscriptionSet },
-  { method: "GET", path: "/subscription/status/get?subscription_group_id=g&external_id=u1", rule: RATE_LIMITS.subscriptionGet },
-  { method: "POST", path: "/email/status", body: { email: "a@b.co", subscription_state: "subscribed" }, rule: RATE_LIMITS.emailStatus },
+  {
+    method: "POST",
+    path: "/v2/subscription/status/set",
+    body: {
+      subscription_groups: [{ subscription_group_id: "g", subscription_state: "subscribed", external_ids: ["u1"] }],
+    },
+    rule: RATE_LIMITS.subscriptionSet,
+  },
+  {
+    method: "POST",
+    path: "/subscription/status/set",
+    body: { subscription_group_id: "g", subscription_state: "subscribed", external_id: "u1" },
+    rule: RATE_LIMITS.subscriptionSet,
+  },
+  {
+    method: "GET",
+    path: "/subscription/status/get?subscription_group_id=g&external_id=u1",
+    rule: RATE_LIMITS.subscriptionGet,
+  },
+  {
+    method: "POST",
+    path: "/email/status",
+    body: { email: "a@b.co", subscription_state: "subscribed" },
+    rule: RATE_LIMITS.emailStatus,
+  },
   { method: "POST", path: "/email/blacklist", body: { email: "a@b.co" }, rule: RATE_LIMITS.emailBlocklist },
   { method: "POST", path: "/email/bounce/remove", body: { email: "a@b.co" }, rule: RATE_LIMITS.emailBounceRemove },
   { method: "POST", path: "/email/spam/remove", body: { email: "a@b.co" }, rule: RATE_LIMITS.emailSpamRemove },
-  { method: "POST", path: "/sms/invalid_phone_numbers/remove", body: { phone_numbers: ["+15550000001"] }, rule: RATE_LIMITS.smsInvalidRemove },
+  {
+    method: "POST",
+    path: "/sms/invalid_phone_numbers/remove",
+    body: { phone_numbers: ["+15550000001"] },
+    rule: RATE_LIMITS.smsInvalidRemove,
+  },
   { method: "GET", path: "/sms/invalid_phone_numbers", rule: RATE_LIMITS.smsInvalidList },
   { method: "POST", path: "/users/delete", body: { external_ids: ["zz"] }, rule: RATE_LIMITS.usersIdentity },
-  { method: "POST", path: "/users/alias/new", body: { user_aliases: [{ alias_name: "a", alias_label: "l" }] }, rule: RATE_LIMITS.usersIdentity },
-  { method: "POST", path: "/users/alias/update", body: { alias_updates: [{ alias_label: "l", old_alias_name: "a", new_alias_name: "b" }] }, rule: RATE_LIMITS.usersIdentity },
+  {
+    method: "POST",
+    path: "/users/alias/new",
+    body: { user_aliases: [{ alias_name: "a", alias_label: "l" }] },
+    rule: RATE_LIMITS.usersIdentity,
+  },
+  {
+    method: "POST",
+    path: "/users/alias/update",
+    body: { alias_updates: [{ alias_label: "l", old_alias_name: "a", new_alias_name: "b" }] },
+    rule: RATE_LIMITS.usersIdentity,
+  },
 ];
 
 describe("rate limits from the Limits table, on the emulator clock", () => {
@@ -62,24 +111,29 @@ describe("rate limits from the Limits table, on the emulator clock", () => {
   afterAll(() => c.close());
   beforeEach(() => c.control("POST", "/reset"));
 
-  it.each(ENDPOINTS)("$method $path: limit $rule.limit per window, then 429 with Retry-After and X-RateLimit headers", async ({ method, path, body, rule }) => {
-    const first = await c.rest(method, path, body);
-    expect(first.status).toBeLessThan(300);
-    expect(first.headers.get("x-ratelimit-limit")).toBe(String(rule.limit));
-    expect(first.headers.get("x-ratelimit-remaining")).toBe(String(rule.limit - 1));
-    const state = c.emulator.state;
-    while (state.rateLimiter.used(rule, state.nowMs()) < rule.limit) state.rateLimiter.take(rule, state.nowMs());
-    const over = await c.rest(method, path, body);
-    expect(over.status).toBe(429);
-    expect(over.body.message).toEqual(expect.any(String));
-    expect(over.headers.get("x-ratelimit-remaining")).toBe("0");
-    const retryAfter = Number(over.headers.get("retry-after"));
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(rule.windowMs / 1000);
-    expect(Number(over.headers.get("x-ratelimit-reset"))).toBe(Math.ceil((windowStartOf(state.nowMs(), rule.windowMs) + rule.windowMs) / 1000));
-    await c.control("POST", "/clock", { advanceMs: retryAfter * 1000 });
-    expect((await c.rest(method, path, body)).status).toBeLessThan(300);
-  });
+  it.each(ENDPOINTS)(
+    "$method $path: limit $rule.limit per window, then 429 with Retry-After and X-RateLimit headers",
+    async ({ method, path, body, rule }) => {
+      const first = await c.rest(method, path, body);
+      expect(first.status).toBeLessThan(300);
+      expect(first.headers.get("x-ratelimit-limit")).toBe(String(rule.limit));
+      expect(first.headers.get("x-ratelimit-remaining")).toBe(String(rule.limit - 1));
+      const state = c.emulator.state;
+      while (state.rateLimiter.used(rule, state.nowMs()) < rule.limit) state.rateLimiter.take(rule, state.nowMs());
+      const over = await c.rest(method, path, body);
+      expect(over.status).toBe(429);
+      expect(over.body.message).toEqual(expect.any(String));
+      expect(over.headers.get("x-ratelimit-remaining")).toBe("0");
+      const retryAfter = Number(over.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(rule.windowMs / 1000);
+      expect(Number(over.headers.get("x-ratelimit-reset"))).toBe(
+        Math.ceil((windowStartOf(state.nowMs(), rule.windowMs) + rule.windowMs) / 1000),
+      );
+      await c.control("POST", "/clock", { advanceMs: retryAfter * 1000 });
+      expect((await c.rest(method, path, body)).status).toBeLessThan(300);
+    },
+  );
 
   it("/v2/subscription/status/set and /subscription/status/set share one 5,000-per-minute bucket", async () => {
     await c.rest("POST", "/subscription/status/set", ENDPOINTS[2]!.body);
@@ -104,6 +158,8 @@ describe("rate limits from the Limits table, on the emulator clock", () => {
 
   it("an unauthenticated request does not consume the bucket", async () => {
     await c.call("POST", "/email/status", { body: {} });
-    expect((await c.rest("POST", "/email/status", ENDPOINTS[4]!.body)).headers.get("x-ratelimit-remaining")).toBe("249999");
+    expect((await c.rest("POST", "/email/status", ENDPOINTS[4]!.body)).headers.get("x-ratelimit-remaining")).toBe(
+      "249999",
+    );
   });
 });

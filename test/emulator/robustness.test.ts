@@ -53,7 +53,11 @@ describe("robustness: no odd request body produces a 500", () => {
       await c.control("POST", "/reset");
       const res = await c.call(method, path, {
         rawBody,
-        headers: { "content-type": "application/json", ...SCIM_HEADERS, authorization: path.startsWith("/scim") ? SCIM_HEADERS.authorization : "Bearer dev-api-key" },
+        headers: {
+          "content-type": "application/json",
+          ...SCIM_HEADERS,
+          authorization: path.startsWith("/scim") ? SCIM_HEADERS.authorization : "Bearer dev-api-key",
+        },
       });
       expect(res.status, `${endpoint} with ${rawBody}`).toBeLessThan(500);
       expect(res.body, `${endpoint} with ${rawBody}`).toBeTypeOf("object");

@@ -84,14 +84,27 @@ describe("cdi cursors", () => {
     [25, 10, "prev,next"],
     [25, 20, "prev"],
   ])("%i items at offset %i → Link rels %s", (total, offset, rels) => {
-    const page = paginate(Array.from({ length: total }, (_, i) => i), offset, "/p", "s");
+    const page = paginate(
+      Array.from({ length: total }, (_, i) => i),
+      offset,
+      "/p",
+      "s",
+    );
     expect(page.link ? [...page.link.matchAll(/rel=(\w+)/g)].map((m) => m[1]).join(",") : undefined).toBe(rels);
   });
 });
 
 describe("faults", () => {
   it("parseFaultSpec defaults and bounds", () => {
-    expect(parseFaultSpec({ path: "/scim", status: 503 })).toEqual({ method: undefined, path: "/scim", status: 503, count: undefined, probability: undefined, delayMs: 0, dropConnection: false });
+    expect(parseFaultSpec({ path: "/scim", status: 503 })).toEqual({
+      method: undefined,
+      path: "/scim",
+      status: 503,
+      count: undefined,
+      probability: undefined,
+      delayMs: 0,
+      dropConnection: false,
+    });
     expect(() => parseFaultSpec({ path: "/x", status: 99 })).toThrow();
     expect(() => parseFaultSpec({ path: "/x", status: 500, probability: 2 })).toThrow();
   });
@@ -118,10 +131,18 @@ describe("invalid phone selection", () => {
     { phone: "+15550000002", invalid_detected_at: "2026-01-02T00:00:00Z", reason: "provider_error" as const },
   ];
   it("end_date midnight is exclusive, start_date midnight inclusive", () => {
-    expect(selectInvalidPhones(records, parseInvalidPhoneQuery({ start_date: "2026-01-01", end_date: "2026-01-02" })).map((r) => r.phone)).toEqual(["+15550000001"]);
+    expect(
+      selectInvalidPhones(records, parseInvalidPhoneQuery({ start_date: "2026-01-01", end_date: "2026-01-02" })).map(
+        (r) => r.phone,
+      ),
+    ).toEqual(["+15550000001"]);
   });
   it("only start_date: from then on; only end_date: until then", () => {
-    expect(selectInvalidPhones(records, parseInvalidPhoneQuery({ start_date: "2026-01-02" })).map((r) => r.phone)).toEqual(["+15550000002"]);
-    expect(selectInvalidPhones(records, parseInvalidPhoneQuery({ end_date: "2026-01-02" })).map((r) => r.phone)).toEqual(["+15550000001"]);
+    expect(
+      selectInvalidPhones(records, parseInvalidPhoneQuery({ start_date: "2026-01-02" })).map((r) => r.phone),
+    ).toEqual(["+15550000002"]);
+    expect(
+      selectInvalidPhones(records, parseInvalidPhoneQuery({ end_date: "2026-01-02" })).map((r) => r.phone),
+    ).toEqual(["+15550000001"]);
   });
 });

@@ -34,14 +34,17 @@ describe("SCIM family /scim/v2/Users", () => {
     });
   });
 
-  it.each(["schemas", "userName", "name", "department", "permissions"])("POST needs the complete resource: missing %s is 400", async (field) => {
-    const body: Record<string, unknown> = dashboardUser("x@example.com");
-    delete body[field];
-    const res = await c.scim("POST", "/scim/v2/Users", body);
-    expect(res.status).toBe(400);
-    expect(res.body.schemas).toEqual(["urn:ietf:params:scim:api:messages:2.0:Error"]);
-    expect(res.body.detail).toContain(field);
-  });
+  it.each(["schemas", "userName", "name", "department", "permissions"])(
+    "POST needs the complete resource: missing %s is 400",
+    async (field) => {
+      const body: Record<string, unknown> = dashboardUser("x@example.com");
+      delete body[field];
+      const res = await c.scim("POST", "/scim/v2/Users", body);
+      expect(res.status).toBe(400);
+      expect(res.body.schemas).toEqual(["urn:ietf:params:scim:api:messages:2.0:Error"]);
+      expect(res.body.detail).toContain(field);
+    },
+  );
 
   it("GET /scim/v2/Users/{id} returns the resource", async () => {
     const created = await c.scim("POST", "/scim/v2/Users", dashboardUser("ada@example.com"));
@@ -54,21 +57,31 @@ describe("SCIM family /scim/v2/Users", () => {
     const res = await c.scim("GET", "/scim/v2/Users/nope");
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("text/html; charset=UTF-8");
-    expect(res.body).toEqual({ schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], detail: "User not found", status: 404 });
+    expect(res.body).toEqual({
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+      detail: "User not found",
+      status: 404,
+    });
   });
 
   it('GET ?filter=userName eq "<email>" returns a ListResponse with the account and its id', async () => {
     const created = await c.scim("POST", "/scim/v2/Users", dashboardUser("ada@example.com"));
     const res = await c.scim("GET", `/scim/v2/Users?filter=${encodeURIComponent('userName eq "ada@example.com"')}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"], totalResults: 1, Resources: [created.body] });
+    expect(res.body).toEqual({
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+      totalResults: 1,
+      Resources: [created.body],
+    });
   });
 
   it("GET filter accepts the URL-encoded form, even encoded twice, and + for spaces", async () => {
     await c.scim("POST", "/scim/v2/Users", dashboardUser("ada@example.com"));
     const twice = encodeURIComponent(encodeURIComponent('userName eq "ada@example.com"'));
     expect((await c.scim("GET", `/scim/v2/Users?filter=${twice}`)).body.totalResults).toBe(1);
-    expect((await c.scim("GET", `/scim/v2/Users?filter=userName+eq+%22ada%40example.com%22`)).body.totalResults).toBe(1);
+    expect((await c.scim("GET", `/scim/v2/Users?filter=userName+eq+%22ada%40example.com%22`)).body.totalResults).toBe(
+      1,
+    );
   });
 
   it("GET filter with no match returns totalResults 0 and an empty Resources", async () => {
@@ -99,7 +112,11 @@ describe("SCIM family /scim/v2/Users", () => {
     const res = await c.scim("DELETE", "/scim/v2/Users/missing");
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("text/html; charset=UTF-8");
-    expect(JSON.parse(res.text)).toEqual({ schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"], detail: "User not found", status: 404 });
+    expect(JSON.parse(res.text)).toEqual({
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+      detail: "User not found",
+      status: 404,
+    });
   });
 
   it("PUT (not shown) replaces the resource and keeps id, userName and lastSignInAt", async () => {
@@ -136,7 +153,9 @@ describe("SCIM family /scim/v2/Users", () => {
 
   it("SCIM auth: a missing or wrong SCIM token is 401", async () => {
     expect((await c.call("GET", "/scim/v2/Users/x")).status).toBe(401);
-    const wrong = await c.call("GET", "/scim/v2/Users/x", { headers: { ...SCIM_HEADERS, authorization: "Bearer dev-api-key" } });
+    const wrong = await c.call("GET", "/scim/v2/Users/x", {
+      headers: { ...SCIM_HEADERS, authorization: "Bearer dev-api-key" },
+    });
     expect(wrong.status).toBe(401);
   });
 
@@ -153,7 +172,9 @@ describe("SCIM X-Request-Origin allow-list (EMULATOR_REQUEST_ORIGINS)", () => {
     try {
       const denied = await c.call("GET", "/scim/v2/Users/x", { headers: SCIM_HEADERS });
       expect(denied.status).toBe(401);
-      const allowed = await c.call("GET", "/scim/v2/Users/x", { headers: { ...SCIM_HEADERS, "x-request-origin": "https://allowed.example.com" } });
+      const allowed = await c.call("GET", "/scim/v2/Users/x", {
+        headers: { ...SCIM_HEADERS, "x-request-origin": "https://allowed.example.com" },
+      });
       expect(allowed.status).toBe(404);
     } finally {
       await c.close();
@@ -165,7 +186,8 @@ describe("SCIM daily budget: 5,000 requests per day per company, UTC day", () =>
   it("every authenticated SCIM request counts whatever its answer; the 5,001st is 429 with Retry-After and X-RateLimit headers; the next UTC day resets", async () => {
     const c = await startClient();
     try {
-      for (let i = 0; i < 4_999; i++) c.emulator.state.rateLimiter.take(RATE_LIMITS.scimDaily, c.emulator.state.nowMs());
+      for (let i = 0; i < 4_999; i++)
+        c.emulator.state.rateLimiter.take(RATE_LIMITS.scimDaily, c.emulator.state.nowMs());
       const last = await c.scim("GET", "/scim/v2/Users/missing"); // a 404 still counts
       expect(last.status).toBe(404);
       expect(last.headers.get("x-ratelimit-remaining")).toBe("0");

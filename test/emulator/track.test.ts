@@ -1,10 +1,27 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startClient, type Client } from "./harness.js";
 
-type User = { platform_id: string; external_id: string | null; email: string | null; phone: string | null; user_aliases: object[]; attributes: Record<string, unknown>; event_count: number; purchase_count: number; subscription_groups: Record<string, string> };
+type User = {
+  platform_id: string;
+  external_id: string | null;
+  email: string | null;
+  phone: string | null;
+  user_aliases: object[];
+  attributes: Record<string, unknown>;
+  event_count: number;
+  purchase_count: number;
+  subscription_groups: Record<string, string>;
+};
 
 const event = (extra: object = {}) => ({ external_id: "u1", name: "played", time: "2026-01-01T10:00:00Z", ...extra });
-const purchase = (extra: object = {}) => ({ external_id: "u1", product_id: "sku-1", currency: "USD", price: 9.99, time: "2026-01-01T10:00:00Z", ...extra });
+const purchase = (extra: object = {}) => ({
+  external_id: "u1",
+  product_id: "sku-1",
+  currency: "USD",
+  price: 9.99,
+  time: "2026-01-01T10:00:00Z",
+  ...extra,
+});
 
 describe("POST /users/track", () => {
   let c: Client;
@@ -17,9 +34,18 @@ describe("POST /users/track", () => {
   const track = (body: object) => c.rest("POST", "/users/track", body);
 
   it("success: message success and *_processed for each array sent", async () => {
-    const res = await track({ attributes: [{ external_id: "u1", plan: "pro" }], events: [event()], purchases: [purchase()] });
+    const res = await track({
+      attributes: [{ external_id: "u1", plan: "pro" }],
+      events: [event()],
+      purchases: [purchase()],
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ message: "success", attributes_processed: 1, events_processed: 1, purchases_processed: 1 });
+    expect(res.body).toEqual({
+      message: "success",
+      attributes_processed: 1,
+      events_processed: 1,
+      purchases_processed: 1,
+    });
     const [u] = await users();
     expect(u).toMatchObject({ external_id: "u1", attributes: { plan: "pro" }, event_count: 1, purchase_count: 1 });
   });
@@ -65,7 +91,13 @@ describe("POST /users/track", () => {
   });
 
   it("event time: ISO 8601 or yyyy-MM-dd'T'HH:mm:ss:SSSZ", async () => {
-    const res = await track({ events: [event({ time: "2013-02-10T10:00:00:000Z" }), event({ time: "2013-02-10T10:00:00:000+0100" }), event({ time: "2013-02-10" })] });
+    const res = await track({
+      events: [
+        event({ time: "2013-02-10T10:00:00:000Z" }),
+        event({ time: "2013-02-10T10:00:00:000+0100" }),
+        event({ time: "2013-02-10" }),
+      ],
+    });
     expect(res.body.errors).toBeUndefined();
     expect(res.body.events_processed).toBe(3);
   });
@@ -86,7 +118,15 @@ describe("POST /users/track", () => {
   });
 
   it("event properties: numbers, booleans, dates, 255-char strings, arrays and objects are accepted", async () => {
-    const properties = { n: 1.5, b: true, d: "2026-01-01T00:00:00Z", s: "x".repeat(255), ["k".repeat(255)]: 1, a: [1, "two"], o: { nested: { deep: 1 } } };
+    const properties = {
+      n: 1.5,
+      b: true,
+      d: "2026-01-01T00:00:00Z",
+      s: "x".repeat(255),
+      ["k".repeat(255)]: 1,
+      a: [1, "two"],
+      o: { nested: { deep: 1 } },
+    };
     const res = await track({ events: [event({ properties })], purchases: [purchase({ properties })] });
     expect(res.body.errors).toBeUndefined();
   });
@@ -98,7 +138,14 @@ describe("POST /users/track", () => {
 
   it("purchases (not shown): product_id, currency, price and time are required; quantity 1..100", async () => {
     const res = await track({
-      purchases: [purchase({ product_id: undefined }), purchase({ currency: "dollars" }), purchase({ price: "9" }), purchase({ time: undefined }), purchase({ quantity: 0 }), purchase({ quantity: 2 })],
+      purchases: [
+        purchase({ product_id: undefined }),
+        purchase({ currency: "dollars" }),
+        purchase({ price: "9" }),
+        purchase({ time: undefined }),
+        purchase({ quantity: 0 }),
+        purchase({ quantity: 2 }),
+      ],
     });
     expect(res.body.purchases_processed).toBe(1);
     expect(res.body.errors.map((e: { index: number }) => e.index)).toEqual([0, 1, 2, 3, 4]);
@@ -111,7 +158,12 @@ describe("POST /users/track", () => {
   });
 
   it("an unknown external_id creates a profile unless _update_existing_only is true", async () => {
-    await track({ attributes: [{ external_id: "new1", plan: "a" }, { external_id: "new2", plan: "b", _update_existing_only: true }] });
+    await track({
+      attributes: [
+        { external_id: "new1", plan: "a" },
+        { external_id: "new2", plan: "b", _update_existing_only: true },
+      ],
+    });
     expect((await users()).map((u) => u.external_id)).toEqual(["new1"]);
     await track({ events: [event({ external_id: "new3", _update_existing_only: true })] });
     expect((await users()).map((u) => u.external_id)).toEqual(["new1"]);
@@ -119,12 +171,24 @@ describe("POST /users/track", () => {
 
   it("rule 2: no profile has the email → a new email-only profile (no alias)", async () => {
     await track({ attributes: [{ email: "only@example.com", plan: "pro" }] });
-    expect(await users()).toEqual([expect.objectContaining({ external_id: null, email: "only@example.com", user_aliases: [], attributes: { plan: "pro" } })]);
+    expect(await users()).toEqual([
+      expect.objectContaining({
+        external_id: null,
+        email: "only@example.com",
+        user_aliases: [],
+        attributes: { plan: "pro" },
+      }),
+    ]);
   });
 
   it("rule 1: several profiles share an email → the most recently updated one with an external_id is updated", async () => {
     await track({ attributes: [{ email: "s@example.com" }] }); // email-only, no external_id
-    await track({ attributes: [{ external_id: "a", email: "s@example.com" }, { external_id: "b", email: "s@example.com" }] });
+    await track({
+      attributes: [
+        { external_id: "a", email: "s@example.com" },
+        { external_id: "b", email: "s@example.com" },
+      ],
+    });
     await track({ attributes: [{ external_id: "a", touched: 1 }] }); // a is now the most recent with an external_id
     await track({ attributes: [{ email: "s@example.com", hit: true }] });
     const byId = Object.fromEntries((await users()).map((u) => [u.external_id ?? "none", u.attributes]));
@@ -143,7 +207,12 @@ describe("POST /users/track", () => {
   });
 
   it("rule 3: phone-based updates work only with a valid (E.164) phone number", async () => {
-    const res = await track({ attributes: [{ phone: "555-1234", plan: "x" }, { phone: "+15551234567", plan: "y" }] });
+    const res = await track({
+      attributes: [
+        { phone: "555-1234", plan: "x" },
+        { phone: "+15551234567", plan: "y" },
+      ],
+    });
     expect(res.body.errors).toEqual([{ type: expect.stringContaining("phone"), input_array: "attributes", index: 0 }]);
     expect((await users()).map((u) => u.phone)).toEqual(["+15551234567"]);
     await track({ attributes: [{ external_id: "u9", phone: "12" }] });
@@ -152,24 +221,41 @@ describe("POST /users/track", () => {
 
   it("user_alias: update-only is always on unless _update_existing_only is false, which creates an alias-only profile", async () => {
     const alias = { alias_name: "a1", alias_label: "crm" };
-    await track({ attributes: [{ user_alias: alias, plan: "x" }], events: [event({ external_id: undefined, user_alias: alias })] });
+    await track({
+      attributes: [{ user_alias: alias, plan: "x" }],
+      events: [event({ external_id: undefined, user_alias: alias })],
+    });
     await track({ attributes: [{ user_alias: alias, plan: "x", _update_existing_only: true }] });
     expect(await users()).toEqual([]);
     await track({ attributes: [{ user_alias: alias, plan: "x", _update_existing_only: false }] });
-    expect(await users()).toEqual([expect.objectContaining({ external_id: null, user_aliases: [alias], attributes: { plan: "x" } })]);
+    expect(await users()).toEqual([
+      expect.objectContaining({ external_id: null, user_aliases: [alias], attributes: { plan: "x" } }),
+    ]);
     await track({ events: [event({ external_id: undefined, user_alias: alias })] });
     expect((await users())[0]!.event_count).toBe(1);
   });
 
   it("subscription state via attributes for an external_id updates every user sharing that user's email", async () => {
-    await track({ attributes: [{ external_id: "a", email: "s@example.com" }, { external_id: "b", email: "s@example.com" }, { external_id: "c", email: "o@example.com" }] });
-    await track({ attributes: [{ external_id: "a", subscription_groups: [{ subscription_group_id: "g1", subscription_state: "subscribed" }] }] });
+    await track({
+      attributes: [
+        { external_id: "a", email: "s@example.com" },
+        { external_id: "b", email: "s@example.com" },
+        { external_id: "c", email: "o@example.com" },
+      ],
+    });
+    await track({
+      attributes: [
+        { external_id: "a", subscription_groups: [{ subscription_group_id: "g1", subscription_state: "subscribed" }] },
+      ],
+    });
     const groups = Object.fromEntries((await users()).map((u) => [u.external_id, u.subscription_groups]));
     expect(groups).toEqual({ a: { g1: "subscribed" }, b: { g1: "subscribed" }, c: {} });
   });
 
   it("attributes: email_subscribe and custom attributes are stored; null removes a custom attribute; objects are rejected", async () => {
-    await track({ attributes: [{ external_id: "a", email_subscribe: "subscribed", tags: ["x", "y"], n: 3, keep: "me" }] });
+    await track({
+      attributes: [{ external_id: "a", email_subscribe: "subscribed", tags: ["x", "y"], n: 3, keep: "me" }],
+    });
     await track({ attributes: [{ external_id: "a", n: null }] });
     const res = await track({ attributes: [{ external_id: "a", obj: { no: 1 } }] });
     expect(res.body.errors).toHaveLength(1);
@@ -181,7 +267,12 @@ describe("POST /users/track", () => {
   it("platform_id identifies an existing profile and never creates one", async () => {
     await track({ attributes: [{ external_id: "a" }] });
     const [u] = await users();
-    await track({ events: [{ platform_id: u!.platform_id, name: "e", time: "2026-01-01T00:00:00Z" }, { platform_id: "nope", name: "e", time: "2026-01-01T00:00:00Z" }] });
+    await track({
+      events: [
+        { platform_id: u!.platform_id, name: "e", time: "2026-01-01T00:00:00Z" },
+        { platform_id: "nope", name: "e", time: "2026-01-01T00:00:00Z" },
+      ],
+    });
     expect((await users()).map((x) => x.event_count)).toEqual([1]);
   });
 

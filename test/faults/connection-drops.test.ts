@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES } from "../../src/db/dataSource.js";
 import { TEST_CONNECTION_NAME } from "../support/db.js";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
-import { addFault, clearFaults, EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import {
+  addFault,
+  clearFaults,
+  EtlWriter,
+  IdpModel,
+  ResilientIdp,
+  waitForQuiet,
+  worldProblems,
+} from "../support/faultWorld.js";
 
 /**
  * Single database connections dropped under a running connector (a proxy or an idle timeout
@@ -20,7 +28,9 @@ describe("pooled database connections terminated mid-work", () => {
   const model = new IdpModel();
 
   beforeAll(async () => {
-    stack = await startStack({ env: { PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET), RECONCILE_WORKERS: "3", QUARANTINE_COOLING_SECONDS: "1" } });
+    stack = await startStack({
+      env: { PLATFORM_SCIM_DAILY_BUDGET: String(BUDGET), RECONCILE_WORKERS: "3", QUARANTINE_COOLING_SECONDS: "1" },
+    });
     killer = new pg.Client({ connectionString: stack.database.url, application_name: "scim-connector-test-killer" });
     await killer.connect();
   });
@@ -31,7 +41,10 @@ describe("pooled database connections terminated mid-work", () => {
 
   it("every reconcile and mirror change whose connection was cut is done afterwards, by the same process", async () => {
     const idp = new ResilientIdp(() => stack.service.url, IDP_TOKEN);
-    const etl = new EtlWriter(stack.database.db, Array.from({ length: 200 }, (_, i) => `drop${i}@example.com`));
+    const etl = new EtlWriter(
+      stack.database.db,
+      Array.from({ length: 200 }, (_, i) => `drop${i}@example.com`),
+    );
     await addFault(stack.emulator.url, { path: "/scim/v2/Users", delayMs: 30, status: null });
     model.groupIds.set("Marketing", await idp.createGroup("Marketing", []));
     const ids: string[] = [];
@@ -54,8 +67,16 @@ describe("pooled database connections terminated mid-work", () => {
     const terminated = new Map<string, number>();
     const cutHoldingWork = { reconciler: 0, mirror: 0 };
     const started = Date.now();
-    while (Date.now() - started < 3_000 || ((cutHoldingWork.reconciler === 0 || cutHoldingWork.mirror === 0) && Date.now() - started < 30_000)) {
-      const { rows } = await killer.query<{ role: string; ok: boolean; claimed_reconciles: number; claimed_mirror: number }>(
+    while (
+      Date.now() - started < 3_000 ||
+      ((cutHoldingWork.reconciler === 0 || cutHoldingWork.mirror === 0) && Date.now() - started < 30_000)
+    ) {
+      const { rows } = await killer.query<{
+        role: string;
+        ok: boolean;
+        claimed_reconciles: number;
+        claimed_mirror: number;
+      }>(
         `WITH held AS (
            SELECT (SELECT count(*)::int FROM reconcile_queue WHERE claimed_by IS NOT NULL) AS claimed_reconciles,
                   (SELECT count(*)::int FROM mirror_sync.pending WHERE claim_id IS NOT NULL AND claimed_until > clock_timestamp()) AS claimed_mirror)
@@ -64,7 +85,10 @@ describe("pooled database connections terminated mid-work", () => {
           WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
             AND ((a.state = 'active' AND a.application_name = ANY($1))
               OR (a.state IN ('active', 'idle in transaction') AND a.application_name = $2 AND held.claimed_mirror > 0))`,
-        [[CONNECTION_NAMES.http, CONNECTION_NAMES.reconcileWorker, CONNECTION_NAMES.scheduler], CONNECTION_NAMES.mirrorWorker],
+        [
+          [CONNECTION_NAMES.http, CONNECTION_NAMES.reconcileWorker, CONNECTION_NAMES.scheduler],
+          CONNECTION_NAMES.mirrorWorker,
+        ],
       );
       for (const row of rows.filter((r) => r.ok)) {
         terminated.set(row.role, (terminated.get(row.role) ?? 0) + 1);
@@ -77,11 +101,20 @@ describe("pooled database connections terminated mid-work", () => {
     await clearFaults(stack.emulator.url);
     await etl.writeOnce(["drop0@example.com"]).catch(() => etl.writeOnce(["drop0@example.com"]));
     await waitForQuiet(stack.database.db, 45_000);
-    const found = await worldProblems({ emulatorUrl: stack.emulator.url, db: stack.database.db, budget: BUDGET, expected: model.expected() });
+    const found = await worldProblems({
+      emulatorUrl: stack.emulator.url,
+      db: stack.database.db,
+      budget: BUDGET,
+      expected: model.expected(),
+    });
     const cut = [...terminated].map(([role, count]) => `${role} ${count}`).join(", ");
-    console.info(`connection drops: terminated mid-statement ${cut}; while holding work: reconciler ${cutHoldingWork.reconciler}, mirror ${cutHoldingWork.mirror}; lost or wrong: ${found.length ? found.join("; ") : "nothing"}`);
+    console.info(
+      `connection drops: terminated mid-statement ${cut}; while holding work: reconciler ${cutHoldingWork.reconciler}, mirror ${cutHoldingWork.mirror}; lost or wrong: ${found.length ? found.join("; ") : "nothing"}`,
+    );
     expect(terminated.has(TEST_CONNECTION_NAME)).toBe(false);
-    expect(cutHoldingWork.reconciler, "reconcile worker connections cut while reconciles were claimed").toBeGreaterThan(0);
+    expect(cutHoldingWork.reconciler, "reconcile worker connections cut while reconciles were claimed").toBeGreaterThan(
+      0,
+    );
     expect(cutHoldingWork.mirror, "mirror worker connections cut while mirror changes were claimed").toBeGreaterThan(0);
     expect(found).toEqual([]);
   }, 120_000);

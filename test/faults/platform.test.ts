@@ -1,7 +1,14 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
-import { addFault, clearFaults, emulatorCounts, emulatorDump, ledgerDebits, requestTimes } from "../support/emulator.js";
+import {
+  addFault,
+  clearFaults,
+  emulatorCounts,
+  emulatorDump,
+  ledgerDebits,
+  requestTimes,
+} from "../support/emulator.js";
 import {
   burstsOf,
   EtlWriter,
@@ -48,7 +55,8 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
     idp = new ResilientIdp(() => stack.service.url, IDP_TOKEN);
     etl = new EtlWriter(stack.database.db, emails);
     await etl.writeOnce(emails);
-    for (const g of ["Marketing", "Analysts-EU", "Platform Admins"]) model.groupIds.set(g, await idp.createGroup(g, []));
+    for (const g of ["Marketing", "Analysts-EU", "Platform Admins"])
+      model.groupIds.set(g, await idp.createGroup(g, []));
     await createInGroup(0, 30, "Marketing");
     await waitForQuiet(stack.database.db);
     expect(await problems()).toEqual([]);
@@ -81,10 +89,21 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
     await idp.setActive(user.id, false);
     user.active = false;
   }
-  const problems = () => worldProblems({ emulatorUrl: stack.emulator.url, db: stack.database.db, budget: BUDGET, expected: model.expected() });
+  const problems = () =>
+    worldProblems({
+      emulatorUrl: stack.emulator.url,
+      db: stack.database.db,
+      budget: BUDGET,
+      expected: model.expected(),
+    });
 
   /** Runs `work` under `fault`s for `ms`, with the ETL writing; returns the SCIM and /email/status requests the emulator saw meanwhile. */
-  async function underFaults(label: string, specs: Record<string, unknown>[], ms: number, work: () => Promise<void>): Promise<{ scim: number; email: number; from: Date; until: Date }> {
+  async function underFaults(
+    label: string,
+    specs: Record<string, unknown>[],
+    ms: number,
+    work: () => Promise<void>,
+  ): Promise<{ scim: number; email: number; from: Date; until: Date }> {
     const before = await emulatorCounts(stack.emulator.url);
     const from = new Date();
     for (const spec of specs) await addFault(stack.emulator.url, spec);
@@ -110,15 +129,25 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
     const platformId = state.dashboardUsers.find((u) => u.userName === name(0))!.id;
     const user = model.users.get(name(0))!;
     const mark = new Date();
-    const seen = await underFaults("503 on one user's PUT (persistent)", [{ method: "PUT", path: `/scim/v2/Users/${platformId}`, status: 503 }], 0, async () => {
-      await move(0, undefined, "Analysts-EU");
-      // Three failed reconciles: at t, t + ~5 s, t + ~15 s (each after the transport's own quick retries).
-      await vi.waitFor(async () => expect((await retryingTimes(user.id, mark)).length).toBeGreaterThanOrEqual(3), { timeout: 45_000, interval: 250 });
-    });
+    const seen = await underFaults(
+      "503 on one user's PUT (persistent)",
+      [{ method: "PUT", path: `/scim/v2/Users/${platformId}`, status: 503 }],
+      0,
+      async () => {
+        await move(0, undefined, "Analysts-EU");
+        // Three failed reconciles: at t, t + ~5 s, t + ~15 s (each after the transport's own quick retries).
+        await vi.waitFor(async () => expect((await retryingTimes(user.id, mark)).length).toBeGreaterThanOrEqual(3), {
+          timeout: 45_000,
+          interval: 250,
+        });
+      },
+    );
     const times = await retryingTimes(user.id, mark);
     expect(times.length, "three failed reconciles").toBeGreaterThanOrEqual(3);
     const gaps = times.slice(1).map((t, k) => t - times[k]!);
-    console.info(`growing retry delays for one user: gaps ${gaps.map((g) => `${(g / 1000).toFixed(1)} s`).join(", ")}; ${seen.scim} SCIM requests`);
+    console.info(
+      `growing retry delays for one user: gaps ${gaps.map((g) => `${(g / 1000).toFixed(1)} s`).join(", ")}; ${seen.scim} SCIM requests`,
+    );
     expect(gaps[0]!).toBeGreaterThanOrEqual(3_500);
     expect(gaps[1]!).toBeGreaterThan(gaps[0]! * 1.3);
     // At most 4 attempts per reconcile (the transport's quick retries), 4 reconciles in the window.
@@ -128,21 +157,42 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
   }, 90_000);
 
   it("429 bursts without and with Retry-After pause the family instead of hammering it", async () => {
-    const plain = await underFaults("429 without Retry-After, SCIM and /email/status, 3 s", [{ path: "/scim/v2/Users", status: 429 }, { path: "/email/status", status: 429 }], 3_000, () =>
-      createInGroup(30, 40, "Marketing"),
+    const plain = await underFaults(
+      "429 without Retry-After, SCIM and /email/status, 3 s",
+      [
+        { path: "/scim/v2/Users", status: 429 },
+        { path: "/email/status", status: 429 },
+      ],
+      3_000,
+      () => createInGroup(30, 40, "Marketing"),
     );
-    const told = await underFaults("429 with Retry-After: 2, SCIM and /email/status, 4 s", [{ path: "/scim/v2/Users", status: 429, retryAfter: 2 }, { path: "/email/status", status: 429, retryAfter: 2 }], 4_000, async () => {
-      await createInGroup(40, 45, "Marketing");
-      for (const i of [1, 2, 3]) await move(i, "Marketing", "Platform Admins");
-    });
-    console.info(`429 bursts: without Retry-After ${plain.scim} SCIM + ${plain.email} email requests in 3 s; with Retry-After 2 s ${told.scim} + ${told.email} in 4 s`);
+    const told = await underFaults(
+      "429 with Retry-After: 2, SCIM and /email/status, 4 s",
+      [
+        { path: "/scim/v2/Users", status: 429, retryAfter: 2 },
+        { path: "/email/status", status: 429, retryAfter: 2 },
+      ],
+      4_000,
+      async () => {
+        await createInGroup(40, 45, "Marketing");
+        for (const i of [1, 2, 3]) await move(i, "Marketing", "Platform Admins");
+      },
+    );
+    console.info(
+      `429 bursts: without Retry-After ${plain.scim} SCIM + ${plain.email} email requests in 3 s; with Retry-After 2 s ${told.scim} + ${told.email} in 4 s`,
+    );
     // From the emulator's arrival times: after a 429 the family goes quiet for the whole pause (1 s
     // without a header, 2 s as told), then calls again while the 429s go on. SCIM always has work
     // waiting (the reconciles the 429s refused); the mirror's email pushes come as the ETL writes,
     // so for them only "never before the pause is over" is certain.
-    for (const [label, window, pauseMs] of [["without Retry-After", plain, 1_000], ["with Retry-After: 2", told, 2_000]] as const) {
+    for (const [label, window, pauseMs] of [
+      ["without Retry-After", plain, 1_000],
+      ["with Retry-After: 2", told, 2_000],
+    ] as const) {
       const quietGaps = async (route: string) => {
-        const times = (await requestTimes(stack.emulator.url, window.from, route)).filter((t) => t < window.until.getTime());
+        const times = (await requestTimes(stack.emulator.url, window.from, route)).filter(
+          (t) => t < window.until.getTime(),
+        );
         const bursts = burstsOf(times, pauseMs / 2);
         return bursts.slice(1).map((b, k) => b.first - bursts[k]!.last);
       };
@@ -150,7 +200,9 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
       const emailGaps = await quietGaps("POST /email/status");
       console.info(`429 ${label}: quiet gaps SCIM ${scimGaps.join(", ")} ms; email ${emailGaps.join(", ")} ms`);
       expect(scimGaps.length, `SCIM ${label}: calls again after each pause`).toBeGreaterThanOrEqual(1);
-      expect(Math.min(...scimGaps, ...emailGaps), `${label}: not before the pause is over`).toBeGreaterThanOrEqual(pauseMs - 50); // timers and two clocks: a few ms either way
+      expect(Math.min(...scimGaps, ...emailGaps), `${label}: not before the pause is over`).toBeGreaterThanOrEqual(
+        pauseMs - 50,
+      ); // timers and two clocks: a few ms either way
       expect(Math.max(...scimGaps), `SCIM ${label}: soon after it`).toBeLessThanOrEqual(pauseMs + 2_500);
     }
     // About one call per worker per pause (1 s without a header, 2 s as told), not hundreds.
@@ -161,22 +213,51 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
   }, 60_000);
 
   it("5xx, timeouts, dropped connections and slow answers: bounded requests, then exact convergence", async () => {
-    const fiveXx = await underFaults("503 on every SCIM call and 500 on /email/status, 4 s", [{ path: "/scim/v2/Users", status: 503 }, { path: "/email/status", status: 500 }], 4_000, async () => {
-      for (const i of [4, 5, 6, 7]) await move(i, undefined, "Analysts-EU");
-      await deactivate(8);
-    });
-    const timeouts = await underFaults(`answers after 1.5 s (timeout ${TIMEOUT_MS} ms), 3 s`, [{ path: "/scim/v2/Users", delayMs: 1_500, status: null }, { path: "/email/status", delayMs: 1_500, status: null }], 3_000, async () => {
-      await createInGroup(45, 50, "Marketing");
-      await move(9, "Marketing", "Platform Admins");
-    });
-    const drops = await underFaults("half the connections dropped, 3 s", [{ path: "/scim/v2/Users", dropConnection: true, probability: 0.5 }, { path: "/email/status", dropConnection: true, probability: 0.5 }], 3_000, async () => {
-      await createInGroup(50, 55, "Analysts-EU");
-      for (const i of [10, 11]) await deactivate(i);
-    });
-    const slow = await underFaults("every platform answer 250 ms slow, 3 s", [{ path: "/", delayMs: 250, status: null }], 3_000, async () => {
-      await createInGroup(55, 58, "Platform Admins");
-      await move(12, undefined, "Analysts-EU");
-    });
+    const fiveXx = await underFaults(
+      "503 on every SCIM call and 500 on /email/status, 4 s",
+      [
+        { path: "/scim/v2/Users", status: 503 },
+        { path: "/email/status", status: 500 },
+      ],
+      4_000,
+      async () => {
+        for (const i of [4, 5, 6, 7]) await move(i, undefined, "Analysts-EU");
+        await deactivate(8);
+      },
+    );
+    const timeouts = await underFaults(
+      `answers after 1.5 s (timeout ${TIMEOUT_MS} ms), 3 s`,
+      [
+        { path: "/scim/v2/Users", delayMs: 1_500, status: null },
+        { path: "/email/status", delayMs: 1_500, status: null },
+      ],
+      3_000,
+      async () => {
+        await createInGroup(45, 50, "Marketing");
+        await move(9, "Marketing", "Platform Admins");
+      },
+    );
+    const drops = await underFaults(
+      "half the connections dropped, 3 s",
+      [
+        { path: "/scim/v2/Users", dropConnection: true, probability: 0.5 },
+        { path: "/email/status", dropConnection: true, probability: 0.5 },
+      ],
+      3_000,
+      async () => {
+        await createInGroup(50, 55, "Analysts-EU");
+        for (const i of [10, 11]) await deactivate(i);
+      },
+    );
+    const slow = await underFaults(
+      "every platform answer 250 ms slow, 3 s",
+      [{ path: "/", delayMs: 250, status: null }],
+      3_000,
+      async () => {
+        await createInGroup(55, 58, "Platform Admins");
+        await move(12, undefined, "Analysts-EU");
+      },
+    );
     console.info(
       `fault windows (SCIM + email requests): 5xx ${fiveXx.scim}+${fiveXx.email}, timeouts ${timeouts.scim}+${timeouts.email}, drops ${drops.scim}+${drops.email}, slow ${slow.scim}+${slow.email}`,
     );

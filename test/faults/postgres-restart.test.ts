@@ -36,7 +36,8 @@ describe("PostgreSQL restarted under a running connector", () => {
   const model = new IdpModel();
   const name = (i: number) => `pg${String(i).padStart(2, "0")}@example.com`;
   const emails = Array.from({ length: 200 }, (_, i) => `pgetl${i}@example.com`);
-  const startPostgres = () => startEmbeddedPostgres(path.join(dir, "data"), { persistent: true, throwaway: true, port });
+  const startPostgres = () =>
+    startEmbeddedPostgres(path.join(dir, "data"), { persistent: true, throwaway: true, port });
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-pgrestart-"));
@@ -82,7 +83,11 @@ describe("PostgreSQL restarted under a running connector", () => {
     }
     await idp.addMembers(model.groupIds.get(group)!, ids);
   }
-  const status = (p: string) => fetch(`${connector.url}${p}`).then((r) => r.status, () => 0);
+  const status = (p: string) =>
+    fetch(`${connector.url}${p}`).then(
+      (r) => r.status,
+      () => 0,
+    );
 
   it("says not ready while PostgreSQL is down, reconnects by itself, and loses or doubles nothing", async () => {
     for (const g of ["Marketing", "Analysts-EU"]) model.groupIds.set(g, await idp.createGroup(g, []));
@@ -92,9 +97,18 @@ describe("PostgreSQL restarted under a running connector", () => {
     await etl.writeOnce(emails);
     await createInGroup(0, 30, "Marketing");
     etl.start(100);
-    await eventually("reconciles in flight", async () => ((await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE claimed_by IS NOT NULL`)) as { n: number }[])[0]!.n > 0, {
-      intervalMs: 20,
-    });
+    await eventually(
+      "reconciles in flight",
+      async () =>
+        (
+          (await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE claimed_by IS NOT NULL`)) as {
+            n: number;
+          }[]
+        )[0]!.n > 0,
+      {
+        intervalMs: 20,
+      },
+    );
     const [{ queued }] = await db.query(`SELECT count(*)::int AS queued FROM reconcile_queue`);
     const [{ pending }] = await db.query(`SELECT count(*)::int AS pending FROM mirror_sync.pending`);
     expect(queued, "reconciles still to do when PostgreSQL stops").toBeGreaterThan(0);
@@ -122,15 +136,20 @@ describe("PostgreSQL restarted under a running connector", () => {
 
     pg = await startPostgres();
     const upAt = Date.now();
-    await eventually("/readyz 200 after PostgreSQL came back", async () => (await status("/readyz")) === 200).catch(() => {
-      throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
-    });
+    await eventually("/readyz 200 after PostgreSQL came back", async () => (await status("/readyz")) === 200).catch(
+      () => {
+        throw new Error(`not ready 30 s after PostgreSQL came back:\n${connector.output().slice(-2000)}`);
+      },
+    );
     const readyAfterMs = Date.now() - upAt;
     expect(connector.child.exitCode, "the same process carries on").toBeNull();
 
     await pushedWhileDown;
     await createInGroup(30, 35, "Marketing");
-    await idp.addMembers(model.groupIds.get("Analysts-EU")!, [5, 6, 7].map((i) => model.users.get(name(i))!.id));
+    await idp.addMembers(
+      model.groupIds.get("Analysts-EU")!,
+      [5, 6, 7].map((i) => model.users.get(name(i))!.id),
+    );
     for (const i of [5, 6, 7]) model.users.get(name(i))!.groups.add("Analysts-EU");
     await etl.stop();
     await clearFaults(emulator.url);

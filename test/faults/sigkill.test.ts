@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { addFault, emulatorCounts, EtlWriter, IdpModel, ledgerDebits, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import {
+  addFault,
+  emulatorCounts,
+  EtlWriter,
+  IdpModel,
+  ledgerDebits,
+  ResilientIdp,
+  waitForQuiet,
+  worldProblems,
+} from "../support/faultWorld.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**
@@ -27,7 +36,14 @@ const TRIALS = Number(process.env.SIGKILL_TRIALS ?? 20);
 const BUDGET = 2_000;
 
 /** What a trial's kill met: the IdP pushing, and the reconciles and mirror changes waiting. */
-type MidWork = { killed: boolean; killAtMs: number; idpPushing: boolean; queued: number; mirrorPending: number; queuedAfterKill: number };
+type MidWork = {
+  killed: boolean;
+  killAtMs: number;
+  idpPushing: boolean;
+  queued: number;
+  mirrorPending: number;
+  queuedAfterKill: number;
+};
 
 describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
   let database: TestDatabase;
@@ -107,7 +123,10 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
       joiners.push(userName);
       await delay(80);
     }
-    await idp.addMembers(model.groupIds.get("Marketing")!, joiners.map((u) => model.users.get(u)!.id));
+    await idp.addMembers(
+      model.groupIds.get("Marketing")!,
+      joiners.map((u) => model.users.get(u)!.id),
+    );
     for (const u of joiners) model.users.get(u)!.groups.add("Marketing");
     const names = [...model.users.keys()];
     for (let k = 0; k < 6; k++) {
@@ -158,12 +177,27 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
     for (;;) {
       const { queued, platformWork, mirror } = await workLeft();
       const idpPushing = pushing();
-      if (!idpPushing) return { killed: false, killAtMs: Date.now() - started, idpPushing, queued, mirrorPending: mirror, queuedAfterKill: 0 };
+      if (!idpPushing)
+        return {
+          killed: false,
+          killAtMs: Date.now() - started,
+          idpPushing,
+          queued,
+          mirrorPending: mirror,
+          queuedAfterKill: 0,
+        };
       if (Date.now() >= notBefore && platformWork > 0 && mirror > 0) {
         await connector!.kill("SIGKILL");
         // Nobody works the queue until the restart: what is left is what the kill interrupted or left waiting.
         const after = await workLeft();
-        return { killed: true, killAtMs: Date.now() - started, idpPushing, queued, mirrorPending: mirror, queuedAfterKill: after.queued };
+        return {
+          killed: true,
+          killAtMs: Date.now() - started,
+          idpPushing,
+          queued,
+          mirrorPending: mirror,
+          queuedAfterKill: after.queued,
+        };
       }
       await delay(10);
     }
@@ -193,13 +227,20 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
         throw new Error(`${error.message}\nconnector output:\n${connector!.output().slice(-3_000)}`);
       });
       figures.push({ ...kill, settleMs: Date.now() - settled });
-      expect(await worldProblems({ emulatorUrl: emulator.url, db: database.db, budget: BUDGET, expected: model.expected() })).toEqual([]);
+      expect(
+        await worldProblems({ emulatorUrl: emulator.url, db: database.db, budget: BUDGET, expected: model.expected() }),
+      ).toEqual([]);
     }, 90_000);
   }
 
   it("figures", async () => {
     const counts = await emulatorCounts(emulator.url);
-    const found = await worldProblems({ emulatorUrl: emulator.url, db: database.db, budget: BUDGET, expected: model.expected() });
+    const found = await worldProblems({
+      emulatorUrl: emulator.url,
+      db: database.db,
+      budget: BUDGET,
+      expected: model.expected(),
+    });
     console.info(
       `sigkill: ${figures.length} kills of ${TRIALS} trials; killed at ${figures.map((f) => f.killAtMs).join(", ")} ms into the trials, ` +
         `with reconciles queued ${figures.map((f) => f.queued).join(", ")} (left to the restart ${figures.map((f) => f.queuedAfterKill).join(", ")}) and mirror changes pending ${figures.map((f) => f.mirrorPending).join(", ")}; ` +

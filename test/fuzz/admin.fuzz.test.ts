@@ -91,13 +91,19 @@ const CONTENT_TYPES = [
 type Session = { cookie: string; csrf: string };
 
 function cookieOf(res: Response | RawResponse): string {
-  const raw = res instanceof Response ? res.headers.getSetCookie() : ([] as string[]).concat(res.headers["set-cookie"] ?? []);
+  const raw =
+    res instanceof Response ? res.headers.getSetCookie() : ([] as string[]).concat(res.headers["set-cookie"] ?? []);
   return raw.map((c) => c.split(";")[0]).join("; ");
 }
 
 function multipart(rng: Rng, fields: Record<string, string>): string {
-  const parts = Object.entries(fields).map(([name, value]) => `--XyZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
-  if (rng.chance(0.5)) parts.push(`--XyZ\r\nContent-Disposition: form-data; name="draft"; filename="m.yaml"\r\nContent-Type: text/yaml\r\n\r\n${rng.chance(0.5) ? TEST_MAPPING : nastyString(rng)}\r\n`);
+  const parts = Object.entries(fields).map(
+    ([name, value]) => `--XyZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
+  if (rng.chance(0.5))
+    parts.push(
+      `--XyZ\r\nContent-Disposition: form-data; name="draft"; filename="m.yaml"\r\nContent-Type: text/yaml\r\n\r\n${rng.chance(0.5) ? TEST_MAPPING : nastyString(rng)}\r\n`,
+    );
   const body = parts.join("") + (rng.chance(0.8) ? "--XyZ--\r\n" : "");
   return rng.chance(0.2) ? body.slice(0, rng.int(body.length)) : body;
 }
@@ -111,28 +117,39 @@ function fuzzRequest(rng: Rng, session: Session | undefined, samlResponses: stri
   const headers: Record<string, string> = {};
   if (type) headers["Content-Type"] = type;
   if (session && rng.chance(0.7)) headers.Cookie = session.cookie;
-  if (target.startsWith("/admin/api") && rng.chance(0.6)) headers.Authorization = `Bearer ${rng.chance(0.8) ? ADMIN_TOKEN : nastyString(rng)}`;
+  if (target.startsWith("/admin/api") && rng.chance(0.6))
+    headers.Authorization = `Bearer ${rng.chance(0.8) ? ADMIN_TOKEN : nastyString(rng)}`;
   if (rng.chance(0.1)) headers["X-Forwarded-For"] = "203.0.113.9";
   const fields: Record<string, string> = {};
   if (session && rng.chance(0.6)) fields._csrf = rng.chance(0.9) ? session.csrf : nastyString(rng);
   if ((samlForm || rng.chance(0.4)) && samlResponses.length) fields.SAMLResponse = rng.pick(samlResponses);
-  else if (rng.chance(0.2)) fields.SAMLResponse = rng.chance(0.5) ? Buffer.from(nastyString(rng)).toString("base64") : nastyString(rng);
+  else if (rng.chance(0.2))
+    fields.SAMLResponse = rng.chance(0.5) ? Buffer.from(nastyString(rng)).toString("base64") : nastyString(rng);
   if (rng.chance(0.2)) fields.SAMLRequest = nastyString(rng);
   if (rng.chance(0.3)) fields.token = rng.chance(0.3) ? ADMIN_TOKEN : nastyString(rng);
-  if (rng.chance(0.3)) fields[rng.pick(["id", "all", "draft", "family", "verify", "dryRun"])] = rng.chance(0.5) ? "1" : nastyString(rng);
+  if (rng.chance(0.3))
+    fields[rng.pick(["id", "all", "draft", "family", "verify", "dryRun"])] = rng.chance(0.5) ? "1" : nastyString(rng);
   const form = new URLSearchParams(fields).toString();
-  const body = samlForm ? form : rng.pick<() => string | Buffer | undefined>([
-    () => undefined,
-    () => form,
-    () => form,
-    () => multipart(rng, fields),
-    () => JSON.stringify(fields),
-    () => `<samlp:Response>${nastyString(rng)}</samlp:Response>`,
-    () => Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, ...Buffer.from(form)]),
-    () => `${form}&${"a=1&".repeat(6000)}`,
-    () => "x".repeat(rng.chance(0.5) ? 20_000 : 2_200_000),
-  ])();
-  return { method, path: target, headers, body: method === "HEAD" && rng.chance(0.5) ? undefined : body, chunked: rng.chance(0.1) };
+  const body = samlForm
+    ? form
+    : rng.pick<() => string | Buffer | undefined>([
+        () => undefined,
+        () => form,
+        () => form,
+        () => multipart(rng, fields),
+        () => JSON.stringify(fields),
+        () => `<samlp:Response>${nastyString(rng)}</samlp:Response>`,
+        () => Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28, ...Buffer.from(form)]),
+        () => `${form}&${"a=1&".repeat(6000)}`,
+        () => "x".repeat(rng.chance(0.5) ? 20_000 : 2_200_000),
+      ])();
+  return {
+    method,
+    path: target,
+    headers,
+    body: method === "HEAD" && rng.chance(0.5) ? undefined : body,
+    chunked: rng.chance(0.1),
+  };
 }
 
 for (const mode of ["saml", "local"] as const) {
@@ -146,8 +163,24 @@ for (const mode of ["saml", "local"] as const) {
       const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-admin-fuzz-"));
       const mappingFile = path.join(dir, "mapping.yaml");
       await writeFile(mappingFile, TEST_MAPPING);
-      const saml: Record<string, string> = mode === "saml" ? { SAML_ENTRY_POINT: "https://idp.example.test/sso", SAML_ISSUER: SP_ENTITY, SAML_IDP_CERT: idp.cert, SAML_CALLBACK_URL: ACS } : {};
-      connector = await spawnConnector({ DATABASE_URL: database.url, SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: mappingFile, RECONCILE_WORKERS: "0", RESYNC_CRON: "off", ...saml });
+      const saml: Record<string, string> =
+        mode === "saml"
+          ? {
+              SAML_ENTRY_POINT: "https://idp.example.test/sso",
+              SAML_ISSUER: SP_ENTITY,
+              SAML_IDP_CERT: idp.cert,
+              SAML_CALLBACK_URL: ACS,
+            }
+          : {};
+      connector = await spawnConnector({
+        DATABASE_URL: database.url,
+        SCIM_TOKEN: IDP_TOKEN,
+        ADMIN_TOKEN,
+        MAPPING_FILE: mappingFile,
+        RECONCILE_WORKERS: "0",
+        RESYNC_CRON: "off",
+        ...saml,
+      });
     }, 90_000);
     afterAll(async () => {
       await connector?.kill("SIGKILL");
@@ -158,20 +191,35 @@ for (const mode of ["saml", "local"] as const) {
     async function signedLogin(url: string, nameId: string): Promise<{ response: string; cookie: string }> {
       const started = await fetch(`${url}/admin/saml/login`, { redirect: "manual" });
       const inResponseTo = authnRequestIdFromRedirect(started.headers.get("location")!);
-      return { response: encodeResponse(signedResponse({ inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId, role: "admin" }, idp)), cookie: cookieOf(started) };
+      return {
+        response: encodeResponse(
+          signedResponse({ inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId, role: "admin" }, idp),
+        ),
+        cookie: cookieOf(started),
+      };
     }
 
     async function signIn(url: string): Promise<Session> {
       let cookie: string;
       if (mode === "saml") {
         const login = await signedLogin(url, "fuzzer@example.com");
-        const acs = await fetch(`${url}/admin/saml/acs`, { method: "POST", redirect: "manual", headers: { Cookie: login.cookie, "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ SAMLResponse: login.response }) });
+        const acs = await fetch(`${url}/admin/saml/acs`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { Cookie: login.cookie, "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ SAMLResponse: login.response }),
+        });
         expect(acs.status).toBe(303);
         cookie = cookieOf(acs);
       } else {
         const page = await fetch(`${url}/admin/login`);
         const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-        const login = await fetch(`${url}/admin/login`, { method: "POST", redirect: "manual", headers: { Cookie: cookieOf(page), "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ _csrf: csrf, token: ADMIN_TOKEN }) });
+        const login = await fetch(`${url}/admin/login`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { Cookie: cookieOf(page), "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: csrf, token: ADMIN_TOKEN }),
+        });
         expect(login.status).toBe(303);
         cookie = cookieOf(login);
       }
@@ -180,40 +228,57 @@ for (const mode of ["saml", "local"] as const) {
       return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(await home.text())![1]! };
     }
 
-    it(`answers ${REQUESTS} generated requests: never 5xx, never a stack, the process never exits`, { timeout: 300_000 }, async () => {
-      const c = connector!;
-      console.log(`admin fuzz (${mode}) seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
-      const session = await signIn(c.url);
-      const samlResponses = mode === "saml" ? await Promise.all(Array.from({ length: 12 }, (_, n) => signedLogin(c.url, `user${n}@example.com`).then((l) => l.response))) : [];
-      const client = rawClient(c.url, CONCURRENCY);
-      const statuses = new Map<number, number>();
-      const failures: string[] = [];
-      await runPool(REQUESTS, CONCURRENCY, async (i) => {
-        const rng = prng(SEED + i * 7919 + (mode === "saml" ? 0 : 1));
-        const request = fuzzRequest(rng, rng.chance(0.6) ? session : undefined, samlResponses);
-        const label = `#${i} ${request.method} ${request.path} ${JSON.stringify(request.headers)} ${String(request.body ?? "").slice(0, 120)}`;
-        let res: RawResponse;
-        try {
-          res = await client.send(request);
-        } catch (error) {
-          // A server may close a connection on a body it will not read; it must not be gone.
-          if (c.child.exitCode !== null || c.child.signalCode !== null) failures.push(`${label} → process exited: ${(error as Error).message}`);
-          return;
-        }
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        const text = res.body.toString("utf8");
-        if (res.status >= 500) failures.push(`${label} → ${res.status} ${text.slice(0, 300)}`);
-        if (STACK_LINE.test(text)) failures.push(`${label} → a stack or internal error in the answer: ${text.slice(0, 300)}`);
-      });
-      client.close();
-      console.log(`admin fuzz (${mode}) seed ${SEED}: statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, failures ${failures.length}`);
+    it(
+      `answers ${REQUESTS} generated requests: never 5xx, never a stack, the process never exits`,
+      { timeout: 300_000 },
+      async () => {
+        const c = connector!;
+        console.log(`admin fuzz (${mode}) seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
+        const session = await signIn(c.url);
+        const samlResponses =
+          mode === "saml"
+            ? await Promise.all(
+                Array.from({ length: 12 }, (_, n) =>
+                  signedLogin(c.url, `user${n}@example.com`).then((l) => l.response),
+                ),
+              )
+            : [];
+        const client = rawClient(c.url, CONCURRENCY);
+        const statuses = new Map<number, number>();
+        const failures: string[] = [];
+        await runPool(REQUESTS, CONCURRENCY, async (i) => {
+          const rng = prng(SEED + i * 7919 + (mode === "saml" ? 0 : 1));
+          const request = fuzzRequest(rng, rng.chance(0.6) ? session : undefined, samlResponses);
+          const label = `#${i} ${request.method} ${request.path} ${JSON.stringify(request.headers)} ${String(request.body ?? "").slice(0, 120)}`;
+          let res: RawResponse;
+          try {
+            res = await client.send(request);
+          } catch (error) {
+            // A server may close a connection on a body it will not read; it must not be gone.
+            if (c.child.exitCode !== null || c.child.signalCode !== null)
+              failures.push(`${label} → process exited: ${(error as Error).message}`);
+            return;
+          }
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          const text = res.body.toString("utf8");
+          if (res.status >= 500) failures.push(`${label} → ${res.status} ${text.slice(0, 300)}`);
+          if (STACK_LINE.test(text))
+            failures.push(`${label} → a stack or internal error in the answer: ${text.slice(0, 300)}`);
+        });
+        client.close();
+        console.log(
+          `admin fuzz (${mode}) seed ${SEED}: statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, failures ${failures.length}`,
+        );
 
-      expect(failures.slice(0, 20)).toEqual([]);
-      const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } });
-      expect(scim.status, c.output().slice(-2000)).toBe(200);
-      expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
-      expect(c.child.exitCode).toBeNull();
-      expect(c.child.signalCode).toBeNull();
-    });
+        expect(failures.slice(0, 20)).toEqual([]);
+        const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, {
+          headers: { Authorization: `Bearer ${IDP_TOKEN}` },
+        });
+        expect(scim.status, c.output().slice(-2000)).toBe(200);
+        expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+        expect(c.child.exitCode).toBeNull();
+        expect(c.child.signalCode).toBeNull();
+      },
+    );
   });
 }

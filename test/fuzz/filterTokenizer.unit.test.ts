@@ -12,7 +12,13 @@ describe("filter tokenizer on Unicode spaces", () => {
   for (const space of SPACES) {
     const name = [...space].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`).join(" ");
     it(`${name}: rejected at once, alone, inside a word and between tokens`, () => {
-      for (const input of [space, `userName${space}eq "x"`, `userName eq${space}"x"`, `${space}userName eq "x"`, `emails[type eq "work"${space}]`]) {
+      for (const input of [
+        space,
+        `userName${space}eq "x"`,
+        `userName eq${space}"x"`,
+        `${space}userName eq "x"`,
+        `emails[type eq "work"${space}]`,
+      ]) {
         const started = Date.now();
         expect(() => parseFilter(input)).toThrow(BadRequestError);
         expect(() => parsePatchPath(input)).toThrow(BadRequestError);
@@ -22,6 +28,11 @@ describe("filter tokenizer on Unicode spaces", () => {
   }
 
   it("a Unicode space inside a quoted value is just part of the value", () => {
-    expect(parseFilter('userName eq "a\u00a0b\ufeff"')).toEqual({ kind: "compare", path: "userName", op: "eq", value: "a\u00a0b\ufeff" });
+    expect(parseFilter('userName eq "a\u00a0b\ufeff"')).toEqual({
+      kind: "compare",
+      path: "userName",
+      op: "eq",
+      value: "a\u00a0b\ufeff",
+    });
   });
 });

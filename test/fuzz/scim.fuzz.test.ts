@@ -21,7 +21,18 @@ const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 16;
 const MAX_BODY_BYTES = 65_536;
 const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
-const SCIM_TYPES = new Set(["invalidSyntax", "invalidFilter", "invalidPath", "invalidValue", "noTarget", "uniqueness", "mutability", "tooMany", "invalidVers", "sensitive"]);
+const SCIM_TYPES = new Set([
+  "invalidSyntax",
+  "invalidFilter",
+  "invalidPath",
+  "invalidValue",
+  "noTarget",
+  "uniqueness",
+  "mutability",
+  "tooMany",
+  "invalidVers",
+  "sensitive",
+]);
 
 /** The GC, exposed at runtime when the process was not started with --expose-gc. */
 function gc(): void {
@@ -44,7 +55,8 @@ const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
 /** What is wrong with an error response's shape, or undefined when it is an RFC 7644 error. */
 function errorShapeProblem(res: RawResponse): string | undefined {
-  if (!/^application\/scim\+json/.test(String(res.headers["content-type"]))) return `content-type ${res.headers["content-type"]}`;
+  if (!/^application\/scim\+json/.test(String(res.headers["content-type"])))
+    return `content-type ${res.headers["content-type"]}`;
   let body: { schemas?: unknown; status?: unknown; scimType?: unknown; detail?: unknown };
   try {
     body = JSON.parse(res.body.toString("utf8"));
@@ -54,7 +66,8 @@ function errorShapeProblem(res: RawResponse): string | undefined {
   if (!Array.isArray(body.schemas) || !body.schemas.includes(ERROR_SCHEMA)) return "schemas lacks the Error schema";
   if (body.status !== String(res.status)) return `status field ${JSON.stringify(body.status)} for HTTP ${res.status}`;
   if (typeof body.detail !== "string" || !body.detail) return "no detail";
-  if (body.scimType !== undefined && !SCIM_TYPES.has(String(body.scimType))) return `unknown scimType ${JSON.stringify(body.scimType)}`;
+  if (body.scimType !== undefined && !SCIM_TYPES.has(String(body.scimType)))
+    return `unknown scimType ${JSON.stringify(body.scimType)}`;
   return undefined;
 }
 
@@ -79,74 +92,92 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
   });
   afterAll(async () => stack?.close());
 
-  it(`answers ${REQUESTS} generated requests with no 5xx, RFC 7644 errors, the process up and memory bounded`, { timeout: 300_000 }, async () => {
-    console.log(`SCIM fuzz seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests, ${CONCURRENCY} in flight`);
-    const client = rawClient(stack.service.url, CONCURRENCY);
-    const statuses = new Map<number, number>();
-    const kinds = new Map<string, number>();
-    const failures: string[] = [];
-    let sent = 0;
-    const runRange = (from: number, to: number) =>
-      runPool(to - from, CONCURRENCY, async (k) => {
-        const i = from + k;
-        const { kind, request } = fuzzCase(SEED, i, ids, MAX_BODY_BYTES);
-        // One request in 50 carries a wrong or no token: whatever its body, the answer is 401.
-        const unauthenticated = i % 50 === 49;
-        const authorization: Record<string, string> = unauthenticated ? (i % 100 === 99 ? {} : { Authorization: `Bearer ${IDP_TOKEN.slice(0, -1)}?` }) : { Authorization: `Bearer ${IDP_TOKEN}` };
-        request.headers = { ...request.headers, ...authorization };
-        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-        const label = () => `#${i} ${kind} ${request.method} ${request.path.slice(0, 160)} ${String(request.body ?? "").slice(0, 200)}`;
-        let res: RawResponse;
-        if (process.env.FUZZ_TRACE) appendFileSync(process.env.FUZZ_TRACE, `start ${i} ${kind}\n`);
-        try {
-          res = await client.send(request);
-          sent++;
-        } catch (error) {
-          failures.push(`${label()} → transport error ${(error as Error).message}`);
-          return;
-        }
-        if (process.env.FUZZ_TRACE) appendFileSync(process.env.FUZZ_TRACE, `end ${i} ${res.status}\n`);
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status >= 500) failures.push(`${label()} → ${res.status} ${res.body.toString("utf8").slice(0, 300)}`);
-        // 431 comes from Node's HTTP parser (request line over 16 KB) before any middleware runs.
-        else if (res.status >= 400 && request.method !== "HEAD" && !(res.status === 431 && request.path.length > 16_000)) {
-          const problem = errorShapeProblem(res);
-          if (problem) failures.push(`${label()} → ${res.status} not an RFC 7644 error (${problem}): ${res.body.toString("utf8").slice(0, 200)}`);
-        }
-        // (431 is Node's parser refusing an over-long request line, before authentication can run.)
-        // 429: past AUTH_THROTTLE_PER_ADDRESS wrong tokens from this one address (src/http/authThrottle.ts).
-        if (unauthenticated && res.status !== 401 && res.status !== 429 && res.status !== 431) failures.push(`${label()} without a valid token → ${res.status}, expected 401 (or 429)`);
-        else if (!unauthenticated && kind === "huge" && res.status !== 413) failures.push(`${label()} → ${res.status}, expected 413`);
-      });
+  it(
+    `answers ${REQUESTS} generated requests with no 5xx, RFC 7644 errors, the process up and memory bounded`,
+    { timeout: 300_000 },
+    async () => {
+      console.log(`SCIM fuzz seed ${SEED} (replay: FUZZ_SEED=${SEED}), ${REQUESTS} requests, ${CONCURRENCY} in flight`);
+      const client = rawClient(stack.service.url, CONCURRENCY);
+      const statuses = new Map<number, number>();
+      const kinds = new Map<string, number>();
+      const failures: string[] = [];
+      let sent = 0;
+      const runRange = (from: number, to: number) =>
+        runPool(to - from, CONCURRENCY, async (k) => {
+          const i = from + k;
+          const { kind, request } = fuzzCase(SEED, i, ids, MAX_BODY_BYTES);
+          // One request in 50 carries a wrong or no token: whatever its body, the answer is 401.
+          const unauthenticated = i % 50 === 49;
+          const authorization: Record<string, string> = unauthenticated
+            ? i % 100 === 99
+              ? {}
+              : { Authorization: `Bearer ${IDP_TOKEN.slice(0, -1)}?` }
+            : { Authorization: `Bearer ${IDP_TOKEN}` };
+          request.headers = { ...request.headers, ...authorization };
+          kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+          const label = () =>
+            `#${i} ${kind} ${request.method} ${request.path.slice(0, 160)} ${String(request.body ?? "").slice(0, 200)}`;
+          let res: RawResponse;
+          if (process.env.FUZZ_TRACE) appendFileSync(process.env.FUZZ_TRACE, `start ${i} ${kind}\n`);
+          try {
+            res = await client.send(request);
+            sent++;
+          } catch (error) {
+            failures.push(`${label()} → transport error ${(error as Error).message}`);
+            return;
+          }
+          if (process.env.FUZZ_TRACE) appendFileSync(process.env.FUZZ_TRACE, `end ${i} ${res.status}\n`);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.status >= 500) failures.push(`${label()} → ${res.status} ${res.body.toString("utf8").slice(0, 300)}`);
+          // 431 comes from Node's HTTP parser (request line over 16 KB) before any middleware runs.
+          else if (
+            res.status >= 400 &&
+            request.method !== "HEAD" &&
+            !(res.status === 431 && request.path.length > 16_000)
+          ) {
+            const problem = errorShapeProblem(res);
+            if (problem)
+              failures.push(
+                `${label()} → ${res.status} not an RFC 7644 error (${problem}): ${res.body.toString("utf8").slice(0, 200)}`,
+              );
+          }
+          // (431 is Node's parser refusing an over-long request line, before authentication can run.)
+          // 429: past AUTH_THROTTLE_PER_ADDRESS wrong tokens from this one address (src/http/authThrottle.ts).
+          if (unauthenticated && res.status !== 401 && res.status !== 429 && res.status !== 431)
+            failures.push(`${label()} without a valid token → ${res.status}, expected 401 (or 429)`);
+          else if (!unauthenticated && kind === "huge" && res.status !== 413)
+            failures.push(`${label()} → ${res.status}, expected 413`);
+        });
 
-    // Warm up (JIT, pools, caches) before taking the baseline.
-    const warmUp = Math.min(1000, Math.floor(REQUESTS / 10));
-    await runRange(0, warmUp);
-    const before = memory();
-    const started = Date.now();
-    await runRange(warmUp, REQUESTS);
-    const seconds = (Date.now() - started) / 1000;
-    const after = memory();
-    client.close();
+      // Warm up (JIT, pools, caches) before taking the baseline.
+      const warmUp = Math.min(1000, Math.floor(REQUESTS / 10));
+      await runRange(0, warmUp);
+      const before = memory();
+      const started = Date.now();
+      await runRange(warmUp, REQUESTS);
+      const seconds = (Date.now() - started) / 1000;
+      const after = memory();
+      client.close();
 
-    const health = await fetch(`${stack.service.url}/healthz`);
-    const ready = await fetch(`${stack.service.url}/readyz`);
-    const list = await idp(stack).send("get", "/Users?count=1");
-    console.log(
-      `SCIM fuzz seed ${SEED}: ${sent} requests answered (${(sent / seconds).toFixed(0)}/s after warm-up), ` +
-        `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, kinds ${JSON.stringify(Object.fromEntries(kinds))}, ` +
-        `5xx/failures ${failures.length}; RSS ${mb(before.rss)} → ${mb(after.rss)}, heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}`,
-    );
+      const health = await fetch(`${stack.service.url}/healthz`);
+      const ready = await fetch(`${stack.service.url}/readyz`);
+      const list = await idp(stack).send("get", "/Users?count=1");
+      console.log(
+        `SCIM fuzz seed ${SEED}: ${sent} requests answered (${(sent / seconds).toFixed(0)}/s after warm-up), ` +
+          `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, kinds ${JSON.stringify(Object.fromEntries(kinds))}, ` +
+          `5xx/failures ${failures.length}; RSS ${mb(before.rss)} → ${mb(after.rss)}, heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}`,
+      );
 
-    expect(failures.slice(0, 20)).toEqual([]);
-    expect(sent).toBe(REQUESTS);
-    expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);
-    expect(health.status).toBe(200);
-    expect(ready.status).toBe(200);
-    expect(list.status).toBe(200);
-    // Bounded: what the run retained after a full GC is small next to what it pushed through
-    // (thousands of bodies up to the size limit); RSS may grow with allocator pools but not unboundedly.
-    expect(after.heapUsed - before.heapUsed).toBeLessThan(64 * 2 ** 20);
-    expect(after.rss).toBeLessThan(before.rss * 1.5 + 100 * 2 ** 20);
-  });
+      expect(failures.slice(0, 20)).toEqual([]);
+      expect(sent).toBe(REQUESTS);
+      expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([]);
+      expect(health.status).toBe(200);
+      expect(ready.status).toBe(200);
+      expect(list.status).toBe(200);
+      // Bounded: what the run retained after a full GC is small next to what it pushed through
+      // (thousands of bodies up to the size limit); RSS may grow with allocator pools but not unboundedly.
+      expect(after.heapUsed - before.heapUsed).toBeLessThan(64 * 2 ** 20);
+      expect(after.rss).toBeLessThan(before.rss * 1.5 + 100 * 2 ** 20);
+    },
+  );
 });

@@ -1,4 +1,13 @@
-import { corruptBytes, mutateJson, nastyString, prng, randomValue, withDuplicateKey, type RawRequest, type Rng } from "../support/fuzz.js";
+import {
+  corruptBytes,
+  mutateJson,
+  nastyString,
+  prng,
+  randomValue,
+  withDuplicateKey,
+  type RawRequest,
+  type Rng,
+} from "../support/fuzz.js";
 
 /**
  * The request generator of the SCIM fuzz test: request i is a pure function of (seed, i) and the
@@ -14,10 +23,45 @@ export type FuzzIds = { users: string[]; groups: string[] };
 export type FuzzCase = { kind: string; request: RawRequest };
 
 const KEYS: readonly string[] = [
-  "schemas", "id", "externalId", "userName", "name", "givenName", "familyName", "formatted", "displayName", "nickName", "title",
-  "active", "emails", "value", "type", "primary", "display", "members", "groups", "meta", "resourceType", "locale", "password",
-  "addresses", "phoneNumbers", "roles", "department", "manager", "employeeNumber", ENTERPRISE, `${ENTERPRISE}:department`,
-  "Operations", "op", "path", "name.givenName", "emails[type eq \"work\"].value", "$ref", "__proto__", "constructor",
+  "schemas",
+  "id",
+  "externalId",
+  "userName",
+  "name",
+  "givenName",
+  "familyName",
+  "formatted",
+  "displayName",
+  "nickName",
+  "title",
+  "active",
+  "emails",
+  "value",
+  "type",
+  "primary",
+  "display",
+  "members",
+  "groups",
+  "meta",
+  "resourceType",
+  "locale",
+  "password",
+  "addresses",
+  "phoneNumbers",
+  "roles",
+  "department",
+  "manager",
+  "employeeNumber",
+  ENTERPRISE,
+  `${ENTERPRISE}:department`,
+  "Operations",
+  "op",
+  "path",
+  "name.givenName",
+  'emails[type eq "work"].value',
+  "$ref",
+  "__proto__",
+  "constructor",
 ];
 
 export function oktaUser(userName: string): Record<string, unknown> {
@@ -53,16 +97,57 @@ export function entraUser(userName: string): Record<string, unknown> {
 }
 
 export function groupBody(displayName: string, members: string[]): Record<string, unknown> {
-  return { schemas: [GROUP_SCHEMA], displayName, externalId: "grp-ext-1", members: members.map((value) => ({ value, display: "someone" })) };
+  return {
+    schemas: [GROUP_SCHEMA],
+    displayName,
+    externalId: "grp-ext-1",
+    members: members.map((value) => ({ value, display: "someone" })),
+  };
 }
 
 const USER_PATHS = [
-  "active", "userName", "displayName", "name.givenName", "name.familyName", "name", "title", "externalId", "emails",
-  'emails[type eq "work"].value', 'emails[primary eq true]', 'emails[type eq "work" and primary eq true].value', "phoneNumbers[type eq \"mobile\"].value",
-  'addresses[type eq "work"].streetAddress', `${ENTERPRISE}:department`, `${ENTERPRISE}:manager`, `${ENTERPRISE}:manager.value`, ENTERPRISE,
-  "meta", "id", "schemas", "groups", "password", "nonexistent", "name.", ".name", "emails[", "emails[]", "emails[type eq]", "emails[value co \"'\"].display",
+  "active",
+  "userName",
+  "displayName",
+  "name.givenName",
+  "name.familyName",
+  "name",
+  "title",
+  "externalId",
+  "emails",
+  'emails[type eq "work"].value',
+  "emails[primary eq true]",
+  'emails[type eq "work" and primary eq true].value',
+  'phoneNumbers[type eq "mobile"].value',
+  'addresses[type eq "work"].streetAddress',
+  `${ENTERPRISE}:department`,
+  `${ENTERPRISE}:manager`,
+  `${ENTERPRISE}:manager.value`,
+  ENTERPRISE,
+  "meta",
+  "id",
+  "schemas",
+  "groups",
+  "password",
+  "nonexistent",
+  "name.",
+  ".name",
+  "emails[",
+  "emails[]",
+  "emails[type eq]",
+  'emails[value co "\'"].display',
 ];
-const GROUP_PATHS = ["members", 'members[value eq "%ID%"]', 'members[value ne "x"]', "displayName", "externalId", "members.value", "members[display pr]", "id", "meta.created"];
+const GROUP_PATHS = [
+  "members",
+  'members[value eq "%ID%"]',
+  'members[value ne "x"]',
+  "displayName",
+  "externalId",
+  "members.value",
+  "members[display pr]",
+  "id",
+  "meta.created",
+];
 const OPS = ["add", "replace", "remove", "Add", "Replace", "Remove", "ADD", "copy", "move", "test", "", "x"];
 
 /** Operations as Okta and Entra really send them (valid, so the apply logic runs to the end). */
@@ -90,9 +175,16 @@ function realisticOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): Record<s
     () => ({ op: "Add", path: `${ENTERPRISE}:department`, value: nastyString(rng).slice(0, 60) }),
     () => ({ op: "Replace", path: `${ENTERPRISE}:manager`, value: rng.pick(ids.users) }),
     () => ({ op: "remove", path: `${ENTERPRISE}:manager` }),
-    () => ({ op: "Add", value: { "name.familyName": "F", title: nastyString(rng).slice(0, 40), [`${ENTERPRISE}:department`]: "Sales" } }),
+    () => ({
+      op: "Add",
+      value: { "name.familyName": "F", title: nastyString(rng).slice(0, 40), [`${ENTERPRISE}:department`]: "Sales" },
+    }),
     () => ({ op: "remove", path: "title" }),
-    () => ({ op: "replace", path: "emails", value: [{ value: `q${rng.int(1e9)}@example.com`, type: "work", primary: true }] }),
+    () => ({
+      op: "replace",
+      path: "emails",
+      value: [{ value: `q${rng.int(1e9)}@example.com`, type: "work", primary: true }],
+    }),
   ])();
 }
 
@@ -103,7 +195,11 @@ function patchOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
   }
   const paths = forGroup ? GROUP_PATHS : USER_PATHS;
   const idFor = () => (rng.chance(0.7) && ids.users.length ? rng.pick(ids.users) : nastyString(rng));
-  const path = rng.chance(0.2) ? undefined : rng.chance(0.85) ? rng.pick(paths).replace("%ID%", idFor()) : nastyString(rng);
+  const path = rng.chance(0.2)
+    ? undefined
+    : rng.chance(0.85)
+      ? rng.pick(paths).replace("%ID%", idFor())
+      : nastyString(rng);
   let value: unknown;
   const r = rng.next();
   if (forGroup && r < 0.4) value = Array.from({ length: rng.int(4) }, () => ({ value: idFor(), display: "m" }));
@@ -112,7 +208,12 @@ function patchOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
     // Path-less operations carry an object of attributes, in Okta's and Entra's dialects.
     value = forGroup
       ? { id: rng.pick(ids.groups), displayName: nastyString(rng) }
-      : rng.pick([{ active: false }, { "name.givenName": nastyString(rng) }, { [`${ENTERPRISE}:department`]: nastyString(rng) }, { emails: [{ value: nastyString(rng), type: "work" }] }]);
+      : rng.pick([
+          { active: false },
+          { "name.givenName": nastyString(rng) },
+          { [`${ENTERPRISE}:department`]: nastyString(rng) },
+          { emails: [{ value: nastyString(rng), type: "work" }] },
+        ]);
   } else value = randomValue(rng, KEYS);
   const op: Record<string, unknown> = { op: rng.chance(0.9) ? rng.pick(OPS) : randomValue(rng, KEYS) };
   if (path !== undefined) op.path = path;
@@ -121,27 +222,76 @@ function patchOperation(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
 }
 
 function patchBody(rng: Rng, forGroup: boolean, ids: FuzzIds): unknown {
-  if (rng.chance(0.3)) return { schemas: [PATCH_OP], Operations: Array.from({ length: 1 + rng.int(3) }, () => realisticOperation(rng, forGroup, ids)) };
-  const body = { schemas: [PATCH_OP], Operations: Array.from({ length: 1 + rng.int(4) }, () => patchOperation(rng, forGroup, ids)) };
+  if (rng.chance(0.3))
+    return {
+      schemas: [PATCH_OP],
+      Operations: Array.from({ length: 1 + rng.int(3) }, () => realisticOperation(rng, forGroup, ids)),
+    };
+  const body = {
+    schemas: [PATCH_OP],
+    Operations: Array.from({ length: 1 + rng.int(4) }, () => patchOperation(rng, forGroup, ids)),
+  };
   return rng.chance(0.15) ? mutateJson(rng, body, KEYS) : body;
 }
 
 const FILTER_ATTRS = [
-  "userName", "displayName", "externalId", "id", "active", "name.givenName", "name.familyName", "emails", "emails.value", "emails.type",
-  "meta.created", "meta.lastModified", "title", `${ENTERPRISE}:department`, `${ENTERPRISE}:manager.value`, "members", "members.value",
-  "groups", "USERNAME", "nope", "name", "urn:x:y", "a.b.c",
+  "userName",
+  "displayName",
+  "externalId",
+  "id",
+  "active",
+  "name.givenName",
+  "name.familyName",
+  "emails",
+  "emails.value",
+  "emails.type",
+  "meta.created",
+  "meta.lastModified",
+  "title",
+  `${ENTERPRISE}:department`,
+  `${ENTERPRISE}:manager.value`,
+  "members",
+  "members.value",
+  "groups",
+  "USERNAME",
+  "nope",
+  "name",
+  "urn:x:y",
+  "a.b.c",
 ];
 const FILTER_OPS = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le", "EQ", "Eq", "pr", "xx"];
-const FILTER_VALUES = ['"x"', '"ann@example.com"', "true", "false", "null", "1", "-1.5e3", '"2020-01-01T00:00:00Z"', '"%"', '"_"', "\"' OR 1=1 --\"", '"\\""', '"\\\\"', '"😀"', '"\\u0000"', "'single'", "x", '"' + "y".repeat(5000) + '"'];
+const FILTER_VALUES = [
+  '"x"',
+  '"ann@example.com"',
+  "true",
+  "false",
+  "null",
+  "1",
+  "-1.5e3",
+  '"2020-01-01T00:00:00Z"',
+  '"%"',
+  '"_"',
+  '"\' OR 1=1 --"',
+  '"\\""',
+  '"\\\\"',
+  '"😀"',
+  '"\\u0000"',
+  "'single'",
+  "x",
+  '"' + "y".repeat(5000) + '"',
+];
 
 function filterExpression(rng: Rng, depth: number): string {
   const r = rng.next();
   if (depth > 3 || r < 0.45) {
     const attr = rng.pick(FILTER_ATTRS);
     const op = rng.pick(FILTER_OPS);
-    return op === "pr" ? `${attr} pr` : `${attr} ${op} ${rng.chance(0.9) ? rng.pick(FILTER_VALUES) : JSON.stringify(nastyString(rng))}`;
+    return op === "pr"
+      ? `${attr} pr`
+      : `${attr} ${op} ${rng.chance(0.9) ? rng.pick(FILTER_VALUES) : JSON.stringify(nastyString(rng))}`;
   }
-  if (r < 0.65) return `${filterExpression(rng, depth + 1)} ${rng.pick(["and", "or", "AND", "Or"])} ${filterExpression(rng, depth + 1)}`;
+  if (r < 0.65)
+    return `${filterExpression(rng, depth + 1)} ${rng.pick(["and", "or", "AND", "Or"])} ${filterExpression(rng, depth + 1)}`;
   if (r < 0.75) return `not (${filterExpression(rng, depth + 1)})`;
   if (r < 0.85) return `(${filterExpression(rng, depth + 1)})`;
   return `${rng.pick(["emails", "members", "addresses", "groups", "name"])}[${filterExpression(rng, depth + 1)}]`;
@@ -152,7 +302,24 @@ function filterString(rng: Rng): string {
   if (r < 0.55) return filterExpression(rng, 0);
   if (r < 0.7) {
     // Grammar-ish garbage: valid tokens in random order.
-    const parts = ["userName", "eq", "and", "or", "not", "(", ")", "[", "]", '"', '"x"', "pr", "emails", "1", "\\", "'"];
+    const parts = [
+      "userName",
+      "eq",
+      "and",
+      "or",
+      "not",
+      "(",
+      ")",
+      "[",
+      "]",
+      '"',
+      '"x"',
+      "pr",
+      "emails",
+      "1",
+      "\\",
+      "'",
+    ];
     return Array.from({ length: 1 + rng.int(12) }, () => rng.pick(parts)).join(rng.chance(0.5) ? " " : "");
   }
   if (r < 0.8) return "(".repeat(1 + rng.int(3000)) + 'userName eq "x"' + ")".repeat(rng.int(3000));
@@ -170,21 +337,55 @@ function queryValue(rng: Rng, value: string): string {
 
 function listQuery(rng: Rng): string {
   const params: string[] = [];
-  if (rng.chance(0.85)) params.push(`${rng.pick(["filter", "FILTER", "Filter"])}=${queryValue(rng, filterString(rng))}`);
+  if (rng.chance(0.85))
+    params.push(`${rng.pick(["filter", "FILTER", "Filter"])}=${queryValue(rng, filterString(rng))}`);
   if (rng.chance(0.1)) params.push(`filter=${queryValue(rng, filterString(rng))}`); // repeated
-  if (rng.chance(0.3)) params.push(`startIndex=${queryValue(rng, String(rng.pick<unknown>([0, -5, 1, 2, 99999999999, "1e3", "abc", "", "1.5", nastyString(rng)])))}`);
-  if (rng.chance(0.3)) params.push(`count=${queryValue(rng, String(rng.pick<unknown>([0, -1, 1, 10, 100000, 999999999999, "x", "", nastyString(rng)])))}`);
-  if (rng.chance(0.2)) params.push(`sortBy=${queryValue(rng, rng.pick(FILTER_ATTRS))}&sortOrder=${rng.pick(["ascending", "descending", "sideways"])}`);
-  if (rng.chance(0.25)) params.push(`attributes=${queryValue(rng, Array.from({ length: 1 + rng.int(4) }, () => rng.pick([...FILTER_ATTRS, nastyString(rng)])).join(","))}`);
-  if (rng.chance(0.15)) params.push(`excludedAttributes=${queryValue(rng, rng.pick([...FILTER_ATTRS, nastyString(rng)]))}`);
+  if (rng.chance(0.3))
+    params.push(
+      `startIndex=${queryValue(rng, String(rng.pick<unknown>([0, -5, 1, 2, 99999999999, "1e3", "abc", "", "1.5", nastyString(rng)])))}`,
+    );
+  if (rng.chance(0.3))
+    params.push(
+      `count=${queryValue(rng, String(rng.pick<unknown>([0, -1, 1, 10, 100000, 999999999999, "x", "", nastyString(rng)])))}`,
+    );
+  if (rng.chance(0.2))
+    params.push(
+      `sortBy=${queryValue(rng, rng.pick(FILTER_ATTRS))}&sortOrder=${rng.pick(["ascending", "descending", "sideways"])}`,
+    );
+  if (rng.chance(0.25))
+    params.push(
+      `attributes=${queryValue(rng, Array.from({ length: 1 + rng.int(4) }, () => rng.pick([...FILTER_ATTRS, nastyString(rng)])).join(","))}`,
+    );
+  if (rng.chance(0.15))
+    params.push(`excludedAttributes=${queryValue(rng, rng.pick([...FILTER_ATTRS, nastyString(rng)]))}`);
   if (rng.chance(0.05)) params.push(`attributes[]=x&attributes[a]=y`);
   return params.join("&");
 }
 
 const JUNK_IDS = [
-  "not-a-uuid", "00000000-0000-0000-0000-000000000000", "6f1f0d7e-0000-4000-8000-000000000000", "..", "..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f%2e%2e%2f",
-  "%00", "%zz", "%", "%C3%28", "%FF%FE", "' OR 1=1 --".replace(/ /g, "%20"), "%27%20OR%201%3D1%20--", "1;DROP%20TABLE%20idp_users", "%E2%80%AE",
-  "x".repeat(3000), "%F0%9F%98%80", "6F1F0D7E-0000-4000-8000-000000000000", "{6f1f0d7e-0000-4000-8000-000000000000}", "%20", "a/b/c", "Users", ".Users",
+  "not-a-uuid",
+  "00000000-0000-0000-0000-000000000000",
+  "6f1f0d7e-0000-4000-8000-000000000000",
+  "..",
+  "..%2F..%2Fetc%2Fpasswd",
+  "%2e%2e%2f%2e%2e%2f",
+  "%00",
+  "%zz",
+  "%",
+  "%C3%28",
+  "%FF%FE",
+  "' OR 1=1 --".replace(/ /g, "%20"),
+  "%27%20OR%201%3D1%20--",
+  "1;DROP%20TABLE%20idp_users",
+  "%E2%80%AE",
+  "x".repeat(3000),
+  "%F0%9F%98%80",
+  "6F1F0D7E-0000-4000-8000-000000000000",
+  "{6f1f0d7e-0000-4000-8000-000000000000}",
+  "%20",
+  "a/b/c",
+  "Users",
+  ".Users",
 ];
 
 function resourcePath(rng: Rng, ids: FuzzIds): string {
@@ -198,8 +399,11 @@ const scimJson = { "Content-Type": "application/scim+json" };
 
 function jsonRequest(method: string, path: string, body: unknown, rng: Rng): RawRequest {
   let text = JSON.stringify(body) ?? "null";
-  if (rng.chance(0.05) && body && typeof body === "object" && !Array.isArray(body)) text = withDuplicateKey(rng, body as Record<string, unknown>);
-  const headers = rng.chance(0.8) ? scimJson : { "Content-Type": rng.pick(["application/json", "application/json; charset=utf-8", "APPLICATION/SCIM+JSON"]) };
+  if (rng.chance(0.05) && body && typeof body === "object" && !Array.isArray(body))
+    text = withDuplicateKey(rng, body as Record<string, unknown>);
+  const headers = rng.chance(0.8)
+    ? scimJson
+    : { "Content-Type": rng.pick(["application/json", "application/json; charset=utf-8", "APPLICATION/SCIM+JSON"]) };
   return { method, path, headers, body: rng.chance(0.05) ? corruptBytes(rng, text) : text };
 }
 
@@ -214,7 +418,15 @@ export function fuzzCase(seed: number, i: number, ids: FuzzIds, maxBodyBytes: nu
 
   if (r < 150) {
     const source = rng.chance(0.5) ? oktaUser(uniqueEmail()) : entraUser(uniqueEmail());
-    return { kind: "post-user", request: jsonRequest("POST", `${base}/Users`, rng.chance(0.85) ? mutateJson(rng, source, KEYS) : randomValue(rng, KEYS), rng) };
+    return {
+      kind: "post-user",
+      request: jsonRequest(
+        "POST",
+        `${base}/Users`,
+        rng.chance(0.85) ? mutateJson(rng, source, KEYS) : randomValue(rng, KEYS),
+        rng,
+      ),
+    };
   }
   if (r < 210) {
     const body = groupBody(`Fuzz ${nastyString(rng).slice(0, 80)} ${i}`, ids.users.slice(0, rng.int(4)));
@@ -225,31 +437,87 @@ export function fuzzCase(seed: number, i: number, ids: FuzzIds, maxBodyBytes: nu
     return { kind: "put-user", request: jsonRequest("PUT", `${base}/Users/${userId()}`, body, rng) };
   }
   if (r < 320) {
-    return { kind: "put-group", request: jsonRequest("PUT", `${base}/Groups/${groupId()}`, mutateJson(rng, groupBody(`Put ${i}`, ids.users.slice(0, 2)), KEYS), rng) };
+    return {
+      kind: "put-group",
+      request: jsonRequest(
+        "PUT",
+        `${base}/Groups/${groupId()}`,
+        mutateJson(rng, groupBody(`Put ${i}`, ids.users.slice(0, 2)), KEYS),
+        rng,
+      ),
+    };
   }
-  if (r < 470) return { kind: "patch-user", request: jsonRequest("PATCH", `${base}/Users/${userId()}${rng.chance(0.1) ? "?attributes=userName" : ""}`, patchBody(rng, false, ids), rng) };
-  if (r < 560) return { kind: "patch-group", request: jsonRequest("PATCH", `${base}/Groups/${groupId()}`, patchBody(rng, true, ids), rng) };
+  if (r < 470)
+    return {
+      kind: "patch-user",
+      request: jsonRequest(
+        "PATCH",
+        `${base}/Users/${userId()}${rng.chance(0.1) ? "?attributes=userName" : ""}`,
+        patchBody(rng, false, ids),
+        rng,
+      ),
+    };
+  if (r < 560)
+    return {
+      kind: "patch-group",
+      request: jsonRequest("PATCH", `${base}/Groups/${groupId()}`, patchBody(rng, true, ids), rng),
+    };
   if (r < 740) {
     const resource = rng.pick(["Users", "Users", "Groups"]);
     return { kind: "list", request: { method: "GET", path: `${base}/${resource}?${listQuery(rng)}` } };
   }
   if (r < 760) {
     // RFC 7644 3.4.3: POST .search with the query in the body.
-    const body = { schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], filter: filterString(rng), startIndex: randomValue(rng, KEYS), count: rng.int(50) };
-    return { kind: "search", request: jsonRequest("POST", `${base}/${rng.pick(["Users", "Groups", ""])}/.search`, body, rng) };
+    const body = {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+      filter: filterString(rng),
+      startIndex: randomValue(rng, KEYS),
+      count: rng.int(50),
+    };
+    return {
+      kind: "search",
+      request: jsonRequest("POST", `${base}/${rng.pick(["Users", "Groups", ""])}/.search`, body, rng),
+    };
   }
   if (r < 840) {
     const method = rng.pick(["GET", "GET", "DELETE", "PUT", "PATCH", "POST", "HEAD", "OPTIONS"]);
-    const path = rng.chance(0.15) ? rng.pick(["/ServiceProviderConfig", "/Schemas", `/Schemas/${USER_SCHEMA}`, "/ResourceTypes", "/ResourceTypes/User", "/Schemas/%zz", "/"]) : resourcePath(rng, ids);
+    const path = rng.chance(0.15)
+      ? rng.pick([
+          "/ServiceProviderConfig",
+          "/Schemas",
+          `/Schemas/${USER_SCHEMA}`,
+          "/ResourceTypes",
+          "/ResourceTypes/User",
+          "/Schemas/%zz",
+          "/",
+        ])
+      : resourcePath(rng, ids);
     // DELETE only ever targets junk: the seeded ids must stay for the rest of the run.
-    const safePath = method === "DELETE" && !path.includes("%") && ids.users.concat(ids.groups).some((id) => path.endsWith(id)) ? `/Users/${rng.pick(JUNK_IDS)}` : path;
+    const safePath =
+      method === "DELETE" && !path.includes("%") && ids.users.concat(ids.groups).some((id) => path.endsWith(id))
+        ? `/Users/${rng.pick(JUNK_IDS)}`
+        : path;
     const withBody = method === "PUT" || method === "PATCH" || method === "POST";
-    return { kind: "path", request: withBody ? jsonRequest(method, `${base}${safePath}`, randomValue(rng, KEYS), rng) : { method, path: `${base}${safePath}` } };
+    return {
+      kind: "path",
+      request: withBody
+        ? jsonRequest(method, `${base}${safePath}`, randomValue(rng, KEYS), rng)
+        : { method, path: `${base}${safePath}` },
+    };
   }
   if (r < 860) {
     // Larger than SCIM_MAX_BODY_BYTES: 413 whether announced by Content-Length or streamed chunked.
     const big = JSON.stringify({ ...oktaUser(uniqueEmail()), displayName: "B".repeat(maxBodyBytes + rng.int(50_000)) });
-    return { kind: "huge", request: { method: rng.pick(["POST", "PUT", "PATCH"]), path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`, headers: scimJson, body: big, chunked: rng.chance(0.5) } };
+    return {
+      kind: "huge",
+      request: {
+        method: rng.pick(["POST", "PUT", "PATCH"]),
+        path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`,
+        headers: scimJson,
+        body: big,
+        chunked: rng.chance(0.5),
+      },
+    };
   }
   if (r < 890) {
     // Deeply nested: objects or arrays, at a field or as the whole body, up to 100,000 levels.
@@ -259,19 +527,62 @@ export function fuzzCase(seed: number, i: number, ids: FuzzIds, maxBodyBytes: nu
     const deep = `${open.repeat(depth)}"x"${close.repeat(depth)}`;
     const user = JSON.stringify(oktaUser(uniqueEmail()));
     const body = rng.chance(0.5) ? deep : `${user.slice(0, -1)},${JSON.stringify(rng.pick(KEYS))}:${deep}}`;
-    return { kind: "deep", request: { method: rng.pick(["POST", "PATCH", "PUT"]), path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`, headers: scimJson, body } };
+    return {
+      kind: "deep",
+      request: {
+        method: rng.pick(["POST", "PATCH", "PUT"]),
+        path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`,
+        headers: scimJson,
+        body,
+      },
+    };
   }
   if (r < 950) {
-    const types = [undefined, "text/plain", "multipart/form-data; boundary=xyz", "application/x-www-form-urlencoded", "application/json; charset=latin1",
-      "application/scim+json; charset=iso-8859-1", "application/json; charset=utf-16", "application/xml", "application/json; charset=\"utf-8\"", "*/*", "", "application/json;;", "application/jsonx"];
+    const types = [
+      undefined,
+      "text/plain",
+      "multipart/form-data; boundary=xyz",
+      "application/x-www-form-urlencoded",
+      "application/json; charset=latin1",
+      "application/scim+json; charset=iso-8859-1",
+      "application/json; charset=utf-16",
+      "application/xml",
+      'application/json; charset="utf-8"',
+      "*/*",
+      "",
+      "application/json;;",
+      "application/jsonx",
+    ];
     const type = rng.pick(types);
     const text = JSON.stringify(oktaUser(uniqueEmail()));
-    const body = type?.startsWith("multipart") ? `--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\n${text}\r\n--xyz--\r\n` : rng.chance(0.3) ? Buffer.from(text, "latin1") : text;
+    const body = type?.startsWith("multipart")
+      ? `--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\n${text}\r\n--xyz--\r\n`
+      : rng.chance(0.3)
+        ? Buffer.from(text, "latin1")
+        : text;
     const headers: Record<string, string> = type === undefined ? {} : { "Content-Type": type };
     if (rng.chance(0.1)) headers["Content-Encoding"] = rng.pick(["gzip", "br", "identity", "x-bogus"]);
-    return { kind: "content-type", request: { method: rng.pick(["POST", "PATCH", "PUT"]), path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`, headers, body } };
+    return {
+      kind: "content-type",
+      request: {
+        method: rng.pick(["POST", "PATCH", "PUT"]),
+        path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`,
+        headers,
+        body,
+      },
+    };
   }
   // Invalid UTF-8 and raw junk bytes as the body.
-  const junk = rng.chance(0.5) ? corruptBytes(rng, JSON.stringify(oktaUser(uniqueEmail()))) : Buffer.from(Array.from({ length: 1 + rng.int(2000) }, () => rng.int(256)));
-  return { kind: "bytes", request: { method: rng.pick(["POST", "PATCH", "PUT"]), path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`, headers: scimJson, body: junk } };
+  const junk = rng.chance(0.5)
+    ? corruptBytes(rng, JSON.stringify(oktaUser(uniqueEmail())))
+    : Buffer.from(Array.from({ length: 1 + rng.int(2000) }, () => rng.int(256)));
+  return {
+    kind: "bytes",
+    request: {
+      method: rng.pick(["POST", "PATCH", "PUT"]),
+      path: `${base}/Users${rng.chance(0.5) ? `/${userId()}` : ""}`,
+      headers: scimJson,
+      body: junk,
+    },
+  };
 }

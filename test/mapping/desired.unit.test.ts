@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/mapping/file.js";
 import { changedRules } from "../../src/mapping/change.js";
-import { affectedByMappingChange, desiredDashboardUser, matchingRules, type MappingGroup, type MappingUser } from "../../src/mapping/index.js";
+import {
+  affectedByMappingChange,
+  desiredDashboardUser,
+  matchingRules,
+  type MappingGroup,
+  type MappingUser,
+} from "../../src/mapping/index.js";
 
 const mapping = parseMapping(
   `department:
@@ -45,7 +51,10 @@ rules:
 );
 
 const ada: MappingUser = { userName: "ada@example.com", active: true, givenName: "Ada", familyName: "Lovelace" };
-const g = (displayName: string, externalId?: string): MappingGroup => ({ displayName, ...(externalId ? { externalId } : {}) });
+const g = (displayName: string, externalId?: string): MappingGroup => ({
+  displayName,
+  ...(externalId ? { externalId } : {}),
+});
 
 describe("desiredDashboardUser: who gets an account", () => {
   const cases: { name: string; user: MappingUser; groups: MappingGroup[]; account: boolean }[] = [
@@ -60,7 +69,12 @@ describe("desiredDashboardUser: who gets an account", () => {
     { name: "matched by one of `groups`", user: ada, groups: [g("support")], account: true },
     { name: "no matching group", user: ada, groups: [g("Everyone")], account: false },
     { name: "no groups at all", user: ada, groups: [], account: false },
-    { name: "inactive user loses the account", user: { ...ada, active: false }, groups: [g("Platform Admins")], account: false },
+    {
+      name: "inactive user loses the account",
+      user: { ...ada, active: false },
+      groups: [g("Platform Admins")],
+      account: false,
+    },
   ];
   it.each(cases)("$name", ({ user, groups, account }) => {
     expect(desiredDashboardUser(user, groups, mapping) !== null).toBe(account);
@@ -87,7 +101,11 @@ describe("desiredDashboardUser: permissions are unioned, sorted and de-duplicate
   });
 
   it("unions per company, per workspace and per team across rules", () => {
-    const desired = desiredDashboardUser(ada, [g("Analysts-EU"), g("Marketing", "00g1abcd"), g("Finance"), g("Platform Admins"), g("Sales")], mapping);
+    const desired = desiredDashboardUser(
+      ada,
+      [g("Analysts-EU"), g("Marketing", "00g1abcd"), g("Finance"), g("Platform Admins"), g("Sales")],
+      mapping,
+    );
     expect(desired).toEqual({
       userName: "ada@example.com",
       givenName: "Ada",
@@ -111,7 +129,9 @@ describe("desiredDashboardUser: permissions are unioned, sorted and de-duplicate
 
   it("does not depend on the order of the user's groups", () => {
     const groups = [g("Analysts-EU"), g("Marketing", "00g1abcd"), g("Finance"), g("Sales")];
-    expect(desiredDashboardUser(ada, [...groups].reverse(), mapping)).toEqual(desiredDashboardUser(ada, groups, mapping));
+    expect(desiredDashboardUser(ada, [...groups].reverse(), mapping)).toEqual(
+      desiredDashboardUser(ada, groups, mapping),
+    );
   });
 
   it("two groups matching the same rule count once", () => {
@@ -122,15 +142,60 @@ describe("desiredDashboardUser: permissions are unioned, sorted and de-duplicate
 
 describe("desiredDashboardUser: department", () => {
   const cases: { name: string; user: Partial<MappingUser>; groups: MappingGroup[]; department: string }[] = [
-    { name: "first matching rule in file order that sets one", user: {}, groups: [g("Finance"), g("Marketing", "00g1abcd")], department: "marketing" },
-    { name: "a rule's department beats the enterprise department", user: { department: "pm" }, groups: [g("Finance")], department: "finance" },
-    { name: "enterprise department when no rule sets one", user: { department: "pm" }, groups: [g("Platform Admins")], department: "pm" },
-    { name: "enterprise department translated", user: { department: "Finance & Accounting" }, groups: [g("Sales")], department: "finance" },
-    { name: "translation keys are case-insensitive", user: { department: "finance & accounting" }, groups: [g("Sales")], department: "finance" },
-    { name: "allowed is checked case-insensitively, with the allowed spelling", user: { department: "Marketing" }, groups: [g("Sales")], department: "marketing" },
-    { name: "not allowed falls back to the default", user: { department: "Legal" }, groups: [g("Sales")], department: "engineering" },
-    { name: "blank enterprise department uses the default", user: { department: "  " }, groups: [g("Sales")], department: "engineering" },
-    { name: "no enterprise department uses the default", user: { department: null }, groups: [g("Sales")], department: "engineering" },
+    {
+      name: "first matching rule in file order that sets one",
+      user: {},
+      groups: [g("Finance"), g("Marketing", "00g1abcd")],
+      department: "marketing",
+    },
+    {
+      name: "a rule's department beats the enterprise department",
+      user: { department: "pm" },
+      groups: [g("Finance")],
+      department: "finance",
+    },
+    {
+      name: "enterprise department when no rule sets one",
+      user: { department: "pm" },
+      groups: [g("Platform Admins")],
+      department: "pm",
+    },
+    {
+      name: "enterprise department translated",
+      user: { department: "Finance & Accounting" },
+      groups: [g("Sales")],
+      department: "finance",
+    },
+    {
+      name: "translation keys are case-insensitive",
+      user: { department: "finance & accounting" },
+      groups: [g("Sales")],
+      department: "finance",
+    },
+    {
+      name: "allowed is checked case-insensitively, with the allowed spelling",
+      user: { department: "Marketing" },
+      groups: [g("Sales")],
+      department: "marketing",
+    },
+    {
+      name: "not allowed falls back to the default",
+      user: { department: "Legal" },
+      groups: [g("Sales")],
+      department: "engineering",
+    },
+    {
+      name: "blank enterprise department uses the default",
+      user: { department: "  " },
+      groups: [g("Sales")],
+      department: "engineering",
+    },
+    {
+      name: "no enterprise department uses the default",
+      user: { department: null },
+      groups: [g("Sales")],
+      department: "engineering",
+    },
   ];
   it.each(cases)("$name", ({ user, groups, department }) => {
     expect(desiredDashboardUser({ ...ada, ...user }, groups, mapping)?.department).toBe(department);
@@ -142,7 +207,10 @@ describe("desiredDashboardUser: department", () => {
   });
 
   it("without allowed, any enterprise department passes (translated when listed)", () => {
-    const m = { ...mapping, department: { default: "engineering", fromAttribute: true, translate: { Fin: "finance" } } };
+    const m = {
+      ...mapping,
+      department: { default: "engineering", fromAttribute: true, translate: { Fin: "finance" } },
+    };
     expect(desiredDashboardUser({ ...ada, department: "Legal" }, [g("Sales")], m)?.department).toBe("Legal");
     expect(desiredDashboardUser({ ...ada, department: "Fin" }, [g("Sales")], m)?.department).toBe("finance");
   });
@@ -152,8 +220,16 @@ describe("desiredDashboardUser: names", () => {
   const cases: { name: string; user: Partial<MappingUser>; expected: [string, string] }[] = [
     { name: "given and family names as sent", user: {}, expected: ["Ada", "Lovelace"] },
     { name: "trimmed", user: { givenName: " Ada ", familyName: " Lovelace " }, expected: ["Ada", "Lovelace"] },
-    { name: "from displayName when missing", user: { givenName: null, familyName: null, displayName: "Grace Brewster Hopper" }, expected: ["Grace", "Brewster Hopper"] },
-    { name: "from the email's local part as a last resort", user: { givenName: "", familyName: undefined }, expected: ["ada", "ada"] },
+    {
+      name: "from displayName when missing",
+      user: { givenName: null, familyName: null, displayName: "Grace Brewster Hopper" },
+      expected: ["Grace", "Brewster Hopper"],
+    },
+    {
+      name: "from the email's local part as a last resort",
+      user: { givenName: "", familyName: undefined },
+      expected: ["ada", "ada"],
+    },
   ];
   it.each(cases)("$name", ({ user, expected }) => {
     const desired = desiredDashboardUser({ ...ada, ...user }, [g("Sales")], mapping);
@@ -164,7 +240,13 @@ describe("desiredDashboardUser: names", () => {
 describe("matchingRules", () => {
   it("says which rules matched, by which groups and how, in file order", () => {
     const matched = matchingRules([g("Sales"), g("Analysts-EU"), g("Mkt", "00g1abcd"), g("support")], mapping);
-    expect(matched.map((m) => ({ rule: m.rule.index, line: m.rule.line, matches: m.matches.map((x) => [x.group.displayName, x.by]) }))).toEqual([
+    expect(
+      matched.map((m) => ({
+        rule: m.rule.index,
+        line: m.rule.line,
+        matches: m.matches.map((x) => [x.group.displayName, x.by]),
+      })),
+    ).toEqual([
       { rule: 1, line: 9, matches: [["Mkt", "groupExternalId"]] },
       { rule: 2, line: 18, matches: [["Analysts-EU", "groupPattern"]] },
       { rule: 3, line: 30, matches: [["support", "group"]] },
@@ -180,7 +262,9 @@ describe("affectedByMappingChange", () => {
     const changed = parseMapping(
       `department: { default: engineering }\nrules:\n  - group: Platform Admins\n    companyPermissions: [admin]\n  - group: Sales\n    companyPermissions: [admin]\n`,
     );
-    const before = parseMapping(`department: { default: engineering }\nrules:\n  - group: Platform Admins\n    companyPermissions: [admin]\n  - group: Sales\n    workspaces: [{ name: APAC, permissions: [basic_access] }]\n`);
+    const before = parseMapping(
+      `department: { default: engineering }\nrules:\n  - group: Platform Admins\n    companyPermissions: [admin]\n  - group: Sales\n    workspaces: [{ name: APAC, permissions: [basic_access] }]\n`,
+    );
     expect(affectedByMappingChange(before, changed, groups)).toEqual({ all: false, groups: [g("Sales")] });
     expect(affectedByMappingChange(before, before, groups)).toEqual({ all: false, groups: [] });
   });

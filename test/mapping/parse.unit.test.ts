@@ -182,7 +182,9 @@ describe("parseMapping: every error names the line, column and fix", () => {
   });
 
   it("turns the vocabulary check off with enabled: false", () => {
-    const m = parseMapping("department: { default: pm }\nvocabulary: { enabled: false }\nrules:\n  - group: A\n    companyPermissions: [anything]\n");
+    const m = parseMapping(
+      "department: { default: pm }\nvocabulary: { enabled: false }\nrules:\n  - group: A\n    companyPermissions: [anything]\n",
+    );
     expect(m.vocabulary).toBeNull();
     expect(m.rules[0]!.companyPermissions).toEqual(["anything"]);
   });
@@ -194,14 +196,20 @@ describe("parseMapping: every error names the line, column and fix", () => {
     expect(parse).toThrow(/^Mapping file is invalid \(1 problem\):\n  - config\/mapping.yaml:1:1: /);
     const error = captureError(parse);
     expect(error).toBeInstanceOf(MappingError);
-    expect((error as MappingError).mappingProblems[0]).toMatchObject({ source: "config/mapping.yaml", line: 1, column: 1 });
+    expect((error as MappingError).mappingProblems[0]).toMatchObject({
+      source: "config/mapping.yaml",
+      line: 1,
+      column: 1,
+    });
   });
 });
 
 describe("mappingHash", () => {
   it("ignores comments, formatting and key order", () => {
     const a = parseMapping(VALID);
-    const b = parseMapping(`# comment\nrules:\n${VALID.split("rules:\n")[1]}department: {allowed: [agency, bi, c_suite, engineering, finance, marketing, pm], translate: { "Finance & Accounting": finance }, fromAttribute: true, default: engineering}\n`);
+    const b = parseMapping(
+      `# comment\nrules:\n${VALID.split("rules:\n")[1]}department: {allowed: [agency, bi, c_suite, engineering, finance, marketing, pm], translate: { "Finance & Accounting": finance }, fromAttribute: true, default: engineering}\n`,
+    );
     expect(mappingHash(a)).toBe(mappingHash(b));
   });
 

@@ -27,11 +27,31 @@ afterAll(async () => {
 
 describe("GET /admin/api/mirror and friends", () => {
   it("reports pending per table, the oldest change's age, parked rows with reasons and the last push", async () => {
-    await upsertEmailStates(t.db, [["a@example.com", "subscribed"], ["b@example.com", "subscribed"], ["c@example.com", "opted_in"]]);
+    await upsertEmailStates(t.db, [
+      ["a@example.com", "subscribed"],
+      ["b@example.com", "subscribed"],
+      ["c@example.com", "opted_in"],
+    ]);
     const claimId = crypto.randomUUID();
-    const [first] = await claimPendingChanges(t.db, { kind: "email", claimId, limit: 1, now: clock.now(), leaseMs: 60_000 });
-    await settleClaimedChanges(t.db, "email", claimId, [{ key: first.key, version: first.version, outcome: "park", reason: "platform refused (HTTP 400): nope" }], clock.now());
-    await recordPushes(t.db, [{ kind: "email", endpoint: "POST /email/status", changes: 2, outcome: "ok", status: 200 }], clock.now());
+    const [first] = await claimPendingChanges(t.db, {
+      kind: "email",
+      claimId,
+      limit: 1,
+      now: clock.now(),
+      leaseMs: 60_000,
+    });
+    await settleClaimedChanges(
+      t.db,
+      "email",
+      claimId,
+      [{ key: first.key, version: first.version, outcome: "park", reason: "platform refused (HTTP 400): nope" }],
+      clock.now(),
+    );
+    await recordPushes(
+      t.db,
+      [{ kind: "email", endpoint: "POST /email/status", changes: 2, outcome: "ok", status: 200 }],
+      clock.now(),
+    );
     clock.advance(90_000);
 
     const res = await request(app).get("/mirror").expect(200);
@@ -39,8 +59,14 @@ describe("GET /admin/api/mirror and friends", () => {
     expect(email).toMatchObject({ table: "mirror.email_subscription_states", pending: 2, parked: 1, inFlight: 0 });
     expect(email.oldestPendingSeconds).toBeGreaterThanOrEqual(89);
     expect(email.lastPush).toMatchObject({ endpoint: "POST /email/status", changes: 2, outcome: "ok", status: 200 });
-    expect(res.body.tables.map((x: { kind: string }) => x.kind)).toEqual(["email", "subscription_group", "preference_center"]);
-    expect(res.body.parked).toEqual([expect.objectContaining({ kind: "email", key: first.key, reason: "platform refused (HTTP 400): nope" })]);
+    expect(res.body.tables.map((x: { kind: string }) => x.kind)).toEqual([
+      "email",
+      "subscription_group",
+      "preference_center",
+    ]);
+    expect(res.body.parked).toEqual([
+      expect.objectContaining({ kind: "email", key: first.key, reason: "platform refused (HTTP 400): nope" }),
+    ]);
     expect(res.body.lastPush).toMatchObject({ kind: "email", changes: 2 });
 
     const logPage = await request(app).get("/mirror/log?limit=10").expect(200);
@@ -49,7 +75,9 @@ describe("GET /admin/api/mirror and friends", () => {
 
     expect((await request(app).get("/mirror/parked?kind=email").expect(200)).body.parked).toHaveLength(1);
     await request(app).post("/mirror/parked/requeue").send({ kind: "nonsense" }).expect(400);
-    expect((await request(app).post("/mirror/parked/requeue").send({ kind: "email" }).expect(200)).body).toEqual({ requeued: 1 });
+    expect((await request(app).post("/mirror/parked/requeue").send({ kind: "email" }).expect(200)).body).toEqual({
+      requeued: 1,
+    });
     const after = await request(app).get("/mirror").expect(200);
     expect(after.body.parked).toEqual([]);
     expect(after.body.tables[0].pending).toBe(3);

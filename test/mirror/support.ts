@@ -12,7 +12,11 @@ export class WireRecorder {
   readonly bodies: { method: string; path: string; body: unknown }[] = [];
   readonly fetch: typeof fetch = async (input, init) => {
     const url = new URL(String(input));
-    this.bodies.push({ method: init?.method ?? "GET", path: url.pathname, body: init?.body ? JSON.parse(String(init.body)) : undefined });
+    this.bodies.push({
+      method: init?.method ?? "GET",
+      path: url.pathname,
+      body: init?.body ? JSON.parse(String(init.body)) : undefined,
+    });
     return fetch(input, init);
   };
   emailsSent(): string[] {
@@ -23,14 +27,34 @@ export class WireRecorder {
 export function makeWorker(
   db: Database,
   emulator: RunningEmulator,
-  options: Partial<MirrorSyncWorkerOptions> & { clock?: Clock; recorder?: WireRecorder; apiKeys?: Record<string, string> } = {},
+  options: Partial<MirrorSyncWorkerOptions> & {
+    clock?: Clock;
+    recorder?: WireRecorder;
+    apiKeys?: Record<string, string>;
+  } = {},
 ): MirrorSyncWorker {
   const clock = options.clock ?? new ManualClock();
-  const transport = new HttpTransport({ baseUrl: emulator.url, clock, fetch: options.recorder?.fetch, timeoutMs: 10_000 });
-  return new MirrorSyncWorker({ db, rest: new PlatformRestClient(transport), apiKeys: options.apiKeys ?? { default: API_KEY }, clock, ...options });
+  const transport = new HttpTransport({
+    baseUrl: emulator.url,
+    clock,
+    fetch: options.recorder?.fetch,
+    timeoutMs: 10_000,
+  });
+  return new MirrorSyncWorker({
+    db,
+    rest: new PlatformRestClient(transport),
+    apiKeys: options.apiKeys ?? { default: API_KEY },
+    clock,
+    ...options,
+  });
 }
 
-export async function control<T = unknown>(emulator: RunningEmulator, method: string, path: string, body?: unknown): Promise<T> {
+export async function control<T = unknown>(
+  emulator: RunningEmulator,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(`${emulator.url}/_emulator${path}`, {
     method,
     headers: body === undefined ? {} : { "content-type": "application/json" },
@@ -60,6 +84,9 @@ export async function upsertEmailStates(db: Database, rows: readonly [string, st
 }
 
 export async function pendingCount(db: Database, kind?: string): Promise<number> {
-  const [row]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM mirror_sync.pending WHERE $1::text IS NULL OR kind = $1`, [kind ?? null]);
+  const [row]: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE $1::text IS NULL OR kind = $1`,
+    [kind ?? null],
+  );
   return row.n;
 }

@@ -3,7 +3,16 @@ import { ManualClock } from "../../src/clock.js";
 import { listParkedChanges } from "../../src/db/mirrorStatusRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { eventually } from "../support/wait.js";
-import { API_KEY, WireRecorder, control, makeWorker, pendingCount, requestCounts, startEmulator, upsertEmailStates } from "./support.js";
+import {
+  API_KEY,
+  WireRecorder,
+  control,
+  makeWorker,
+  pendingCount,
+  requestCounts,
+  startEmulator,
+  upsertEmailStates,
+} from "./support.js";
 
 /** The mirror sync end to end: Postgres mirror tables → worker → the emulator over real HTTP. */
 
@@ -39,7 +48,8 @@ describe("email subscription states", () => {
     const counts = { subscribed: 6_010, unsubscribed: 2_990, opted_in: 1_000 };
     const rows: [string, string][] = [];
     let i = 0;
-    for (const [state, n] of Object.entries(counts)) for (let k = 0; k < n; k++) rows.push([`user${i++}@example.com`, state]);
+    for (const [state, n] of Object.entries(counts))
+      for (let k = 0; k < n; k++) rows.push([`user${i++}@example.com`, state]);
     // Interleave states, as an ETL would write them.
     rows.sort((a, b) => (a[0].length % 3) - (b[0].length % 3) || a[0].localeCompare(b[0]));
     await upsertEmailStates(t.db, rows);
@@ -73,13 +83,18 @@ describe("email subscription states", () => {
     await first;
     await worker.drain();
     expect((await dump()).emailStates["late@example.com"]).toBe("unsubscribed");
-    expect(recorder.bodies.map((b) => (b.body as { subscription_state: string }).subscription_state)).toEqual(["subscribed", "unsubscribed"]);
+    expect(recorder.bodies.map((b) => (b.body as { subscription_state: string }).subscription_state)).toEqual([
+      "subscribed",
+      "unsubscribed",
+    ]);
     expect(await pendingCount(t.db)).toBe(0);
   });
 
   it("a malformed row is parked with the platform's message and the rest of its batch lands", async () => {
     // Rows that predate a constraint (or an ETL that disabled it) reach the sync: the platform is the judge.
-    await t.db.query(`ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`);
+    await t.db.query(
+      `ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`,
+    );
     try {
       const rows: [string, string][] = Array.from({ length: 120 }, (_, i) => [`ok${i}@example.com`, "subscribed"]);
       rows.splice(37, 0, ["not-an-email", "subscribed"]);
@@ -88,7 +103,12 @@ describe("email subscription states", () => {
       const report = await makeWorker(t.db, emulator).drain();
       expect(report).toMatchObject({ pushed: 121, parked: 2 });
       const states = (await dump()).emailStates;
-      expect(Object.keys(states).sort()).toEqual(rows.map((r) => r[0]).filter((e) => !["not-an-email", "also@bad"].includes(e)).sort());
+      expect(Object.keys(states).sort()).toEqual(
+        rows
+          .map((r) => r[0])
+          .filter((e) => !["not-an-email", "also@bad"].includes(e))
+          .sort(),
+      );
       const parked = await listParkedChanges(t.db, { limit: 10 });
       expect(parked.map((p) => p.key).sort()).toEqual(["also@bad", "not-an-email"]);
       for (const p of parked) expect(p.reason).toMatch(/HTTP 400.*not an email address/);
@@ -97,7 +117,9 @@ describe("email subscription states", () => {
       await upsertEmailStates(t.db, [["also@bad", "subscribed"]]);
       expect((await listParkedChanges(t.db, { limit: 10 })).map((p) => p.key)).toEqual(["not-an-email"]);
     } finally {
-      await t.db.query(`DELETE FROM mirror.email_subscription_states WHERE NOT (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$')`);
+      await t.db.query(
+        `DELETE FROM mirror.email_subscription_states WHERE NOT (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$')`,
+      );
       await t.db.query(
         `ALTER TABLE mirror.email_subscription_states ADD CONSTRAINT email_subscription_states_email_format CHECK (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' AND length(email) <= 255)`,
       );
@@ -105,10 +127,16 @@ describe("email subscription states", () => {
   });
 
   it("two sync workers at once push each change once", async () => {
-    const rows: [string, string][] = Array.from({ length: 3_000 }, (_, i) => [`both${i}@example.com`, i % 3 === 0 ? "unsubscribed" : "subscribed"]);
+    const rows: [string, string][] = Array.from({ length: 3_000 }, (_, i) => [
+      `both${i}@example.com`,
+      i % 3 === 0 ? "unsubscribed" : "subscribed",
+    ]);
     await upsertEmailStates(t.db, rows);
     const recorder = new WireRecorder();
-    const workers = [makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 }), makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 })];
+    const workers = [
+      makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 }),
+      makeWorker(t.db, emulator, { recorder, emailRequestsPerClaim: 4 }),
+    ];
     const reports = await Promise.all(workers.map((w) => w.drain()));
     expect(reports.every((r) => r.pushed > 0)).toBe(true);
     const sent = recorder.emailsSent();
@@ -124,10 +152,17 @@ describe("the running worker", () => {
     const worker = makeWorker(t.db, emulator, { pollIntervalMs: 50, lingerMs: 100 });
     worker.start();
     try {
-      await upsertEmailStates(t.db, Array.from({ length: 75 }, (_, i): [string, string] => [`loop${i}@example.com`, "subscribed"]));
+      await upsertEmailStates(
+        t.db,
+        Array.from({ length: 75 }, (_, i): [string, string] => [`loop${i}@example.com`, "subscribed"]),
+      );
       await eventually("no pending changes", async () => (await pendingCount(t.db)) === 0, { intervalMs: 10 });
       await upsertEmailStates(t.db, [["loop0@example.com", "unsubscribed"]]);
-      await eventually("loop0 unsubscribed on the platform", async () => (await dump()).emailStates["loop0@example.com"] === "unsubscribed", { intervalMs: 10 });
+      await eventually(
+        "loop0 unsubscribed on the platform",
+        async () => (await dump()).emailStates["loop0@example.com"] === "unsubscribed",
+        { intervalMs: 10 },
+      );
     } finally {
       await worker.stop();
     }
@@ -138,7 +173,10 @@ describe("the running worker", () => {
 
 describe("rate limits", () => {
   it("a 429 holds the family, releases the batch, and the changes land once the pause is over", async () => {
-    await upsertEmailStates(t.db, Array.from({ length: 60 }, (_, i): [string, string] => [`slow${i}@example.com`, "opted_in"]));
+    await upsertEmailStates(
+      t.db,
+      Array.from({ length: 60 }, (_, i): [string, string] => [`slow${i}@example.com`, "opted_in"]),
+    );
     await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", status: 429, count: 1 });
     const clock = new ManualClock();
     const worker = makeWorker(t.db, emulator, { lingerMs: 0, concurrency: 1, clock });
@@ -158,7 +196,10 @@ describe("rate limits", () => {
 
 describe("platform outage", () => {
   it("5xx after retries releases the claim without sending the rest, backs off, and converges when the platform recovers", async () => {
-    await upsertEmailStates(t.db, Array.from({ length: 500 }, (_, i): [string, string] => [`down${i}@example.com`, "unsubscribed"]));
+    await upsertEmailStates(
+      t.db,
+      Array.from({ length: 500 }, (_, i): [string, string] => [`down${i}@example.com`, "unsubscribed"]),
+    );
     await control(emulator, "POST", "/faults", { method: "POST", path: "/email/status", status: 503 });
     const clock = new ManualClock();
     const worker = makeWorker(t.db, emulator, { clock, lingerMs: 0, concurrency: 1 });
@@ -209,24 +250,36 @@ describe("subscription groups", () => {
 
 describe("subscription groups: a bad identifier in a multi-entry request", () => {
   it("is parked by bisection; every other entry lands", async () => {
-    await t.db.query(`ALTER TABLE mirror.subscription_group_states DROP CONSTRAINT subscription_group_states_phone_e164`);
+    await t.db.query(
+      `ALTER TABLE mirror.subscription_group_states DROP CONSTRAINT subscription_group_states_phone_e164`,
+    );
     try {
       await t.db.query(
         `INSERT INTO mirror.subscription_group_states (subscription_group_id, phone, subscription_state)
          SELECT 'g' || (i % 3), '+1415555' || lpad(i::text, 4, '0'), CASE WHEN i % 2 = 0 THEN 'subscribed' ELSE 'unsubscribed' END
            FROM generate_series(1, 300) i`,
       );
-      await t.db.query(`INSERT INTO mirror.subscription_group_states (subscription_group_id, phone, subscription_state) VALUES ('g1', '555-0100', 'subscribed')`);
+      await t.db.query(
+        `INSERT INTO mirror.subscription_group_states (subscription_group_id, phone, subscription_state) VALUES ('g1', '555-0100', 'subscribed')`,
+      );
       const recorder = new WireRecorder();
       const report = await makeWorker(t.db, emulator, { recorder }).drain();
       expect(report).toMatchObject({ pushed: 300, parked: 1 });
       const parked = await listParkedChanges(t.db, { limit: 10 });
-      expect(parked).toEqual([expect.objectContaining({ kind: "subscription_group", reason: expect.stringMatching(/HTTP 400.*E\.164/) })]);
+      expect(parked).toEqual([
+        expect.objectContaining({ kind: "subscription_group", reason: expect.stringMatching(/HTTP 400.*E\.164/) }),
+      ]);
       // Every good phone reached the platform in a request it accepted.
-      const rows: { outcome: string; changes: number }[] = await t.db.query(`SELECT outcome, changes FROM mirror_sync.push_log`);
+      const rows: { outcome: string; changes: number }[] = await t.db.query(
+        `SELECT outcome, changes FROM mirror_sync.push_log`,
+      );
       expect(rows.filter((r) => r.outcome === "ok").reduce((n, r) => n + r.changes, 0)).toBe(300);
       const sentPhones = new Set(
-        recorder.bodies.flatMap((b) => (b.body as { subscription_groups: { phones?: string[] }[] }).subscription_groups.flatMap((e) => e.phones ?? [])),
+        recorder.bodies.flatMap((b) =>
+          (b.body as { subscription_groups: { phones?: string[] }[] }).subscription_groups.flatMap(
+            (e) => e.phones ?? [],
+          ),
+        ),
       );
       expect(sentPhones.size).toBe(301);
     } finally {
@@ -241,15 +294,21 @@ describe("subscription groups: a bad identifier in a multi-entry request", () =>
 describe("preference centers", () => {
   it("holds the pace of 10 per minute per workspace on the emulator's clock, and parks what cannot be sent", async () => {
     const clock = new ManualClock();
-    const values = Array.from({ length: 25 }, (_, i) => `('pc${i}', 'default', 'Page ${i}', '<p>${i}</p>', '<p>thanks</p>')`);
+    const values = Array.from(
+      { length: 25 },
+      (_, i) => `('pc${i}', 'default', 'Page ${i}', '<p>${i}</p>', '<p>thanks</p>')`,
+    );
     values.push(...[0, 1, 2].map((i) => `('eu${i}', 'eu', 'EU ${i}', '<p>eu</p>', '<p>thanks</p>')`));
     values.push(`('lost', 'apac', 'Nowhere', '<p>x</p>', '<p>x</p>')`);
-    await t.db.query(`INSERT INTO mirror.preference_centers (preference_center_external_id, workspace, title, page_html, confirmation_html) VALUES ${values.join(", ")}`);
+    await t.db.query(
+      `INSERT INTO mirror.preference_centers (preference_center_external_id, workspace, title, page_html, confirmation_html) VALUES ${values.join(", ")}`,
+    );
     await t.db.query(
       `INSERT INTO mirror.preference_centers (preference_center_external_id, page_html, confirmation_html, options) VALUES ('odd', '<p>', '<p>', '{"colour": "red"}')`,
     );
     const worker = makeWorker(t.db, emulator, { clock, apiKeys: { default: API_KEY, eu: "eu-key" } });
-    const puts = async () => (await requestCounts(emulator))["PUT /preference_center/v1/{preferenceCenterExternalID}"] ?? 0;
+    const puts = async () =>
+      (await requestCounts(emulator))["PUT /preference_center/v1/{preferenceCenterExternalID}"] ?? 0;
 
     await worker.runOnce();
     expect(await puts()).toBe(10 + 3);
@@ -276,7 +335,9 @@ describe("preference centers", () => {
 
   it("two replicas share one workspace's pace", async () => {
     const values = Array.from({ length: 15 }, (_, i) => `('shared${i}', '<p>${i}</p>', '<p>thanks</p>')`);
-    await t.db.query(`INSERT INTO mirror.preference_centers (preference_center_external_id, page_html, confirmation_html) VALUES ${values.join(", ")}`);
+    await t.db.query(
+      `INSERT INTO mirror.preference_centers (preference_center_external_id, page_html, confirmation_html) VALUES ${values.join(", ")}`,
+    );
     const clock = new ManualClock();
     const workers = [makeWorker(t.db, emulator, { clock }), makeWorker(t.db, emulator, { clock })];
     await Promise.all(workers.map((w) => w.runOnce()));

@@ -13,7 +13,27 @@ import { EVENTS } from "../../src/notify/events.js";
  */
 
 const RULES = path.resolve(import.meta.dirname, "../../docs/alerts/scim-connector.rules.yml");
-const PROMQL_WORDS = new Set(["sum", "max", "min", "avg", "count", "increase", "rate", "time", "and", "or", "unless", "by", "on", "without", "ignoring", "group_left", "group_right", "bool", "offset"]);
+const PROMQL_WORDS = new Set([
+  "sum",
+  "max",
+  "min",
+  "avg",
+  "count",
+  "increase",
+  "rate",
+  "time",
+  "and",
+  "or",
+  "unless",
+  "by",
+  "on",
+  "without",
+  "ignoring",
+  "group_left",
+  "group_right",
+  "bool",
+  "offset",
+]);
 
 type Rule = { alert: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 
@@ -35,7 +55,8 @@ async function exportedMetricNames(): Promise<Set<string>> {
     for (const metric of await registry.getMetricsAsJSON()) {
       names.add(metric.name);
       // At run time the type is a string ("histogram"), whatever prom-client's typings say.
-      if (String(metric.type) === "histogram") for (const suffix of ["_bucket", "_sum", "_count"]) names.add(metric.name + suffix);
+      if (String(metric.type) === "histogram")
+        for (const suffix of ["_bucket", "_sum", "_count"]) names.add(metric.name + suffix);
     }
   }
   return names;
@@ -53,12 +74,17 @@ describe("Prometheus alert rules (docs/alerts/)", () => {
       expect(rule.labels?.severity, rule.alert).toMatch(/^(info|warning|critical)$/);
       expect(rule.annotations?.summary, rule.alert).toBeTruthy();
     }
-    const opening = Object.values(EVENTS).filter((e) => !["approval.decided", "quarantine.ended", "idp.silent.ended", "notification.test"].includes(e));
+    const opening = Object.values(EVENTS).filter(
+      (e) => !["approval.decided", "quarantine.ended", "idp.silent.ended", "notification.test"].includes(e),
+    );
     expect(new Set(rules.map((r) => r.labels?.event).filter(Boolean))).toEqual(new Set(opening));
   });
 
   it("metricNames reads PromQL as intended", () => {
-    expect(metricNames(`max(a_b{kind="x"}) == 0 and on () sum(increase(c_d{action="drift"}[1h])) > 0`)).toEqual(["a_b", "c_d"]);
+    expect(metricNames(`max(a_b{kind="x"}) == 0 and on () sum(increase(c_d{action="drift"}[1h])) > 0`)).toEqual([
+      "a_b",
+      "c_d",
+    ]);
     expect(metricNames(`time() - max(e_f) > 24 * 3600`)).toEqual(["e_f"]);
   });
 });

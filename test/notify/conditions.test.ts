@@ -42,7 +42,8 @@ describe("idp.silent and the email channel", () => {
   const flush = async () => {
     while ((await stack.service.notifications.deliverer.cycle()) > 0);
   };
-  const lastSeen = async () => ((await stack.database.db.query(`SELECT last_request_at FROM idp_activity`)) as { last_request_at: Date }[])[0];
+  const lastSeen = async () =>
+    ((await stack.database.db.query(`SELECT last_request_at FROM idp_activity`)) as { last_request_at: Date }[])[0];
 
   it("fires idp.silent once the clock passes IDP_SILENCE_HOURS without a SCIM request, and says when the IdP is back", async () => {
     await idp(stack).send("get", "/Users").expect(200);
@@ -62,7 +63,11 @@ describe("idp.silent and the email channel", () => {
     expect(smtp.mails.filter((m) => m.raw.includes("X-Notification-Event: idp.silent\r\n"))).toHaveLength(1);
 
     await idp(stack).send("get", "/Users").expect(200);
-    await eventually("the new IdP request recorded", async () => (await lastSeen())!.last_request_at.getTime() >= clock.now().getTime() - 1000, { intervalMs: 20 });
+    await eventually(
+      "the new IdP request recorded",
+      async () => (await lastSeen())!.last_request_at.getTime() >= clock.now().getTime() - 1000,
+      { intervalMs: 20 },
+    );
     clock.advance(61_000);
     await flush();
     const [back] = receiver.ofEvent("idp.silent.ended");
@@ -83,15 +88,21 @@ describe("idp.silent and the email channel", () => {
   it("the admin API queues a test notification for one channel only; an unknown channel is 404", async () => {
     const before = smtp.mails.length;
     const webhooksBefore = receiver.received.length;
-    const res = await request(stack.service.url).post("/admin/api/notifications/test/email").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const res = await request(stack.service.url)
+      .post("/admin/api/notifications/test/email")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(202);
     await flush();
     expect(smtp.mails.length).toBe(before + 1);
     expect(smtp.mails.at(-1)!.raw).toContain("X-Notification-Event: notification.test");
     expect(receiver.received.length).toBe(webhooksBefore);
-    const unknown = await request(stack.service.url).post("/admin/api/notifications/test/pager").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const unknown = await request(stack.service.url)
+      .post("/admin/api/notifications/test/pager")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(unknown.status).toBe(404);
-    const status = await request(stack.service.url).get("/admin/api/notifications").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const status = await request(stack.service.url)
+      .get("/admin/api/notifications")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(status.body.channels).toEqual([
       { name: "webhook", target: new URL(receiver.url).host },
       { name: "email", target: `${new URL(smtp.url).host} → identity-team@example.com` },
@@ -112,7 +123,11 @@ describe("idp.silent and the email channel", () => {
     expect(more).toEqual([]);
     expect(expiring!.json.details).toMatchObject({ subject: "CN=expiring-idp", daysLeft: expect.any(Number) });
     // 40 days before the end: nothing yet.
-    const far = conditionChecks({ db: stack.database.db, idpSilenceHours: 0, samlIdpCert: makeIdpKeys("far-idp").cert });
+    const far = conditionChecks({
+      db: stack.database.db,
+      idpSilenceHours: 0,
+      samlIdpCert: makeIdpKeys("far-idp").cert,
+    });
     await far.run(new Date(clock.now().getTime() - 40 * 86_400_000));
     await flush();
     expect(receiver.ofEvent("saml.certificate.expiring")).toHaveLength(1);

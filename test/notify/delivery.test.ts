@@ -80,7 +80,10 @@ describe("notifications", () => {
     await drain();
     expect((await emulatorState(stack)).dashboardUsers).toHaveLength(8);
 
-    await scim.patch(`/Groups/${group}`, ids.slice(0, 6).map((id) => ({ op: "remove", path: `members[value eq "${id}"]` })));
+    await scim.patch(
+      `/Groups/${group}`,
+      ids.slice(0, 6).map((id) => ({ op: "remove", path: `members[value eq "${id}"]` })),
+    );
     await drain();
     await flush();
     await drain(); // held users reconciled again: still the same incident
@@ -99,7 +102,13 @@ describe("notifications", () => {
     });
     const slack = receiver.received.filter((r) => r.path.startsWith("/slack/"));
     expect(slack).toHaveLength(1);
-    expect(slack[0]!.json.blocks.map((b: { type: string }) => b.type)).toEqual(["header", "section", "section", "actions", "context"]);
+    expect(slack[0]!.json.blocks.map((b: { type: string }) => b.type)).toEqual([
+      "header",
+      "section",
+      "section",
+      "actions",
+      "context",
+    ]);
     expect(slack[0]!.json.blocks[3].elements[0].url).toBe("https://scim.example.com/admin/approvals");
     const teams = receiver.received.filter((r) => r.path.startsWith("/teams/"));
     expect(teams).toHaveLength(1);
@@ -107,7 +116,9 @@ describe("notifications", () => {
     expect(teams[0]!.json.attachments[0].contentType).toBe("application/vnd.microsoft.card.adaptive");
     expect(teams[0]!.json.attachments[0].content.type).toBe("AdaptiveCard");
 
-    const approved = await request(stack.service.url).post("/admin/api/approvals/all/approve").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const approved = await request(stack.service.url)
+      .post("/admin/api/approvals/all/approve")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(approved.body).toEqual({ decided: 6 });
     await flush();
     const [decided, ...moreDecided] = receiver.ofEvent("approval.decided");
@@ -144,9 +155,20 @@ describe("notifications", () => {
   });
 
   it("a receiver answering 500 three times then 200 gets the message once; Retry-After is honoured", async () => {
-    receiver.script({ status: 500 }, { status: 500 }, { status: 503, headers: { "retry-after": "1" } }, { status: 200 });
+    receiver.script(
+      { status: 500 },
+      { status: 500 },
+      { status: 503, headers: { "retry-after": "1" } },
+      { status: 200 },
+    );
     const before = receiver.arrived;
-    const { incidentId } = await notify(stack.database.db, { key: "test:retry", event: "resync.failed", occurredAt: new Date(), summary: "retry me", details: {} });
+    const { incidentId } = await notify(stack.database.db, {
+      key: "test:retry",
+      event: "resync.failed",
+      occurredAt: new Date(),
+      summary: "retry me",
+      details: {},
+    });
     // Only the webhook channel gets this one: fan it out to one channel by cycling a one-channel deliverer.
     const webhookOnly = new NotificationDeliverer({
       db: stack.database.db,
@@ -177,7 +199,13 @@ describe("notifications", () => {
 
   it("a channel that keeps failing is parked after NOTIFY_MAX_ATTEMPTS with its last error", async () => {
     receiver.script(...Array.from({ length: 15 }, () => ({ status: 500 })));
-    const { incidentId } = await notify(stack.database.db, { key: "test:park", event: "drift.found", occurredAt: new Date(), summary: "never", details: {} });
+    const { incidentId } = await notify(stack.database.db, {
+      key: "test:park",
+      event: "drift.found",
+      occurredAt: new Date(),
+      summary: "never",
+      details: {},
+    });
     await vi.waitFor(
       async () => {
         await deliverer().cycle();
@@ -189,10 +217,18 @@ describe("notifications", () => {
       },
       { timeout: 20_000, interval: 20 },
     );
-    const res = await request(stack.service.url).get("/admin/api/notifications").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const res = await request(stack.service.url)
+      .get("/admin/api/notifications")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(200);
     const entry = res.body.outbox.find((o: { incidentId: string }) => o.incidentId === incidentId);
-    expect(entry.deliveries.map((d: { state: string; attempts: number; lastError: string }) => [d.state, d.attempts, d.lastError])).toEqual([
+    expect(
+      entry.deliveries.map((d: { state: string; attempts: number; lastError: string }) => [
+        d.state,
+        d.attempts,
+        d.lastError,
+      ]),
+    ).toEqual([
       ["parked", 5, "HTTP 500: receiver says no"],
       ["parked", 5, "HTTP 500: receiver says no"],
       ["parked", 5, "HTTP 500: receiver says no"],
@@ -205,10 +241,31 @@ describe("notifications", () => {
   it("replicas send each message once", async () => {
     const db = stack.database.db;
     const channels = stack.service.notifications.channels.filter((c) => c.name === "webhook");
-    const replica = (owner: string) => new NotificationDeliverer({ db, clock: { now: () => new Date() }, channels, publicUrl: "", maxAttempts: 5, baseDelayMs: 20, leaseMs: 5_000, owner });
+    const replica = (owner: string) =>
+      new NotificationDeliverer({
+        db,
+        clock: { now: () => new Date() },
+        channels,
+        publicUrl: "",
+        maxAttempts: 5,
+        baseDelayMs: 20,
+        leaseMs: 5_000,
+        owner,
+      });
     const replicas = ["a", "b", "c", "d"].map((name) => replica(`replica-${name}`));
     const ids: string[] = [];
-    for (let i = 0; i < 80; i++) ids.push((await notify(db, { key: `test:replicas:${i}`, event: "mirror.parked", occurredAt: new Date(), summary: `m${i}`, details: {} })).incidentId);
+    for (let i = 0; i < 80; i++)
+      ids.push(
+        (
+          await notify(db, {
+            key: `test:replicas:${i}`,
+            event: "mirror.parked",
+            occurredAt: new Date(),
+            summary: `m${i}`,
+            details: {},
+          })
+        ).incidentId,
+      );
     // Every replica cycles at once, over and over, until all are sent.
     await vi.waitFor(
       async () => {
@@ -218,7 +275,10 @@ describe("notifications", () => {
       { timeout: 20_000, interval: 1 },
     );
     await Promise.all(replicas.map((d) => d.cycle()));
-    const got = receiver.ofEvent("mirror.parked").map((r) => r.json.id as string).filter((id) => ids.includes(id));
+    const got = receiver
+      .ofEvent("mirror.parked")
+      .map((r) => r.json.id as string)
+      .filter((id) => ids.includes(id));
     expect(got.sort()).toEqual([...ids].sort());
     const once: { n: number }[] = await db.query(
       `SELECT count(*)::int AS n FROM notification_deliveries d JOIN notification_outbox o ON o.id = d.outbox_id WHERE o.summary LIKE 'm%' AND d.state = 'sent' AND d.attempts = 1`,
@@ -228,7 +288,14 @@ describe("notifications", () => {
 
   it("two replicas claiming at the same instant get disjoint deliveries (SKIP LOCKED), neither waits for the other", async () => {
     const db = stack.database.db;
-    for (let i = 0; i < 10; i++) await notify(db, { key: `test:claim:${i}`, event: "mirror.parked", occurredAt: new Date(), summary: `c${i}`, details: {} });
+    for (let i = 0; i < 10; i++)
+      await notify(db, {
+        key: `test:claim:${i}`,
+        event: "mirror.parked",
+        occurredAt: new Date(),
+        summary: `c${i}`,
+        details: {},
+      });
     await fanOutNotifications(db, ["webhook"], new Date());
     const now = new Date();
     const lease = new Date(now.getTime() + 60_000);
@@ -245,13 +312,18 @@ describe("notifications", () => {
     expect(b.length).toBeGreaterThanOrEqual(5);
     expect(b.map(key).filter((k) => a.map(key).includes(k))).toEqual([]);
     // Hand them back so the other tests' deliverers are not kept waiting on a lease.
-    await db.query(`UPDATE notification_deliveries SET lease_owner = NULL, lease_until = NULL, state = 'sent' WHERE lease_owner IN ('replica-a', 'replica-b')`);
+    await db.query(
+      `UPDATE notification_deliveries SET lease_owner = NULL, lease_until = NULL, state = 'sent' WHERE lease_owner IN ('replica-a', 'replica-b')`,
+    );
   });
 
   it("the Notifications page: an admin sees channels by host, the outbox with parked errors, and sends a test (CSRF required)", async () => {
     const agent = request.agent(stack.service.url);
     const login = await agent.get("/admin/login");
-    await agent.post("/admin/login").type("form").send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(login.text)![1], token: ADMIN_TOKEN });
+    await agent
+      .post("/admin/login")
+      .type("form")
+      .send({ _csrf: /name="_csrf" value="([^"]+)"/.exec(login.text)![1], token: ADMIN_TOKEN });
     const page = await agent.get("/admin/notifications");
     expect(page.status).toBe(200);
     expect(page.text).toContain(`<code>${new URL(receiver.url).host}</code>`);
@@ -267,7 +339,9 @@ describe("notifications", () => {
     expect(sent.status).toBe(303);
     expect(sent.headers.location).toBe("/admin/notifications");
     await flush();
-    const tests = receiver.received.filter((r) => r.path.startsWith("/slack/") && r.json.text.includes("notification.test"));
+    const tests = receiver.received.filter(
+      (r) => r.path.startsWith("/slack/") && r.json.text.includes("notification.test"),
+    );
     expect(tests).toHaveLength(1);
     expect(tests[0]!.json.text).toContain("Test notification sent by");
   });
@@ -275,10 +349,28 @@ describe("notifications", () => {
   it("a shutdown cuts a send short and leaves it pending, due at once, without using up the channel", async () => {
     const db = stack.database.db;
     receiver.script("hold");
-    const running = new NotificationDeliverer({ db, clock: { now: () => new Date() }, channels: stack.service.notifications.channels.filter((c) => c.name === "webhook"), publicUrl: "", maxAttempts: 1, baseDelayMs: 20, leaseMs: 60_000, pollMs: 50 });
-    const { incidentId } = await notify(db, { key: "test:shutdown", event: "resync.failed", occurredAt: new Date(), summary: "cut short", details: {} });
+    const running = new NotificationDeliverer({
+      db,
+      clock: { now: () => new Date() },
+      channels: stack.service.notifications.channels.filter((c) => c.name === "webhook"),
+      publicUrl: "",
+      maxAttempts: 1,
+      baseDelayMs: 20,
+      leaseMs: 60_000,
+      pollMs: 50,
+    });
+    const { incidentId } = await notify(db, {
+      key: "test:shutdown",
+      event: "resync.failed",
+      occurredAt: new Date(),
+      summary: "cut short",
+      details: {},
+    });
     running.start();
-    await vi.waitFor(() => expect(receiver.held.some((h) => h.request.json?.id === incidentId)).toBe(true), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(receiver.held.some((h) => h.request.json?.id === incidentId)).toBe(true), {
+      timeout: 10_000,
+      interval: 20,
+    });
     const stopping = Date.now();
     await running.stop();
     expect(Date.now() - stopping).toBeLessThan(5_000); // not the 30 s send timeout
@@ -286,7 +378,13 @@ describe("notifications", () => {
       `SELECT d.state, d.attempts, d.last_error, d.lease_owner, d.next_attempt_at <= now() AS due FROM notification_deliveries d JOIN notification_outbox o ON o.id = d.outbox_id WHERE o.incident_id = $1`,
       [incidentId],
     );
-    expect(row).toEqual({ state: "pending", attempts: 1, last_error: "interrupted by a shutdown", lease_owner: null, due: true }); // maxAttempts 1, yet not parked
+    expect(row).toEqual({
+      state: "pending",
+      attempts: 1,
+      last_error: "interrupted by a shutdown",
+      lease_owner: null,
+      due: true,
+    }); // maxAttempts 1, yet not parked
   });
 
   it("no log line carries a channel's URL token or the signing secret", () => {

@@ -18,7 +18,11 @@ describe("budget.exhausted", () => {
 
   beforeAll(async () => {
     receiver = await startHttpReceiver();
-    stack = await startStack({ clock, workers: false, env: { PLATFORM_SCIM_DAILY_BUDGET: "5", NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook` } });
+    stack = await startStack({
+      clock,
+      workers: false,
+      env: { PLATFORM_SCIM_DAILY_BUDGET: "5", NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook` },
+    });
   });
   afterAll(async () => {
     await stack?.close();
@@ -38,7 +42,9 @@ describe("budget.exhausted", () => {
     await scim.createGroup(`Marketing`, ids).catch(async () => {
       // the group exists from the first window: add the members instead
       const groups = await scim.send("get", `/Groups?filter=${encodeURIComponent('displayName eq "Marketing"')}`);
-      await scim.patch(`/Groups/${groups.body.Resources[0].id}`, [{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
+      await scim.patch(`/Groups/${groups.body.Resources[0].id}`, [
+        { op: "add", path: "members", value: ids.map((value) => ({ value })) },
+      ]);
     });
   };
 
@@ -49,7 +55,12 @@ describe("budget.exhausted", () => {
     await flush();
     const [exhausted, ...more] = receiver.ofEvent("budget.exhausted");
     expect(more).toEqual([]);
-    expect(exhausted!.json.details).toEqual({ used: 4, limit: 5, backlog: 3, eta: nextUtcMidnight(clock.now()).toISOString() });
+    expect(exhausted!.json.details).toEqual({
+      used: 4,
+      limit: 5,
+      backlog: 3,
+      eta: nextUtcMidnight(clock.now()).toISOString(),
+    });
 
     clock.advance(nextUtcMidnight(clock.now()).getTime() - clock.now().getTime() + 60_000);
     await addUsers("second", 4);
@@ -69,11 +80,21 @@ describe("budget.exhausted", () => {
 describe("drift.found and resync.failed", () => {
   let stack: Stack;
   let receiver: HttpReceiver;
-  const SCIM = { Authorization: "Bearer dev-scim-token", "X-Request-Origin": "someone-by-hand", "Content-Type": "application/json" };
+  const SCIM = {
+    Authorization: "Bearer dev-scim-token",
+    "X-Request-Origin": "someone-by-hand",
+    "Content-Type": "application/json",
+  };
 
   beforeAll(async () => {
     receiver = await startHttpReceiver();
-    stack = await startStack({ env: { SCHEDULER_TICK_MS: "100", NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook`, PUBLIC_URL: "https://scim.example.com" } });
+    stack = await startStack({
+      env: {
+        SCHEDULER_TICK_MS: "100",
+        NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook`,
+        PUBLIC_URL: "https://scim.example.com",
+      },
+    });
   });
   afterAll(async () => {
     await stack?.close();
@@ -82,20 +103,37 @@ describe("drift.found and resync.failed", () => {
 
   it("a verifying resync that corrects two accounts gives one drift.found naming them", async () => {
     const scim = idp(stack);
-    await scim.createGroup("Marketing", [await scim.createUser("ann@example.com"), await scim.createUser("bob@example.com")]);
+    await scim.createGroup("Marketing", [
+      await scim.createUser("ann@example.com"),
+      await scim.createUser("bob@example.com"),
+    ]);
     await waitForQueueIdle(stack);
     const { dashboardUsers } = await emulatorState(stack);
     const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
     const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
-    const edited = { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: ann.userName, name: { givenName: "ann", familyName: "Test" }, department: "marketing", permissions: { companyPermissions: ["admin"], appGroup: [] } };
+    const edited = {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: ann.userName,
+      name: { givenName: "ann", familyName: "Test" },
+      department: "marketing",
+      permissions: { companyPermissions: ["admin"], appGroup: [] },
+    };
     await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited).expect(200);
     await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM).expect(204);
 
-    const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ verify: true });
+    const started = await request(stack.service.url)
+      .post("/admin/api/resync")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+      .send({ verify: true });
     expect(started.status).toBe(202);
     await vi.waitFor(() => expect(receiver.ofEvent("drift.found")).toHaveLength(1), { timeout: 30_000, interval: 100 });
     const [drift] = receiver.ofEvent("drift.found");
-    expect(drift!.json.details).toEqual({ runId: started.body.runId, drifted: 2, verified: 2, firstUsers: expect.arrayContaining(["ann@example.com", "bob@example.com"]) });
+    expect(drift!.json.details).toEqual({
+      runId: started.body.runId,
+      drifted: 2,
+      verified: 2,
+      firstUsers: expect.arrayContaining(["ann@example.com", "bob@example.com"]),
+    });
     expect(drift!.json.url).toBe("https://scim.example.com/admin/runs");
   });
 
@@ -105,12 +143,20 @@ describe("drift.found and resync.failed", () => {
       clock: { now: () => new Date() },
       policies: { onEmailChange: "hold" as const },
       mappings: new Proxy(stack.service.mappings, {
-        get: (target, name) => (name === "current" ? () => { throw new Error("mapping unreadable"); } : Reflect.get(target, name)),
+        get: (target, name) =>
+          name === "current"
+            ? () => {
+                throw new Error("mapping unreadable");
+              }
+            : Reflect.get(target, name),
       }),
     };
     const runId = await createRun(deps, { dryRun: false, verify: false, trigger: "api", actor: "test" });
     await expect(runPlanPhase(deps, runId)).rejects.toThrow("mapping unreadable");
-    await vi.waitFor(() => expect(receiver.ofEvent("resync.failed")).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(() => expect(receiver.ofEvent("resync.failed")).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(receiver.ofEvent("resync.failed")[0]!.json.details).toEqual({ runId, error: "mapping unreadable" });
   });
 });

@@ -17,7 +17,9 @@ describe("mirror.parked", () => {
   });
 
   it("rows parked by the platform in two cycles of one day give one mirror.parked", async () => {
-    await t.db.query(`ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`);
+    await t.db.query(
+      `ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`,
+    );
     const rows: [string, string][] = Array.from({ length: 40 }, (_, i) => [`ok${i}@example.com`, "subscribed"]);
     rows.splice(7, 0, ["not-an-email", "subscribed"]);
     rows.push(["also@bad", "unsubscribed"]);

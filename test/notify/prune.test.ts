@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fanOutNotifications, isIncidentOpen, pruneNotifications } from "../../src/db/notificationRepository.js";
-import { approvalRequired, budgetExhausted, notify, quarantineEnded, quarantineStarted, resolve } from "../../src/notify/events.js";
+import {
+  approvalRequired,
+  budgetExhausted,
+  notify,
+  quarantineEnded,
+  quarantineStarted,
+  resolve,
+} from "../../src/notify/events.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** Old incidents that are over are removed; open ones that can recur, and anything still to send, stay. */
@@ -15,7 +22,10 @@ describe("notification retention", () => {
     const old = new Date("2026-01-05T10:00:00Z");
     const since = old;
     await t.db.transaction(async (tx) => {
-      await notify(tx, quarantineStarted({ family: "scim", reason: "auth", detail: "x", since, resumeAt: since, lastStatus: 401 }));
+      await notify(
+        tx,
+        quarantineStarted({ family: "scim", reason: "auth", detail: "x", since, resumeAt: since, lastStatus: 401 }),
+      );
       await resolve(tx, quarantineEnded(old, { family: "scim", since }, "probe succeeded"));
     });
     await notify(t.db, budgetExhausted(old, { windowStart: old, used: 1, limit: 1, backlog: 1, resetsAt: old }));
@@ -23,7 +33,10 @@ describe("notification retention", () => {
     await fanOutNotifications(t.db, [], old); // no channel: nothing pending
     // A recent day-keyed incident with a delivery still pending.
     const recent = new Date("2026-03-01T10:00:00Z");
-    await notify(t.db, budgetExhausted(recent, { windowStart: recent, used: 1, limit: 1, backlog: 1, resetsAt: recent }));
+    await notify(
+      t.db,
+      budgetExhausted(recent, { windowStart: recent, used: 1, limit: 1, backlog: 1, resetsAt: recent }),
+    );
     await fanOutNotifications(t.db, ["webhook"], recent);
 
     expect(await pruneNotifications(t.db, new Date("2026-04-01T00:00:00Z"))).toBe(2); // the quarantine (resolved) and the January budget

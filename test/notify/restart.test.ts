@@ -51,13 +51,25 @@ describe("notifications through a SIGKILL", () => {
   it("a message whose sender was killed mid-send, and one committed while down, are each acknowledged once after the restart", async () => {
     receiver.script("hold");
     connector = await spawnConnector(env);
-    const { incidentId: first } = await notify(database.db, { key: "test:kill", event: "resync.failed", occurredAt: new Date(), summary: "sent while killed", details: {} });
+    const { incidentId: first } = await notify(database.db, {
+      key: "test:kill",
+      event: "resync.failed",
+      occurredAt: new Date(),
+      summary: "sent while killed",
+      details: {},
+    });
     await vi.waitFor(() => expect(receiver.held).toHaveLength(1), { timeout: 20_000, interval: 50 });
     await connector.kill("SIGKILL");
     receiver.held[0]!.res.destroy();
     expect(await deliveries(first)).toEqual([{ state: "pending", attempts: 1 }]);
 
-    const { incidentId: second } = await notify(database.db, { key: "test:down", event: "drift.found", occurredAt: new Date(), summary: "committed while down", details: {} });
+    const { incidentId: second } = await notify(database.db, {
+      key: "test:down",
+      event: "drift.found",
+      occurredAt: new Date(),
+      summary: "committed while down",
+      details: {},
+    });
     connector = await spawnConnector(env);
     await vi.waitFor(
       async () => {

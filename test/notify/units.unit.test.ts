@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { scrub } from "../../src/logging/logger.js";
 import { channelsFromEnv, retryAfterMs, signatureOf } from "../../src/notify/channels.js";
-import { emailContent, slackBody, teamsBody, webhookBody, type NotificationMessage } from "../../src/notify/messages.js";
+import {
+  emailContent,
+  slackBody,
+  teamsBody,
+  webhookBody,
+  type NotificationMessage,
+} from "../../src/notify/messages.js";
 
 const message: NotificationMessage = {
   event: "quarantine.started",
@@ -20,8 +26,14 @@ describe("notification channels from the environment", () => {
   const channels = (env: Record<string, string>) => channelsFromEnv(loadEnv(env));
 
   it.each([
-    [{ NOTIFY_WEBHOOK_SECRET: "0123456789abcdef0123" }, ["NOTIFY_WEBHOOK_SECRET: set NOTIFY_WEBHOOK_URL too, or remove the secret"]],
-    [{ SMTP_URL: "smtp://mail.example.com:587" }, [/^NOTIFY_EMAIL_TO: required for email/, /^NOTIFY_EMAIL_FROM: required for email/]],
+    [
+      { NOTIFY_WEBHOOK_SECRET: "0123456789abcdef0123" },
+      ["NOTIFY_WEBHOOK_SECRET: set NOTIFY_WEBHOOK_URL too, or remove the secret"],
+    ],
+    [
+      { SMTP_URL: "smtp://mail.example.com:587" },
+      [/^NOTIFY_EMAIL_TO: required for email/, /^NOTIFY_EMAIL_FROM: required for email/],
+    ],
     [{ NOTIFY_EMAIL_TO: "a@example.com", NOTIFY_EMAIL_FROM: "b@example.com" }, [/^SMTP_URL: required for email/]],
   ])("a half-configured channel stops the boot with the fix: %j", (env, problems) => {
     const error = (() => {
@@ -37,14 +49,17 @@ describe("notification channels from the environment", () => {
   });
 
   it("a bad webhook URL is reported without echoing it (it carries a token)", () => {
-    expect(() => loadEnv({ NOTIFY_SLACK_WEBHOOK_URL: "hooks.slack.com/services/T0/B0/sekr1t" })).toThrow(/NOTIFY_SLACK_WEBHOOK_URL: must be the Slack incoming-webhook URL.*\(got "<redacted>"\)/);
+    expect(() => loadEnv({ NOTIFY_SLACK_WEBHOOK_URL: "hooks.slack.com/services/T0/B0/sekr1t" })).toThrow(
+      /NOTIFY_SLACK_WEBHOOK_URL: must be the Slack incoming-webhook URL.*\(got "<redacted>"\)/,
+    );
     expect(() => loadEnv({ SMTP_URL: "mail.example.com" })).toThrow(/SMTP_URL: must look like smtp:\/\/.*<redacted>/);
   });
 
   it("channels are shown by host only, and their URLs are scrubbed from every log line", () => {
     const configured = channels({
       NOTIFY_WEBHOOK_URL: "https://hooks.example.com/in/abcSECRETpath?token=qqq",
-      NOTIFY_TEAMS_WEBHOOK_URL: "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG123",
+      NOTIFY_TEAMS_WEBHOOK_URL:
+        "https://prod.westeurope.logic.azure.com/workflows/1/triggers/manual/paths/invoke?sig=TEAMSSIG123",
       SMTP_URL: "smtp://notify:smtpPa55word@mail.example.com:587",
       NOTIFY_EMAIL_TO: "team@example.com",
       NOTIFY_EMAIL_FROM: "bot@example.com",
@@ -55,7 +70,11 @@ describe("notification channels from the environment", () => {
       ["email", "mail.example.com:587 → team@example.com"],
     ]);
     const logged = JSON.stringify(
-      scrub({ error: "connect to https://hooks.example.com/in/abcSECRETpath?token=qqq failed", detail: "auth smtpPa55word refused", webhookUrl: "anything" }),
+      scrub({
+        error: "connect to https://hooks.example.com/in/abcSECRETpath?token=qqq failed",
+        detail: "auth smtpPa55word refused",
+        webhookUrl: "anything",
+      }),
     );
     for (const secret of ["abcSECRETpath", "smtpPa55word", "anything"]) expect(logged).not.toContain(secret);
   });
@@ -66,7 +85,9 @@ describe("message shapes", () => {
     const raw = webhookBody(message);
     expect(Object.keys(JSON.parse(raw))).toEqual(["event", "id", "occurredAt", "summary", "details", "url"]);
     // Known answer: HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog").
-    expect(signatureOf("key", "The quick brown fox jumps over the lazy dog")).toBe("sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+    expect(signatureOf("key", "The quick brown fox jumps over the lazy dog")).toBe(
+      "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8",
+    );
   });
 
   it("Slack gets Block Kit with a fallback text; Teams an Adaptive Card in the workflow message shape", () => {
@@ -113,6 +134,8 @@ describe("docs/alerts/examples/", () => {
     expect(JSON.parse(await example("slack.json"))).toEqual(JSON.parse(slackBody(EXAMPLE_MESSAGE)));
     expect(JSON.parse(await example("teams.json"))).toEqual(JSON.parse(teamsBody(EXAMPLE_MESSAGE)));
     const mail = emailContent(EXAMPLE_MESSAGE);
-    expect(await example("email.txt")).toBe(`Subject: ${mail.subject}\nMessage-ID: ${mail.messageId}\n\n${mail.text}\n`);
+    expect(await example("email.txt")).toBe(
+      `Subject: ${mail.subject}\nMessage-ID: ${mail.messageId}\n\n${mail.text}\n`,
+    );
   });
 });

@@ -37,7 +37,11 @@ describe("Database", () => {
   });
 
   it("query returns the rows of every statement, UPDATE and DELETE included", async () => {
-    expect(await t.db.query(`INSERT INTO facade_probe VALUES (1, 'a'), (2, 'b'), (3, 'c') RETURNING id`)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+    expect(await t.db.query(`INSERT INTO facade_probe VALUES (1, 'a'), (2, 'b'), (3, 'c') RETURNING id`)).toEqual([
+      { id: 1 },
+      { id: 2 },
+      { id: 3 },
+    ]);
     expect(await t.db.query(`UPDATE facade_probe SET v = v || '!' WHERE id <= 2 RETURNING id, v`)).toEqual([
       { id: 1, v: "a!" },
       { id: 2, v: "b!" },
@@ -63,17 +67,32 @@ describe("Database", () => {
   });
 
   it("prepared runs a named prepared statement", async () => {
-    expect(await single.prepared("facade_probe_by_id", `SELECT v FROM facade_probe WHERE id = $1`, [4])).toEqual([{ v: "d" }]);
-    expect(await single.prepared("facade_probe_by_id", `SELECT v FROM facade_probe WHERE id = $1`, [5])).toEqual([{ v: "e" }]);
+    expect(await single.prepared("facade_probe_by_id", `SELECT v FROM facade_probe WHERE id = $1`, [4])).toEqual([
+      { v: "d" },
+    ]);
+    expect(await single.prepared("facade_probe_by_id", `SELECT v FROM facade_probe WHERE id = $1`, [5])).toEqual([
+      { v: "e" },
+    ]);
     // One connection in this pool, so the statement is visible from the same session.
-    expect(await single.query(`SELECT name FROM pg_prepared_statements WHERE name = 'facade_probe_by_id'`)).toEqual([{ name: "facade_probe_by_id" }]);
+    expect(await single.query(`SELECT name FROM pg_prepared_statements WHERE name = 'facade_probe_by_id'`)).toEqual([
+      { name: "facade_probe_by_id" },
+    ]);
   });
 
   it("logs a pooled connection the server dropped, with the pool's name, and carries on", async () => {
     await single.query(`SELECT 1`); // an idle connection now waits in the pool
-    const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1`, [PROBE_POOL]);
+    const [{ n }] = await t.db.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1`,
+      [PROBE_POOL],
+    );
     expect(n).toBe(1);
-    await vi.waitFor(() => expect(capture.records.find((r) => r.message === "idle pool connection lost")).toMatchObject({ level: "warn", category: "db", applicationName: PROBE_POOL }));
+    await vi.waitFor(() =>
+      expect(capture.records.find((r) => r.message === "idle pool connection lost")).toMatchObject({
+        level: "warn",
+        category: "db",
+        applicationName: PROBE_POOL,
+      }),
+    );
     expect(await single.query(`SELECT 1 AS ok`)).toEqual([{ ok: 1 }]);
   });
 });

@@ -36,7 +36,12 @@ describe("scim route templates", () => {
     expect(scimRouteTemplate(path)).toBe(template);
   });
   it("status classes and methods stay a small set", () => {
-    expect([statusClass(201), statusClass(404), statusClass(503), statusClass(42)]).toEqual(["2xx", "4xx", "5xx", "other"]);
+    expect([statusClass(201), statusClass(404), statusClass(503), statusClass(42)]).toEqual([
+      "2xx",
+      "4xx",
+      "5xx",
+      "other",
+    ]);
     expect([methodLabel("PATCH"), methodLabel("BREW")]).toEqual(["PATCH", "other"]);
   });
 });
@@ -69,11 +74,25 @@ describe("/metrics", () => {
     expect(before.get('scim_connector_reconcile_queue_depth{priority="not yet classified"}')).toBe(5);
     expect(before.get("scim_connector_budget_used_calls")).toBe(0);
     expect(before.get("scim_connector_budget_limit_calls")).toBe(5000);
-    expect(before.get('scim_connector_scim_request_duration_seconds_count{method="POST",route="/scim/v2/Users",status_class="2xx"}')).toBe(5);
-    expect(before.get('scim_connector_scim_request_duration_seconds_count{method="GET",route="/scim/v2/Users/:id",status_class="4xx"}')).toBe(1);
-    expect(before.get('scim_connector_scim_request_duration_seconds_count{method="GET",route="/scim/v2/Users",status_class="4xx"}')).toBe(1);
+    expect(
+      before.get(
+        'scim_connector_scim_request_duration_seconds_count{method="POST",route="/scim/v2/Users",status_class="2xx"}',
+      ),
+    ).toBe(5);
+    expect(
+      before.get(
+        'scim_connector_scim_request_duration_seconds_count{method="GET",route="/scim/v2/Users/:id",status_class="4xx"}',
+      ),
+    ).toBe(1);
+    expect(
+      before.get(
+        'scim_connector_scim_request_duration_seconds_count{method="GET",route="/scim/v2/Users",status_class="4xx"}',
+      ),
+    ).toBe(1);
     expect(before.get('scim_connector_platform_quarantined{family="scim"}')).toBe(0);
-    expect([...before.keys()].some((k) => k.startsWith("scim_connector_mirror_oldest_pending_seconds{table="))).toBe(true);
+    expect([...before.keys()].some((k) => k.startsWith("scim_connector_mirror_oldest_pending_seconds{table="))).toBe(
+      true,
+    );
     expect(before.get("scim_connector_metrics_database_up")).toBe(1);
 
     const worker = stack.service.reconciliation!.worker;
@@ -89,14 +108,23 @@ describe("/metrics", () => {
   });
 
   it("lets no one in: loopback only without METRICS_TOKEN (never through a proxy), the bearer token when set", async () => {
-    for (const [header, value] of [["X-Forwarded-For", "203.0.113.9"], ["Forwarded", "for=203.0.113.9"], ["X-Real-IP", "203.0.113.9"]] as const) {
+    for (const [header, value] of [
+      ["X-Forwarded-For", "203.0.113.9"],
+      ["Forwarded", "for=203.0.113.9"],
+      ["X-Real-IP", "203.0.113.9"],
+    ] as const) {
       const proxied = await request(stack.service.url).get("/metrics").set(header, value);
       expect([header, proxied.status]).toEqual([header, 403]);
     }
 
     // A second service's metrics in the same process: registries are per service.
     const env = loadEnv({ METRICS_TOKEN: "metrics-token-0123456789" });
-    const metrics = new ServiceMetrics({ db: stack.database.db, clock: systemClock, budget: budgetPolicyFromEnv(env), quarantine: stack.service.quarantine });
+    const metrics = new ServiceMetrics({
+      db: stack.database.db,
+      clock: systemClock,
+      budget: budgetPolicyFromEnv(env),
+      quarantine: stack.service.quarantine,
+    });
     const app = express().use(metricsRouter(metrics, env.METRICS_TOKEN));
     expect((await request(app).get("/metrics")).status).toBe(401);
     expect((await request(app).get("/metrics").set("Authorization", "Bearer metrics-token-wrong")).status).toBe(401);

@@ -2,7 +2,15 @@ import request from "supertest";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addFault, clearFaults, ledgerDebits } from "../support/emulator.js";
 import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
-import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  adminApi,
+  emulatorState,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -21,7 +29,9 @@ afterEach(async () => {
 const USERS = 12;
 
 async function queued(s: Stack): Promise<number> {
-  const rows: { n: number }[] = await s.database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`);
+  const rows: { n: number }[] = await s.database.db.query(
+    `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL`,
+  );
   return rows[0]!.n;
 }
 
@@ -64,7 +74,9 @@ async function expectPaused(s: Stack): Promise<void> {
 async function expectConverged(s: Stack): Promise<void> {
   await waitForQueueIdle(s, { timeoutMs: 60_000 });
   const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("q"));
-  expect(users.map((u) => u.userName).sort()).toEqual(Array.from({ length: USERS }, (_, i) => `q${i}@example.com`).sort());
+  expect(users.map((u) => u.userName).sort()).toEqual(
+    Array.from({ length: USERS }, (_, i) => `q${i}@example.com`).sort(),
+  );
   expect(await quarantined(s)).toEqual([]);
 }
 
@@ -75,7 +87,10 @@ describe("platform quarantine", () => {
     await addFault(s.emulator.url, { path: "/scim/v2", status: 401 });
     await provision(s);
 
-    const [family] = await eventually("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    const [family] = await eventually(
+      "the quarantine",
+      async () => (await quarantined(s)).length > 0 && quarantined(s),
+    );
     expect(family).toMatchObject({ family: "scim", state: "cooling", reason: "auth" });
     await expectPaused(s);
 
@@ -98,7 +113,9 @@ describe("platform quarantine", () => {
     await expectConverged(s);
 
     // The admin API answers 404 for a family that is not quarantined.
-    const again = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const again = await request(s.service.url)
+      .post("/admin/api/quarantine/scim/resume")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(again.status).toBe(404);
   });
 
@@ -108,7 +125,9 @@ describe("platform quarantine", () => {
     await addFault(s.emulator.url, { path: "/scim/v2", status: 403 });
     await provision(s);
     await eventually("the quarantine", async () => (await quarantined(s)).length > 0);
-    const failed = await eventually("a failed probe", async () => (await quarantined(s)).find((f) => f.failedProbes >= 2));
+    const failed = await eventually("a failed probe", async () =>
+      (await quarantined(s)).find((f) => f.failedProbes >= 2),
+    );
     expect(failed.reason).toBe("auth");
     // Each probe is one call: two failed probes cost at most a few calls, not a reconcile pass each second.
     const spentWhileQuarantined = await ledgerDebits(s.database.db);
@@ -124,12 +143,17 @@ describe("platform quarantine", () => {
     const s = stack;
     await addFault(s.emulator.url, { path: "/scim/v2", status: 503, probability: 0.8 });
     await provision(s);
-    const [family] = await eventually("the quarantine", async () => (await quarantined(s)).length > 0 && quarantined(s));
+    const [family] = await eventually(
+      "the quarantine",
+      async () => (await quarantined(s)).length > 0 && quarantined(s),
+    );
     expect(family).toMatchObject({ family: "scim", reason: "failure_rate" });
     await expectPaused(s);
 
     await clearFaults(s.emulator.url);
-    const res = await request(s.service.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const res = await request(s.service.url)
+      .post("/admin/api/quarantine/scim/resume")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(200);
     await expectConverged(s);
   });

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { HttpOutcome } from "../../src/platform/http.js";
-import { classifyCall, defaultQuarantineRules, emptyWindow, probeVerdict, recordCall, tripOf, type CallClass, type CallWindow } from "../../src/platform/quarantineRules.js";
+import {
+  classifyCall,
+  defaultQuarantineRules,
+  emptyWindow,
+  probeVerdict,
+  recordCall,
+  tripOf,
+  type CallClass,
+  type CallWindow,
+} from "../../src/platform/quarantineRules.js";
 
 const rules = defaultQuarantineRules;
 const httpError = (status: number): HttpOutcome => ({ kind: "http_error", status, body: undefined, attempts: 1 });
@@ -40,8 +49,16 @@ describe("tripOf", () => {
     ["10 failures out of 10", times(10, "failure"), "failure_rate"],
     ["5 failures of 10 (50%)", [...times(5, "ok"), ...times(5, "failure")], "failure_rate"],
     ["4 failures of 10", [...times(6, "ok"), ...times(4, "failure")], undefined],
-    ["9 failures of the last 20 (older ones slid out)", [...times(30, "failure"), ...times(11, "ok"), ...times(9, "failure")], undefined],
-    ["auth refusals count toward the failure rate", [...times(4, "auth"), "ok", ...times(4, "auth"), "ok", "failure", "ok"], "failure_rate"],
+    [
+      "9 failures of the last 20 (older ones slid out)",
+      [...times(30, "failure"), ...times(11, "ok"), ...times(9, "failure")],
+      undefined,
+    ],
+    [
+      "auth refusals count toward the failure rate",
+      [...times(4, "auth"), "ok", ...times(4, "auth"), "ok", "failure", "ok"],
+      "failure_rate",
+    ],
     ["ignored calls change nothing", [...times(4, "auth"), "ignored", "auth"], "auth"],
   ])("%s", (_name, calls, expected) => {
     expect(tripOf(replay(calls), rules)?.reason).toBe(expected);
@@ -55,7 +72,9 @@ describe("tripOf", () => {
 
   it("says why in words", () => {
     expect(tripOf(replay(times(5, "auth")), rules)?.detail).toBe("5 consecutive calls refused with 401/403");
-    expect(tripOf(replay([...times(6, "ok"), ...times(6, "failure")]), rules)?.detail).toMatch(/^6 of the last 12 calls failed/);
+    expect(tripOf(replay([...times(6, "ok"), ...times(6, "failure")]), rules)?.detail).toMatch(
+      /^6 of the last 12 calls failed/,
+    );
   });
 });
 

@@ -4,7 +4,17 @@ import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { addFault, clearFaults, emulatorDump, ledgerDebits } from "../support/emulator.js";
 import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
-import { ADMIN_TOKEN, IDP_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  IDP_TOKEN,
+  adminApi,
+  emulatorState,
+  emulatorStats,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -27,7 +37,10 @@ async function count(s: Stack, sql: string): Promise<number> {
   return rows[0]!.n;
 }
 const families = async (url: string) =>
-  (await request(url).get("/admin/api/quarantine").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.families as { family: string; reason: string }[];
+  (await request(url).get("/admin/api/quarantine").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).body.families as {
+    family: string;
+    reason: string;
+  }[];
 
 describe("shared quarantine", () => {
   it("one replica's discovery pauses another replica on the same database; resuming on either resumes both", async () => {
@@ -38,13 +51,29 @@ describe("shared quarantine", () => {
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(await client.createUser(`r${i}@example.com`));
     await client.createGroup("Marketing", ids);
-    await eventually("the first replica to quarantine scim", async () => (await families(s.service.url)).length > 0, { timeoutMs: 45_000 });
+    await eventually("the first replica to quarantine scim", async () => (await families(s.service.url)).length > 0, {
+      timeoutMs: 45_000,
+    });
 
     // A second replica starts with its own workers, and learns of the quarantine from the table.
     second = await startService({
-      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: s.mappingFile, RECONCILE_POLL_MS: "100", RECONCILE_SETTLE_MS: "0", QUARANTINE_COOLING_SECONDS: "3600" }),
+      env: loadEnv({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        SCIM_TOKEN: IDP_TOKEN,
+        ADMIN_TOKEN,
+        MAPPING_FILE: s.mappingFile,
+        RECONCILE_POLL_MS: "100",
+        RECONCILE_SETTLE_MS: "0",
+        QUARANTINE_COOLING_SECONDS: "3600",
+      }),
       databaseUrl: s.database.url,
-      platform: { url: s.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
+      platform: {
+        url: s.emulator.url,
+        scimToken: "dev-scim-token",
+        apiKey: "dev-api-key",
+        requestOrigin: "scim-connector-test",
+      },
     });
     // Paused on the second replica, from its own state: the record, the metric, and its gate
     // refusing each of its workers' passes while neither the ledger nor the queue moves.
@@ -63,7 +92,13 @@ describe("shared quarantine", () => {
     expect(queued).toBeGreaterThan(0);
 
     await clearFaults(s.emulator.url);
-    expect((await request(second.url).post("/admin/api/quarantine/scim/resume").set("Authorization", `Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
+    expect(
+      (
+        await request(second.url)
+          .post("/admin/api/quarantine/scim/resume")
+          .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+      ).status,
+    ).toBe(200);
     await waitForQueueIdle(s, { timeoutMs: 60_000 });
     const users = (await emulatorState(s)).dashboardUsers.filter((u) => u.userName.startsWith("r"));
     expect(users).toHaveLength(10);
@@ -77,10 +112,14 @@ describe("shared quarantine", () => {
     await s.database.db.query(
       `INSERT INTO mirror.email_subscription_states (email, subscription_state) SELECT 'm' || i || '@example.com', 'subscribed' FROM generate_series(1, 30) AS i`,
     );
-    const [family] = await eventually("the email family's quarantine", async () => {
-      const list = await families(s.service.url);
-      return list.length > 0 && list;
-    }, { timeoutMs: 45_000 });
+    const [family] = await eventually(
+      "the email family's quarantine",
+      async () => {
+        const list = await families(s.service.url);
+        return list.length > 0 && list;
+      },
+      { timeoutMs: 45_000 },
+    );
     expect(family).toMatchObject({ family: "email.status", reason: "failure_rate" });
     const pending = `SELECT count(*)::int AS n FROM mirror_sync.pending WHERE kind = 'email'`;
     expect(await count(s, pending)).toBe(30); // nothing lost
@@ -100,9 +139,13 @@ describe("shared quarantine", () => {
 
     await clearFaults(s.emulator.url);
     expect((await adminApi(s)("/quarantine")).body.families).toHaveLength(1);
-    const resumed = await request(s.service.url).post(`/admin/api/quarantine/${encodeURIComponent("email.status")}/resume`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const resumed = await request(s.service.url)
+      .post(`/admin/api/quarantine/${encodeURIComponent("email.status")}/resume`)
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(resumed.status).toBe(200);
-    await eventually("the pending emails to be pushed", async () => (await count(s, pending)) === 0, { timeoutMs: 45_000 });
+    await eventually("the pending emails to be pushed", async () => (await count(s, pending)) === 0, {
+      timeoutMs: 45_000,
+    });
     const state = await emulatorDump(s.emulator.url);
     expect(Object.keys(state.emailStates).filter((e) => e.startsWith("m"))).toHaveLength(30);
   });

@@ -10,12 +10,20 @@ const desired: DesiredDashboardUser = {
   department: "engineering",
   companyPermissions: ["admin"],
   workspaces: [
-    { appGroupName: "A", appGroupPermissions: ["basic_access"], appGroupPermissionSets: ["Read only"], team: [{ teamName: "T", teamPermissions: ["basic_access"] }] },
+    {
+      appGroupName: "A",
+      appGroupPermissions: ["basic_access"],
+      appGroupPermissionSets: ["Read only"],
+      team: [{ teamName: "T", teamPermissions: ["basic_access"] }],
+    },
     { appGroupName: "B", appGroupPermissions: ["admin"], appGroupPermissionSets: [], team: [] },
   ],
 };
 
-const resource = (permissions: PlatformUserResource["permissions"], extra: Partial<PlatformUserResource> = {}): PlatformUserResource => ({
+const resource = (
+  permissions: PlatformUserResource["permissions"],
+  extra: Partial<PlatformUserResource> = {},
+): PlatformUserResource => ({
   schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
   id: "u1",
   userName: "ada@example.com",
@@ -50,7 +58,12 @@ describe("toPlatformResource", () => {
 });
 
 describe("fromPlatformResource: the comparable desired shape", () => {
-  const cases: { name: string; permissions: PlatformUserResource["permissions"]; expected: DesiredDashboardUser["workspaces"]; company?: string[] }[] = [
+  const cases: {
+    name: string;
+    permissions: PlatformUserResource["permissions"];
+    expected: DesiredDashboardUser["workspaces"];
+    company?: string[];
+  }[] = [
     {
       name: "ignores response-only ids and sorts",
       permissions: {
@@ -78,7 +91,14 @@ describe("fromPlatformResource: the comparable desired shape", () => {
         ],
       },
       company: ["a", "b"],
-      expected: [{ appGroupName: "A", appGroupPermissions: ["x", "y"], appGroupPermissionSets: [], team: [{ teamName: "T", teamPermissions: ["p", "q"] }] }],
+      expected: [
+        {
+          appGroupName: "A",
+          appGroupPermissions: ["x", "y"],
+          appGroupPermissionSets: [],
+          team: [{ teamName: "T", teamPermissions: ["p", "q"] }],
+        },
+      ],
     },
     {
       name: "drops workspaces that grant nothing",
@@ -100,16 +120,31 @@ describe("fromPlatformResource: the comparable desired shape", () => {
 
 describe("reading platform responses", () => {
   it("reads a resource leniently: missing arrays are empty, unknown fields ignored", () => {
-    const read = readPlatformUser({ id: "u1", userName: "a@x.com", name: { givenName: "A", familyName: "B" }, department: "pm", permissions: { appGroup: [{ appGroupName: "W" }] }, extra: 1 });
-    expect(read).toMatchObject({ id: "u1", permissions: { companyPermissions: [], appGroup: [{ appGroupName: "W", appGroupPermissions: [] }] } });
+    const read = readPlatformUser({
+      id: "u1",
+      userName: "a@x.com",
+      name: { givenName: "A", familyName: "B" },
+      department: "pm",
+      permissions: { appGroup: [{ appGroupName: "W" }] },
+      extra: 1,
+    });
+    expect(read).toMatchObject({
+      id: "u1",
+      permissions: { companyPermissions: [], appGroup: [{ appGroupName: "W", appGroupPermissions: [] }] },
+    });
   });
 
-  it.each([[null], ["text"], [{ userName: "a@x.com" }], [{ id: "", userName: "a@x.com" }]])("rejects %j (no id or userName)", (body) => {
-    expect(readPlatformUser(body)).toBeUndefined();
-  });
+  it.each([[null], ["text"], [{ userName: "a@x.com" }], [{ id: "", userName: "a@x.com" }]])(
+    "rejects %j (no id or userName)",
+    (body) => {
+      expect(readPlatformUser(body)).toBeUndefined();
+    },
+  );
 
   it("reads a ListResponse, skipping unreadable entries", () => {
-    expect(readPlatformList({ Resources: [{ id: "1", userName: "a@x.com" }, { nope: true }] }).map((r) => r.id)).toEqual(["1"]);
+    expect(
+      readPlatformList({ Resources: [{ id: "1", userName: "a@x.com" }, { nope: true }] }).map((r) => r.id),
+    ).toEqual(["1"]);
     expect(readPlatformList({})).toEqual([]);
   });
 

@@ -63,7 +63,11 @@ describe("rateLimitedUntil: Retry-After first, then X-RateLimit-Reset, then a sh
   it.each([
     ["Retry-After wins", { "retry-after": "10", "x-ratelimit-reset": "60" }, at("2026-03-01T12:00:10.000Z")],
     ["Reset when Retry-After is missing", { "x-ratelimit-reset": "60" }, at("2026-03-01T12:01:00.000Z")],
-    ["Reset when Retry-After is unreadable", { "retry-after": "later", "x-ratelimit-reset": "60" }, at("2026-03-01T12:01:00.000Z")],
+    [
+      "Reset when Retry-After is unreadable",
+      { "retry-after": "later", "x-ratelimit-reset": "60" },
+      at("2026-03-01T12:01:00.000Z"),
+    ],
     ["fallback when neither", {}, at("2026-03-01T12:00:01.000Z")],
   ] as const)("%s", (_name, h, expected) => {
     expect(rateLimitedUntil(headers(h), NOW)).toEqual(expected);
@@ -71,11 +75,17 @@ describe("rateLimitedUntil: Retry-After first, then X-RateLimit-Reset, then a sh
 });
 
 describe("classifyNetworkError: could the request have been applied?", () => {
-  const fetchError = (code: string) => Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(code), { code }) });
+  const fetchError = (code: string) =>
+    Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(code), { code }) });
   it.each([
     ["refused: not sent", fetchError("ECONNREFUSED"), false, { sent: false, reason: "ECONNREFUSED" }],
     ["DNS failure: not sent", fetchError("ENOTFOUND"), false, { sent: false, reason: "ENOTFOUND" }],
-    ["connect timeout: not sent", fetchError("UND_ERR_CONNECT_TIMEOUT"), false, { sent: false, reason: "UND_ERR_CONNECT_TIMEOUT" }],
+    [
+      "connect timeout: not sent",
+      fetchError("UND_ERR_CONNECT_TIMEOUT"),
+      false,
+      { sent: false, reason: "UND_ERR_CONNECT_TIMEOUT" },
+    ],
     ["socket closed: maybe applied", fetchError("UND_ERR_SOCKET"), false, { sent: true, reason: "UND_ERR_SOCKET" }],
     ["reset: maybe applied", fetchError("ECONNRESET"), false, { sent: true, reason: "ECONNRESET" }],
     ["our timeout: maybe applied", new DOMException("aborted", "AbortError"), true, { sent: true, reason: "timeout" }],

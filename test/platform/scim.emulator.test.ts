@@ -62,7 +62,9 @@ function transport(options: { timeoutMs?: number; retry?: RetryPolicy; baseUrl?:
 }
 
 /** Typed as the reconciler's port as well, so `npm run typecheck` proves the client satisfies it. */
-function client(options: { timeoutMs?: number; retry?: RetryPolicy; token?: string; http?: HttpTransport; baseUrl?: string } = {}): PlatformScimClient & PlatformScimPort {
+function client(
+  options: { timeoutMs?: number; retry?: RetryPolicy; token?: string; http?: HttpTransport; baseUrl?: string } = {},
+): PlatformScimClient & PlatformScimPort {
   return new PlatformScimClient({
     transport: options.http ?? transport(options),
     scimToken: options.token ?? "dev-scim-token",
@@ -112,25 +114,42 @@ describe("PlatformScimClient against the emulator", () => {
     expect(scim.readList(expectOk(await scim.findUserByUserName("ADA@example.com")).body)).toEqual([account]);
     expect(scim.readList(expectOk(await scim.findUserByUserName('nobody"@example.com')).body)).toEqual([]);
 
-    const changed: DesiredDashboardUser = { ...ada, department: "marketing", companyPermissions: [], workspaces: [ada.workspaces[1]!] };
+    const changed: DesiredDashboardUser = {
+      ...ada,
+      department: "marketing",
+      companyPermissions: [],
+      workspaces: [ada.workspaces[1]!],
+    };
     const replaced = expectOk(await scim.replaceUser(account.id, changed));
     expect(scim.readResource(replaced.body)).toEqual({ id: account.id, user: changed });
 
     const deleted = expectOk(await scim.deleteUser(account.id));
     expect(deleted.status).toBe(204);
     expect(await scim.getUser(account.id)).toMatchObject({ kind: "http_error", status: 404 });
-    expect(await scim.deleteUser(account.id)).toMatchObject({ kind: "http_error", status: 404, body: { detail: "User not found", status: 404 } });
+    expect(await scim.deleteUser(account.id)).toMatchObject({
+      kind: "http_error",
+      status: 404,
+      body: { detail: "User not found", status: 404 },
+    });
   });
 
   it("answers a duplicate create with 409 and the platform's detail", async () => {
     const scim = client();
     expectOk(await scim.createUser(ada));
-    expect(await scim.createUser(ada)).toMatchObject({ kind: "http_error", status: 409, attempts: 1, body: { detail: "User already exists in the database." } });
+    expect(await scim.createUser(ada)).toMatchObject({
+      kind: "http_error",
+      status: 409,
+      attempts: 1,
+      body: { detail: "User already exists in the database." },
+    });
   });
 
   it("sends the SCIM token: a wrong one is a 401, not retried", async () => {
     const { calls, beforeSend } = counter();
-    expect(await client({ token: "wrong" }).getUser("x", beforeSend)).toMatchObject({ kind: "http_error", status: 401 });
+    expect(await client({ token: "wrong" }).getUser("x", beforeSend)).toMatchObject({
+      kind: "http_error",
+      status: 401,
+    });
     expect(calls).toEqual([1]);
   });
 
@@ -159,7 +178,12 @@ describe("transport outcomes and retries over real HTTP", () => {
   it("does not retry a 5xx to a POST: the create is uncertain", async () => {
     await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", status: 502, count: 1 });
     const { calls, beforeSend } = counter();
-    expect(await client().createUser(ada, beforeSend)).toEqual({ kind: "uncertain", reason: "http_502", status: 502, attempts: 1 });
+    expect(await client().createUser(ada, beforeSend)).toEqual({
+      kind: "uncertain",
+      reason: "http_502",
+      status: 502,
+      attempts: 1,
+    });
     expect(calls).toEqual([1]);
   });
 
@@ -182,7 +206,10 @@ describe("transport outcomes and retries over real HTTP", () => {
     const outcome = await scim.createUser(ada);
     expect(outcome).toEqual({ kind: "uncertain", reason: "timeout", attempts: 1 });
     // The emulator carries on after the delay and creates the account: exactly one, found by lookup.
-    await vi.waitFor(() => expect(emulator.state.dashboardUsers.byId.size).toBeGreaterThan(0), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(() => expect(emulator.state.dashboardUsers.byId.size).toBeGreaterThan(0), {
+      timeout: 30_000,
+      interval: 50,
+    });
     const found = scim.readList(expectOk(await scim.findUserByUserName(ada.userName)).body);
     expect(found.map((a) => a.user)).toEqual([ada]);
     expect(emulator.state.dashboardUsers.byId.size).toBe(1);
@@ -209,7 +236,8 @@ describe("429: the whole family pauses until the platform says", () => {
   it("honours the SCIM daily limit's Retry-After: later calls are refused locally until the reset", async () => {
     const http = transport({ retry: noRetry });
     const scim = client({ http });
-    for (let i = 0; i < RATE_LIMITS.scimDaily.limit; i++) emulator.state.rateLimiter.take(RATE_LIMITS.scimDaily, emulator.state.nowMs());
+    for (let i = 0; i < RATE_LIMITS.scimDaily.limit; i++)
+      emulator.state.rateLimiter.take(RATE_LIMITS.scimDaily, emulator.state.nowMs());
 
     const refused = await scim.getUser("x");
     expect(refused).toMatchObject({ kind: "rate_limited", sent: true, attempts: 1 });
@@ -238,7 +266,10 @@ describe("429: the whole family pauses until the platform says", () => {
     expect(outcome.attempts).toBe(2);
     expect(calls).toEqual([1, 2]);
     // No Retry-After header: the one-second fallback pause (less the time the 429 took to read).
-    expect(slept.some((ms) => ms > 800 && ms <= 1_000), String(slept)).toBe(true);
+    expect(
+      slept.some((ms) => ms > 800 && ms <= 1_000),
+      String(slept),
+    ).toBe(true);
     expect(emulator.state.dashboardUsers.byId.size).toBe(1);
   });
 });

@@ -17,7 +17,15 @@ const POST = "POST /scim/v2/Users";
 const LOOKUP = "GET /scim/v2/Users";
 const PUT = "PUT /scim/v2/Users/{id}";
 
-type LogEntry = { changes?: unknown[]; action: string; outcome: string; callsSpent: number; error: string | null; platformStatus: number | null; trigger: { kind: string } };
+type LogEntry = {
+  changes?: unknown[];
+  action: string;
+  outcome: string;
+  callsSpent: number;
+  error: string | null;
+  platformStatus: number | null;
+  trigger: { kind: string };
+};
 
 describe("reconciler behaviours against the emulator", () => {
   let stack: Stack;
@@ -32,19 +40,27 @@ describe("reconciler behaviours against the emulator", () => {
   });
   afterAll(async () => stack?.close());
 
-  const counts = async () => ({ post: await requestsTo(stack, POST), lookup: await requestsTo(stack, LOOKUP), put: await requestsTo(stack, PUT) });
+  const counts = async () => ({
+    post: await requestsTo(stack, POST),
+    lookup: await requestsTo(stack, LOOKUP),
+    put: await requestsTo(stack, PUT),
+  });
   const delta = async (before: { post: number; lookup: number; put: number }) => {
     const now = await counts();
     return { post: now.post - before.post, lookup: now.lookup - before.lookup, put: now.put - before.put };
   };
-  const logOf = async (userName: string): Promise<LogEntry[]> => (await adminApi(stack)(`/log?user=${encodeURIComponent(userName)}&limit=100`)).body.entries.reverse();
-  const join = (groupId: string, userId: string) => idp(stack).patch(`/Groups/${groupId}`, [{ op: "add", path: "members", value: [{ value: userId }] }]);
+  const logOf = async (userName: string): Promise<LogEntry[]> =>
+    (await adminApi(stack)(`/log?user=${encodeURIComponent(userName)}&limit=100`)).body.entries.reverse();
+  const join = (groupId: string, userId: string) =>
+    idp(stack).patch(`/Groups/${groupId}`, [{ op: "add", path: "members", value: [{ value: userId }] }]);
 
   /** Creates an IdP user in Marketing and waits until the platform holds the account. */
   async function provisioned(userName: string): Promise<string> {
     const id = await idp(stack).createUser(userName);
     await join(marketing, id);
-    await eventually(`${userName} on the platform`, async () => (await accountsNamed(stack, userName)).length === 1, { timeoutMs: 20_000 });
+    await eventually(`${userName} on the platform`, async () => (await accountsNamed(stack, userName)).length === 1, {
+      timeoutMs: 20_000,
+    });
     await waitForQueueIdle(stack, { deferred: "wait" });
     return id;
   }
@@ -73,14 +89,20 @@ describe("reconciler behaviours against the emulator", () => {
   it("a 409 on create is adopted with one lookup and one PUT when the account differs", async () => {
     const userName = "adopt-diff@example.com";
     const existing = await platformScim(stack.emulator.url).create(
-      marketingResource(userName, { department: "finance", permissions: { companyPermissions: ["admin"], appGroup: [] } }),
+      marketingResource(userName, {
+        department: "finance",
+        permissions: { companyPermissions: ["admin"], appGroup: [] },
+      }),
     );
     const before = await counts();
     await provisioned(userName);
     expect(await delta(before)).toEqual({ post: 1, lookup: 1, put: 1 });
     const [account] = await accountsNamed(stack, userName);
     expect(account!.id).toBe(existing.body.id);
-    expect(account).toMatchObject({ department: "marketing", permissions: { companyPermissions: [], appGroup: [MARKETING_WORKSPACE] } });
+    expect(account).toMatchObject({
+      department: "marketing",
+      permissions: { companyPermissions: [], appGroup: [MARKETING_WORKSPACE] },
+    });
     const [entry] = await logOf(userName);
     expect(entry).toMatchObject({ action: "adopt", outcome: "succeeded", callsSpent: 3 });
   });
@@ -94,7 +116,10 @@ describe("reconciler behaviours against the emulator", () => {
     // nothing and only then was the create sent again: one lookup between the two POSTs.
     expect(await delta(before)).toEqual({ post: 2, lookup: 1, put: 0 });
     expect(await accountsNamed(stack, userName)).toHaveLength(1);
-    expect((await logOf(userName)).map((e) => `${e.action}:${e.outcome}`)).toEqual(["create:retrying", "create:succeeded"]);
+    expect((await logOf(userName)).map((e) => `${e.action}:${e.outcome}`)).toEqual([
+      "create:retrying",
+      "create:succeeded",
+    ]);
   });
 
   it("a create that timed out after the platform applied it is adopted by lookup, never POSTed again", async () => {
@@ -134,13 +159,23 @@ describe("reconciler behaviours against the emulator", () => {
     expect((await platformScim(stack.emulator.url).delete(account!.id)).status).toBe(204);
     const before = await counts();
     await join(analysts, userId);
-    await eventually("the recreated account", async () => (await accountsNamed(stack, userName)).length === 1, { timeoutMs: 20_000 });
+    await eventually("the recreated account", async () => (await accountsNamed(stack, userName)).length === 1, {
+      timeoutMs: 20_000,
+    });
     await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await delta(before)).toEqual({ post: 1, lookup: 0, put: 1 });
     const [recreated] = await accountsNamed(stack, userName);
     expect(recreated!.id).not.toBe(account!.id);
-    expect(recreated!.permissions.appGroup[0]!.appGroupPermissions).toEqual(["basic_access", "export_user_data", "send_campaigns_canvases"]);
-    expect((await logOf(userName)).map((e) => `${e.action}:${e.outcome}`)).toEqual(["create:succeeded", "update:failed", "create:succeeded"]);
+    expect(recreated!.permissions.appGroup[0]!.appGroupPermissions).toEqual([
+      "basic_access",
+      "export_user_data",
+      "send_campaigns_canvases",
+    ]);
+    expect((await logOf(userName)).map((e) => `${e.action}:${e.outcome}`)).toEqual([
+      "create:succeeded",
+      "update:failed",
+      "create:succeeded",
+    ]);
   });
 
   it("a changed userName is held for an admin; approving it deletes and re-creates the account", async () => {
@@ -148,17 +183,28 @@ describe("reconciler behaviours against the emulator", () => {
     const newName = "new-name@example.com";
     const userId = await provisioned(oldName);
     await idp(stack).patch(`/Users/${userId}`, [{ op: "replace", path: "userName", value: newName }]);
-    await eventually("the needs-admin entry", async () => (await logOf(newName)).some((e) => e.action === "needs-admin"), { timeoutMs: 20_000 });
+    await eventually(
+      "the needs-admin entry",
+      async () => (await logOf(newName)).some((e) => e.action === "needs-admin"),
+      { timeoutMs: 20_000 },
+    );
     await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await accountsNamed(stack, oldName)).toHaveLength(1);
     expect(await accountsNamed(stack, newName)).toHaveLength(0);
-    expect((await logOf(newName)).find((e) => e.action === "needs-admin")).toMatchObject({ outcome: "held", callsSpent: 0 });
+    expect((await logOf(newName)).find((e) => e.action === "needs-admin")).toMatchObject({
+      outcome: "held",
+      callsSpent: 0,
+    });
     const holds = await adminApi(stack)("/approvals");
     expect(holds.body.holds).toMatchObject([{ userId, kind: "email_change", userName: newName, decision: null }]);
 
-    const approve = await request(stack.service.url).post(`/admin/api/approvals/${userId}/approve`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const approve = await request(stack.service.url)
+      .post(`/admin/api/approvals/${userId}/approve`)
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(approve.status).toBe(200);
-    await eventually("the re-created account", async () => (await accountsNamed(stack, newName)).length === 1, { timeoutMs: 20_000 });
+    await eventually("the re-created account", async () => (await accountsNamed(stack, newName)).length === 1, {
+      timeoutMs: 20_000,
+    });
     await waitForQueueIdle(stack, { deferred: "wait" });
     expect(await accountsNamed(stack, oldName)).toHaveLength(0);
     const [account] = await accountsNamed(stack, newName);
@@ -175,7 +221,9 @@ describe("reconciler behaviours against the emulator", () => {
     // In no group: no rule gives it an account, so no mapping change about a group concerns it.
     const groupless = "groupless@example.com";
     await idp(stack).createUser(groupless);
-    await eventually("the analyst's account", async () => (await accountsNamed(stack, analyst)).length === 1, { timeoutMs: 20_000 });
+    await eventually("the analyst's account", async () => (await accountsNamed(stack, analyst)).length === 1, {
+      timeoutMs: 20_000,
+    });
     await waitForQueueIdle(stack, { deferred: "wait" });
     const usersBefore = (await emulatorState(stack)).dashboardUsers.filter((u) => u.userName !== analyst);
     const before = await counts();
@@ -183,7 +231,10 @@ describe("reconciler behaviours against the emulator", () => {
     // The workers pause while the mapping is put in force, so the marks it made can be read from the queue.
     const worker = stack.service.reconciliation!.worker;
     await worker.stop();
-    await writeFile(stack.mappingFile, TEST_MAPPING.replace("permissions: [export_user_data]", "permissions: [export_user_data, basic_access]"));
+    await writeFile(
+      stack.mappingFile,
+      TEST_MAPPING.replace("permissions: [export_user_data]", "permissions: [export_user_data, basic_access]"),
+    );
     const reloaded = await stack.service.mappings.reload(stack.service.db);
     expect(reloaded.ok).toBe(true);
     const marked: { user_name: string }[] = await stack.database.db.query(
@@ -203,19 +254,31 @@ describe("reconciler behaviours against the emulator", () => {
       "timed-out@example.com",
     ]);
     expect(await accountsNamed(stack, groupless)).toEqual([]);
-    await eventually("the analyst's new permission", async () => (await accountsNamed(stack, analyst))[0]!.permissions.appGroup[0]!.appGroupPermissions.includes("basic_access"), { timeoutMs: 20_000 });
+    await eventually(
+      "the analyst's new permission",
+      async () =>
+        (await accountsNamed(stack, analyst))[0]!.permissions.appGroup[0]!.appGroupPermissions.includes("basic_access"),
+      { timeoutMs: 20_000 },
+    );
     await waitForQueueIdle(stack, { deferred: "wait" });
 
     // Only the analyst's desired user changed: deleted-behind@ is in Analysts-EU too and was
     // marked, but Marketing already gives it basic_access, so it costs nothing.
     expect(await delta(before)).toEqual({ post: 0, lookup: 0, put: 1 });
-    const mappingEntries: (LogEntry & { userName: string })[] = (await adminApi(stack)("/log?trigger=mapping&limit=100")).body.entries;
+    const mappingEntries: (LogEntry & { userName: string })[] = (
+      await adminApi(stack)("/log?trigger=mapping&limit=100")
+    ).body.entries;
     expect(mappingEntries.map((e) => e.userName)).toEqual([analyst]);
     expect(mappingEntries[0]).toMatchObject({ action: "update", outcome: "succeeded", callsSpent: 1 });
     // The trigger names the rule that changed, as the file said it then (the log page words it).
     const ruleLine = TEST_MAPPING.split("\n").findIndex((l) => l.includes('groupPattern: "^Analysts-"')) + 1;
-    expect(mappingEntries[0]!.trigger).toMatchObject({ kind: "mapping", rules: [{ line: ruleLine, name: "groups matching ^Analysts-" }] });
-    expect(mappingEntries[0]!.changes).toEqual([{ kind: "permissions", path: "workspaces[EU Production].permissions", added: ["basic_access"], removed: [] }]);
+    expect(mappingEntries[0]!.trigger).toMatchObject({
+      kind: "mapping",
+      rules: [{ line: ruleLine, name: "groups matching ^Analysts-" }],
+    });
+    expect(mappingEntries[0]!.changes).toEqual([
+      { kind: "permissions", path: "workspaces[EU Production].permissions", added: ["basic_access"], removed: [] },
+    ]);
     // Everyone else is exactly as before.
     const usersAfter = (await emulatorState(stack)).dashboardUsers.filter((u) => u.userName !== analyst);
     expect(usersAfter).toEqual(usersBefore);

@@ -1,6 +1,14 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  adminApi,
+  emulatorState,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 
 /**
  * The mass-deprovision breaker (minimum lowered to 3 with DEPROVISION_BREAKER_MIN): a wave of
@@ -44,8 +52,17 @@ describe("mass-deprovision breaker", () => {
     );
     await drain();
     expect(await accounts()).toHaveLength(8);
-    const holds = (await adminApi(stack)("/approvals")).body.holds as { userName: string; kind: string; decision: null }[];
-    expect(holds.map((h) => h.userName).sort()).toEqual(ids.slice(0, 6).map((_, i) => userName(i)).sort());
+    const holds = (await adminApi(stack)("/approvals")).body.holds as {
+      userName: string;
+      kind: string;
+      decision: null;
+    }[];
+    expect(holds.map((h) => h.userName).sort()).toEqual(
+      ids
+        .slice(0, 6)
+        .map((_, i) => userName(i))
+        .sort(),
+    );
     expect(holds.every((h) => h.kind === "deprovision" && h.decision === null)).toBe(true);
     const held = await adminApi(stack)("/log?action=hold&outcome=held");
     expect(held.body.entries).toHaveLength(6);
@@ -54,7 +71,9 @@ describe("mass-deprovision breaker", () => {
   });
 
   it("approve-all releases the wave", async () => {
-    const res = await request(stack.service.url).post("/admin/api/approvals/all/approve").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const res = await request(stack.service.url)
+      .post("/admin/api/approvals/all/approve")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ decided: 6 });
     await drain();
@@ -82,7 +101,10 @@ describe("mass-deprovision breaker with live workers", () => {
     await waitForQueueIdle(stack);
     expect((await emulatorState(stack)).dashboardUsers).toHaveLength(8);
     // Each loop classifies every unclassified row before it claims one, so the wave is seen whole.
-    await scim.patch(`/Groups/${group}`, ids.slice(0, 6).map((id) => ({ op: "remove", path: `members[value eq "${id}"]` })));
+    await scim.patch(
+      `/Groups/${group}`,
+      ids.slice(0, 6).map((id) => ({ op: "remove", path: `members[value eq "${id}"]` })),
+    );
     await waitForQueueIdle(stack);
     expect((await emulatorState(stack)).dashboardUsers).toHaveLength(8);
     expect((await adminApi(stack)("/approvals")).body.holds).toHaveLength(6);

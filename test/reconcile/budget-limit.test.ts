@@ -18,7 +18,10 @@ describe("a small daily budget", () => {
     stack = await startStack({ env: { PLATFORM_SCIM_DAILY_BUDGET: "20" }, workers: false });
     // Watch the platform's own count for the whole run, not just at the end.
     poller = setInterval(() => {
-      void scimUsed(stack).then((used) => (maxSeen = Math.max(maxSeen, used)), () => undefined);
+      void scimUsed(stack).then(
+        (used) => (maxSeen = Math.max(maxSeen, used)),
+        () => undefined,
+      );
     }, 50);
   });
   afterAll(async () => {
@@ -45,7 +48,11 @@ describe("a small daily budget", () => {
 
     const deferred = await adminApi(stack)("/log?outcome=deferred-for-budget&limit=1000");
     expect(deferred.body.entries.length).toBeGreaterThanOrEqual(42);
-    expect(deferred.body.entries.every((e: { action: string; callsSpent: number }) => e.action === "create" && e.callsSpent === 0)).toBe(true);
+    expect(
+      deferred.body.entries.every(
+        (e: { action: string; callsSpent: number }) => e.action === "create" && e.callsSpent === 0,
+      ),
+    ).toBe(true);
   });
 
   it("the queue reports the deferred creates with an ETA at or after the next UTC midnight", async () => {
@@ -64,7 +71,11 @@ describe("a small daily budget", () => {
     const scim = idp(stack);
     const found = await scim.send("get", `/Users?filter=${encodeURIComponent(`userName eq "${gone}"`)}`);
     await scim.patch(`/Users/${found.body.Resources[0].id}`, [{ op: "replace", value: { active: false } }]);
-    await eventually("the deprovision", async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === gone), { timeoutMs: 20_000 });
+    await eventually(
+      "the deprovision",
+      async () => !(await emulatorState(stack)).dashboardUsers.some((u) => u.userName === gone),
+      { timeoutMs: 20_000 },
+    );
 
     expect(await scimUsed(stack)).toBe(19);
     const log = await adminApi(stack)(`/log?user=${encodeURIComponent(gone)}&action=deprovision`);

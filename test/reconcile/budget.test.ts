@@ -43,12 +43,18 @@ describe("budget ledger (PostgreSQL)", () => {
   it("never lets concurrent debits pass the limit, and keeps the reserve for deprovisions", async () => {
     const policy = budgetPolicy(20, 10, "utc-day");
     const now = new Date();
-    const results = await Promise.all(Array.from({ length: 40 }, () => debitBudget(database.db, policy, now, { action: "create", kind: "ordinary" })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => debitBudget(database.db, policy, now, { action: "create", kind: "ordinary" })),
+    );
     expect(results.filter((r) => r.ok)).toHaveLength(18);
     const refused = results.find((r) => !r.ok);
     expect(refused && !refused.ok && refused.resetsAt.toISOString()).toBe(nextUtcMidnight(now).toISOString());
 
-    const deprovisions = await Promise.all(Array.from({ length: 5 }, () => debitBudget(database.db, policy, now, { action: "deprovision", kind: "deprovision" })));
+    const deprovisions = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        debitBudget(database.db, policy, now, { action: "deprovision", kind: "deprovision" }),
+      ),
+    );
     expect(deprovisions.filter((r) => r.ok)).toHaveLength(2);
     const status = await getBudgetStatus(database.db, policy, now);
     expect(status).toMatchObject({ limit: 20, reserve: 2, used: 20, remaining: 0, remainingWithReserve: 0 });
@@ -57,9 +63,13 @@ describe("budget ledger (PostgreSQL)", () => {
   it("a new UTC day starts a fresh window", async () => {
     const policy = budgetPolicy(3, 0, "utc-day");
     const day1 = new Date("2026-11-21T23:00:00Z");
-    for (let i = 0; i < 3; i++) expect((await debitBudget(database.db, policy, day1, { action: "update", kind: "ordinary" })).ok).toBe(true);
+    for (let i = 0; i < 3; i++)
+      expect((await debitBudget(database.db, policy, day1, { action: "update", kind: "ordinary" })).ok).toBe(true);
     expect((await debitBudget(database.db, policy, day1, { action: "update", kind: "ordinary" })).ok).toBe(false);
-    expect((await debitBudget(database.db, policy, new Date("2026-11-22T00:00:01Z"), { action: "update", kind: "ordinary" })).ok).toBe(true);
+    expect(
+      (await debitBudget(database.db, policy, new Date("2026-11-22T00:00:01Z"), { action: "update", kind: "ordinary" }))
+        .ok,
+    ).toBe(true);
   });
 
   it("a rolling window frees a slot 24 hours after the oldest debit", async () => {
@@ -68,9 +78,15 @@ describe("budget ledger (PostgreSQL)", () => {
     const t1 = new Date("2026-11-21T16:00:00Z");
     await debitBudget(database.db, policy, t0, { action: "update", kind: "ordinary" });
     await debitBudget(database.db, policy, t1, { action: "update", kind: "ordinary" });
-    const refused = await debitBudget(database.db, policy, new Date("2026-11-22T09:00:00Z"), { action: "update", kind: "ordinary" });
+    const refused = await debitBudget(database.db, policy, new Date("2026-11-22T09:00:00Z"), {
+      action: "update",
+      kind: "ordinary",
+    });
     expect(refused.ok).toBe(false);
     expect(!refused.ok && refused.resetsAt.toISOString()).toBe("2026-11-22T10:00:00.000Z");
-    expect((await debitBudget(database.db, policy, new Date("2026-11-22T10:00:01Z"), { action: "update", kind: "ordinary" })).ok).toBe(true);
+    expect(
+      (await debitBudget(database.db, policy, new Date("2026-11-22T10:00:01Z"), { action: "update", kind: "ordinary" }))
+        .ok,
+    ).toBe(true);
   });
 });

@@ -55,7 +55,9 @@ describe("plan and approvals CLI", () => {
     expect(text).toContain("account: absent → present");
     expect(text).toContain("Action: create: 1 POST");
     expect(await scimUsed(stack)).toBe(0);
-    expect(await buildPlanReport(stack.service.db, stack.service.mappings, policies, "nobody@example.com")).toBeUndefined();
+    expect(
+      await buildPlanReport(stack.service.db, stack.service.mappings, policies, "nobody@example.com"),
+    ).toBeUndefined();
   });
 
   it("after it: nothing to do; after a group change: the difference and an update, with no budget spent", async () => {
@@ -73,7 +75,11 @@ describe("plan and approvals CLI", () => {
     expect(stdout).toContain("workspaces[EU Production].permissions: +export_user_data");
     expect(stdout).toContain("Action: update: 1 PUT of the complete resource");
     const json = JSON.parse((await cli("plan", "ann@example.com", "--json")).stdout);
-    expect(json).toMatchObject({ userId: annId, action: "update", changes: [{ kind: "permissions", added: ["export_user_data"] }] });
+    expect(json).toMatchObject({
+      userId: annId,
+      action: "update",
+      changes: [{ kind: "permissions", added: ["export_user_data"] }],
+    });
     expect(await scimUsed(stack)).toBe(calls);
     expect(await ledgerDebits(stack.database.db)).toBe(debits);
     await expect(cli("plan", "nobody@example.com")).rejects.toMatchObject({ code: 1 });
@@ -118,7 +124,10 @@ describe("plan and approvals CLI", () => {
     vi.restoreAllMocks();
     expect(lines).toEqual(["Rejected 1 held action(s).", "Nothing is waiting for approval."]);
     await drain();
-    expect((await emulatorState(stack)).dashboardUsers.map((u) => u.userName).sort()).toEqual(["ann.new@example.com", "bob@example.com"]);
+    expect((await emulatorState(stack)).dashboardUsers.map((u) => u.userName).sort()).toEqual([
+      "ann.new@example.com",
+      "bob@example.com",
+    ]);
     expect((await plan("robert@example.com"))!.action).toContain("rejected by an admin");
   });
 });
@@ -128,22 +137,40 @@ describe("only start and migrate change the schema", () => {
   const url = withDatabase(inject("adminDatabaseUrl"), name);
   const admin = (sql: string) => adminQuery(inject("adminDatabaseUrl"), sql);
   const cli = (...args: string[]) =>
-    run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "error" } });
+    run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "error" },
+    });
   const tables = async () =>
-    (await adminQuery<{ n: number }>(url, `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name <> 'typeorm_migrations'`))[0]!.n;
+    (
+      await adminQuery<{ n: number }>(
+        url,
+        `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_name <> 'typeorm_migrations'`,
+      )
+    )[0]!.n;
   beforeAll(async () => {
     await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin(`CREATE DATABASE ${name}`);
   });
   afterAll(async () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 
-  it("plan and approvals on an empty database stop with the fix and create nothing; after migrate they run", { timeout: 120_000 }, async () => {
-    for (const args of [["plan", "ann@example.com"], ["approvals", "list"]]) {
-      await expect(cli(...args)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining("run `scim-connector migrate`") });
-    }
-    expect(await tables()).toBe(0); // (reading the migrations may create their bookkeeping table, nothing else)
-    await cli("migrate");
-    expect(await tables()).toBeGreaterThan(0);
-    expect((await cli("approvals", "list")).stdout).toContain("Nothing is waiting for approval.");
-  });
+  it(
+    "plan and approvals on an empty database stop with the fix and create nothing; after migrate they run",
+    { timeout: 120_000 },
+    async () => {
+      for (const args of [
+        ["plan", "ann@example.com"],
+        ["approvals", "list"],
+      ]) {
+        await expect(cli(...args)).rejects.toMatchObject({
+          code: 1,
+          stderr: expect.stringContaining("run `scim-connector migrate`"),
+        });
+      }
+      expect(await tables()).toBe(0); // (reading the migrations may create their bookkeeping table, nothing else)
+      await cli("migrate");
+      expect(await tables()).toBeGreaterThan(0);
+      expect((await cli("approvals", "list")).stdout).toContain("Nothing is waiting for approval.");
+    },
+  );
 });

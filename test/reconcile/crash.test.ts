@@ -27,12 +27,24 @@ type Expected = AccountShape | null;
 const MARKETING: Expected = {
   department: "marketing",
   companyPermissions: [],
-  workspaces: [{ name: "EU Production", permissions: ["basic_access", "send_campaigns_canvases"], teams: ["Lifecycle:basic_access"] }],
+  workspaces: [
+    {
+      name: "EU Production",
+      permissions: ["basic_access", "send_campaigns_canvases"],
+      teams: ["Lifecycle:basic_access"],
+    },
+  ],
 };
 const MARKETING_ANALYST: Expected = {
   department: "marketing",
   companyPermissions: [],
-  workspaces: [{ name: "EU Production", permissions: ["basic_access", "export_user_data", "send_campaigns_canvases"], teams: ["Lifecycle:basic_access"] }],
+  workspaces: [
+    {
+      name: "EU Production",
+      permissions: ["basic_access", "export_user_data", "send_campaigns_canvases"],
+      teams: ["Lifecycle:basic_access"],
+    },
+  ],
 };
 const ADMIN: Expected = { department: "engineering", companyPermissions: ["admin"], workspaces: [] };
 
@@ -132,7 +144,10 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     groups[name] = res.body.id;
   }
   async function patch(p: string, operations: unknown[]): Promise<void> {
-    const res = await scim("patch", p, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: operations });
+    const res = await scim("patch", p, {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: operations,
+    });
     expect(res.status, res.text).toBeLessThan(300);
   }
   const range = (a: number, b: number) => Array.from({ length: b - a }, (_, k) => a + k);
@@ -145,7 +160,8 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
   async function assertWorld(expected: (i: number) => Expected, count: number): Promise<void> {
     const state = await emulatorDump(emulator.url);
     const byName = new Map<string, DashboardUser[]>();
-    for (const u of state.dashboardUsers) byName.set(u.userName.toLowerCase(), [...(byName.get(u.userName.toLowerCase()) ?? []), u]);
+    for (const u of state.dashboardUsers)
+      byName.set(u.userName.toLowerCase(), [...(byName.get(u.userName.toLowerCase()) ?? []), u]);
     for (const [name, accounts] of byName) expect(accounts, `accounts for ${name}`).toHaveLength(1);
     for (let i = 0; i < count; i++) {
       const want = expected(i);
@@ -174,7 +190,10 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
 
   it("trial 2: killed while applying membership changes; no change is lost", async () => {
     await createGroup("Analysts-EU", range(0, 10));
-    await patch(`/Groups/${groups["Marketing"]}`, range(10, 15).map((i) => ({ op: "remove", path: `members[value eq "${ids[i]}"]` })));
+    await patch(
+      `/Groups/${groups["Marketing"]}`,
+      range(10, 15).map((i) => ({ op: "remove", path: `members[value eq "${ids[i]}"]` })),
+    );
     await createGroup("Platform Admins", range(10, 15));
     await killMidBurst();
     await restartAndSettle();
@@ -185,7 +204,9 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     await createUsers(40, 50);
     await Promise.all([
       ...range(15, 20).map((i) => patch(`/Users/${ids[i]}`, [{ op: "replace", value: { active: false } }])),
-      patch(`/Groups/${groups["Marketing"]}`, [{ op: "add", path: "members", value: range(40, 50).map((i) => ({ value: ids[i] })) }]),
+      patch(`/Groups/${groups["Marketing"]}`, [
+        { op: "add", path: "members", value: range(40, 50).map((i) => ({ value: ids[i] })) },
+      ]),
     ]);
     await killMidBurst(600);
     await restartAndSettle();
@@ -195,9 +216,13 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     // One POST per account ever created: an uncertain create was resolved by lookup, never re-sent blindly.
     const stats = await emulatorCounts(emulator.url);
     expect(stats.requests["POST /scim/v2/Users"]).toBe(50);
-    const log = await request(url()).get("/admin/api/log?outcome=failed&limit=1000").set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    const log = await request(url())
+      .get("/admin/api/log?outcome=failed&limit=1000")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
     expect(log.body.entries).toEqual([]);
-    console.info(`crash trials: killed ${killMoments.join(" ms, ")} ms into the bursts; ${await ledgerDebits(database.db)} debits, ${stats.requests["GET /scim/v2/Users"] ?? 0} lookups of uncertain creates`);
+    console.info(
+      `crash trials: killed ${killMoments.join(" ms, ")} ms into the bursts; ${await ledgerDebits(database.db)} debits, ${stats.requests["GET /scim/v2/Users"] ?? 0} lookups of uncertain creates`,
+    );
     await connector!.kill("SIGTERM");
   });
 });

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  adminApi,
+  emulatorState,
+  emulatorStats,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 
 /**
  * IdP pushes (Okta and Entra shapes) → connector → emulator, over real HTTP. The emulator must end
@@ -20,7 +28,10 @@ describe("reconcile end to end", () => {
     const ann = await scim.createUser("ann@example.com");
     const bob = await scim.createUser("bob@example.com", {
       "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": { department: "Finance & Accounting" },
-      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],
+      schemas: [
+        "urn:ietf:params:scim:schemas:core:2.0:User",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+      ],
     });
     await scim.createUser("carol@example.com"); // in no mapped group: no account
     await scim.createGroup("Marketing", [ann]);
@@ -34,7 +45,11 @@ describe("reconcile end to end", () => {
     const annOnPlatform = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
     expect(annOnPlatform.department).toBe("marketing");
     expect(annOnPlatform.permissions.appGroup).toMatchObject([
-      { appGroupName: "EU Production", appGroupPermissions: ["basic_access", "export_user_data", "send_campaigns_canvases"], team: [{ teamName: "Lifecycle", teamPermissions: ["basic_access"] }] },
+      {
+        appGroupName: "EU Production",
+        appGroupPermissions: ["basic_access", "export_user_data", "send_campaigns_canvases"],
+        team: [{ teamName: "Lifecycle", teamPermissions: ["basic_access"] }],
+      },
     ]);
     const bobOnPlatform = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
     expect(bobOnPlatform.department).toBe("finance");
@@ -50,7 +65,9 @@ describe("reconcile end to end", () => {
     const { meta: _meta, ...resource } = ann;
     for (let i = 0; i < 3; i++) expect((await scim.send("put", `/Users/${ann.id}`, resource)).status).toBe(200);
     const groups = await scim.send("get", `/Groups?filter=${encodeURIComponent('displayName eq "Marketing"')}`);
-    await scim.patch(`/Groups/${groups.body.Resources[0].id}`, [{ op: "add", path: "members", value: [{ value: ann.id }] }]);
+    await scim.patch(`/Groups/${groups.body.Resources[0].id}`, [
+      { op: "add", path: "members", value: [{ value: ann.id }] },
+    ]);
     await waitForQueueIdle(stack);
     expect(await scimCalls()).toBe(before);
   });
@@ -61,7 +78,9 @@ describe("reconcile end to end", () => {
     const users = await scim.send("get", `/Users?filter=${encodeURIComponent('userName eq "ann@example.com"')}`);
     const annId = users.body.Resources[0].id;
     const analysts = await scim.send("get", `/Groups?filter=${encodeURIComponent('displayName eq "Analysts-EU"')}`);
-    await scim.patch(`/Groups/${analysts.body.Resources[0].id}`, [{ op: "remove", path: `members[value eq "${annId}"]` }]);
+    await scim.patch(`/Groups/${analysts.body.Resources[0].id}`, [
+      { op: "remove", path: `members[value eq "${annId}"]` },
+    ]);
     await waitForQueueIdle(stack);
     expect(await scimCalls()).toBe(before + 1);
     let ann = (await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "ann@example.com")!;
@@ -84,7 +103,13 @@ describe("reconcile end to end", () => {
     const log = await adminApi(stack)("/log?user=bob@example.com&action=deprovision");
     expect(log.status).toBe(200);
     expect(log.body.entries).toHaveLength(1);
-    expect(log.body.entries[0]).toMatchObject({ action: "deprovision", outcome: "succeeded", callsSpent: 1, platformStatus: 204, trigger: { kind: "idp" } });
+    expect(log.body.entries[0]).toMatchObject({
+      action: "deprovision",
+      outcome: "succeeded",
+      callsSpent: 1,
+      platformStatus: 204,
+      trigger: { kind: "idp" },
+    });
     expect(log.body.entries[0].changes).toContainEqual({ kind: "account", old: "present", new: "absent" });
   });
 

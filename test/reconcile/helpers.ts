@@ -21,7 +21,8 @@ export async function accountsNamed(stack: Stack, userName: string) {
 
 /** Talks to the emulator's SCIM API directly, as someone working in the platform's own console would. */
 export function platformScim(emulatorUrl: string) {
-  const auth = (r: request.Test) => r.set("Authorization", "Bearer dev-scim-token").set("X-Request-Origin", "test-console");
+  const auth = (r: request.Test) =>
+    r.set("Authorization", "Bearer dev-scim-token").set("X-Request-Origin", "test-console");
   return {
     create: (body: Record<string, unknown>) => auth(request(emulatorUrl).post("/scim/v2/Users")).send(body),
     delete: (id: string) => auth(request(emulatorUrl).delete(`/scim/v2/Users/${id}`)),
@@ -30,7 +31,9 @@ export function platformScim(emulatorUrl: string) {
 
 /** The IdP user id of a userName (tests look users up the way an admin would). */
 export async function idpUserId(db: Database, userName: string): Promise<string> {
-  const rows: { id: string }[] = await db.query(`SELECT id FROM idp_users WHERE lower(user_name) = lower($1)`, [userName]);
+  const rows: { id: string }[] = await db.query(`SELECT id FROM idp_users WHERE lower(user_name) = lower($1)`, [
+    userName,
+  ]);
   if (!rows[0]) throw new Error(`no IdP user ${userName}`);
   return rows[0].id;
 }

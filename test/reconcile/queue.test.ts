@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { claimNext, dropIfUnchanged, listUnclassified, markUsersDirty, setPriority } from "../../src/db/reconcileQueueRepository.js";
+import {
+  claimNext,
+  dropIfUnchanged,
+  listUnclassified,
+  markUsersDirty,
+  setPriority,
+} from "../../src/db/reconcileQueueRepository.js";
 import { WorkerLease } from "../../src/db/workerLease.js";
 import { PRIORITY } from "../../src/reconcile/planner.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
@@ -18,7 +24,8 @@ describe("reconcile queue generations", () => {
   afterAll(async () => database?.drop());
 
   const mark = (userId: string) => database.db.transaction((tx) => markUsersDirty(tx, [userId], { kind: "idp" }));
-  const rowsFor = async (userId: string) => (await database.db.query(`SELECT generation FROM reconcile_queue WHERE user_id = $1`, [userId])) as unknown[];
+  const rowsFor = async (userId: string) =>
+    (await database.db.query(`SELECT generation FROM reconcile_queue WHERE user_id = $1`, [userId])) as unknown[];
 
   it("a stale drop never deletes a mark made after the row was dropped and re-created", async () => {
     const userId = randomUUID();

@@ -43,28 +43,69 @@ describe("settleDeadline and waitsToSettle (pure)", () => {
     ["a later change restarts it", { burstStartedAt: at(-4_000) }, at(5_000)],
     ["the cap counts from the burst's first held change", { burstStartedAt: at(-9_000) }, at(3_000)],
     ["past the cap it does not wait", { burstStartedAt: at(-12_000) }, null],
-    ["near a budget reset it stops in time", { burstStartedAt: null, budgetResetsAt: at(12_000) }, at(12_000 - END_OF_WINDOW_GUARD_MS)],
-    ["within the guard of a reset it does not wait", { burstStartedAt: null, budgetResetsAt: at(END_OF_WINDOW_GUARD_MS) }, null],
+    [
+      "near a budget reset it stops in time",
+      { burstStartedAt: null, budgetResetsAt: at(12_000) },
+      at(12_000 - END_OF_WINDOW_GUARD_MS),
+    ],
+    [
+      "within the guard of a reset it does not wait",
+      { burstStartedAt: null, budgetResetsAt: at(END_OF_WINDOW_GUARD_MS) },
+      null,
+    ],
   ])("%s", (_name, input, expected) => {
     expect(settleDeadline({ now, policy, budgetResetsAt: null, ...input })).toEqual(expected);
   });
 
   it("is off when the window is 0", () => {
-    expect(settleDeadline({ now, burstStartedAt: null, policy: { settleMs: 0, maxMs: 0 }, budgetResetsAt: null })).toBeNull();
+    expect(
+      settleDeadline({ now, burstStartedAt: null, policy: { settleMs: 0, maxMs: 0 }, budgetResetsAt: null }),
+    ).toBeNull();
   });
 
-  const desired = { userName: "a@example.com", givenName: "A", familyName: "B", department: "x", companyPermissions: [], workspaces: [] };
+  const desired = {
+    userName: "a@example.com",
+    givenName: "A",
+    familyName: "B",
+    department: "x",
+    companyPermissions: [],
+    workspaces: [],
+  };
   const idpTrigger = { kind: "idp" } as const;
   const grant: Plan = { action: "update", platformId: "p", desired, changes: [], reduction: false };
   const create: Plan = { action: "create", desired, changes: [] };
-  it.each<{ name: string; plan: Plan; trigger: Parameters<typeof waitsToSettle>[1]; verifyRun: string | null; waits: boolean }>([
+  it.each<{
+    name: string;
+    plan: Plan;
+    trigger: Parameters<typeof waitsToSettle>[1];
+    verifyRun: string | null;
+    waits: boolean;
+  }>([
     { name: "a create from the IdP", plan: create, trigger: idpTrigger, verifyRun: null, waits: true },
     { name: "a grant from the IdP", plan: grant, trigger: idpTrigger, verifyRun: null, waits: true },
     { name: "a reduction", plan: { ...grant, reduction: true }, trigger: idpTrigger, verifyRun: null, waits: false },
-    { name: "a deprovision", plan: { action: "deprovision", platformId: "p", changes: [] }, trigger: idpTrigger, verifyRun: null, waits: false },
+    {
+      name: "a deprovision",
+      plan: { action: "deprovision", platformId: "p", changes: [] },
+      trigger: idpTrigger,
+      verifyRun: null,
+      waits: false,
+    },
     { name: "a mapping change", plan: create, trigger: { kind: "mapping" }, verifyRun: null, waits: false },
-    { name: "a resync's phase 1", plan: create, trigger: { kind: "resync", runId: "r" }, verifyRun: null, waits: false },
-    { name: "an admin's reconcile now", plan: create, trigger: { kind: "admin", actor: "ann" }, verifyRun: null, waits: false },
+    {
+      name: "a resync's phase 1",
+      plan: create,
+      trigger: { kind: "resync", runId: "r" },
+      verifyRun: null,
+      waits: false,
+    },
+    {
+      name: "an admin's reconcile now",
+      plan: create,
+      trigger: { kind: "admin", actor: "ann" },
+      verifyRun: null,
+      waits: false,
+    },
     { name: "a verification row", plan: grant, trigger: idpTrigger, verifyRun: "run-1", waits: false },
   ])("$name → waits: $waits", ({ plan, trigger, verifyRun, waits }) => {
     expect(waitsToSettle(plan, trigger, verifyRun)).toBe(waits);
@@ -72,7 +113,9 @@ describe("settleDeadline and waitsToSettle (pure)", () => {
 
   it("refuses a cap below the window at boot, with the fix", () => {
     expect(() => loadEnv({ RECONCILE_SETTLE_MS: "30000", RECONCILE_SETTLE_MAX_MS: "10000" })).toThrow(ConfigError);
-    expect(() => loadEnv({ RECONCILE_SETTLE_MS: "30000", RECONCILE_SETTLE_MAX_MS: "10000" })).toThrow(/RECONCILE_SETTLE_MAX_MS: must be at least RECONCILE_SETTLE_MS/);
+    expect(() => loadEnv({ RECONCILE_SETTLE_MS: "30000", RECONCILE_SETTLE_MAX_MS: "10000" })).toThrow(
+      /RECONCILE_SETTLE_MAX_MS: must be at least RECONCILE_SETTLE_MS/,
+    );
     expect(loadEnv({}).RECONCILE_SETTLE_MS).toBeGreaterThan(0);
   });
 });
@@ -85,9 +128,14 @@ describe("the settle window against the emulator", () => {
 
   beforeAll(async () => {
     clock = new ManualClock();
-    stack = await startStack({ clock, workers: false, env: { RECONCILE_SETTLE_MS: String(SETTLE_MS), RECONCILE_SETTLE_MAX_MS: String(SETTLE_MAX_MS) } });
+    stack = await startStack({
+      clock,
+      workers: false,
+      env: { RECONCILE_SETTLE_MS: String(SETTLE_MS), RECONCILE_SETTLE_MAX_MS: String(SETTLE_MAX_MS) },
+    });
     worker = stack.service.reconciliation!.worker;
-    for (const name of ["Marketing", "Analysts-EU", "Analysts-US", "Platform Admins", "Social"]) groups[name] = await idp(stack).createGroup(name);
+    for (const name of ["Marketing", "Analysts-EU", "Analysts-US", "Platform Admins", "Social"])
+      groups[name] = await idp(stack).createGroup(name);
   });
   afterAll(async () => stack?.close());
 
@@ -97,11 +145,20 @@ describe("the settle window against the emulator", () => {
   };
   /** The IdP's pace: a few requests a second. */
   const tick = (ms = 333) => clock.advance(ms);
-  const calls = async () => ({ post: await requestsTo(stack, POST), put: await requestsTo(stack, PUT), del: await requestsTo(stack, DELETE) });
-  const add = (group: string, userId: string) => idp(stack).patch(`/Groups/${groups[group]}`, [{ op: "add", path: "members", value: [{ value: userId }] }]);
-  const remove = (group: string, userId: string) => idp(stack).patch(`/Groups/${groups[group]}`, [{ op: "remove", path: `members[value eq "${userId}"]` }]);
+  const calls = async () => ({
+    post: await requestsTo(stack, POST),
+    put: await requestsTo(stack, PUT),
+    del: await requestsTo(stack, DELETE),
+  });
+  const add = (group: string, userId: string) =>
+    idp(stack).patch(`/Groups/${groups[group]}`, [{ op: "add", path: "members", value: [{ value: userId }] }]);
+  const remove = (group: string, userId: string) =>
+    idp(stack).patch(`/Groups/${groups[group]}`, [{ op: "remove", path: `members[value eq "${userId}"]` }]);
   const settling = async (userId: string): Promise<Date | null> => {
-    const rows: { settle_until: Date | null }[] = await stack.database.db.query(`SELECT settle_until FROM reconcile_queue WHERE user_id = $1`, [userId]);
+    const rows: { settle_until: Date | null }[] = await stack.database.db.query(
+      `SELECT settle_until FROM reconcile_queue WHERE user_id = $1`,
+      [userId],
+    );
     return rows[0]?.settle_until ?? null;
   };
   const permissionsOf = async (userName: string) => (await accountsNamed(stack, userName))[0]?.permissions;
@@ -128,9 +185,15 @@ describe("the settle window against the emulator", () => {
       await drain();
     }
     const memberships: [string, number][] = [
-      ["Marketing", 0], ["Marketing", 1], ["Marketing", 2], ["Marketing", 3],
-      ["Analysts-EU", 0], ["Analysts-EU", 1], ["Analysts-EU", 4],
-      ["Platform Admins", 0], ["Platform Admins", 3],
+      ["Marketing", 0],
+      ["Marketing", 1],
+      ["Marketing", 2],
+      ["Marketing", 3],
+      ["Analysts-EU", 0],
+      ["Analysts-EU", 1],
+      ["Analysts-EU", 4],
+      ["Platform Admins", 0],
+      ["Platform Admins", 3],
       ["Social", 5],
     ];
     for (const [group, i] of memberships) {
@@ -150,9 +213,16 @@ describe("the settle window against the emulator", () => {
     expect(await accountsNamed(stack, names[5]!)).toHaveLength(0);
     expect(await permissionsOf(names[0]!)).toMatchObject({
       companyPermissions: ["admin"],
-      appGroup: [{ appGroupName: "EU Production", appGroupPermissions: ["basic_access", "export_user_data", "send_campaigns_canvases"] }],
+      appGroup: [
+        {
+          appGroupName: "EU Production",
+          appGroupPermissions: ["basic_access", "export_user_data", "send_campaigns_canvases"],
+        },
+      ],
     });
-    expect((await permissionsOf(names[4]!))?.appGroup).toMatchObject([{ appGroupName: "EU Production", appGroupPermissions: ["export_user_data"], team: [] }]);
+    expect((await permissionsOf(names[4]!))?.appGroup).toMatchObject([
+      { appGroupName: "EU Production", appGroupPermissions: ["export_user_data"], team: [] },
+    ]);
   });
 
   it("a user added to three groups 2 s apart costs one call, after the last change has settled", async () => {
@@ -172,7 +242,12 @@ describe("the settle window against the emulator", () => {
     expect(new Date(queue.settling.nextAt).getTime()).toBe((await settling(id))!.getTime());
     const metrics = await request(stack.service.url).get("/metrics");
     expect(metrics.text).toMatch(/^scim_connector_reconcile_queue_settling 1$/m);
-    const report = await buildPlanReport(stack.service.db, stack.service.mappings, { onEmailChange: "hold" }, "three@example.com");
+    const report = await buildPlanReport(
+      stack.service.db,
+      stack.service.mappings,
+      { onEmailChange: "hold" },
+      "three@example.com",
+    );
     expect(formatPlanReport(report!)).toMatch(/Queue: waiting to settle until /);
     const agent = request.agent(stack.service.url);
     await signInLocally(agent);
@@ -237,7 +312,9 @@ describe("the settle window against the emulator", () => {
     const before = await calls();
     await remove("Analysts-EU", id);
     await drain(); // no clock move
-    expect((await permissionsOf("mover@example.com"))?.appGroup[0]?.appGroupPermissions).not.toContain("export_user_data");
+    expect((await permissionsOf("mover@example.com"))?.appGroup[0]?.appGroupPermissions).not.toContain(
+      "export_user_data",
+    );
     tick(700);
     await add("Platform Admins", id);
     await drain();
@@ -322,17 +399,45 @@ describe("a grant waiting to settle when the process is killed", () => {
     };
     connector = await spawnConnector(env, port);
     const send = (method: string, p: string, body: unknown) =>
-      fetch(`${connector!.url}/scim/v2${p}`, { method, headers: { authorization: `Bearer ${IDP_TOKEN}`, "content-type": "application/scim+json" }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: await r.json() }));
-    const user = await send("POST", "/Users", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: "killed@example.com", name: { givenName: "K", familyName: "L" }, active: true });
-    const group = await send("POST", "/Groups", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "Marketing", members: [{ value: user.body.id }] });
+      fetch(`${connector!.url}/scim/v2${p}`, {
+        method,
+        headers: { authorization: `Bearer ${IDP_TOKEN}`, "content-type": "application/scim+json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const user = await send("POST", "/Users", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "killed@example.com",
+      name: { givenName: "K", familyName: "L" },
+      active: true,
+    });
+    const group = await send("POST", "/Groups", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "Marketing",
+      members: [{ value: user.body.id }],
+    });
     expect(group.status).toBe(201);
-    await eventually("the grant to be waiting to settle", async () => (await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND settle_until > now()`, [user.body.id])).length === 1, { timeoutMs: 20_000 });
+    await eventually(
+      "the grant to be waiting to settle",
+      async () =>
+        (
+          await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND settle_until > now()`, [
+            user.body.id,
+          ])
+        ).length === 1,
+      { timeoutMs: 20_000 },
+    );
     await connector.kill("SIGKILL");
     expect((await emulatorDump(emulator.url)).dashboardUsers).toHaveLength(0);
 
     connector = await spawnConnector(env, port);
-    await eventually("the account after the restart", async () => (await emulatorDump(emulator.url)).dashboardUsers.length === 1);
-    await eventually("an empty queue", async () => (await database.db.query(`SELECT 1 FROM reconcile_queue`)).length === 0);
+    await eventually(
+      "the account after the restart",
+      async () => (await emulatorDump(emulator.url)).dashboardUsers.length === 1,
+    );
+    await eventually(
+      "an empty queue",
+      async () => (await database.db.query(`SELECT 1 FROM reconcile_queue`)).length === 0,
+    );
     expect(emulator.state.requestCounts.get("POST /scim/v2/Users") ?? 0).toBe(1);
   });
 });

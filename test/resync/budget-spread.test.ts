@@ -23,7 +23,12 @@ describe("full resync within the budget", () => {
     stack = await startStack({
       clock,
       workers: false,
-      env: { RESYNC_VERIFY_HEADROOM_PERCENT: "5", SCHEDULER_TICK_MS: "200", RESYNC_CRON: "off", DATABASE_POOL_SIZE: "20" },
+      env: {
+        RESYNC_VERIFY_HEADROOM_PERCENT: "5",
+        SCHEDULER_TICK_MS: "200",
+        RESYNC_CRON: "off",
+        DATABASE_POOL_SIZE: "20",
+      },
     });
   }, 300_000);
   afterAll(async () => stack?.close());
@@ -32,11 +37,19 @@ describe("full resync within the budget", () => {
     const scim = idp(stack);
     const ids: string[] = [];
     for (let i = 0; i < USERS; i += 16) {
-      ids.push(...(await Promise.all(Array.from({ length: Math.min(16, USERS - i) }, (_, k) => scim.createUser(`u${String(i + k).padStart(5, "0")}@example.com`)))));
+      ids.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(16, USERS - i) }, (_, k) =>
+            scim.createUser(`u${String(i + k).padStart(5, "0")}@example.com`),
+          ),
+        )),
+      );
     }
     const group = await scim.createGroup("Marketing");
     for (let i = 0; i < ids.length; i += 1000) {
-      await scim.patch(`/Groups/${group}`, [{ op: "add", path: "members", value: ids.slice(i, i + 1000).map((value) => ({ value })) }]);
+      await scim.patch(`/Groups/${group}`, [
+        { op: "add", path: "members", value: ids.slice(i, i + 1000).map((value) => ({ value })) },
+      ]);
     }
     // The accounts already exist on the platform, exactly as last applied (seeded directly: creating
     // them through the API would itself take three days of budget).
@@ -54,7 +67,12 @@ describe("full resync within the budget", () => {
     await db.query(
       `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at)
        SELECT u, n, p, 'active', a, now() FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) AS t(u, n, p, a)`,
-      [rows.map((r) => r.userId), rows.map((r) => r.userName), rows.map((r) => r.platformId), rows.map((r) => JSON.stringify(r.applied))],
+      [
+        rows.map((r) => r.userId),
+        rows.map((r) => r.userName),
+        rows.map((r) => r.platformId),
+        rows.map((r) => JSON.stringify(r.applied)),
+      ],
     );
     // The seeding is right only if the connector sees nothing to change.
     expect((await stack.service.reconciliation!.reconciler.plan(ids[123]!)).plan.action).toBe("none");
@@ -63,7 +81,10 @@ describe("full resync within the budget", () => {
     clock.advance(nextUtcMidnight(clock.now()).getTime() - clock.now().getTime() + 1_000);
 
     await stack.service.reconciliation!.worker.start();
-    const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ verify: true });
+    const started = await request(stack.service.url)
+      .post("/admin/api/resync")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+      .send({ verify: true });
     expect(started.status).toBe(202);
     const runId = started.body.runId as string;
     const run = async () => (await adminApi(stack)(`/runs/${runId}`)).body;
@@ -75,7 +96,9 @@ describe("full resync within the budget", () => {
     // window (no spare budget left) and no row is claimed (no call in flight), or the run is done.
     const daySpent = async () => {
       const { spareForVerification } = await getBudgetStatus(db, stack.service.reconciliation!.budget, clock.now());
-      const claimed: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE claimed_by IS NOT NULL`);
+      const claimed: { n: number }[] = await db.query(
+        `SELECT count(*)::int AS n FROM reconcile_queue WHERE claimed_by IS NOT NULL`,
+      );
       return spareForVerification === 0 && claimed[0]!.n === 0;
     };
     for (let day = 1; day <= 4; day++) {
@@ -85,8 +108,10 @@ describe("full resync within the budget", () => {
           const r = await run();
           mostUsed = Math.max(mostUsed, (await emulatorStats(stack)).scimDaily.used);
           if (r.status !== "running") return;
-          if (day === 1 && deprovisionMs < 0 && r.progress.verified > 1_000) deprovisionMs = await deprovisionOne(ids[ids.length - 1]!);
-          if (!(await daySpent())) throw new Error(`day ${day}: ${r.progress.verified} verified so far, spare budget left`);
+          if (day === 1 && deprovisionMs < 0 && r.progress.verified > 1_000)
+            deprovisionMs = await deprovisionOne(ids[ids.length - 1]!);
+          if (!(await daySpent()))
+            throw new Error(`day ${day}: ${r.progress.verified} verified so far, spare budget left`);
         },
         { timeout: 600_000, interval: 200 },
       );
@@ -114,7 +139,8 @@ describe("full resync within the budget", () => {
     await idp(stack).patch(`/Users/${userId}`, [{ op: "replace", value: { active: false } }]);
     const userName = "u11999@example.com";
     const gone = () => {
-      if (stack.emulator.state.dashboardUsers.findByUserName(userName)) throw new Error(`${userName} still on the platform`);
+      if (stack.emulator.state.dashboardUsers.findByUserName(userName))
+        throw new Error(`${userName} still on the platform`);
     };
     // Past a minute the returned time fails the test's own assertion (< 60 s).
     await vi.waitFor(gone, { timeout: 60_000, interval: 50 }).catch(() => undefined);

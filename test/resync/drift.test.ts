@@ -1,9 +1,22 @@
 import request from "supertest";
 import { afterEach, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, adminApi, emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  adminApi,
+  emulatorState,
+  emulatorStats,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
-const SCIM = { Authorization: "Bearer dev-scim-token", "X-Request-Origin": "someone-by-hand", "Content-Type": "application/json" };
+const SCIM = {
+  Authorization: "Bearer dev-scim-token",
+  "X-Request-Origin": "someone-by-hand",
+  "Content-Type": "application/json",
+};
 
 async function seed(stack: Stack) {
   const scim = idp(stack);
@@ -19,13 +32,22 @@ async function tamper(stack: Stack) {
   const { dashboardUsers } = await emulatorState(stack);
   const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
   const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
-  const edited = { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: ann.userName, name: { givenName: "ann", familyName: "Test" }, department: "marketing", permissions: { companyPermissions: ["admin"], appGroup: [] } };
+  const edited = {
+    schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+    userName: ann.userName,
+    name: { givenName: "ann", familyName: "Test" },
+    department: "marketing",
+    permissions: { companyPermissions: ["admin"], appGroup: [] },
+  };
   expect((await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited)).status).toBe(200);
   expect((await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM)).status).toBe(204);
 }
 
 async function resync(stack: Stack, body: object): Promise<Record<string, any>> {
-  const started = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
+  const started = await request(stack.service.url)
+    .post("/admin/api/resync")
+    .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+    .send(body);
   expect(started.status).toBe(202);
   return eventually("the run to finish", async () => {
     const run = await adminApi(stack)(`/runs/${started.body.runId}`);
@@ -45,7 +67,10 @@ describe("full resync: drift verification", () => {
     await seed(stack);
     await tamper(stack);
     const run = await resync(stack, { verify: true });
-    expect(run).toMatchObject({ status: "succeeded", progress: { usersEvaluated: 2, verifyTotal: 2, verified: 2, drifted: 2 } });
+    expect(run).toMatchObject({
+      status: "succeeded",
+      progress: { usersEvaluated: 2, verifyTotal: 2, verified: 2, drifted: 2 },
+    });
     await waitForQueueIdle(stack);
 
     const { dashboardUsers } = await emulatorState(stack);
@@ -58,7 +83,12 @@ describe("full resync: drift verification", () => {
     expect(drift.body.entries).toHaveLength(2);
     expect(drift.body.entries.every((e: { outcome: string }) => e.outcome === "enforced")).toBe(true);
     const annDrift = drift.body.entries.find((e: { userName: string }) => e.userName === "ann@example.com");
-    expect(annDrift.changes).toContainEqual({ kind: "permissions", path: "companyPermissions", added: ["admin"], removed: [] });
+    expect(annDrift.changes).toContainEqual({
+      kind: "permissions",
+      path: "companyPermissions",
+      added: ["admin"],
+      removed: [],
+    });
   });
 
   it("with drift: report, logs the drift and changes nothing", async () => {
@@ -79,11 +109,20 @@ describe("full resync: drift verification", () => {
   it("a dry run reports what would change and what it would cost, and spends nothing", async () => {
     stack = await startStack({ env: { SCHEDULER_TICK_MS: "100" }, workers: false });
     const scim = idp(stack);
-    const ids = [await scim.createUser("c1@example.com"), await scim.createUser("c2@example.com"), await scim.createUser("c3@example.com")];
+    const ids = [
+      await scim.createUser("c1@example.com"),
+      await scim.createUser("c2@example.com"),
+      await scim.createUser("c3@example.com"),
+    ];
     await scim.createGroup("Platform Admins", ids);
     await stack.database.db.query(`DELETE FROM reconcile_queue`);
     const run = await resync(stack, { dryRun: true, verify: true });
-    expect(run).toMatchObject({ status: "succeeded", dryRun: true, plan: { create: 3, calls: 3 }, progress: { usersQueued: 3, callsSpent: 0 } });
+    expect(run).toMatchObject({
+      status: "succeeded",
+      dryRun: true,
+      plan: { create: 3, calls: 3 },
+      progress: { usersQueued: 3, callsSpent: 0 },
+    });
     const [{ n }] = await stack.database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
     expect(n).toBe(0);
     expect((await emulatorStats(stack)).scimDaily.used).toBe(0);
@@ -100,7 +139,10 @@ describe("full resync: drift verification", () => {
     await stack.service.reconciliation!.worker.start();
     await waitForQueueIdle(stack);
     expect((await emulatorState(stack)).dashboardUsers).toHaveLength(2);
-    const second = await request(stack.service.url).post("/admin/api/resync").set("Authorization", `Bearer ${ADMIN_TOKEN}`).send({ dryRun: "yes" });
+    const second = await request(stack.service.url)
+      .post("/admin/api/resync")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+      .send({ dryRun: "yes" });
     expect(second.status).toBe(400);
   });
 });

@@ -64,8 +64,12 @@ describe("SCIM errors", () => {
   });
 
   describe("request bodies", () => {
-    const raw = (method: "post" | "put" | "patch", path: string, body: string | Buffer, type = "application/scim+json") =>
-      request(base)[method](path).set("Authorization", `Bearer ${SCIM_TOKEN}`).set("Content-Type", type).send(body);
+    const raw = (
+      method: "post" | "put" | "patch",
+      path: string,
+      body: string | Buffer,
+      type = "application/scim+json",
+    ) => request(base)[method](path).set("Authorization", `Bearer ${SCIM_TOKEN}`).set("Content-Type", type).send(body);
 
     it("400 invalidSyntax for malformed JSON", async () => {
       expectError(await raw("post", "/Users", '{ "acve": tre, "userName": '), 400, "invalidSyntax");
@@ -79,7 +83,9 @@ describe("SCIM errors", () => {
       expectError(await raw("post", "/Users", "hello", "text/plain"), 415);
     });
     it("accepts application/json as well as application/scim+json", async () => {
-      expect((await raw("post", "/Users", JSON.stringify(userBody()), "application/json; charset=utf-8")).status).toBe(201);
+      expect((await raw("post", "/Users", JSON.stringify(userBody()), "application/json; charset=utf-8")).status).toBe(
+        201,
+      );
     });
     it("400 when a write has no body", async () => {
       expectError(await request(base).post("/Users").set("Authorization", `Bearer ${SCIM_TOKEN}`), 400);
@@ -89,15 +95,29 @@ describe("SCIM errors", () => {
       expectError(await raw("post", "/Users", JSON.stringify(userBody({ title: "x".repeat(10_000) }))), 413);
     });
     it("400 for a body nested too deeply", async () => {
-      expectError(await raw("post", "/Users", `{"userName":"deep@example.com","x":${"[".repeat(200)}${"]".repeat(200)}}`), 400, "invalidSyntax");
+      expectError(
+        await raw("post", "/Users", `{"userName":"deep@example.com","x":${"[".repeat(200)}${"]".repeat(200)}}`),
+        400,
+        "invalidSyntax",
+      );
     });
     it("bad UTF-8 and NUL characters never produce a 500", async () => {
-      const bytes = Buffer.concat([Buffer.from('{"userName":"bad'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('@example.com"}')]);
+      const bytes = Buffer.concat([
+        Buffer.from('{"userName":"bad'),
+        Buffer.from([0xff, 0xfe, 0xc3]),
+        Buffer.from('@example.com"}'),
+      ]);
       expect((await raw("post", "/Users", bytes)).status).toBeLessThan(500);
-      expectError(await raw("post", "/Users", JSON.stringify(userBody({ userName: "nul\u0000@example.com" }))), 400, "invalidValue");
+      expectError(
+        await raw("post", "/Users", JSON.stringify(userBody({ userName: "nul\u0000@example.com" }))),
+        400,
+        "invalidValue",
+      );
     });
     it("400 for a userName too long to index", async () => {
-      const long = Array.from({ length: 3000 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join("");
+      const long = Array.from({ length: 3000 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join(
+        "",
+      );
       expectError(await raw("post", "/Users", JSON.stringify({ userName: long })), 400, "invalidValue");
     });
   });
@@ -124,20 +144,38 @@ describe("SCIM errors", () => {
     });
     it("never answers 500 to odd but well-formed input", async () => {
       expectError(await h.get("/Users/%E0%A4%A"), 400);
-      expect((await h.post("/Users", JSON.parse('{"userName":"proto@example.com","__proto__":{"active":"zzz"}}'))).status).toBeLessThan(500);
-      expect((await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", value: JSON.parse('{"__proto__":{"x":1}}') }] })).status).toBeLessThan(500);
+      expect(
+        (await h.post("/Users", JSON.parse('{"userName":"proto@example.com","__proto__":{"active":"zzz"}}'))).status,
+      ).toBeLessThan(500);
+      expect(
+        (
+          await h.patch(`/Users/${userId}`, {
+            Operations: [{ op: "replace", value: JSON.parse('{"__proto__":{"x":1}}') }],
+          })
+        ).status,
+      ).toBeLessThan(500);
       expectError(await h.get(`/Users?filter=${encodeURIComponent('addresses eq "x"')}`), 400, "invalidFilter");
       expect((await h.get(`/Users?filter=${encodeURIComponent('groups.value eq "x"')}`)).status).toBe(200);
       expect((await h.get(`/Users?filter=${encodeURIComponent('x509Certificates.value co "x"')}`)).status).toBe(200);
       expect((await h.get("/Users?startIndex=999999999999&count=1")).status).toBe(200);
       expectError(await h.get(`/Users?filter=${encodeURIComponent('meta.version eq "x"')}`), 400, "invalidFilter");
-      expectError(await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", path: "groups", value: [] }] }), 400, "mutability");
+      expectError(
+        await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", path: "groups", value: [] }] }),
+        400,
+        "mutability",
+      );
       expectError(await h.post("/Groups", { displayName: "G", members: 5 }), 400, "invalidValue");
     });
 
     it("409 uniqueness when a PUT or PATCH takes another user's userName", async () => {
       const other = (await h.post("/Users", userBody())).body;
-      expectError(await h.patch(`/Users/${userId}`, { Operations: [{ op: "replace", path: "userName", value: other.userName.toUpperCase() }] }), 409, "uniqueness");
+      expectError(
+        await h.patch(`/Users/${userId}`, {
+          Operations: [{ op: "replace", path: "userName", value: other.userName.toUpperCase() }],
+        }),
+        409,
+        "uniqueness",
+      );
     });
   });
 
@@ -149,9 +187,9 @@ describe("SCIM errors", () => {
       ['nosuchattribute eq "a"', "invalidFilter"],
       ['(userName eq "a"', "invalidFilter"],
       ['userName eq "a")', "invalidFilter"],
-      ["active eq \"yes\"", "invalidFilter"],
+      ['active eq "yes"', "invalidFilter"],
       ['meta.created gt "not a date"', "invalidFilter"],
-      ["name eq \"x\"", "invalidFilter"],
+      ['name eq "x"', "invalidFilter"],
       ['emails[type eq "work"].value eq "x"', "invalidFilter"],
       ['"unterminated', "invalidFilter"],
     ])("400 %s for filter %s", async (filter, scimType) => {
@@ -168,12 +206,17 @@ describe("SCIM errors", () => {
       expect(res.body).toMatchObject({ startIndex: 1, itemsPerPage: 0 });
     });
     it("400 for a filter that is too long", async () => {
-      expectError(await h.get(`/Users?filter=${encodeURIComponent(`userName eq "${"a".repeat(5000)}"`)}`), 400, "invalidFilter");
+      expectError(
+        await h.get(`/Users?filter=${encodeURIComponent(`userName eq "${"a".repeat(5000)}"`)}`),
+        400,
+        "invalidFilter",
+      );
     });
   });
 
   describe("PATCH", () => {
-    const patch = (Operations: unknown, extra: Record<string, unknown> = {}) => h.patch(`/Users/${userId}`, { schemas: [PATCH_OP], Operations, ...extra });
+    const patch = (Operations: unknown, extra: Record<string, unknown> = {}) =>
+      h.patch(`/Users/${userId}`, { schemas: [PATCH_OP], Operations, ...extra });
     it.each([
       ["no Operations", undefined, "invalidSyntax"],
       ["empty Operations", [], "invalidSyntax"],
@@ -186,13 +229,23 @@ describe("SCIM errors", () => {
       ["a non-string path", [{ op: "replace", path: 5, value: "x" }], "invalidPath"],
       ["a read-only attribute", [{ op: "replace", path: "id", value: "x" }], "mutability"],
       ["a wrongly typed value", [{ op: "replace", path: "active", value: "maybe" }], "invalidValue"],
-      ["a replace whose filter matches nothing and cannot create", [{ op: "replace", path: 'emails[value co "zz"]', value: { value: "a" } }], "noTarget"],
+      [
+        "a replace whose filter matches nothing and cannot create",
+        [{ op: "replace", path: 'emails[value co "zz"]', value: { value: "a" } }],
+        "noTarget",
+      ],
     ])("400 for %s", async (_name, operations, scimType) => {
       expectError(await patch(operations), 400, scimType);
     });
     it("400 for group member sub-attribute changes", async () => {
       const g = (await h.post("/Groups", { displayName: "PatchErrors" })).body;
-      expectError(await h.patch(`/Groups/${g.id}`, { Operations: [{ op: "replace", path: 'members[value eq "x"].display', value: "y" }] }), 400, "mutability");
+      expectError(
+        await h.patch(`/Groups/${g.id}`, {
+          Operations: [{ op: "replace", path: 'members[value eq "x"].display', value: "y" }],
+        }),
+        400,
+        "mutability",
+      );
     });
   });
 });

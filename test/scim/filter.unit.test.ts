@@ -12,24 +12,54 @@ describe("parseFilter", () => {
     ["active eq true", { kind: "compare", path: "active", op: "eq", value: true }],
     ["x eq null", { kind: "compare", path: "x", op: "eq", value: null }],
     ["x gt -1.5e3", { kind: "compare", path: "x", op: "gt", value: -1500 }],
-    ['a eq "1" or b eq "2" and c eq "3"', {
-      kind: "or",
-      left: { kind: "compare", path: "a", op: "eq", value: "1" },
-      right: { kind: "and", left: { kind: "compare", path: "b", op: "eq", value: "2" }, right: { kind: "compare", path: "c", op: "eq", value: "3" } },
-    }],
-    ['not (a eq "1" or b eq "2")', {
-      kind: "not",
-      filter: { kind: "or", left: { kind: "compare", path: "a", op: "eq", value: "1" }, right: { kind: "compare", path: "b", op: "eq", value: "2" } },
-    }],
-    ['emails[type eq "work" and value co "@x"]', {
-      kind: "valuePath",
-      path: "emails",
-      filter: { kind: "and", left: { kind: "compare", path: "type", op: "eq", value: "work" }, right: { kind: "compare", path: "value", op: "co", value: "@x" } },
-    }],
-    ['urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "Sales"', {
-      kind: "compare", path: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department", op: "eq", value: "Sales",
-    }],
-    ['displayName eq "quote \\" and paren ) inside"', { kind: "compare", path: "displayName", op: "eq", value: 'quote " and paren ) inside' }],
+    [
+      'a eq "1" or b eq "2" and c eq "3"',
+      {
+        kind: "or",
+        left: { kind: "compare", path: "a", op: "eq", value: "1" },
+        right: {
+          kind: "and",
+          left: { kind: "compare", path: "b", op: "eq", value: "2" },
+          right: { kind: "compare", path: "c", op: "eq", value: "3" },
+        },
+      },
+    ],
+    [
+      'not (a eq "1" or b eq "2")',
+      {
+        kind: "not",
+        filter: {
+          kind: "or",
+          left: { kind: "compare", path: "a", op: "eq", value: "1" },
+          right: { kind: "compare", path: "b", op: "eq", value: "2" },
+        },
+      },
+    ],
+    [
+      'emails[type eq "work" and value co "@x"]',
+      {
+        kind: "valuePath",
+        path: "emails",
+        filter: {
+          kind: "and",
+          left: { kind: "compare", path: "type", op: "eq", value: "work" },
+          right: { kind: "compare", path: "value", op: "co", value: "@x" },
+        },
+      },
+    ],
+    [
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "Sales"',
+      {
+        kind: "compare",
+        path: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
+        op: "eq",
+        value: "Sales",
+      },
+    ],
+    [
+      'displayName eq "quote \\" and paren ) inside"',
+      { kind: "compare", path: "displayName", op: "eq", value: 'quote " and paren ) inside' },
+    ],
   ])("%s", (input, expected) => {
     expect(parseFilter(input)).toEqual(expected);
   });
@@ -37,7 +67,7 @@ describe("parseFilter", () => {
   it.each([
     "",
     "userName",
-    'userName eq',
+    "userName eq",
     "userName eq bare",
     'userName like "x"',
     '(userName eq "x"',
@@ -56,22 +86,34 @@ describe("parsePatchPath", () => {
   it.each([
     ["title", { path: "title" }],
     ["name.givenName", { path: "name.givenName" }],
-    ['members[value eq "abc"]', { path: "members", filter: { kind: "compare", path: "value", op: "eq", value: "abc" } }],
-    ['emails[type eq "work"].value', { path: "emails", filter: { kind: "compare", path: "type", op: "eq", value: "work" }, subAttribute: "value" }],
-    ["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager", { path: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager" }],
+    [
+      'members[value eq "abc"]',
+      { path: "members", filter: { kind: "compare", path: "value", op: "eq", value: "abc" } },
+    ],
+    [
+      'emails[type eq "work"].value',
+      { path: "emails", filter: { kind: "compare", path: "type", op: "eq", value: "work" }, subAttribute: "value" },
+    ],
+    [
+      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
+      { path: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager" },
+    ],
   ])("%s", (input, expected) => {
     expect(parsePatchPath(input)).toEqual(expected);
   });
 
-  it.each(["", "a b", "emails[type eq]", 'emails[type eq "w"]x', 'name.given[type eq "x"]'])("rejects %j with invalidPath", (input) => {
-    expect(() => parsePatchPath(input)).toThrowError(expect.objectContaining({ scimType: "invalidPath" }));
-  });
+  it.each(["", "a b", "emails[type eq]", 'emails[type eq "w"]x', 'name.given[type eq "x"]'])(
+    "rejects %j with invalidPath",
+    (input) => {
+      expect(() => parsePatchPath(input)).toThrowError(expect.objectContaining({ scimType: "invalidPath" }));
+    },
+  );
 });
 
 describe("splitAttributeList", () => {
   it.each([
     ["userName,emails", ["userName", "emails"]],
-    [' userName , name.givenName ', ["userName", "name.givenName"]],
+    [" userName , name.givenName ", ["userName", "name.givenName"]],
     ['emails[type eq "a,b"],userName', ['emails[type eq "a,b"]', "userName"]],
   ])("%s", (input, expected) => {
     expect(splitAttributeList(input)).toEqual(expected);
@@ -102,8 +144,18 @@ describe("filterToSql", () => {
     ['externalId eq "E1"', "User", "(u.external_id = $1::text)", ["E1"]],
     ["active eq false", "User", "(u.active = $1::boolean)", [false]],
     ['id eq "not-a-uuid"', "User", "false", []],
-    ['id eq "5f0c1a52-0000-4000-8000-000000000000"', "User", "(u.id = $1::uuid)", ["5f0c1a52-0000-4000-8000-000000000000"]],
-    ['meta.created gt "2020-01-01T00:00:00Z"', "User", "(u.created_at > $1::timestamptz)", ["2020-01-01T00:00:00.000Z"]],
+    [
+      'id eq "5f0c1a52-0000-4000-8000-000000000000"',
+      "User",
+      "(u.id = $1::uuid)",
+      ["5f0c1a52-0000-4000-8000-000000000000"],
+    ],
+    [
+      'meta.created gt "2020-01-01T00:00:00Z"',
+      "User",
+      "(u.created_at > $1::timestamptz)",
+      ["2020-01-01T00:00:00.000Z"],
+    ],
     ['title sw "Eng"', "User", "starts_with(lower((u.resource->>'title')), lower($1::text))", ["Eng"]],
     ['displayName eq "G"', "Group", "(lower(g.display_name) = lower($1::text))", ["G"]],
   ])("%s on %s", (filter, kind, sql, params) => {
@@ -111,7 +163,11 @@ describe("filterToSql", () => {
   });
 
   it("numbers parameters from the offset and never inlines values", () => {
-    const { sql, params } = filterToSql("User", parseFilter(`userName eq "x'; DROP TABLE idp_users; --" and title co "y"`), 3);
+    const { sql, params } = filterToSql(
+      "User",
+      parseFilter(`userName eq "x'; DROP TABLE idp_users; --" and title co "y"`),
+      3,
+    );
     expect(sql).not.toContain("DROP");
     expect(sql).toContain("$4");
     expect(sql).toContain("$5");
@@ -120,17 +176,31 @@ describe("filterToSql", () => {
 
   it("compiles multi-valued and extension attributes", () => {
     expect(filterToSql("User", parseFilter('emails[type eq "work"]')).sql).toContain("jsonb_array_elements");
-    expect(filterToSql("User", parseFilter('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "x"')).sql).toContain("u.department");
-    expect(filterToSql("User", parseFilter('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value eq "m"')).sql).toContain(
-      "u.resource->'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'->'manager'",
+    expect(
+      filterToSql("User", parseFilter('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "x"'))
+        .sql,
+    ).toContain("u.department");
+    expect(
+      filterToSql(
+        "User",
+        parseFilter('urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value eq "m"'),
+      ).sql,
+    ).toContain("u.resource->'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'->'manager'");
+    expect(filterToSql("Group", parseFilter('members.value eq "5f0c1a52-0000-4000-8000-000000000000"')).sql).toContain(
+      "idp_group_members",
     );
-    expect(filterToSql("Group", parseFilter('members.value eq "5f0c1a52-0000-4000-8000-000000000000"')).sql).toContain("idp_group_members");
   });
 
-  it.each([['nosuch eq "x"'], ['active gt true'], ['userName eq 5'], ['name eq "x"'], ['meta.created gt "yesterday"'], ['members.nosuch eq "x"']])(
-    "rejects %s",
-    (filter) => {
-      expect(() => filterToSql(filter.startsWith("members") ? "Group" : "User", parseFilter(filter))).toThrow(BadRequestError);
-    },
-  );
+  it.each([
+    ['nosuch eq "x"'],
+    ["active gt true"],
+    ["userName eq 5"],
+    ['name eq "x"'],
+    ['meta.created gt "yesterday"'],
+    ['members.nosuch eq "x"'],
+  ])("rejects %s", (filter) => {
+    expect(() => filterToSql(filter.startsWith("members") ? "Group" : "User", parseFilter(filter))).toThrow(
+      BadRequestError,
+    );
+  });
 });

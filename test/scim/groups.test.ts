@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { GROUP_SCHEMA, PATCH_OP, clearDirtyMarks, dirtyMarks, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import {
+  GROUP_SCHEMA,
+  PATCH_OP,
+  clearDirtyMarks,
+  dirtyMarks,
+  startScimHarness,
+  userBody,
+  type ScimHarness,
+} from "./harness.js";
 
 describe("SCIM /Groups", () => {
   let h: ScimHarness;
@@ -23,17 +31,25 @@ describe("SCIM /Groups", () => {
       schemas: [GROUP_SCHEMA],
       displayName: "Sales",
       externalId: "okta-sales",
-      members: [{ value: users[0], display: "First" }, { value: "not-a-user" }, { value: "5f0c1a52-0000-4000-8000-000000000000" }],
+      members: [
+        { value: users[0], display: "First" },
+        { value: "not-a-user" },
+        { value: "5f0c1a52-0000-4000-8000-000000000000" },
+      ],
     });
     expect(res.status).toBe(201);
     expect(res.headers.location).toBe(res.body.meta.location);
-    expect(res.body.members).toEqual([{ value: users[0], display: "First", type: "User", $ref: expect.stringContaining(`/Users/${users[0]}`) }]);
+    expect(res.body.members).toEqual([
+      { value: users[0], display: "First", type: "User", $ref: expect.stringContaining(`/Users/${users[0]}`) },
+    ]);
     const marks = await dirtyMarks(h, [users[0]!]);
     expect(marks.get(users[0]!)).toMatchObject({ kind: "idp", method: "POST", resource: `Groups/${res.body.id}` });
   });
 
   it("lists and filters on displayName, externalId and members.value; excludedAttributes=members", async () => {
-    const g = (await h.post("/Groups", { displayName: "Filterable", externalId: "ext-f", members: [{ value: users[1] }] })).body;
+    const g = (
+      await h.post("/Groups", { displayName: "Filterable", externalId: "ext-f", members: [{ value: users[1] }] })
+    ).body;
     const byName = await h.get(`/Groups?filter=${encodeURIComponent('displayName eq "filterable"')}`);
     expect(byName.body.Resources.map((r: { id: string }) => r.id)).toEqual([g.id]);
     const byExt = await h.get(`/Groups?filter=${encodeURIComponent('externalId eq "ext-f"')}`);
@@ -43,10 +59,15 @@ describe("SCIM /Groups", () => {
     const byMemberPath = await h.get(`/Groups?filter=${encodeURIComponent(`members[value eq "${users[1]}"]`)}`);
     expect(byMemberPath.body.totalResults).toBe(1);
     // Entra checks one membership this way before it adds or removes a member.
-    const check = (user: string) => h.get(`/Groups?excludedAttributes=members&filter=${encodeURIComponent(`id eq "${g.id}" and members[value eq "${user}"]`)}`);
+    const check = (user: string) =>
+      h.get(
+        `/Groups?excludedAttributes=members&filter=${encodeURIComponent(`id eq "${g.id}" and members[value eq "${user}"]`)}`,
+      );
     expect((await check(users[1]!)).body.totalResults).toBe(1);
     expect((await check(users[2]!)).body.totalResults).toBe(0);
-    const lean = await h.get(`/Groups?excludedAttributes=members&filter=${encodeURIComponent('displayName eq "Filterable"')}`);
+    const lean = await h.get(
+      `/Groups?excludedAttributes=members&filter=${encodeURIComponent('displayName eq "Filterable"')}`,
+    );
     expect(lean.body.Resources[0].members).toBeUndefined();
     expect(lean.body.Resources[0].displayName).toBe("Filterable");
     const single = await h.get(`/Groups/${g.id}?excludedAttributes=members`);
@@ -56,14 +77,22 @@ describe("SCIM /Groups", () => {
   it("PATCH adds, removes by filter, removes by value list and replaces (including [])", async () => {
     const g = (await h.post("/Groups", { displayName: "Patchable" })).body;
     const patch = (Operations: unknown[]) => h.patch(`/Groups/${g.id}`, { schemas: [PATCH_OP], Operations });
-    expect((await patch([{ op: "add", path: "members", value: [{ value: users[2] }, { value: users[3] }, { value: users[4] }] }])).status).toBe(204);
+    expect(
+      (
+        await patch([
+          { op: "add", path: "members", value: [{ value: users[2] }, { value: users[3] }, { value: users[4] }] },
+        ])
+      ).status,
+    ).toBe(204);
     expect(await memberIds(g.id)).toEqual([users[2], users[3], users[4]].sort());
     expect((await patch([{ op: "remove", path: `members[value eq "${users[2]}"]` }])).status).toBe(204);
     expect(await memberIds(g.id)).toEqual([users[3], users[4]].sort());
     // Entra: remove with a value list
     expect((await patch([{ op: "Remove", path: "members", value: [{ value: users[3] }] }])).status).toBe(204);
     expect(await memberIds(g.id)).toEqual([users[4]]);
-    expect((await patch([{ op: "replace", path: "members", value: [{ value: users[5] }, { value: users[6] }] }])).status).toBe(204);
+    expect(
+      (await patch([{ op: "replace", path: "members", value: [{ value: users[5] }, { value: users[6] }] }])).status,
+    ).toBe(204);
     expect(await memberIds(g.id)).toEqual([users[5], users[6]].sort());
     const marks = await dirtyMarks(h, users.slice(2, 7));
     expect([...marks.keys()].sort()).toEqual(users.slice(2, 7).sort());
@@ -72,7 +101,12 @@ describe("SCIM /Groups", () => {
   });
 
   it("Okta Push Groups: one PATCH with a rename plus member removes and adds; the rename marks every member", async () => {
-    const g = (await h.post("/Groups", { displayName: "Push", members: [{ value: users[7] }, { value: users[8] }, { value: users[9] }] })).body;
+    const g = (
+      await h.post("/Groups", {
+        displayName: "Push",
+        members: [{ value: users[7] }, { value: users[8] }, { value: users[9] }],
+      })
+    ).body;
     await clearDirtyMarks(h);
     const res = await h.patch(`/Groups/${g.id}`, {
       schemas: [PATCH_OP],
@@ -102,7 +136,13 @@ describe("SCIM /Groups", () => {
     const g = (await h.post("/Groups", { displayName: "Lenient" })).body;
     const res = await h.patch(`/Groups/${g.id}`, {
       schemas: [PATCH_OP],
-      Operations: [{ op: "add", path: "members", value: [{ value: "2b7e1c8e-1111-4222-8333-444455556666" }, { value: users[11] }, { value: "garbage" }] }],
+      Operations: [
+        {
+          op: "add",
+          path: "members",
+          value: [{ value: "2b7e1c8e-1111-4222-8333-444455556666" }, { value: users[11] }, { value: "garbage" }],
+        },
+      ],
     });
     expect(res.status).toBe(204);
     expect(await memberIds(g.id)).toEqual([users[11]]);
@@ -112,7 +152,12 @@ describe("SCIM /Groups", () => {
     const g = (await h.post("/Groups", { displayName: "Concurrent" })).body;
     const twenty = users.slice(0, 20);
     const results = await Promise.all(
-      twenty.map((id) => h.patch(`/Groups/${g.id}`, { schemas: [PATCH_OP], Operations: [{ op: "add", path: "members", value: [{ value: id }] }] })),
+      twenty.map((id) =>
+        h.patch(`/Groups/${g.id}`, {
+          schemas: [PATCH_OP],
+          Operations: [{ op: "add", path: "members", value: [{ value: id }] }],
+        }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(twenty.map(() => 204));
     expect(await memberIds(g.id)).toEqual([...twenty].sort());
@@ -123,7 +168,11 @@ describe("SCIM /Groups", () => {
   it("PUT replaces attributes and members; without members it leaves membership alone", async () => {
     const g = (await h.post("/Groups", { displayName: "Put", members: [{ value: users[12] }] })).body;
     await clearDirtyMarks(h);
-    const res = await h.put(`/Groups/${g.id}`, { schemas: [GROUP_SCHEMA], displayName: "Put", members: [{ value: users[13] }] });
+    const res = await h.put(`/Groups/${g.id}`, {
+      schemas: [GROUP_SCHEMA],
+      displayName: "Put",
+      members: [{ value: users[13] }],
+    });
     expect(res.status).toBe(200);
     expect(res.body.members.map((m: { value: string }) => m.value)).toEqual([users[13]]);
     expect([...(await dirtyMarks(h, users)).keys()].sort()).toEqual([users[12], users[13]].sort());
@@ -134,7 +183,9 @@ describe("SCIM /Groups", () => {
   });
 
   it("DELETE marks the members dirty, is 204, and a second DELETE is 404", async () => {
-    const g = (await h.post("/Groups", { displayName: "Doomed", members: [{ value: users[14] }, { value: users[15] }] })).body;
+    const g = (
+      await h.post("/Groups", { displayName: "Doomed", members: [{ value: users[14] }, { value: users[15] }] })
+    ).body;
     await clearDirtyMarks(h);
     expect((await h.del(`/Groups/${g.id}`)).status).toBe(204);
     expect([...(await dirtyMarks(h, users)).keys()].sort()).toEqual([users[14], users[15]].sort());

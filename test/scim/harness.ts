@@ -29,7 +29,8 @@ export async function startScimHarness(extraEnv: Record<string, string> = {}): P
   });
   const base = `${service.url}/scim/v2`;
   const auth = (t: request.Test) => t.set("Authorization", `Bearer ${SCIM_TOKEN}`);
-  const json = (t: request.Test, body: unknown) => auth(t).set("Content-Type", "application/scim+json").send(JSON.stringify(body));
+  const json = (t: request.Test, body: unknown) =>
+    auth(t).set("Content-Type", "application/scim+json").send(JSON.stringify(body));
   return {
     service,
     database,

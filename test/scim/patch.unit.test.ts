@@ -16,17 +16,39 @@ const ops = (...Operations: unknown[]) => normalisePatchRequest("User", { Operat
 
 describe("normalisePatchRequest (IdP dialects)", () => {
   it.each([
-    ["Entra capitalised op", { op: "Replace", path: "active", value: "False" }, [{ op: "replace", path: "active", value: "False" }]],
-    ["Okta path-less replace", { op: "replace", value: { active: false } }, [{ op: "replace", path: "active", value: false, lenient: true }]],
-    ["path-less value with an extension object", { op: "add", value: { [ENT]: { department: "D" }, id: "ignored" } }, [{ op: "add", path: `${ENT}:department`, value: "D", lenient: true }]],
-    ["a path naming the whole extension", { op: "replace", path: ENT, value: { department: "D" } }, [{ op: "replace", path: `${ENT}:department`, value: "D" }]],
-    ["empty path is path-less", { op: "replace", path: "", value: { title: "T" } }, [{ op: "replace", path: "title", value: "T", lenient: true }]],
+    [
+      "Entra capitalised op",
+      { op: "Replace", path: "active", value: "False" },
+      [{ op: "replace", path: "active", value: "False" }],
+    ],
+    [
+      "Okta path-less replace",
+      { op: "replace", value: { active: false } },
+      [{ op: "replace", path: "active", value: false, lenient: true }],
+    ],
+    [
+      "path-less value with an extension object",
+      { op: "add", value: { [ENT]: { department: "D" }, id: "ignored" } },
+      [{ op: "add", path: `${ENT}:department`, value: "D", lenient: true }],
+    ],
+    [
+      "a path naming the whole extension",
+      { op: "replace", path: ENT, value: { department: "D" } },
+      [{ op: "replace", path: `${ENT}:department`, value: "D" }],
+    ],
+    [
+      "empty path is path-less",
+      { op: "replace", path: "", value: { title: "T" } },
+      [{ op: "replace", path: "title", value: "T", lenient: true }],
+    ],
   ])("%s", (_name, operation, expected) => {
     expect(normalisePatchRequest("User", { Operations: [operation] })).toEqual(expected);
   });
 
   it("accepts a lower-case operations key", () => {
-    expect(normalisePatchRequest("User", { operations: [{ op: "remove", path: "title" }] })).toEqual([{ op: "remove", path: "title", value: undefined }]);
+    expect(normalisePatchRequest("User", { operations: [{ op: "remove", path: "title" }] })).toEqual([
+      { op: "remove", path: "title", value: undefined },
+    ]);
   });
 });
 
@@ -34,17 +56,51 @@ describe("applyPatch", () => {
   it.each([
     ['Entra "False" on a boolean', ops({ op: "Replace", path: "active", value: "False" }), { active: false }],
     ["Okta path-less deactivation", ops({ op: "replace", value: { active: false } }), { active: false }],
-    ["replace a sub-attribute", ops({ op: "replace", path: "name.givenName", value: "Z" }), { name: { givenName: "Z", familyName: "B" } }],
-    ["replace a complex value merges", ops({ op: "replace", path: "name", value: { givenName: "Z" } }), { name: { givenName: "Z", familyName: "B" } }],
+    [
+      "replace a sub-attribute",
+      ops({ op: "replace", path: "name.givenName", value: "Z" }),
+      { name: { givenName: "Z", familyName: "B" } },
+    ],
+    [
+      "replace a complex value merges",
+      ops({ op: "replace", path: "name", value: { givenName: "Z" } }),
+      { name: { givenName: "Z", familyName: "B" } },
+    ],
     ["remove a sub-attribute", ops({ op: "remove", path: "name.familyName" }), { name: { givenName: "A" } }],
-    ["value-filter sub-attribute", ops({ op: "replace", path: 'emails[type eq "work"].value', value: "n@x.com" }), { emails: [{ value: "n@x.com", type: "work", primary: true }] }],
+    [
+      "value-filter sub-attribute",
+      ops({ op: "replace", path: 'emails[type eq "work"].value', value: "n@x.com" }),
+      { emails: [{ value: "n@x.com", type: "work", primary: true }] },
+    ],
     ["value-filter remove", ops({ op: "remove", path: 'emails[type eq "work"]' }), { emails: [] }],
-    ["add to a multi-valued attribute de-duplicates", ops({ op: "add", path: "emails", value: [{ value: "a@x.com", type: "work", primary: true }, { value: "h@x.com", type: "home" }] }), {
-      emails: [{ value: "a@x.com", type: "work", primary: true }, { value: "h@x.com", type: "home" }],
-    }],
+    [
+      "add to a multi-valued attribute de-duplicates",
+      ops({
+        op: "add",
+        path: "emails",
+        value: [
+          { value: "a@x.com", type: "work", primary: true },
+          { value: "h@x.com", type: "home" },
+        ],
+      }),
+      {
+        emails: [
+          { value: "a@x.com", type: "work", primary: true },
+          { value: "h@x.com", type: "home" },
+        ],
+      },
+    ],
     ["remove with a value list", ops({ op: "remove", path: "emails", value: [{ value: "a@x.com" }] }), { emails: [] }],
-    ["manager as a bare string", ops({ op: "Add", path: `${ENT}:manager`, value: "m1" }), { [ENT]: { manager: { value: "m1" } } }],
-    ["path-less unknown attributes are ignored", ops({ op: "replace", value: { nosuch: 1, title: "T" } }), { title: "T" }],
+    [
+      "manager as a bare string",
+      ops({ op: "Add", path: `${ENT}:manager`, value: "m1" }),
+      { [ENT]: { manager: { value: "m1" } } },
+    ],
+    [
+      "path-less unknown attributes are ignored",
+      ops({ op: "replace", value: { nosuch: 1, title: "T" } }),
+      { title: "T" },
+    ],
   ])("%s", (_name, operations, expected) => {
     expect(applyPatch("User", base(), operations)).toMatchObject(expected);
   });
@@ -64,13 +120,29 @@ describe("applyPatch", () => {
 describe("splitGroupPatch", () => {
   const split = (...Operations: unknown[]) => splitGroupPatch(normalisePatchRequest("Group", { Operations }));
   it.each([
-    ["add", [{ op: "add", path: "members", value: [{ value: "u1", display: "U" }] }], [{ kind: "add", members: [{ id: "u1", display: "U" }] }]],
+    [
+      "add",
+      [{ op: "add", path: "members", value: [{ value: "u1", display: "U" }] }],
+      [{ kind: "add", members: [{ id: "u1", display: "U" }] }],
+    ],
     ["remove by filter", [{ op: "remove", path: 'members[value eq "u1"]' }], [{ kind: "remove", ids: ["u1"] }]],
-    ["remove by or-filter", [{ op: "remove", path: 'members[value eq "u1" or value eq "u2"]' }], [{ kind: "remove", ids: ["u1", "u2"] }]],
-    ["Entra remove by value list", [{ op: "Remove", path: "members", value: [{ value: "u1" }, { value: "u2" }] }], [{ kind: "remove", ids: ["u1", "u2"] }]],
+    [
+      "remove by or-filter",
+      [{ op: "remove", path: 'members[value eq "u1" or value eq "u2"]' }],
+      [{ kind: "remove", ids: ["u1", "u2"] }],
+    ],
+    [
+      "Entra remove by value list",
+      [{ op: "Remove", path: "members", value: [{ value: "u1" }, { value: "u2" }] }],
+      [{ kind: "remove", ids: ["u1", "u2"] }],
+    ],
     ["remove all", [{ op: "remove", path: "members" }], [{ kind: "removeAll" }]],
     ["replace with []", [{ op: "replace", path: "members", value: [] }], [{ kind: "replace", members: [] }]],
-    ["path-less members", [{ op: "add", value: { members: [{ value: "u3" }] } }], [{ kind: "add", members: [{ id: "u3", display: undefined }] }]],
+    [
+      "path-less members",
+      [{ op: "add", value: { members: [{ value: "u3" }] } }],
+      [{ kind: "add", members: [{ id: "u3", display: undefined }] }],
+    ],
   ])("%s", (_name, operations, membership) => {
     expect(split(...operations).membership).toEqual(membership);
   });
@@ -88,7 +160,13 @@ describe("splitGroupPatch", () => {
 
 describe("normaliseResource", () => {
   it("turns Entra strings into booleans and bare managers into objects", () => {
-    expect(normaliseResource("User", { active: "True", emails: [{ value: "a", primary: "false" }], [ENT]: { manager: "m", department: "D" } })).toEqual({
+    expect(
+      normaliseResource("User", {
+        active: "True",
+        emails: [{ value: "a", primary: "false" }],
+        [ENT]: { manager: "m", department: "D" },
+      }),
+    ).toEqual({
       active: true,
       emails: [{ value: "a", primary: false }],
       [ENT]: { manager: { value: "m" }, department: "D" },
@@ -97,7 +175,17 @@ describe("normaliseResource", () => {
 });
 
 describe("projection", () => {
-  const user = { schemas: ["s"], id: "1", userName: "u", name: { givenName: "g", familyName: "f" }, emails: [{ type: "work", value: "w" }, { type: "home", value: "h" }], meta: { resourceType: "User" } };
+  const user = {
+    schemas: ["s"],
+    id: "1",
+    userName: "u",
+    name: { givenName: "g", familyName: "f" },
+    emails: [
+      { type: "work", value: "w" },
+      { type: "home", value: "h" },
+    ],
+    meta: { resourceType: "User" },
+  };
   it.each([
     ["userName", undefined, { schemas: ["s"], id: "1", userName: "u" }],
     ["name.givenName", undefined, { schemas: ["s"], id: "1", name: { givenName: "g" } }],
@@ -111,8 +199,14 @@ describe("projection", () => {
 describe("parseListParams", () => {
   it.each([
     [{}, { startIndex: 1, count: 100 }],
-    [{ startIndex: "0", count: "-5" }, { startIndex: 1, count: 0 }],
-    [{ startIndex: "3", count: "5000" }, { startIndex: 3, count: 1000 }],
+    [
+      { startIndex: "0", count: "-5" },
+      { startIndex: 1, count: 0 },
+    ],
+    [
+      { startIndex: "3", count: "5000" },
+      { startIndex: 3, count: 1000 },
+    ],
     [{ filter: "  " }, { filter: undefined }],
     [{ Filter: 'a eq "b"' }, { filter: 'a eq "b"' }],
     [{ attributes: ["userName", "emails"] }, { attributes: "userName,emails" }],

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getUserForReconcile, listIdpUserIds, listUserIdsInGroupsNamed, listUsersWithGroups } from "../../src/db/idpUserRepository.js";
+import {
+  getUserForReconcile,
+  listIdpUserIds,
+  listUserIdsInGroupsNamed,
+  listUsersWithGroups,
+} from "../../src/db/idpUserRepository.js";
 import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harness.js";
 
 /** The read side the reconciler uses: one user with their groups, and batches for resyncs. */
@@ -10,7 +15,16 @@ describe("IdP reads for the reconciler", () => {
   let groups: { id: string }[];
   beforeAll(async () => {
     h = await startScimHarness();
-    alice = (await h.post("/Users", userBody({ displayName: "Alice A", name: { givenName: "Alice", familyName: "A" }, [ENTERPRISE]: { department: "Sales" } }))).body;
+    alice = (
+      await h.post(
+        "/Users",
+        userBody({
+          displayName: "Alice A",
+          name: { givenName: "Alice", familyName: "A" },
+          [ENTERPRISE]: { department: "Sales" },
+        }),
+      )
+    ).body;
     bob = (await h.post("/Users", userBody({ active: false }))).body;
     groups = [
       (await h.post("/Groups", { displayName: "Zeta", externalId: "z-1", members: [{ value: alice.id }] })).body,

@@ -23,7 +23,9 @@ describe("sortToSql (RFC 7644 §3.4.2.3): a fixed ORDER BY key per sortable attr
     ["User", "u.id; DROP TABLE idp_users"],
     ["Group", "userName"],
   ] as const)("%s sortBy=%s is a 400 invalidValue", (kind, sortBy) => {
-    expect(() => sortToSql(kind, { sortBy, sortOrder: "ascending" })).toThrow(expect.objectContaining({ status: 400, scimType: "invalidValue" }));
+    expect(() => sortToSql(kind, { sortBy, sortOrder: "ascending" })).toThrow(
+      expect.objectContaining({ status: 400, scimType: "invalidValue" }),
+    );
   });
 
   it("across types, the type without the attribute has no key (sorted as unassigned)", () => {
@@ -38,7 +40,10 @@ describe("withoutUnassigned (RFC 7643 §2.5)", () => {
   it.each([
     [{ a: null, b: [], c: {}, d: "x" }, { d: "x" }],
     [{ emails: [{}, { value: "a" }], name: { givenName: null } }, { emails: [{ value: "a" }] }],
-    [{ active: false, count: 0, text: "" }, { active: false, count: 0, text: "" }],
+    [
+      { active: false, count: 0, text: "" },
+      { active: false, count: 0, text: "" },
+    ],
     [[], undefined],
   ])("%j → %j", (input, expected) => {
     expect(withoutUnassigned(input)).toEqual(expected);

@@ -33,13 +33,19 @@ describe("SCIM /Users", () => {
     expect((await h.post("/Users", body)).status).toBe(201);
     const again = await h.post("/Users", { ...body, userName: String(body.userName).toUpperCase() });
     expect(again.status).toBe(409);
-    expect(again.body).toMatchObject({ status: "409", scimType: "uniqueness", schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"] });
+    expect(again.body).toMatchObject({
+      status: "409",
+      scimType: "uniqueness",
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+    });
   });
 
   it("filters by userName case-insensitively and pages with integer fields", async () => {
     const body = userBody();
     const created = await h.post("/Users", body);
-    const res = await h.get(`/Users?filter=${encodeURIComponent(`userName eq "${String(body.userName).toUpperCase()}"`)}`);
+    const res = await h.get(
+      `/Users?filter=${encodeURIComponent(`userName eq "${String(body.userName).toUpperCase()}"`)}`,
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ totalResults: 1, startIndex: 1, itemsPerPage: 1 });
     expect(res.body.Resources[0].id).toBe(created.body.id);
@@ -58,12 +64,19 @@ describe("SCIM /Users", () => {
 
   it("supports the filter operators, not and parentheses", async () => {
     const marker = `m${Date.now()}`;
-    const a = (await h.post("/Users", userBody({ userName: `${marker}.alice@example.com`, title: "Engineer", active: true }))).body;
-    const b = (await h.post("/Users", userBody({ userName: `${marker}.bob@example.org`, title: "Manager", active: false }))).body;
+    const a = (
+      await h.post("/Users", userBody({ userName: `${marker}.alice@example.com`, title: "Engineer", active: true }))
+    ).body;
+    const b = (
+      await h.post("/Users", userBody({ userName: `${marker}.bob@example.org`, title: "Manager", active: false }))
+    ).body;
     const ids = async (filter: string) => {
       const res = await h.get(`/Users?count=1000&filter=${encodeURIComponent(filter)}`);
       expect(res.status, `${filter}: ${JSON.stringify(res.body)}`).toBe(200);
-      return (res.body.Resources as { id: string }[]).map((r) => r.id).filter((id) => id === a.id || id === b.id).sort();
+      return (res.body.Resources as { id: string }[])
+        .map((r) => r.id)
+        .filter((id) => id === a.id || id === b.id)
+        .sort();
     };
     const both = [a.id, b.id].sort();
     expect(await ids(`userName sw "${marker}"`)).toEqual(both);
@@ -82,7 +95,9 @@ describe("SCIM /Users", () => {
   });
 
   it("answers Entra's random-GUID probe with 200 and an empty list", async () => {
-    const res = await h.get(`/Users?filter=${encodeURIComponent('userName eq "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"')}`);
+    const res = await h.get(
+      `/Users?filter=${encodeURIComponent('userName eq "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"')}`,
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ totalResults: 0, Resources: [], itemsPerPage: 0 });
   });
@@ -107,7 +122,11 @@ describe("SCIM /Users", () => {
 
   it("replaces a user with PUT (Okta sends the whole user)", async () => {
     const created = (await h.post("/Users", userBody({ title: "Old" }))).body;
-    const res = await h.put(`/Users/${created.id}`, { ...userBody({ userName: created.userName }), id: created.id, active: false });
+    const res = await h.put(`/Users/${created.id}`, {
+      ...userBody({ userName: created.userName }),
+      id: created.id,
+      active: false,
+    });
     expect(res.status).toBe(200);
     expect(res.body.active).toBe(false);
     expect(res.body.title).toBeUndefined();
@@ -117,24 +136,30 @@ describe("SCIM /Users", () => {
 
   it("patches with add, replace, remove, value-filter paths and path-less dotted and urn keys", async () => {
     const created = (await h.post("/Users", userBody())).body;
-    const res = await h.patch(`/Users/${created.id}?attributes=userName,name,emails,title,${ENTERPRISE}:department,active`, {
-      schemas: [PATCH_OP],
-      Operations: [
-        { op: "replace", path: 'emails[type eq "work"].value', value: "new@example.com" },
-        { op: "add", path: "emails", value: [{ value: "home@example.com", type: "home" }] },
-        { op: "add", path: "title", value: "Boss" },
-        { op: "replace", value: { "name.givenName": "Renamed", [`${ENTERPRISE}:department`]: "R&D" } },
-        { op: "remove", path: 'emails[type eq "home"]' },
-        { op: "replace", path: "active", value: false },
-      ],
-    });
+    const res = await h.patch(
+      `/Users/${created.id}?attributes=userName,name,emails,title,${ENTERPRISE}:department,active`,
+      {
+        schemas: [PATCH_OP],
+        Operations: [
+          { op: "replace", path: 'emails[type eq "work"].value', value: "new@example.com" },
+          { op: "add", path: "emails", value: [{ value: "home@example.com", type: "home" }] },
+          { op: "add", path: "title", value: "Boss" },
+          { op: "replace", value: { "name.givenName": "Renamed", [`${ENTERPRISE}:department`]: "R&D" } },
+          { op: "remove", path: 'emails[type eq "home"]' },
+          { op: "replace", path: "active", value: false },
+        ],
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.body.emails).toEqual([{ value: "new@example.com", type: "work", primary: true }]);
     expect(res.body.title).toBe("Boss");
     expect(res.body.name.givenName).toBe("Renamed");
     expect(res.body[ENTERPRISE].department).toBe("R&D");
     expect(res.body.active).toBe(false);
-    const plain = await h.patch(`/Users/${created.id}`, { schemas: [PATCH_OP], Operations: [{ op: "remove", path: "title" }] });
+    const plain = await h.patch(`/Users/${created.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: "remove", path: "title" }],
+    });
     expect(plain.status).toBe(204);
     expect((await h.get(`/Users/${created.id}`)).body.title).toBeUndefined();
   });
@@ -151,9 +176,13 @@ describe("SCIM /Users", () => {
 
   it("honours If-Match on writes", async () => {
     const created = (await h.post("/Users", userBody())).body;
-    const stale = await h.patch(`/Users/${created.id}`, { Operations: [{ op: "replace", path: "title", value: "x" }] }).set("If-Match", 'W/"9"');
+    const stale = await h
+      .patch(`/Users/${created.id}`, { Operations: [{ op: "replace", path: "title", value: "x" }] })
+      .set("If-Match", 'W/"9"');
     expect(stale.status).toBe(412);
-    const fresh = await h.patch(`/Users/${created.id}`, { Operations: [{ op: "replace", path: "title", value: "x" }] }).set("If-Match", 'W/"1"');
+    const fresh = await h
+      .patch(`/Users/${created.id}`, { Operations: [{ op: "replace", path: "title", value: "x" }] })
+      .set("If-Match", 'W/"1"');
     expect(fresh.status).toBe(204);
   });
 });

@@ -46,7 +46,9 @@ function surfaceOf(route: RouteEntry): Surface {
   if (route.path.startsWith("/admin/api")) return "adminApi";
   if (route.path.startsWith("/admin")) return "adminUi";
   if (route.path === "/metrics") return "metrics";
-  throw new Error(`route ${route.method} ${route.path} belongs to no known surface: add it to PUBLIC (with a reason) or to a surface`);
+  throw new Error(
+    `route ${route.method} ${route.path} belongs to no known surface: add it to PUBLIC (with a reason) or to a surface`,
+  );
 }
 
 const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
@@ -57,7 +59,10 @@ function send(stack: Stack, route: { method: string; path: string }, headers: Re
   let req = agent[method](concretePath(route.path)).redirects(0);
   for (const [k, v] of Object.entries(headers)) req = req.set(k, v);
   if (["POST", "PUT", "PATCH"].includes(route.method)) {
-    req = route.path.startsWith("/admin") && !route.path.startsWith("/admin/api") ? req.type("form").send({ all: "1", token: ADMIN_TOKEN }) : req.set("Content-Type", "application/json").send("{}");
+    req =
+      route.path.startsWith("/admin") && !route.path.startsWith("/admin/api")
+        ? req.type("form").send({ all: "1", token: ADMIN_TOKEN })
+        : req.set("Content-Type", "application/json").send("{}");
   }
   return req;
 }
@@ -99,9 +104,20 @@ for (const mode of ["local", "saml"] as const) {
     let revoked: string;
 
     beforeAll(async () => {
-      const saml: Record<string, string> = mode === "saml" ? { SAML_ENTRY_POINT: "https://idp.example.test/sso", SAML_ISSUER: "https://scim.example.test/admin/saml/metadata", SAML_IDP_CERT: makeIdpKeys().cert, SAML_CALLBACK_URL: SAML_ACS } : {};
+      const saml: Record<string, string> =
+        mode === "saml"
+          ? {
+              SAML_ENTRY_POINT: "https://idp.example.test/sso",
+              SAML_ISSUER: "https://scim.example.test/admin/saml/metadata",
+              SAML_IDP_CERT: makeIdpKeys().cert,
+              SAML_CALLBACK_URL: SAML_ACS,
+            }
+          : {};
       // Hundreds of wrong credentials from one address: the failed-auth throttles (test/security/throttle.test.ts) stay out of the way.
-      stack = await startStack({ workers: false, env: { METRICS_TOKEN, AUTH_THROTTLE_PER_ADDRESS: "100000", AUTH_THROTTLE_GLOBAL: "100000", ...saml } });
+      stack = await startStack({
+        workers: false,
+        env: { METRICS_TOKEN, AUTH_THROTTLE_PER_ADDRESS: "100000", AUTH_THROTTLE_GLOBAL: "100000", ...saml },
+      });
       routes = enumerateRoutes(appListeningOn(stack.service.url));
       // A token made and revoked with the CLI, as an operator would.
       const created = await cli(stack, "token", "create", "--name", `revoked-${mode}`);
@@ -113,10 +129,20 @@ for (const mode of ["local", "saml"] as const) {
 
     it("finds the routes of every surface, and every PUBLIC route of this mode exists", () => {
       const names = new Set(routes.map((r) => `${r.method} ${r.path}`));
-      for (const expected of ["GET /scim/v2/Users", "PATCH /scim/v2/Groups/:id", "GET /admin/api/log", "POST /admin/api/resync", "GET /admin", "POST /admin/users/:id/reconcile", "GET /metrics"]) {
+      for (const expected of [
+        "GET /scim/v2/Users",
+        "PATCH /scim/v2/Groups/:id",
+        "GET /admin/api/log",
+        "POST /admin/api/resync",
+        "GET /admin",
+        "POST /admin/users/:id/reconcile",
+        "GET /metrics",
+      ]) {
         expect(names).toContain(expected);
       }
-      const publicHere = Object.keys(PUBLIC).filter((r) => (mode === "saml" ? r !== "POST /admin/login" : !r.includes("/saml/")));
+      const publicHere = Object.keys(PUBLIC).filter((r) =>
+        mode === "saml" ? r !== "POST /admin/login" : !r.includes("/saml/"),
+      );
       for (const r of publicHere) expect(names, `${r} is listed as public but is no route`).toContain(r);
       expect(routes.length).toBeGreaterThan(40);
     });
@@ -127,14 +153,20 @@ for (const mode of ["local", "saml"] as const) {
       for (const route of routes.filter((r) => !PUBLIC[`${r.method} ${r.path}`])) {
         const surface = surfaceOf(route);
         const variants =
-          surface === "scim" ? nearMisses(IDP_TOKEN, ADMIN_TOKEN, revoked)
-          : surface === "adminApi" ? nearMisses(ADMIN_TOKEN, IDP_TOKEN, revoked)
-          : surface === "metrics" ? nearMisses(METRICS_TOKEN, ADMIN_TOKEN)
-          : [
-              ...nearMisses(ADMIN_TOKEN, IDP_TOKEN),
-              ["the admin token as a bearer (the UI takes sessions only)", bearer(ADMIN_TOKEN)],
-              ["a forged session cookie", { Cookie: "scim_admin_sid=s%3Aforged-session-id.bm90LWEtc2lnbmF0dXJl" }],
-            ] as [string, Record<string, string>][];
+          surface === "scim"
+            ? nearMisses(IDP_TOKEN, ADMIN_TOKEN, revoked)
+            : surface === "adminApi"
+              ? nearMisses(ADMIN_TOKEN, IDP_TOKEN, revoked)
+              : surface === "metrics"
+                ? nearMisses(METRICS_TOKEN, ADMIN_TOKEN)
+                : ([
+                    ...nearMisses(ADMIN_TOKEN, IDP_TOKEN),
+                    ["the admin token as a bearer (the UI takes sessions only)", bearer(ADMIN_TOKEN)],
+                    [
+                      "a forged session cookie",
+                      { Cookie: "scim_admin_sid=s%3Aforged-session-id.bm90LWEtc2lnbmF0dXJl" },
+                    ],
+                  ] as [string, Record<string, string>][]);
         for (const [name, headers] of variants) {
           const res = await send(stack, route, headers);
           checked++;
@@ -144,20 +176,35 @@ for (const mode of ["local", "saml"] as const) {
             const refused = res.status === 401 || res.status === 403;
             if (route.method === "GET" ? !toLogin : !refused) problems.push(where);
           } else if (res.status !== 401 && res.status !== 403) problems.push(where);
-          else if (surface === "scim" && (res.status !== 401 || !res.body.schemas?.includes(ERROR_SCHEMA) || !res.headers["www-authenticate"])) problems.push(`${where} (not an RFC 7644 401 with WWW-Authenticate)`);
-          else if (surface === "adminApi" && (res.status !== 401 || !res.headers["www-authenticate"])) problems.push(`${where} (no WWW-Authenticate)`);
+          else if (
+            surface === "scim" &&
+            (res.status !== 401 || !res.body.schemas?.includes(ERROR_SCHEMA) || !res.headers["www-authenticate"])
+          )
+            problems.push(`${where} (not an RFC 7644 401 with WWW-Authenticate)`);
+          else if (surface === "adminApi" && (res.status !== 401 || !res.headers["www-authenticate"]))
+            problems.push(`${where} (no WWW-Authenticate)`);
         }
       }
-      console.log(`auth (${mode}): ${routes.length} routes, ${checked} refused-credential requests, ${problems.length} answered`);
+      console.log(
+        `auth (${mode}): ${routes.length} routes, ${checked} refused-credential requests, ${problems.length} answered`,
+      );
       expect(problems).toEqual([]);
       expect(checked).toBeGreaterThan(500);
     }, 120_000);
 
     it("paths that are no route refuse before saying so (no probing of what exists)", async () => {
-      for (const p of ["/scim/v2/Nope", "/scim/v2/Users/x/y", "/scim/v2/Bulk", "/scim/v2/Me", "/scim/v2/..%2F..%2Fadmin"]) {
-        for (const method of ["GET", "POST", "DELETE"]) expect((await send(stack, { method, path: p }, {})).status, `${method} ${p}`).toBe(401);
+      for (const p of [
+        "/scim/v2/Nope",
+        "/scim/v2/Users/x/y",
+        "/scim/v2/Bulk",
+        "/scim/v2/Me",
+        "/scim/v2/..%2F..%2Fadmin",
+      ]) {
+        for (const method of ["GET", "POST", "DELETE"])
+          expect((await send(stack, { method, path: p }, {})).status, `${method} ${p}`).toBe(401);
       }
-      for (const p of ["/admin/api/nope", "/admin/api/users", "/admin/api/../api/log"]) expect((await send(stack, { method: "GET", path: p }, {})).status, p).toBe(401);
+      for (const p of ["/admin/api/nope", "/admin/api/users", "/admin/api/../api/log"])
+        expect((await send(stack, { method: "GET", path: p }, {})).status, p).toBe(401);
       for (const p of ["/admin/nope", "/admin/users/x/y", "/admin/.env"]) {
         const res = await send(stack, { method: "GET", path: p }, {});
         expect(res.status, p).toBe(303);
@@ -167,9 +214,18 @@ for (const mode of ["local", "saml"] as const) {
 
     it("with valid credentials the same routes do not answer 401 (the refusals above are about credentials)", async () => {
       const agent = request.agent(stack.service.url);
-      for (const route of routes.filter((r) => r.method === "GET" && !r.path.startsWith("/admin/") && r.path !== "/admin")) {
+      for (const route of routes.filter(
+        (r) => r.method === "GET" && !r.path.startsWith("/admin/") && r.path !== "/admin",
+      )) {
         const surface = route.path === "/healthz" || route.path === "/readyz" ? undefined : surfaceOf(route);
-        const token = surface === "scim" ? IDP_TOKEN : surface === "adminApi" ? ADMIN_TOKEN : surface === "metrics" ? METRICS_TOKEN : undefined;
+        const token =
+          surface === "scim"
+            ? IDP_TOKEN
+            : surface === "adminApi"
+              ? ADMIN_TOKEN
+              : surface === "metrics"
+                ? METRICS_TOKEN
+                : undefined;
         const res = await agent.get(concretePath(route.path)).set(token ? bearer(token) : {});
         expect([401, 403], `${route.path}: ${res.status}`).not.toContain(res.status);
       }
@@ -185,7 +241,10 @@ for (const mode of ["local", "saml"] as const) {
         const csrf = async () => /name="_csrf" value="([^"]+)"/.exec((await agent.get("/admin/login")).text)![1]!;
         // The agent attaches its cookies when a request is made: take the form's token first.
         const first = await csrf();
-        const wrong = await agent.post("/admin/login").type("form").send({ _csrf: first, token: ADMIN_TOKEN.toUpperCase() });
+        const wrong = await agent
+          .post("/admin/login")
+          .type("form")
+          .send({ _csrf: first, token: ADMIN_TOKEN.toUpperCase() });
         expect(wrong.status).toBe(401);
         expect(wrong.text).toContain("That token is not right");
         expect((await agent.get("/admin").redirects(0)).status).toBe(303);
@@ -194,7 +253,9 @@ for (const mode of ["local", "saml"] as const) {
         expect(good.status).toBe(303);
         expect((await agent.get("/admin")).status).toBe(200);
         // The cookie is scoped to /admin; send it explicitly everywhere else.
-        const cookie = String([good.headers["set-cookie"]].flat().find((c) => String(c).startsWith("scim_admin_sid="))).split(";")[0]!;
+        const cookie = String(
+          [good.headers["set-cookie"]].flat().find((c) => String(c).startsWith("scim_admin_sid=")),
+        ).split(";")[0]!;
         expect((await request(stack.service.url).get("/admin/api/budget").set("Cookie", cookie)).status).toBe(401);
         expect((await request(stack.service.url).get("/scim/v2/Users").set("Cookie", cookie)).status).toBe(401);
         expect((await request(stack.service.url).get("/metrics").set("Cookie", cookie)).status).toBe(401);
@@ -203,7 +264,10 @@ for (const mode of ["local", "saml"] as const) {
       it("the ACS refuses a response that is not signed by the IdP, and starts no session", async () => {
         const agent = request.agent(stack.service.url);
         const xml = `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_x" Version="2.0"><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:Response>`;
-        const res = await agent.post("/admin/saml/acs").type("form").send({ SAMLResponse: Buffer.from(xml).toString("base64") });
+        const res = await agent
+          .post("/admin/saml/acs")
+          .type("form")
+          .send({ SAMLResponse: Buffer.from(xml).toString("base64") });
         expect([400, 401, 403]).toContain(res.status);
         expect((await agent.get("/admin").redirects(0)).status).toBe(303);
         // Local sign-in does not exist in SAML mode, even with the admin token.
@@ -226,7 +290,9 @@ describe("IdP tokens at rest and revocation", () => {
     const rows: Record<string, unknown>[] = await stack.database.db.query(`SELECT * FROM scim_tokens`);
     expect(rows).toHaveLength(1);
     for (const [column, value] of Object.entries(rows[0]!)) {
-      const text = Buffer.isBuffer(value) ? value.toString("latin1") + value.toString("hex") + value.toString("base64") : String(value);
+      const text = Buffer.isBuffer(value)
+        ? value.toString("latin1") + value.toString("hex") + value.toString("base64")
+        : String(value);
       expect(text.includes(token), `column ${column} holds the token`).toBe(false);
       expect(text.includes(token.slice(5, 20)), `column ${column} holds a long piece of the token`).toBe(false);
     }
@@ -284,7 +350,16 @@ describe("constant-time token checks", () => {
     await stack?.close();
   });
 
-  const PRESENTED = ["", "x", "short", IDP_TOKEN.slice(0, -1), IDP_TOKEN, `${IDP_TOKEN}x`, "y".repeat(512), "é".repeat(300)];
+  const PRESENTED = [
+    "",
+    "x",
+    "short",
+    IDP_TOKEN.slice(0, -1),
+    IDP_TOKEN,
+    `${IDP_TOKEN}x`,
+    "y".repeat(512),
+    "é".repeat(300),
+  ];
 
   it("ScimTokenVerifier compares 32-byte digests whatever the presented length, for SCIM_TOKEN and stored tokens", async () => {
     const repo = new TokenRepository(stack.service.db);
@@ -300,7 +375,10 @@ describe("constant-time token checks", () => {
     calls = [];
     expect(await verifier.verify(stored)).toBe(true);
     // Against SCIM_TOKEN, then the stored hash re-checked after the lookup: both 32 bytes.
-    expect(calls).toEqual([{ a: 32, b: 32 }, { a: 32, b: 32 }]);
+    expect(calls).toEqual([
+      { a: 32, b: 32 },
+      { a: 32, b: 32 },
+    ]);
   });
 
   it("requireAdminToken and the local sign-in compare 32-byte digests whatever the presented length", () => {
@@ -309,13 +387,22 @@ describe("constant-time token checks", () => {
       calls = [];
       let passed = false;
       let status = 200;
-      const req = { get: (name: string) => (name.toLowerCase() === "authorization" ? `Bearer ${presented}` : undefined) } as unknown as Request;
-      const res = { locals: {}, setHeader: () => res, status: (s: number) => ((status = s), res), json: () => res } as unknown as Response;
+      const req = {
+        get: (name: string) => (name.toLowerCase() === "authorization" ? `Bearer ${presented}` : undefined),
+      } as unknown as Request;
+      const res = {
+        locals: {},
+        setHeader: () => res,
+        status: (s: number) => ((status = s), res),
+        json: () => res,
+      } as unknown as Response;
       middleware(req, res, (() => (passed = true)) as NextFunction);
       expect(passed).toBe(presented.trim() === ADMIN_TOKEN);
       expect(status).toBe(passed ? 200 : 401);
       // An empty bearer never reaches the comparison (the header does not parse); anything else does.
-      expect(calls, `one constant-time compare of digests for a ${presented.length}-char token`).toEqual(presented.trim() ? [{ a: 32, b: 32 }] : []);
+      expect(calls, `one constant-time compare of digests for a ${presented.length}-char token`).toEqual(
+        presented.trim() ? [{ a: 32, b: 32 }] : [],
+      );
       calls = [];
       expect(adminTokenMatches(presented, ADMIN_TOKEN)).toBe(presented === ADMIN_TOKEN);
       expect(calls).toEqual([{ a: 32, b: 32 }]);

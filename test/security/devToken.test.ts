@@ -17,7 +17,11 @@ const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 async function devTokenOf(databaseUrl: string, dataDir: string): Promise<string> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", path.join(ROOT, "test/support/devTokenProcess.ts"), databaseUrl, dataDir], { cwd: ROOT, timeout: 60_000 });
+  const { stdout } = await run(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "test/support/devTokenProcess.ts"), databaseUrl, dataDir],
+    { cwd: ROOT, timeout: 60_000 },
+  );
   return stdout.trim();
 }
 
@@ -41,12 +45,16 @@ describe("the development IdP token across processes", () => {
     expect(await active(second)).toBe(true);
   });
 
-  it("two processes starting together on one data directory print the same token, and it stays valid", { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "dev-token-shared-"));
-    const [a, b] = await Promise.all([devTokenOf(database.url, dir), devTokenOf(database.url, dir)]);
-    expect(a).toBe(b);
-    expect(await active(a)).toBe(true);
-    // A restart prints the same one again.
-    expect(await devTokenOf(database.url, dir)).toBe(a);
-  });
+  it(
+    "two processes starting together on one data directory print the same token, and it stays valid",
+    { timeout: 120_000 },
+    async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "dev-token-shared-"));
+      const [a, b] = await Promise.all([devTokenOf(database.url, dir), devTokenOf(database.url, dir)]);
+      expect(a).toBe(b);
+      expect(await active(a)).toBe(true);
+      // A restart prints the same one again.
+      expect(await devTokenOf(database.url, dir)).toBe(a);
+    },
+  );
 });

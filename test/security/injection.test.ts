@@ -41,14 +41,38 @@ const INJECTIONS = [
   ":param",
   "?",
 ];
-const SQL_ERROR = /syntax error|SQLSTATE|QueryFailedError|relation "|column "|unterminated|invalid input syntax|operator does not exist|at character|ERROR:/i;
+const SQL_ERROR =
+  /syntax error|SQLSTATE|QueryFailedError|relation "|column "|unterminated|invalid input syntax|operator does not exist|at character|ERROR:/i;
 
 const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const USER_ATTRIBUTES = [
-  "userName", "displayName", "externalId", "id", "active", "title", "name.givenName", "name.familyName", "emails", "emails.value", "emails.type",
-  `${ENTERPRISE}:department`, `${ENTERPRISE}:manager.value`, "meta.created", "meta.lastModified", "meta.resourceType", "groups.value",
+  "userName",
+  "displayName",
+  "externalId",
+  "id",
+  "active",
+  "title",
+  "name.givenName",
+  "name.familyName",
+  "emails",
+  "emails.value",
+  "emails.type",
+  `${ENTERPRISE}:department`,
+  `${ENTERPRISE}:manager.value`,
+  "meta.created",
+  "meta.lastModified",
+  "meta.resourceType",
+  "groups.value",
 ];
-const GROUP_ATTRIBUTES = ["displayName", "externalId", "id", "members", "members.value", "members.display", "meta.created"];
+const GROUP_ATTRIBUTES = [
+  "displayName",
+  "externalId",
+  "id",
+  "members",
+  "members.value",
+  "members.display",
+  "meta.created",
+];
 const OPS = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"];
 
 type Seeded = { userName: string; displayName: string };
@@ -80,7 +104,8 @@ describe("SQL injection strings are only ever data", () => {
   };
   const problems: string[] = [];
   const check = (what: string, res: request.Response, allowed: number[] = [200, 400, 404]) => {
-    if (res.status >= 500 || !allowed.includes(res.status)) problems.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status >= 500 || !allowed.includes(res.status))
+      problems.push(`${what} → ${res.status} ${res.text.slice(0, 200)}`);
     if (SQL_ERROR.test(res.text)) problems.push(`${what} → SQL error text: ${res.text.slice(0, 300)}`);
   };
   const q = encodeURIComponent;
@@ -90,7 +115,14 @@ describe("SQL injection strings are only ever data", () => {
       `SELECT table_schema || '.' || table_name AS t FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`,
     );
     const counts: Record<string, number> = {};
-    for (const table of ["idp_users", "idp_groups", "idp_group_members", "scim_tokens", "reconcile_log", "platform_accounts"]) {
+    for (const table of [
+      "idp_users",
+      "idp_groups",
+      "idp_group_members",
+      "scim_tokens",
+      "reconcile_log",
+      "platform_accounts",
+    ]) {
       counts[table] = (await stack.database.db.query(`SELECT count(*)::int AS n FROM ${table}`))[0].n;
     }
     return { tables: tables.map((r) => r.t), counts };
@@ -129,12 +161,20 @@ describe("SQL injection strings are only ever data", () => {
 
   it("every filter attribute × operator × injection string: no 5xx, no SQL text, and eq finds only a literal match", async () => {
     const cases: [string, string][] = [];
-    for (const [resource, attributes] of [["Users", USER_ATTRIBUTES], ["Groups", GROUP_ATTRIBUTES]] as const) {
-      for (const attribute of attributes) for (const op of OPS) for (const value of INJECTIONS) cases.push([resource, `${attribute} ${op} ${JSON.stringify(value)}`]);
+    for (const [resource, attributes] of [
+      ["Users", USER_ATTRIBUTES],
+      ["Groups", GROUP_ATTRIBUTES],
+    ] as const) {
+      for (const attribute of attributes)
+        for (const op of OPS)
+          for (const value of INJECTIONS) cases.push([resource, `${attribute} ${op} ${JSON.stringify(value)}`]);
       // Inside value filters and not(), too.
       for (const value of INJECTIONS) {
         cases.push([resource, `${resource === "Users" ? "emails" : "members"}[value eq ${JSON.stringify(value)}]`]);
-        cases.push([resource, `not (displayName eq ${JSON.stringify(value)}) and displayName sw ${JSON.stringify(value)}`]);
+        cases.push([
+          resource,
+          `not (displayName eq ${JSON.stringify(value)}) and displayName sw ${JSON.stringify(value)}`,
+        ]);
       }
     }
     const totals = new Map<string, number>();
@@ -192,22 +232,66 @@ describe("SQL injection strings are only ever data", () => {
         }
         check(`GET /${resource}/${value}`, await scim("get", `/${resource}/${q(value)}`), [404, 400]);
         check(`DELETE /${resource}/${value}`, await scim("delete", `/${resource}/${q(value)}`), [404, 400]);
-        check(`PUT /${resource}/${value}`, await scim("put", `/${resource}/${q(value)}`, { userName: "nobody@example.com", displayName: "n" }), [404, 400]);
-        check(`PATCH /${resource}/${value}`, await scim("patch", `/${resource}/${q(value)}`, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{ op: "replace", path: "displayName", value: "n" }] }), [404, 400]);
-        check(`GET /${resource}/<id>?attributes=${value}`, await scim("get", `/${resource}/${resource === "Users" ? userIds[0] : groupId}?attributes=${q(value)}`), [200, 400]);
+        check(
+          `PUT /${resource}/${value}`,
+          await scim("put", `/${resource}/${q(value)}`, { userName: "nobody@example.com", displayName: "n" }),
+          [404, 400],
+        );
+        check(
+          `PATCH /${resource}/${value}`,
+          await scim("patch", `/${resource}/${q(value)}`, {
+            schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+            Operations: [{ op: "replace", path: "displayName", value: "n" }],
+          }),
+          [404, 400],
+        );
+        check(
+          `GET /${resource}/<id>?attributes=${value}`,
+          await scim("get", `/${resource}/${resource === "Users" ? userIds[0] : groupId}?attributes=${q(value)}`),
+          [200, 400],
+        );
       }
       // SearchRequest bodies (POST .search) carry the same parameters as JSON members.
       for (const path of ["/.search", "/Users/.search", "/Groups/.search"]) {
         const search = { schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"] };
-        check(`POST ${path} filter ${value}`, await scim("post", path, { ...search, filter: `displayName eq ${JSON.stringify(value)}`, sortBy: "displayName" }), [200, 400]);
-        check(`POST ${path} sortBy ${value}`, await scim("post", path, { ...search, sortBy: value, sortOrder: value, attributes: [value] }), [200, 400]);
+        check(
+          `POST ${path} filter ${value}`,
+          await scim("post", path, {
+            ...search,
+            filter: `displayName eq ${JSON.stringify(value)}`,
+            sortBy: "displayName",
+          }),
+          [200, 400],
+        );
+        check(
+          `POST ${path} sortBy ${value}`,
+          await scim("post", path, { ...search, sortBy: value, sortOrder: value, attributes: [value] }),
+          [200, 400],
+        );
       }
       // A value filter that would match everything if it were SQL removes nothing.
-      const patch = (path: string, body: unknown) => scim("patch", path, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [body] });
-      check(`remove emails[value eq ${value}]`, await patch(`/Users/${userIds[1]}`, { op: "remove", path: `emails[value eq ${JSON.stringify(value)}]` }), [200, 204, 400]);
-      check(`remove emails[value co ${value}]`, await patch(`/Users/${userIds[1]}`, { op: "remove", path: `emails[value co ${JSON.stringify(value)}]` }), [200, 204, 400]);
-      check(`remove members[value eq ${value}]`, await patch(`/Groups/${groupId}`, { op: "remove", path: `members[value eq ${JSON.stringify(value)}]` }), [200, 204, 400]);
-      check(`add member ${value}`, await patch(`/Groups/${groupId}`, { op: "add", path: "members", value: [{ value }] }), [200, 204, 400, 404]);
+      const patch = (path: string, body: unknown) =>
+        scim("patch", path, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [body] });
+      check(
+        `remove emails[value eq ${value}]`,
+        await patch(`/Users/${userIds[1]}`, { op: "remove", path: `emails[value eq ${JSON.stringify(value)}]` }),
+        [200, 204, 400],
+      );
+      check(
+        `remove emails[value co ${value}]`,
+        await patch(`/Users/${userIds[1]}`, { op: "remove", path: `emails[value co ${JSON.stringify(value)}]` }),
+        [200, 204, 400],
+      );
+      check(
+        `remove members[value eq ${value}]`,
+        await patch(`/Groups/${groupId}`, { op: "remove", path: `members[value eq ${JSON.stringify(value)}]` }),
+        [200, 204, 400],
+      );
+      check(
+        `add member ${value}`,
+        await patch(`/Groups/${groupId}`, { op: "add", path: "members", value: [{ value }] }),
+        [200, 204, 400, 404],
+      );
     }
     expect(problems).toEqual([]);
     const bob = await scim("get", `/Users/${userIds[1]}`);
@@ -228,8 +312,20 @@ describe("SQL injection strings are only ever data", () => {
         const matched = param === "user" && res.status === 200 ? res.body.entries : [];
         expect(matched, `user=${value}`).toEqual([]);
       }
-      check(`/log?user&action`, await api("get", `/log?user=${q(value)}&action=${q(value)}&since=2020-01-01T00:00:00Z&cursor=1`), [200, 400]);
-      for (const path of ["/log/", "/runs/", "/mirror/log?kind=", "/mirror/log?cursor=", "/mirror/parked?kind=", "/mirror/parked?cursor=", "/approvals?all="]) {
+      check(
+        `/log?user&action`,
+        await api("get", `/log?user=${q(value)}&action=${q(value)}&since=2020-01-01T00:00:00Z&cursor=1`),
+        [200, 400],
+      );
+      for (const path of [
+        "/log/",
+        "/runs/",
+        "/mirror/log?kind=",
+        "/mirror/log?cursor=",
+        "/mirror/parked?kind=",
+        "/mirror/parked?cursor=",
+        "/approvals?all=",
+      ]) {
         check(`GET ${path}${value}`, await api("get", `${path}${q(value)}`), [200, 400, 404]);
       }
       check(`POST approvals/${value}/approve`, await api("post", `/approvals/${q(value)}/approve`), [400, 404]);
@@ -258,7 +354,8 @@ describe("SQL injection strings are only ever data", () => {
       }
       const users = await page(`/admin/users?q=${q(value)}&page=${q(value)}`);
       // A user search is a literal prefix: no injection string, wildcard or quote lists anyone...
-      for (const s of SEEDED.filter((u) => !u.userName.includes("'"))) expect(users.text, `q=${value}`).not.toContain(s.userName);
+      for (const s of SEEDED.filter((u) => !u.userName.includes("'")))
+        expect(users.text, `q=${value}`).not.toContain(s.userName);
       await page(`/admin/users/${q(value)}`);
       await page(`/admin/log/${q(value)}`);
     }

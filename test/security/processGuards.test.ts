@@ -44,41 +44,83 @@ describe("a failure that escapes every handler does not stop the process", () =>
   });
 
   const cases: { kind: string; path: string; headers: Record<string, string>; type: RegExp; body: RegExp }[] = [
-    { kind: "rejection", path: "/scim/v2/Users?count=1", headers: { Authorization: `Bearer ${IDP_TOKEN}` }, type: /^application\/scim\+json/, body: /"status":"500"/ },
-    { kind: "exception", path: "/scim/v2/Users?count=1", headers: { Authorization: `Bearer ${IDP_TOKEN}` }, type: /^application\/scim\+json/, body: /"detail":"Internal server error"/ },
-    { kind: "rejection", path: "/admin/api/budget", headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, type: /^application\/json/, body: /"error":"InternalError"/ },
+    {
+      kind: "rejection",
+      path: "/scim/v2/Users?count=1",
+      headers: { Authorization: `Bearer ${IDP_TOKEN}` },
+      type: /^application\/scim\+json/,
+      body: /"status":"500"/,
+    },
+    {
+      kind: "exception",
+      path: "/scim/v2/Users?count=1",
+      headers: { Authorization: `Bearer ${IDP_TOKEN}` },
+      type: /^application\/scim\+json/,
+      body: /"detail":"Internal server error"/,
+    },
+    {
+      kind: "rejection",
+      path: "/admin/api/budget",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      type: /^application\/json/,
+      body: /"error":"InternalError"/,
+    },
     // (A page that saves a session has begun its answer before end(); the stylesheet has not.)
-    { kind: "exception", path: "/admin/assets/admin.css", headers: {}, type: /^text\/html/, body: /Something went wrong/ },
+    {
+      kind: "exception",
+      path: "/admin/assets/admin.css",
+      headers: {},
+      type: /^text\/html/,
+      body: /Something went wrong/,
+    },
     { kind: "exception", path: "/healthz", headers: {}, type: /^application\/json/, body: /"error":"InternalError"/ },
   ];
 
-  it.each(cases)("$kind while serving $path: logged with the request id, answered 500 without a stack, the process serves on", async ({ kind, path: target, headers, type, body }) => {
-    const c = connector!;
-    const requestId = `guarded-${kind}-${Math.random().toString(36).slice(2)}`;
-    const res = await fetch(`${c.url}${target}`, { headers: { ...headers, "X-Request-Id": requestId, "X-Test-Planted-Failure": kind } });
-    const text = await res.text();
-    expect(res.status, c.output().slice(-2000)).toBe(500);
-    expect(res.headers.get("content-type")).toMatch(type);
-    expect(text).toMatch(body);
-    expect(text).not.toMatch(STACK_LINE);
-    expect(text).not.toContain("planted");
+  it.each(cases)(
+    "$kind while serving $path: logged with the request id, answered 500 without a stack, the process serves on",
+    async ({ kind, path: target, headers, type, body }) => {
+      const c = connector!;
+      const requestId = `guarded-${kind}-${Math.random().toString(36).slice(2)}`;
+      const res = await fetch(`${c.url}${target}`, {
+        headers: { ...headers, "X-Request-Id": requestId, "X-Test-Planted-Failure": kind },
+      });
+      const text = await res.text();
+      expect(res.status, c.output().slice(-2000)).toBe(500);
+      expect(res.headers.get("content-type")).toMatch(type);
+      expect(text).toMatch(body);
+      expect(text).not.toMatch(STACK_LINE);
+      expect(text).not.toContain("planted");
 
-    const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } });
-    expect(scim.status).toBe(200);
-    expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
-    expect(c.child.exitCode).toBeNull();
-    const logged = c.output().split("\n").find((line) => line.includes(requestId));
-    expect(logged, c.output().slice(-2000)).toMatch(kind === "rejection" ? /unhandled promise rejection/ : /uncaught exception while serving a request/);
-    expect(logged).toContain("planted");
-  });
+      const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } });
+      expect(scim.status).toBe(200);
+      expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+      expect(c.child.exitCode).toBeNull();
+      const logged = c
+        .output()
+        .split("\n")
+        .find((line) => line.includes(requestId));
+      expect(logged, c.output().slice(-2000)).toMatch(
+        kind === "rejection" ? /unhandled promise rejection/ : /uncaught exception while serving a request/,
+      );
+      expect(logged).toContain("planted");
+    },
+  );
 
   // Last: it ends the process.
-  it("an exception outside any request is logged and ends the process with status 1, for its supervisor to restart", { timeout: 30_000 }, async () => {
-    const c = connector!;
-    const exited = new Promise<number | null>((resolve) => (c.child.exitCode !== null ? resolve(c.child.exitCode) : c.child.once("exit", (code) => resolve(code))));
-    const res = await fetch(`${c.url}/healthz`, { headers: { "X-Test-Planted-Failure": "background" } });
-    expect(res.status).toBe(200);
-    expect(await exited).toBe(1);
-    expect(c.output()).toMatch(/uncaught exception outside any request; exiting for a restart.*planted background failure/);
-  });
+  it(
+    "an exception outside any request is logged and ends the process with status 1, for its supervisor to restart",
+    { timeout: 30_000 },
+    async () => {
+      const c = connector!;
+      const exited = new Promise<number | null>((resolve) =>
+        c.child.exitCode !== null ? resolve(c.child.exitCode) : c.child.once("exit", (code) => resolve(code)),
+      );
+      const res = await fetch(`${c.url}/healthz`, { headers: { "X-Test-Planted-Failure": "background" } });
+      expect(res.status).toBe(200);
+      expect(await exited).toBe(1);
+      expect(c.output()).toMatch(
+        /uncaught exception outside any request; exiting for a restart.*planted background failure/,
+      );
+    },
+  );
 });

@@ -47,32 +47,43 @@ describe("a crafted SAML request cannot stop the process", () => {
     await database?.drop();
   });
 
-  it("GET /admin/saml/login with a valid signed SAMLResponse as a form body: the same process still serves SCIM and /readyz", { timeout: 60_000 }, async () => {
-    const c = connector!;
-    const started = await fetch(`${c.url}/admin/saml/login`, { redirect: "manual" });
-    expect(started.status).toBe(302);
-    const inResponseTo = authnRequestIdFromRedirect(started.headers.get("location")!);
-    const samlResponse = encodeResponse(signedResponse({ inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId: "mallory@example.com", role: "admin" }, idp));
+  it(
+    "GET /admin/saml/login with a valid signed SAMLResponse as a form body: the same process still serves SCIM and /readyz",
+    { timeout: 60_000 },
+    async () => {
+      const c = connector!;
+      const started = await fetch(`${c.url}/admin/saml/login`, { redirect: "manual" });
+      expect(started.status).toBe(302);
+      const inResponseTo = authnRequestIdFromRedirect(started.headers.get("location")!);
+      const samlResponse = encodeResponse(
+        signedResponse(
+          { inResponseTo, acsUrl: ACS, audience: SP_ENTITY, nameId: "mallory@example.com", role: "admin" },
+          idp,
+        ),
+      );
 
-    // fetch refuses a body on GET; node:http sends whatever it is given.
-    const client = rawClient(c.url, 1);
-    const crafted = await client
-      .send({
-        method: "GET",
-        path: "/admin/saml/login",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
-      })
-      .catch((error: Error) => ({ status: 0, body: Buffer.from(error.message) }));
-    client.close();
-    // Whatever the answer, it is not a stack and it starts no session.
-    expect(crafted.body.toString("utf8")).not.toMatch(/\n\s+at .+:\d+:\d+/);
+      // fetch refuses a body on GET; node:http sends whatever it is given.
+      const client = rawClient(c.url, 1);
+      const crafted = await client
+        .send({
+          method: "GET",
+          path: "/admin/saml/login",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
+        })
+        .catch((error: Error) => ({ status: 0, body: Buffer.from(error.message) }));
+      client.close();
+      // Whatever the answer, it is not a stack and it starts no session.
+      expect(crafted.body.toString("utf8")).not.toMatch(/\n\s+at .+:\d+:\d+/);
 
-    // The process is still the same one, and it serves.
-    const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } }).catch((error: Error) => error);
-    expect(scim instanceof Error ? scim.message : scim.status, c.output().slice(-2000)).toBe(200);
-    expect(c.child.exitCode).toBeNull();
-    expect(c.child.signalCode).toBeNull();
-    expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
-  });
+      // The process is still the same one, and it serves.
+      const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, {
+        headers: { Authorization: `Bearer ${IDP_TOKEN}` },
+      }).catch((error: Error) => error);
+      expect(scim instanceof Error ? scim.message : scim.status, c.output().slice(-2000)).toBe(200);
+      expect(c.child.exitCode).toBeNull();
+      expect(c.child.signalCode).toBeNull();
+      expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+    },
+  );
 });

@@ -8,7 +8,11 @@ import type { Server } from "node:http";
 
 export type RouteEntry = { method: string; path: string };
 
-type Layer = { route?: { path: string | string[]; methods: Record<string, boolean> }; handle?: { stack?: Layer[] }; rawPath?: unknown };
+type Layer = {
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+  rawPath?: unknown;
+};
 type ExpressApp = ((...args: unknown[]) => void) & { router?: { stack: Layer[] } };
 
 /** The Express app serving `url` in this process. */
@@ -26,7 +30,8 @@ export function appListeningOn(url: string): ExpressApp {
   throw new Error(`no Express app listening on ${url}`);
 }
 
-const joinPath = (prefix: string, path: string) => (path === "/" ? prefix || "/" : `${prefix}${path}`.replace(/\/{2,}/g, "/"));
+const joinPath = (prefix: string, path: string) =>
+  path === "/" ? prefix || "/" : `${prefix}${path}`.replace(/\/{2,}/g, "/");
 
 /** Method and path template of every route, mounted routers followed. */
 export function enumerateRoutes(app: ExpressApp): RouteEntry[] {
@@ -36,7 +41,8 @@ export function enumerateRoutes(app: ExpressApp): RouteEntry[] {
       if (layer.route) {
         const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
         for (const path of paths) {
-          for (const method of Object.keys(layer.route.methods)) if (method !== "_all") out.push({ method: method.toUpperCase(), path: joinPath(prefix, path) });
+          for (const method of Object.keys(layer.route.methods))
+            if (method !== "_all") out.push({ method: method.toUpperCase(), path: joinPath(prefix, path) });
         }
       } else if (Array.isArray(layer.handle?.stack)) {
         const mount = typeof layer.rawPath === "string" && layer.rawPath !== "/" ? layer.rawPath : "";

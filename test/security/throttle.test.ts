@@ -23,9 +23,22 @@ describe("failed-authentication throttles", () => {
   beforeAll(async () => {
     stack = await startStack({ workers: false, env: { METRICS_TOKEN, ...LIMITS } });
     replica = await startService({
-      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", SCIM_TOKEN: IDP_TOKEN, ADMIN_TOKEN, MAPPING_FILE: stack.mappingFile, METRICS_TOKEN, ...LIMITS }),
+      env: loadEnv({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        SCIM_TOKEN: IDP_TOKEN,
+        ADMIN_TOKEN,
+        MAPPING_FILE: stack.mappingFile,
+        METRICS_TOKEN,
+        ...LIMITS,
+      }),
       databaseUrl: stack.database.url,
-      platform: { url: stack.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
+      platform: {
+        url: stack.emulator.url,
+        scimToken: "dev-scim-token",
+        apiKey: "dev-api-key",
+        requestOrigin: "scim-connector-test",
+      },
       workers: false,
     });
   }, 120_000);
@@ -34,9 +47,12 @@ describe("failed-authentication throttles", () => {
     await stack?.close();
   });
 
-  const scim = (url: string, ip: string, token: string) => request(url).get("/scim/v2/Users?count=1").set("X-Forwarded-For", ip).set("Authorization", `Bearer ${token}`);
-  const adminApi = (url: string, ip: string, token: string) => request(url).get("/admin/api/queue").set("X-Forwarded-For", ip).set("Authorization", `Bearer ${token}`);
-  const metrics = async () => (await request(stack.service.url).get("/metrics").set("Authorization", `Bearer ${METRICS_TOKEN}`)).text;
+  const scim = (url: string, ip: string, token: string) =>
+    request(url).get("/scim/v2/Users?count=1").set("X-Forwarded-For", ip).set("Authorization", `Bearer ${token}`);
+  const adminApi = (url: string, ip: string, token: string) =>
+    request(url).get("/admin/api/queue").set("X-Forwarded-For", ip).set("Authorization", `Bearer ${token}`);
+  const metrics = async () =>
+    (await request(stack.service.url).get("/metrics").set("Authorization", `Bearer ${METRICS_TOKEN}`)).text;
 
   it("SCIM: an address is throttled after its failures (RFC 7644 429 with Retry-After), across replicas, while a valid token from it still passes", async () => {
     const ip = "198.51.100.1";
@@ -61,13 +77,16 @@ describe("failed-authentication throttles", () => {
     // 198.51.100.2 used one failure above; 198.51.100.1's were stopped at its own limit (3 counted globally).
     let status = 401;
     let sent = 0;
-    for (let i = 10; status === 401 && i < 40; i++, sent++) status = (await scim(stack.service.url, `198.51.100.${i}`, WRONG)).status;
+    for (let i = 10; status === 401 && i < 40; i++, sent++)
+      status = (await scim(stack.service.url, `198.51.100.${i}`, WRONG)).status;
     expect(status).toBe(429);
     expect(sent).toBe(8 - 3 - 1 + 1); // the global allowance (8) less the 4 failures already counted, then the refused one
     expect((await scim(replica.url, "192.0.2.99", WRONG)).status).toBe(429);
     expect((await scim(replica.url, "192.0.2.99", IDP_TOKEN)).status).toBe(200);
     // A request without any token is not a guess: 401, not counted.
-    expect((await request(stack.service.url).get("/scim/v2/Users").set("X-Forwarded-For", "192.0.2.100")).status).toBe(401);
+    expect((await request(stack.service.url).get("/scim/v2/Users").set("X-Forwarded-For", "192.0.2.100")).status).toBe(
+      401,
+    );
   });
 
   it("the admin API has its own throttle (JSON 429 with Retry-After), and SCIM's cap does not spill into it", async () => {
@@ -96,7 +115,8 @@ describe("failed-authentication throttles", () => {
 
   it("failures and throttled requests are counted in /metrics, by surface", async () => {
     const text = await metrics();
-    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, "\\$&")} (\\d+)`, "m").exec(text)?.[1] ?? NaN);
+    const value = (line: string) =>
+      Number(new RegExp(`^${line.replace(/[{}]/g, "\\$&")} (\\d+)`, "m").exec(text)?.[1] ?? NaN);
     expect(value('scim_connector_auth_failures_total{surface="scim"}')).toBeGreaterThanOrEqual(5);
     expect(value('scim_connector_auth_throttled_total{surface="scim",scope="global"}')).toBeGreaterThanOrEqual(1);
     expect(value('scim_connector_auth_throttled_total{surface="admin-api",scope="address"}')).toBe(1);

@@ -22,7 +22,10 @@ describe("IdP token commands", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    service = await startService({ env: loadEnv({ PORT: "0", HOST: "127.0.0.1", RECONCILE_WORKERS: "0", RESYNC_CRON: "off" }), databaseUrl: database.url });
+    service = await startService({
+      env: loadEnv({ PORT: "0", HOST: "127.0.0.1", RECONCILE_WORKERS: "0", RESYNC_CRON: "off" }),
+      databaseUrl: database.url,
+    });
   });
   afterAll(async () => {
     await service?.close();
@@ -34,7 +37,9 @@ describe("IdP token commands", () => {
     const token = /(scim_[\w-]{20,})/.exec(created.stdout)?.[1];
     expect(token, created.stdout).toBeDefined();
 
-    const rows: { token_hash: Buffer; token_prefix: string }[] = await database.db.query(`SELECT token_hash, token_prefix FROM scim_tokens WHERE name = 'okta'`);
+    const rows: { token_hash: Buffer; token_prefix: string }[] = await database.db.query(
+      `SELECT token_hash, token_prefix FROM scim_tokens WHERE name = 'okta'`,
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.token_hash.toString("utf8")).not.toContain(token!);
     expect(JSON.stringify(await database.db.query(`SELECT * FROM scim_tokens`))).not.toContain(token!);
@@ -62,6 +67,8 @@ describe("IdP token commands", () => {
   }, 60_000);
 
   it("says what is wrong when a subcommand is missing its argument", async () => {
-    await expect(cli("create")).rejects.toMatchObject({ stderr: expect.stringContaining("token create needs --name NAME") });
+    await expect(cli("create")).rejects.toMatchObject({
+      stderr: expect.stringContaining("token create needs --name NAME"),
+    });
   });
 });

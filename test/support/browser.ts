@@ -2,7 +2,13 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { browserCiFailure, browserMustRun, browserPresent, browserSkipMessage, CHROMIUM_PATH } from "./browserPresence.js";
+import {
+  browserCiFailure,
+  browserMustRun,
+  browserPresent,
+  browserSkipMessage,
+  CHROMIUM_PATH,
+} from "./browserPresence.js";
 
 /**
  * Browser tests drive Debian's chromium (apt-get install chromium; .ci/run does it) through
@@ -12,7 +18,6 @@ import { browserCiFailure, browserMustRun, browserPresent, browserSkipMessage, C
  * conformance suites).
  */
 
-;
 const SCREENSHOT_DIR = path.resolve("test-output/screenshots");
 
 /** describe() for a browser test file: runs when chromium is there, else skips (or fails under CI=true). */
@@ -32,7 +37,14 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 

@@ -6,7 +6,12 @@ import { freePort } from "../../src/db/embedded.js";
  * The connector as a real child process (`bin/scim-connector.js start`), for tests that kill,
  * restart or multiply it. Output is kept for failure messages.
  */
-export type ConnectorProcess = { url: string; child: ChildProcess; output(): string; kill(signal?: NodeJS.Signals): Promise<void> };
+export type ConnectorProcess = {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+};
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -16,7 +21,15 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
   let output = "";
   const child = spawn(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "start"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "test", LOG_LEVEL: "error", HOST: "127.0.0.1", PORT: String(port), RECONCILE_SETTLE_MS: "0", ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: "test",
+      LOG_LEVEL: "error",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      RECONCILE_SETTLE_MS: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
@@ -25,7 +38,13 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`connector exited ${child.exitCode}:\n${output.slice(-2000)}`);
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
       throw new Error(`connector did not start:\n${output.slice(-2000)}`);

@@ -13,7 +13,11 @@ export { addFault, clearFaults, emulatorCounts, ledgerDebits } from "./emulator.
  * never answered.
  */
 
-export type AccountShape = { department: string; companyPermissions: string[]; workspaces: { name: string; permissions: string[]; teams: string[] }[] };
+export type AccountShape = {
+  department: string;
+  companyPermissions: string[];
+  workspaces: { name: string; permissions: string[]; teams: string[] }[];
+};
 
 /** The IdP side of one user, as the tests model it. */
 export type ModelUser = { active: boolean; groups: Set<string> };
@@ -24,11 +28,16 @@ function expectedAccount(user: ModelUser): AccountShape | null {
   const admin = user.groups.has("Platform Admins");
   const analyst = [...user.groups].some((g) => g.startsWith("Analysts-"));
   if (!user.active || !(marketing || admin || analyst)) return null;
-  const permissions = [...(marketing ? ["basic_access", "send_campaigns_canvases"] : []), ...(analyst ? ["export_user_data"] : [])].sort();
+  const permissions = [
+    ...(marketing ? ["basic_access", "send_campaigns_canvases"] : []),
+    ...(analyst ? ["export_user_data"] : []),
+  ].sort();
   return {
     department: marketing ? "marketing" : "engineering",
     companyPermissions: admin ? ["admin"] : [],
-    workspaces: permissions.length ? [{ name: "EU Production", permissions, teams: marketing ? ["Lifecycle:basic_access"] : [] }] : [],
+    workspaces: permissions.length
+      ? [{ name: "EU Production", permissions, teams: marketing ? ["Lifecycle:basic_access"] : [] }]
+      : [],
   };
 }
 
@@ -68,11 +77,17 @@ export const isEmailStatus = (key: string) => key === "POST /email/status";
  * expected permissions; no platform SCIM call without a debit and no debit beyond the budget;
  * nothing parked; every mirror email state on the platform with its latest value.
  */
-export async function worldProblems(options: { emulatorUrl: string; db: Sql; budget: number; expected: Map<string, AccountShape | null> }): Promise<string[]> {
+export async function worldProblems(options: {
+  emulatorUrl: string;
+  db: Sql;
+  budget: number;
+  expected: Map<string, AccountShape | null>;
+}): Promise<string[]> {
   const problems: string[] = [];
   const state = await emulatorDump(options.emulatorUrl);
   const byName = new Map<string, DashboardUser[]>();
-  for (const u of state.dashboardUsers) byName.set(u.userName.toLowerCase(), [...(byName.get(u.userName.toLowerCase()) ?? []), u]);
+  for (const u of state.dashboardUsers)
+    byName.set(u.userName.toLowerCase(), [...(byName.get(u.userName.toLowerCase()) ?? []), u]);
   for (const [name, accounts] of byName) {
     if (accounts.length !== 1) problems.push(`${name}: ${accounts.length} accounts`);
     if (!options.expected.has(name)) problems.push(`${name}: an account nobody asked for`);
@@ -87,20 +102,31 @@ export async function worldProblems(options: { emulatorUrl: string; db: Sql; bud
   }
   const counts = await emulatorCounts(options.emulatorUrl);
   const debits = await ledgerDebits(options.db);
-  if (counts.scimDaily.used > debits) problems.push(`platform counted ${counts.scimDaily.used} SCIM calls, ledger only ${debits}`);
+  if (counts.scimDaily.used > debits)
+    problems.push(`platform counted ${counts.scimDaily.used} SCIM calls, ledger only ${debits}`);
   if (debits > options.budget) problems.push(`ledger ${debits} over the budget ${options.budget}`);
-  const parked = (await options.db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NOT NULL`))[0].n as number;
+  const parked = (
+    await options.db.query(`SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NOT NULL`)
+  )[0].n as number;
   if (parked) problems.push(`${parked} reconcile rows parked`);
-  const rows: { email: string; subscription_state: string }[] = await options.db.query(`SELECT email, subscription_state FROM mirror.email_subscription_states`);
+  const rows: { email: string; subscription_state: string }[] = await options.db.query(
+    `SELECT email, subscription_state FROM mirror.email_subscription_states`,
+  );
   const stale = rows.filter((r) => state.emailStates[r.email.toLowerCase()] !== r.subscription_state);
-  if (stale.length) problems.push(`${stale.length} of ${rows.length} email states not on the platform with their latest value, e.g. ${JSON.stringify(stale.slice(0, 3))}`);
-  const mirrorParked = (await options.db.query(`SELECT count(*)::int AS n FROM mirror_sync.pending WHERE parked_at IS NOT NULL`))[0].n as number;
+  if (stale.length)
+    problems.push(
+      `${stale.length} of ${rows.length} email states not on the platform with their latest value, e.g. ${JSON.stringify(stale.slice(0, 3))}`,
+    );
+  const mirrorParked = (
+    await options.db.query(`SELECT count(*)::int AS n FROM mirror_sync.pending WHERE parked_at IS NOT NULL`)
+  )[0].n as number;
   if (mirrorParked) problems.push(`${mirrorParked} mirror changes parked`);
   return problems;
 }
 
 /** Waits (bounded) until the reconcile queue and the mirror's pending changes are both empty. */
-export const waitForQuiet = (db: Sql, timeoutMs = 60_000) => waitForQueueIdle(db, { deferred: "wait", mirror: true, timeoutMs });
+export const waitForQuiet = (db: Sql, timeoutMs = 60_000) =>
+  waitForQueueIdle(db, { deferred: "wait", mirror: true, timeoutMs });
 
 /** Stands in for the customer's ETL: upserts email states in one statement per tick while it runs. */
 export class EtlWriter {
@@ -117,7 +143,9 @@ export class EtlWriter {
 
   /** One upsert of `perTick` random addresses (or the given ones), each to a random state. */
   async writeOnce(emails: readonly string[] = pick(this.emails, this.perTick)): Promise<void> {
-    const states = emails.map(() => (["subscribed", "unsubscribed", "opted_in"] as const)[Math.floor(Math.random() * 3)]!);
+    const states = emails.map(
+      () => (["subscribed", "unsubscribed", "opted_in"] as const)[Math.floor(Math.random() * 3)]!,
+    );
     await this.db.query(
       `INSERT INTO mirror.email_subscription_states (email, subscription_state)
        SELECT * FROM unnest($1::text[], $2::text[])
@@ -175,14 +203,22 @@ export class ResilientIdp {
     this.answers.set(status, (this.answers.get(status) ?? 0) + 1);
   }
 
-  async send(method: string, path: string, body?: unknown, deadlineMs = 120_000): Promise<{ status: number; body: any }> {
+  async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    deadlineMs = 120_000,
+  ): Promise<{ status: number; body: any }> {
     const deadline = Date.now() + deadlineMs;
     for (let attempt = 0; ; attempt++) {
       this.requests++;
       try {
         const res = await fetch(`${this.baseUrl()}/scim/v2${path}`, {
           method,
-          headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "content-type": "application/scim+json" }) },
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            ...(body === undefined ? {} : { "content-type": "application/scim+json" }),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(10_000),
         });
@@ -216,7 +252,11 @@ export class ResilientIdp {
   }
 
   async createGroup(displayName: string, memberIds: string[]): Promise<string> {
-    const res = await this.send("POST", "/Groups", { schemas: [SCIM_GROUP_SCHEMA], displayName, members: memberIds.map((value) => ({ value })) });
+    const res = await this.send("POST", "/Groups", {
+      schemas: [SCIM_GROUP_SCHEMA],
+      displayName,
+      members: memberIds.map((value) => ({ value })),
+    });
     if (res.status === 201) return res.body.id as string;
     if (res.status !== 409) throw new Error(`create group ${displayName}: ${res.status} ${JSON.stringify(res.body)}`);
     const found = await this.send("GET", `/Groups?filter=${encodeURIComponent(`displayName eq "${displayName}"`)}`);
@@ -228,8 +268,10 @@ export class ResilientIdp {
     if (res.status >= 300) throw new Error(`patch ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   }
 
-  addMembers = (groupId: string, ids: string[]) => this.patch(`/Groups/${groupId}`, [{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
-  removeMember = (groupId: string, id: string) => this.patch(`/Groups/${groupId}`, [{ op: "remove", path: `members[value eq "${id}"]` }]);
+  addMembers = (groupId: string, ids: string[]) =>
+    this.patch(`/Groups/${groupId}`, [{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
+  removeMember = (groupId: string, id: string) =>
+    this.patch(`/Groups/${groupId}`, [{ op: "remove", path: `members[value eq "${id}"]` }]);
   setActive = (id: string, active: boolean) => this.patch(`/Users/${id}`, [{ op: "replace", value: { active } }]);
 }
 

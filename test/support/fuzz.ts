@@ -105,7 +105,12 @@ export function randomValue(rng: Rng, keys: readonly string[], depth = 0): unkno
   const r = rng.next();
   if (depth > 4 || r < 0.45) return randomScalar(rng);
   if (r < 0.7) return Array.from({ length: rng.int(4) }, () => randomValue(rng, keys, depth + 1));
-  return Object.fromEntries(Array.from({ length: rng.int(5) }, () => [rng.chance(0.8) ? rng.pick(keys) : nastyString(rng), randomValue(rng, keys, depth + 1)]));
+  return Object.fromEntries(
+    Array.from({ length: rng.int(5) }, () => [
+      rng.chance(0.8) ? rng.pick(keys) : nastyString(rng),
+      randomValue(rng, keys, depth + 1),
+    ]),
+  );
 }
 
 function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {
@@ -144,7 +149,8 @@ export function mutateJson(rng: Rng, value: unknown, keys: readonly string[]): u
     const old = Object.hasOwn(site, key) ? own[key] : undefined;
     // defineProperty, so "__proto__" and "constructor" become plain keys, as in parsed JSON.
     const target = new Proxy(own, {
-      set: (t, k, v) => Reflect.defineProperty(t, k, { value: v, writable: true, enumerable: true, configurable: true }),
+      set: (t, k, v) =>
+        Reflect.defineProperty(t, k, { value: v, writable: true, enumerable: true, configurable: true }),
     });
     switch (rng.int(11)) {
       case 0:
@@ -176,7 +182,14 @@ export function mutateJson(rng: Rng, value: unknown, keys: readonly string[]): u
         if (Array.isArray(site)) site.push(structuredClone(old));
         else {
           // A renamed copy of the key: other case, urn-prefixed or dotted.
-          const renamed: string = rng.pick([key.toUpperCase(), key.toLowerCase(), `urn:ietf:params:scim:schemas:core:2.0:User:${key}`, `name.${key}`, `${key}.value`, ` ${key}`]);
+          const renamed: string = rng.pick([
+            key.toUpperCase(),
+            key.toLowerCase(),
+            `urn:ietf:params:scim:schemas:core:2.0:User:${key}`,
+            `name.${key}`,
+            `${key}.value`,
+            ` ${key}`,
+          ]);
           target[renamed] = old;
         }
         break;
@@ -187,7 +200,8 @@ export function mutateJson(rng: Rng, value: unknown, keys: readonly string[]): u
       default:
         if (typeof old === "boolean") target[key] = rng.pick([String(old), old ? "True" : "False", old ? 1 : 0]);
         else if (typeof old === "number") target[key] = String(old);
-        else if (typeof old === "string") target[key] = rng.pick([Number(old) || 0, [old], { value: old }, old === "" ? null : true]);
+        else if (typeof old === "string")
+          target[key] = rng.pick([Number(old) || 0, [old], { value: old }, old === "" ? null : true]);
         else target[key] = rng.pick([[], {}, ""]);
     }
   }
@@ -217,7 +231,13 @@ export function corruptBytes(rng: Rng, text: string): Buffer {
       return copy;
     }
     case 2:
-      return Buffer.concat([bytes.subarray(0, at), Buffer.from(rng.pick([[0xff], [0xc3, 0x28], [0xe2, 0x82], [0xf0, 0x28, 0x8c, 0xbc], [0xed, 0xa0, 0x80], [0xc0, 0xaf]])), bytes.subarray(at)]);
+      return Buffer.concat([
+        bytes.subarray(0, at),
+        Buffer.from(
+          rng.pick([[0xff], [0xc3, 0x28], [0xe2, 0x82], [0xf0, 0x28, 0x8c, 0xbc], [0xed, 0xa0, 0x80], [0xc0, 0xaf]]),
+        ),
+        bytes.subarray(at),
+      ]);
     case 3:
       return Buffer.concat([bytes.subarray(0, at), Buffer.from([0]), bytes.subarray(at)]);
     default:
@@ -242,16 +262,22 @@ export function rawClient(baseUrl: string, maxSockets = 16) {
   const agent = new http.Agent({ keepAlive: true, maxSockets });
   const send = (req: RawRequest): Promise<RawResponse> =>
     new Promise((resolve, reject) => {
-      const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, "utf8");
+      const body =
+        req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, "utf8");
       const headers: Record<string, string | number> = { ...req.headers };
       if (body && !req.chunked) headers["Content-Length"] = body.length;
       if (body && req.chunked) headers["Transfer-Encoding"] = "chunked";
-      const outgoing = http.request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent, timeout: 30_000 }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", reject);
-      });
+      const outgoing = http.request(
+        { host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent, timeout: 30_000 },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on("error", reject);
+        },
+      );
       outgoing.on("timeout", () => outgoing.destroy(new Error(`timeout: ${req.method} ${req.path.slice(0, 200)}`)));
       outgoing.on("error", reject);
       if (body && req.chunked) {

@@ -33,7 +33,11 @@ export default async function setup(project: TestProject) {
     dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-test-pg-"));
     // As root the server runs as the 'postgres' user, which must be able to enter the folder.
     await chmod(dir, 0o755);
-    const embedded = await startEmbeddedPostgres(path.join(dir, "data"), { persistent: false, throwaway: true, database: "postgres" });
+    const embedded = await startEmbeddedPostgres(path.join(dir, "data"), {
+      persistent: false,
+      throwaway: true,
+      database: "postgres",
+    });
     adminUrl = embedded.url;
     stop = embedded.stop;
   }
@@ -45,7 +49,7 @@ export default async function setup(project: TestProject) {
   await admin.end();
 
   const templateUrl = withDatabase(adminUrl, template);
-  const db = await openDatabase({ url: templateUrl, poolSize: 1, applicationName: "scim-connector-test" }) // TEST_CONNECTION_NAME (support/db.ts);
+  const db = await openDatabase({ url: templateUrl, poolSize: 1, applicationName: "scim-connector-test" }); // TEST_CONNECTION_NAME (support/db.ts);
   await db.migrate();
   await db.close();
 

@@ -22,7 +22,7 @@ rules:
 `;
 
 /** TEST_MAPPING with Marketing reduced to basic_access and a company permission added for admins: the draft the admin tests preview and apply. */
-export const DRAFT_MAPPING = TEST_MAPPING.replace("permissions: [basic_access, send_campaigns_canvases]", "permissions: [basic_access]").replace(
-  "companyPermissions: [admin]",
-  "companyPermissions: [admin, manage_company_settings]",
-);
+export const DRAFT_MAPPING = TEST_MAPPING.replace(
+  "permissions: [basic_access, send_campaigns_canvases]",
+  "permissions: [basic_access]",
+).replace("companyPermissions: [admin]", "companyPermissions: [admin, manage_company_settings]");

@@ -18,12 +18,15 @@ http.ServerResponse.prototype.end = function (...args) {
   planted.add(this);
   if (kind === "rejection") void Promise.reject(new Error("planted rejection"));
   else if (kind === "background") {
-    outsideAnyRequest.runInAsyncScope(() => setImmediate(() => {
-      throw new Error("planted background failure");
-    }));
+    outsideAnyRequest.runInAsyncScope(() =>
+      setImmediate(() => {
+        throw new Error("planted background failure");
+      }),
+    );
     return end.apply(this, args);
-  } else setImmediate(() => {
-    throw new Error("planted exception");
-  });
+  } else
+    setImmediate(() => {
+      throw new Error("planted exception");
+    });
   return this;
 };

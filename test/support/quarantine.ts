@@ -9,7 +9,10 @@ import type { Admission, PlatformQuarantine } from "../../src/platform/quarantin
  */
 
 /** Records the gate's answers for `family` from now on; `restore` puts the plain method back. */
-export function watchAdmissions(quarantine: PlatformQuarantine, family: string): { answers: Admission[]; restore(): void } {
+export function watchAdmissions(
+  quarantine: PlatformQuarantine,
+  family: string,
+): { answers: Admission[]; restore(): void } {
   const answers: Admission[] = [];
   const admit = quarantine.admit.bind(quarantine);
   const spy = vi.spyOn(quarantine, "admit").mockImplementation(async (asked) => {
@@ -25,7 +28,8 @@ export async function waitForAdmissions(watch: { answers: Admission[] }, count: 
   const from = watch.answers.length;
   await vi.waitFor(
     () => {
-      if (watch.answers.length < from + count) throw new Error(`${watch.answers.length - from} of ${count} admissions asked`);
+      if (watch.answers.length < from + count)
+        throw new Error(`${watch.answers.length - from} of ${count} admissions asked`);
     },
     { timeout: 30_000, interval: 50 },
   );

@@ -12,7 +12,10 @@ import type { Sql } from "./emulator.js";
  */
 export type QueueWait = { deferred?: "skip" | "wait"; mirror?: boolean; timeoutMs?: number };
 
-export async function waitForQueueIdle(target: Sql | { database: { db: Sql } }, options: QueueWait = {}): Promise<void> {
+export async function waitForQueueIdle(
+  target: Sql | { database: { db: Sql } },
+  options: QueueWait = {},
+): Promise<void> {
   const db = "database" in target ? target.database.db : target;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
@@ -30,7 +33,9 @@ export async function waitForQueueIdle(target: Sql | { database: { db: Sql } }, 
                 q.claimed_by IN (SELECT objid::int FROM pg_locks WHERE locktype = 'advisory' AND classid = 4242 AND objsubid = 2 AND granted) AS lease_live
            FROM reconcile_queue q LEFT JOIN idp_users u ON u.id = q.user_id WHERE q.parked_at IS NULL LIMIT 5`,
       );
-      throw new Error(`not idle after ${timeoutMs} ms: ${row.queue} reconcile rows, ${row.mirror} mirror changes; ${JSON.stringify(rows)}`);
+      throw new Error(
+        `not idle after ${timeoutMs} ms: ${row.queue} reconcile rows, ${row.mirror} mirror changes; ${JSON.stringify(rows)}`,
+      );
     }
     await delay(100);
   }

@@ -34,7 +34,8 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
     arrived: 0,
     held: [],
     script: (...next) => answers.push(...next),
-    ofEvent: (event, path = "/webhook") => receiver.received.filter((r) => r.path === path && r.status < 300 && r.json?.event === event),
+    ofEvent: (event, path = "/webhook") =>
+      receiver.received.filter((r) => r.path === path && r.status < 300 && r.json?.event === event),
     close: async () => {
       for (const h of receiver.held) h.res.destroy();
       server.closeAllConnections();
@@ -54,7 +55,13 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
         json = undefined;
       }
       const answer = answers.shift() ?? { status: 200 };
-      const request: Received = { path: req.url ?? "", headers: req.headers, raw, json, status: answer === "hold" ? 0 : answer.status };
+      const request: Received = {
+        path: req.url ?? "",
+        headers: req.headers,
+        raw,
+        json,
+        status: answer === "hold" ? 0 : answer.status,
+      };
       if (answer === "hold") {
         receiver.held.push({ res, request });
         return;
@@ -96,5 +103,9 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

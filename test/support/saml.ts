@@ -19,10 +19,28 @@ export function makeIdpKeys(commonName = "test-idp"): IdpKeys {
   try {
     execFileSync(
       "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", `/CN=${commonName}`, "-keyout", "key.pem", "-out", "cert.pem"],
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-sha256",
+        "-days",
+        "2",
+        "-subj",
+        `/CN=${commonName}`,
+        "-keyout",
+        "key.pem",
+        "-out",
+        "cert.pem",
+      ],
       { cwd: dir, stdio: "ignore" },
     );
-    return { privateKey: readFileSync(path.join(dir, "key.pem"), "utf8"), cert: readFileSync(path.join(dir, "cert.pem"), "utf8") };
+    return {
+      privateKey: readFileSync(path.join(dir, "key.pem"), "utf8"),
+      cert: readFileSync(path.join(dir, "cert.pem"), "utf8"),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -48,7 +66,8 @@ export type ResponseOptions = {
 };
 
 const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-const xmlText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const xmlText = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function samlId(): string {
   return `_${randomBytes(16).toString("hex")}`;
@@ -92,11 +111,23 @@ export function responseXml(o: ResponseOptions, assertion: string): string {
 
 /** How a test IdP signs: RSA-SHA256 as real IdPs do, or the legacy SHA-1 the service must refuse. */
 export type SignatureHash = "sha256" | "sha1";
-const SIGNATURE_ALGORITHMS = { sha256: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", sha1: "http://www.w3.org/2000/09/xmldsig#rsa-sha1" } as const;
-const DIGEST_ALGORITHMS = { sha256: "http://www.w3.org/2001/04/xmlenc#sha256", sha1: "http://www.w3.org/2000/09/xmldsig#sha1" } as const;
+const SIGNATURE_ALGORITHMS = {
+  sha256: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+  sha1: "http://www.w3.org/2000/09/xmldsig#rsa-sha1",
+} as const;
+const DIGEST_ALGORITHMS = {
+  sha256: "http://www.w3.org/2001/04/xmlenc#sha256",
+  sha1: "http://www.w3.org/2000/09/xmldsig#sha1",
+} as const;
 
 /** Enveloped RSA signature (SHA-256 unless told) on the element `localName`, placed right after its Issuer. */
-export function signElement(xml: string, localName: "Assertion" | "Response", keys: IdpKeys, hash: SignatureHash = "sha256", digest: SignatureHash = hash): string {
+export function signElement(
+  xml: string,
+  localName: "Assertion" | "Response",
+  keys: IdpKeys,
+  hash: SignatureHash = "sha256",
+  digest: SignatureHash = hash,
+): string {
   const sig = new SignedXml({
     privateKey: keys.privateKey,
     publicCert: keys.cert,

@@ -15,7 +15,10 @@ const DSIG = "http://www.w3.org/2000/09/xmldsig#";
 const parse = (xml: string) => new DOMParser().parseFromString(xml, "text/xml");
 const serialize = (node: Node) => new XMLSerializer().serializeToString(node);
 const childElements = (parent: Element, ns: string, localName: string): Element[] =>
-  Array.from(parent.childNodes).filter((n): n is Element => n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === localName);
+  Array.from(parent.childNodes).filter(
+    (n): n is Element =>
+      n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === localName,
+  );
 
 /** What the naive validator believes, or undefined when it finds no valid signature. */
 export type NaiveVerdict = { nameId: string | undefined; role: string | undefined } | undefined;
@@ -38,7 +41,8 @@ export function naiveValidate(xml: string, cert: string): NaiveVerdict {
   });
   if (!verified) return undefined;
   const assertion = childElements(doc.documentElement, SAML, "Assertion")[0];
-  const path = (from: Element | undefined, ...names: string[]) => names.reduce((at, name) => at && childElements(at, SAML, name)[0], from);
+  const path = (from: Element | undefined, ...names: string[]) =>
+    names.reduce((at, name) => at && childElements(at, SAML, name)[0], from);
   const firstText = (element: Element | undefined) => element?.firstChild?.nodeValue ?? undefined;
   return {
     nameId: firstText(path(assertion, "Subject", "NameID")),
@@ -80,7 +84,10 @@ export function wrappedInSignatureObject(genuine: string, forged: ResponseOption
   const object = signature.ownerDocument!.createElementNS(DSIG, "ds:Object");
   object.appendChild(original.cloneNode(true));
   signature.appendChild(object);
-  const forgedAssertion = assertionXml(forged).replace(/(<saml:Issuer>[^<]*<\/saml:Issuer>)/, `$1${serialize(signature)}`);
+  const forgedAssertion = assertionXml(forged).replace(
+    /(<saml:Issuer>[^<]*<\/saml:Issuer>)/,
+    `$1${serialize(signature)}`,
+  );
   return responseXml(forged, forgedAssertion);
 }
 
@@ -90,5 +97,8 @@ export function wrappedInSignatureObject(genuine: string, forged: ResponseOption
  */
 export function commentInNameId(o: ResponseOptions, keys: IdpKeys, victimPrefix: string): string {
   const genuine = signedResponse(o, keys);
-  return genuine.replace(`>${o.nameId}</saml:NameID>`, `>${victimPrefix}<!---->${o.nameId.slice(victimPrefix.length)}</saml:NameID>`);
+  return genuine.replace(
+    `>${o.nameId}</saml:NameID>`,
+    `>${victimPrefix}<!---->${o.nameId.slice(victimPrefix.length)}</saml:NameID>`,
+  );
 }

@@ -28,7 +28,9 @@ export type Stack = {
   close(): Promise<void>;
 };
 
-export async function startStack(options: { env?: Record<string, string>; mapping?: string; clock?: Clock; workers?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  options: { env?: Record<string, string>; mapping?: string; clock?: Clock; workers?: boolean } = {},
+): Promise<Stack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-stack-"));
   const mappingFile = path.join(dir, "mapping.yaml");
   await writeFile(mappingFile, options.mapping ?? TEST_MAPPING);
@@ -48,7 +50,12 @@ export async function startStack(options: { env?: Record<string, string>; mappin
   const service = await startService({
     env,
     databaseUrl: database.url,
-    platform: { url: emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "scim-connector-test" },
+    platform: {
+      url: emulator.url,
+      scimToken: "dev-scim-token",
+      apiKey: "dev-api-key",
+      requestOrigin: "scim-connector-test",
+    },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
   });
@@ -96,7 +103,10 @@ export function idp(stack: Stack) {
       return res.body.id as string;
     },
     async patch(path: string, operations: unknown[]) {
-      const res = await send("patch", path, { schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: operations });
+      const res = await send("patch", path, {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: operations,
+      });
       if (res.status >= 300) throw new Error(`patch ${path} ${res.status}: ${res.text}`);
       return res;
     },
@@ -110,5 +120,6 @@ export const emulatorState = (stack: Stack) => emulatorDump(stack.emulator.url);
 export const emulatorStats = (stack: Stack) => emulatorCounts(stack.emulator.url);
 
 export function adminApi(stack: Stack) {
-  return (path: string) => request(stack.service.url).get(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+  return (path: string) =>
+    request(stack.service.url).get(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
 }

@@ -9,7 +9,18 @@ import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow 
  * spreadsheets do not run them.
  */
 
-const ACCESS_CSV_COLUMNS = ["userName", "scope", "workspace", "team", "permission", "groups", "rules", "firstAppliedAt", "appliedByLogId", "verified"] as const;
+const ACCESS_CSV_COLUMNS = [
+  "userName",
+  "scope",
+  "workspace",
+  "team",
+  "permission",
+  "groups",
+  "rules",
+  "firstAppliedAt",
+  "appliedByLogId",
+  "verified",
+] as const;
 
 function accessCsvLine(row: AccessRow): string {
   const rules = row.reasons.map(describeReason);
@@ -21,7 +32,11 @@ function accessCsvLine(row: AccessRow): string {
     row.team,
     row.permission,
     groups.join("; "),
-    rules.length ? rules.join("; ") : row.appliedByLogId ? `no rule in force gives it; applied by log entry ${row.appliedByLogId}` : "",
+    rules.length
+      ? rules.join("; ")
+      : row.appliedByLogId
+        ? `no rule in force gives it; applied by log entry ${row.appliedByLogId}`
+        : "",
     row.firstAppliedAt?.toISOString() ?? "before the log's retention",
     row.appliedByLogId,
     row.verifiedAt?.toISOString() ?? "not verified since",
@@ -37,7 +52,12 @@ function csvCell(value: unknown): string {
 }
 
 /** Writes the whole report to `out` (not ended); resolves with the number of rows. */
-export async function writeAccessReport(options: AccessReportOptions, query: AccessQuery, format: "csv" | "json", out: Writable): Promise<number> {
+export async function writeAccessReport(
+  options: AccessReportOptions,
+  query: AccessQuery,
+  format: "csv" | "json",
+  out: Writable,
+): Promise<number> {
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, "drain");
   };

@@ -12,18 +12,29 @@ type GrantScope = "company" | "workspace" | "permissionSet" | "team" | "departme
 export type Grant = { scope: GrantScope; workspace: string | null; team: string | null; permission: string };
 
 /** A rule that gives the grant, with the user's groups that match it. */
-export type GrantReason = { rule: { index: number; line: number; file: string; description: string | null }; groups: string[] } | { source: "department-attribute" | "department-default" };
+export type GrantReason =
+  | { rule: { index: number; line: number; file: string; description: string | null }; groups: string[] }
+  | { source: "department-attribute" | "department-default" };
 
 export const grantKey = (g: Grant): string => JSON.stringify([g.scope, g.workspace, g.team, g.permission]);
 
 /** Every grant a held dashboard user carries: company, workspace, permission set, team permissions and the department. */
 export function grantsOf(user: DesiredDashboardUser): Grant[] {
-  const grants: Grant[] = user.companyPermissions.map((permission) => ({ scope: "company", workspace: null, team: null, permission }));
+  const grants: Grant[] = user.companyPermissions.map((permission) => ({
+    scope: "company",
+    workspace: null,
+    team: null,
+    permission,
+  }));
   for (const ws of user.workspaces) {
     const workspace = ws.appGroupName;
-    for (const permission of ws.appGroupPermissions) grants.push({ scope: "workspace", workspace, team: null, permission });
-    for (const permission of ws.appGroupPermissionSets) grants.push({ scope: "permissionSet", workspace, team: null, permission });
-    for (const team of ws.team) for (const permission of team.teamPermissions) grants.push({ scope: "team", workspace, team: team.teamName, permission });
+    for (const permission of ws.appGroupPermissions)
+      grants.push({ scope: "workspace", workspace, team: null, permission });
+    for (const permission of ws.appGroupPermissionSets)
+      grants.push({ scope: "permissionSet", workspace, team: null, permission });
+    for (const team of ws.team)
+      for (const permission of team.teamPermissions)
+        grants.push({ scope: "team", workspace, team: team.teamName, permission });
   }
   if (user.department) grants.push({ scope: "department", workspace: null, team: null, permission: user.department });
   return grants;
@@ -46,10 +57,16 @@ function ruleGives(rule: MappingRule, g: Grant): boolean {
  * gives it (all of them, not the first). Empty when nothing grants it any more (a past mapping
  * or a past membership did; the report then points at the log entry that applied it).
  */
-export function reasonsFor(grant: Grant, matched: readonly RuleMatch[], mapping: { department: DepartmentPolicy; source: string }, departmentAttribute: string | null): GrantReason[] {
+export function reasonsFor(
+  grant: Grant,
+  matched: readonly RuleMatch[],
+  mapping: { department: DepartmentPolicy; source: string },
+  departmentAttribute: string | null,
+): GrantReason[] {
   if (grant.scope === "department") {
     const first = matched.find((m) => m.rule.department !== undefined);
-    if (first) return first.rule.department === grant.permission ? [ruleReason(first.rule, first.matches, mapping.source)] : [];
+    if (first)
+      return first.rule.department === grant.permission ? [ruleReason(first.rule, first.matches, mapping.source)] : [];
     if (mapping.department.fromAttribute && departmentAttribute?.trim()) return [{ source: "department-attribute" }];
     return grant.permission === mapping.department.default ? [{ source: "department-default" }] : [];
   }
@@ -57,7 +74,10 @@ export function reasonsFor(grant: Grant, matched: readonly RuleMatch[], mapping:
 }
 
 function ruleReason(rule: MappingRule, matches: { group: MappingGroup }[], file: string): GrantReason {
-  return { rule: { index: rule.index, line: rule.line, file, description: rule.description ?? null }, groups: matches.map((m) => m.group.displayName) };
+  return {
+    rule: { index: rule.index, line: rule.line, file, description: rule.description ?? null },
+    groups: matches.map((m) => m.group.displayName),
+  };
 }
 
 /**
@@ -65,7 +85,9 @@ function ruleReason(rule: MappingRule, matches: { group: MappingGroup }[], file:
  * first), and the log entry that applied it then. A grant missing from the history (older than
  * the log's retention) has no date.
  */
-export function grantSince(history: readonly { logId: string; at: Date; after: DesiredDashboardUser | null }[]): Map<string, { since: Date; logId: string }> {
+export function grantSince(
+  history: readonly { logId: string; at: Date; after: DesiredDashboardUser | null }[],
+): Map<string, { since: Date; logId: string }> {
   let held = new Map<string, { since: Date; logId: string }>();
   for (const entry of history) {
     const next = new Map<string, { since: Date; logId: string }>();
@@ -80,7 +102,10 @@ export function grantSince(history: readonly { logId: string; at: Date; after: D
 
 /** How a reason reads in a cell: "rule 'EU marketers' (mapping.yaml:12) via Marketing". */
 export function describeReason(reason: GrantReason): string {
-  if ("source" in reason) return reason.source === "department-attribute" ? "the IdP's department attribute" : "the mapping's default department";
+  if ("source" in reason)
+    return reason.source === "department-attribute"
+      ? "the IdP's department attribute"
+      : "the mapping's default department";
   const name = reason.rule.description ? `'${reason.rule.description}'` : `#${reason.rule.index + 1}`;
   return `rule ${name} (${reason.rule.file.split(/[\\/]/).pop()}:${reason.rule.line}) via ${reason.groups.join(", ")}`;
 }

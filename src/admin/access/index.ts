@@ -1,7 +1,14 @@
 import type { Writable } from "node:stream";
 import type { Database } from "../../db/database.js";
 import { writeAccessReport } from "./export.js";
-import { accessDifferences, accessPage, accessTotals, decodeCursor, type AccessQuery, type AccessReportOptions } from "./report.js";
+import {
+  accessDifferences,
+  accessPage,
+  accessTotals,
+  decodeCursor,
+  type AccessQuery,
+  type AccessReportOptions,
+} from "./report.js";
 
 export { accessQuerySchema, toAccessQuery, withoutEmpty } from "./query.js";
 export type { AccessQuery, AccessRow } from "./report.js";
@@ -17,9 +24,17 @@ export type AccessPageData = {
 
 /** The access report for the admin UI: a page (rows, totals, differences) and the streamed export. */
 export function createAccessReport(deps: { db: Database; mappingFile?: string }) {
-  const options: AccessReportOptions = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
+  const options: AccessReportOptions = {
+    db: deps.db,
+    ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}),
+  };
   return {
-    async page(query: AccessQuery, cursor: string | undefined, limit: number, withTotals = false): Promise<AccessPageData> {
+    async page(
+      query: AccessQuery,
+      cursor: string | undefined,
+      limit: number,
+      withTotals = false,
+    ): Promise<AccessPageData> {
       const [page, totals, differences] = await Promise.all([
         accessPage(options, query, decodeCursor(cursor), limit),
         withTotals ? accessTotals(options, query) : null,
@@ -27,7 +42,8 @@ export function createAccessReport(deps: { db: Database; mappingFile?: string })
       ]);
       return { query, rows: page.rows, nextCursor: page.nextCursor, totals, differences };
     },
-    export: (query: AccessQuery, format: "csv" | "json", out: Writable) => writeAccessReport(options, query, format, out),
+    export: (query: AccessQuery, format: "csv" | "json", out: Writable) =>
+      writeAccessReport(options, query, format, out),
   };
 }
 

@@ -70,7 +70,10 @@ async function mappingInForce(db: Database, source: string): Promise<Mapping | n
 }
 
 async function context(options: AccessReportOptions, query: AccessQuery): Promise<Context> {
-  const [mapping, verifyingRunAt] = await Promise.all([mappingInForce(options.db, options.mappingSource ?? "mapping.yaml"), lastVerifyingResyncAt(options.db, query.at)]);
+  const [mapping, verifyingRunAt] = await Promise.all([
+    mappingInForce(options.db, options.mappingSource ?? "mapping.yaml"),
+    lastVerifyingResyncAt(options.db, query.at),
+  ]);
   return { query, mapping, verifyingRunAt };
 }
 
@@ -83,24 +86,41 @@ function rowMatches(row: AccessRow, q: AccessQuery): boolean {
   if (q.group && !rules.some((r) => r.groups.some((g) => g.toLowerCase() === q.group!.toLowerCase()))) return false;
   if (q.rule) {
     const want = q.rule.toLowerCase();
-    if (!rules.some((r) => String(r.rule.line) === want || (r.rule.description ?? "").toLowerCase().includes(want))) return false;
+    if (!rules.some((r) => String(r.rule.line) === want || (r.rule.description ?? "").toLowerCase().includes(want)))
+      return false;
   }
   return true;
 }
 
-type Batch = { accounts: HeldAccount[]; history: Awaited<ReturnType<typeof listAppliedHistory>>; idp: Awaited<ReturnType<typeof listIdpFacts>> };
+type Batch = {
+  accounts: HeldAccount[];
+  history: Awaited<ReturnType<typeof listAppliedHistory>>;
+  idp: Awaited<ReturnType<typeof listIdpFacts>>;
+};
 
 /** The next accounts after `cursor`, with their applied history and IdP facts (one query each). */
-async function fetchBatch(db: Database, query: AccessQuery, cursor: HeldCursor | undefined, size: number, byId = false): Promise<Batch> {
+async function fetchBatch(
+  db: Database,
+  query: AccessQuery,
+  cursor: HeldCursor | undefined,
+  size: number,
+  byId = false,
+): Promise<Batch> {
   const filter = heldFilter(query);
-  const accounts = byId && query.at ? await listHeldAccountsById(db, { ...filter, at: query.at }, cursor?.userId, size) : await listHeldAccounts(db, filter, cursor, size);
+  const accounts =
+    byId && query.at
+      ? await listHeldAccountsById(db, { ...filter, at: query.at }, cursor?.userId, size)
+      : await listHeldAccounts(db, filter, cursor, size);
   if (!accounts.length) return { accounts, history: new Map(), idp: new Map() };
   const ids = accounts.map((a) => a.userId);
   const [history, idp] = await Promise.all([listAppliedHistory(db, ids, query.at), listIdpFacts(db, ids)]);
   return { accounts, history, idp };
 }
 
-const lastOf = (accounts: HeldAccount[]): HeldCursor => ({ userName: accounts[accounts.length - 1]!.userName, userId: accounts[accounts.length - 1]!.userId });
+const lastOf = (accounts: HeldAccount[]): HeldCursor => ({
+  userName: accounts[accounts.length - 1]!.userName,
+  userId: accounts[accounts.length - 1]!.userId,
+});
 
 /** The rows of a batch, per account in order. */
 function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] {
@@ -145,7 +165,8 @@ export function decodeCursor(text: string | undefined): HeldCursor | undefined {
   if (!text) return undefined;
   try {
     const [userName, userId] = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown[];
-    if (typeof userName === "string" && typeof userId === "string" && /^[0-9a-f-]{36}$/i.test(userId)) return { userName, userId };
+    if (typeof userName === "string" && typeof userId === "string" && /^[0-9a-f-]{36}$/i.test(userId))
+      return { userName, userId };
   } catch {
     // fall through
   }
@@ -153,7 +174,12 @@ export function decodeCursor(text: string | undefined): HeldCursor | undefined {
 }
 
 /** One page: at least `limit` rows unless the report ends (a user's rows are never split). */
-export async function accessPage(options: AccessReportOptions, query: AccessQuery, cursor: HeldCursor | undefined, limit: number): Promise<{ rows: AccessRow[]; nextCursor: string | null }> {
+export async function accessPage(
+  options: AccessReportOptions,
+  query: AccessQuery,
+  cursor: HeldCursor | undefined,
+  limit: number,
+): Promise<{ rows: AccessRow[]; nextCursor: string | null }> {
   const ctx = await context(options, query);
   const rows: AccessRow[] = [];
   let scanned = 0;
@@ -178,14 +204,21 @@ export async function accessPage(options: AccessReportOptions, query: AccessQuer
  * read while one is written. In userName order; as of a past moment, in account id order (each
  * batch then reads only its own accounts' log).
  */
-export async function* accessRows(options: AccessReportOptions, query: AccessQuery, batchSize = 1_000): AsyncGenerator<AccessRow[]> {
+export async function* accessRows(
+  options: AccessReportOptions,
+  query: AccessQuery,
+  batchSize = 1_000,
+): AsyncGenerator<AccessRow[]> {
   const ctx = await context(options, query);
   const byId = query.at !== undefined;
   let next: Promise<Batch> | undefined = fetchBatch(options.db, query, undefined, batchSize, byId);
   try {
     while (next) {
       const batch: Batch = await next;
-      next = batch.accounts.length === batchSize ? fetchBatch(options.db, query, lastOf(batch.accounts), batchSize, byId) : undefined;
+      next =
+        batch.accounts.length === batchSize
+          ? fetchBatch(options.db, query, lastOf(batch.accounts), batchSize, byId)
+          : undefined;
       if (batch.accounts.length) yield rowsOf(ctx, batch).flat();
     }
   } finally {
@@ -196,11 +229,20 @@ export async function* accessRows(options: AccessReportOptions, query: AccessQue
 /** Users per workspace × permission (workspace null: company permissions). */
 export async function accessTotals(options: AccessReportOptions, query: AccessQuery) {
   const totals = await countGrantsByWorkspace(options.db, query);
-  return query.admins ? totals.filter((t) => t.permission === "admin") : query.permission ? totals.filter((t) => t.permission === query.permission) : totals;
+  return query.admins
+    ? totals.filter((t) => t.permission === "admin")
+    : query.permission
+      ? totals.filter((t) => t.permission === query.permission)
+      : totals;
 }
 
 /** What to explain apart: accounts the connector did not create or that drifted, and actions held for approval. */
-export async function accessDifferences(options: AccessReportOptions): Promise<{ accounts: AccessDifference[]; held: Hold[] }> {
-  const [accounts, held] = await Promise.all([listAccessDifferences(options.db, 500), listHolds(options.db, { pendingOnly: true })]);
+export async function accessDifferences(
+  options: AccessReportOptions,
+): Promise<{ accounts: AccessDifference[]; held: Hold[] }> {
+  const [accounts, held] = await Promise.all([
+    listAccessDifferences(options.db, 500),
+    listHolds(options.db, { pendingOnly: true }),
+  ]);
   return { accounts, held };
 }

@@ -27,10 +27,17 @@ function sendPage(res: Response, page: { items: unknown[]; link?: string }): voi
 const startTime = (job: Record<string, unknown>) => Date.parse(String(job.sync_start_time ?? "")) || 0;
 
 export function cdiRoutes({ state, auth, route }: RouteContext): void {
-  route("get", "/cdi/integrations", "/cdi/integrations", requirePermission(auth, CDI_LIST_PERMISSION), rateLimit(state, RATE_LIMITS.cdiList), (req, res) => {
-    const offset = cursorOffset(req.query.cursor, "integrations", state.integrations.length);
-    sendPage(res, paginate(state.integrations, offset, "/cdi/integrations", "integrations"));
-  });
+  route(
+    "get",
+    "/cdi/integrations",
+    "/cdi/integrations",
+    requirePermission(auth, CDI_LIST_PERMISSION),
+    rateLimit(state, RATE_LIMITS.cdiList),
+    (req, res) => {
+      const offset = cursorOffset(req.query.cursor, "integrations", state.integrations.length);
+      sendPage(res, paginate(state.integrations, offset, "/cdi/integrations", "integrations"));
+    },
+  );
 
   route(
     "get",

@@ -31,10 +31,17 @@ export function emailRoutes({ state, auth, route }: RouteContext): void {
 
   // Same function; /email/blocklist is the recommended name. One permission and one rate bucket.
   for (const path of ["/email/blacklist", "/email/blocklist"]) {
-    route("post", path, path, requirePermission(auth, "email.blacklist"), rateLimit(state, RATE_LIMITS.emailBlocklist), (req, res) => {
-      for (const email of emailList(bodyObject(req).email, "email", true)!) state.hardBounces.add(email);
-      sendJson(res, 200, { message: "success" });
-    });
+    route(
+      "post",
+      path,
+      path,
+      requirePermission(auth, "email.blacklist"),
+      rateLimit(state, RATE_LIMITS.emailBlocklist),
+      (req, res) => {
+        for (const email of emailList(bodyObject(req).email, "email", true)!) state.hardBounces.add(email);
+        sendJson(res, 200, { message: "success" });
+      },
+    );
   }
 
   route(

@@ -11,7 +11,10 @@ import type { RouteContext } from "./context.js";
  * (one API key is one workspace), shared by both methods.
  */
 
-type PreferenceCenterBody = Omit<PreferenceCenter, "preference_center_api_id" | "created_at" | "updated_at" | "state"> & { state?: PreferenceCenter["state"] };
+type PreferenceCenterBody = Omit<
+  PreferenceCenter,
+  "preference_center_api_id" | "created_at" | "updated_at" | "state"
+> & { state?: PreferenceCenter["state"] };
 
 /** Pure: the body rules of the endpoint. */
 function parsePreferenceCenterBody(body: Record<string, unknown>): PreferenceCenterBody {
@@ -22,13 +25,17 @@ function parsePreferenceCenterBody(body: Record<string, unknown>): PreferenceCen
   };
   const title = body.preference_center_title ?? "Preference Center";
   if (typeof title !== "string") throw badRequest("preference_center_title must be a string");
-  if (body.state !== undefined && body.state !== "active" && body.state !== "draft") throw badRequest("state must be active or draft");
-  if (body.name !== undefined && (typeof body.name !== "string" || body.name === "")) throw badRequest("name must be a non-empty string");
+  if (body.state !== undefined && body.state !== "active" && body.state !== "draft")
+    throw badRequest("state must be active or draft");
+  if (body.name !== undefined && (typeof body.name !== "string" || body.name === ""))
+    throw badRequest("name must be a non-empty string");
   const options = body.options ?? {};
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw badRequest("options must be an object");
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw badRequest("options must be an object");
   for (const [key, value] of Object.entries(options)) {
     if (key !== "meta-viewport-content") throw badRequest(`unknown option: ${key}`);
-    if (typeof value !== "string") throw badRequest("options.meta-viewport-content must be a string (the content value only)");
+    if (typeof value !== "string")
+      throw badRequest("options.meta-viewport-content must be a string (the content value only)");
   }
   return {
     name: body.name as string | undefined,
@@ -55,9 +62,17 @@ export function preferenceCenterRoutes({ state, auth, route }: RouteContext): vo
       updated_at: now,
     };
     state.preferenceCenters.set(id, center);
-    sendJson(res, 200, { preference_center_api_id: id, created_at: center.created_at, updated_at: center.updated_at, message: "success" });
+    sendJson(res, 200, {
+      preference_center_api_id: id,
+      created_at: center.created_at,
+      updated_at: center.updated_at,
+      message: "success",
+    });
   };
-  const guard = [requirePermission(auth, "preference_center.update"), rateLimit(state, RATE_LIMITS.preferenceCenter, { perWorkspace: true })];
+  const guard = [
+    requirePermission(auth, "preference_center.update"),
+    rateLimit(state, RATE_LIMITS.preferenceCenter, { perWorkspace: true }),
+  ];
   const template = "/preference_center/v1/{preferenceCenterExternalID}";
   route("put", "/preference_center/v1/:preferenceCenterExternalID", template, ...guard, handler);
   route("post", "/preference_center/v1/:preferenceCenterExternalID", template, ...guard, handler);

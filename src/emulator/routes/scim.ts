@@ -46,9 +46,11 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
 
   route("get", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
     const filter = req.query.filter;
-    if (typeof filter !== "string") throw scimError(400, 'A filter of the form userName eq "<email>" is required', undefined, "invalidFilter");
+    if (typeof filter !== "string")
+      throw scimError(400, 'A filter of the form userName eq "<email>" is required', undefined, "invalidFilter");
     const userName = parseUserNameFilter(filter);
-    if (userName === undefined) throw scimError(400, 'Only the filter userName eq "<email>" is supported', undefined, "invalidFilter");
+    if (userName === undefined)
+      throw scimError(400, 'Only the filter userName eq "<email>" is supported', undefined, "invalidFilter");
     const found = users.findByUserName(userName);
     sendJson(res, 200, { schemas: [SCIM_LIST_SCHEMA], totalResults: found ? 1 : 0, Resources: found ? [found] : [] });
   });

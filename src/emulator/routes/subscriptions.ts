@@ -26,8 +26,10 @@ export function subscriptionRoutes({ state, auth, route }: RouteContext): void {
 
   route("post", "/v2/subscription/status/set", "/v2/subscription/status/set", ...setGuard, (req, res) => {
     const groups = bodyObject(req).subscription_groups;
-    if (!Array.isArray(groups) || groups.length === 0) throw badRequest("subscription_groups must be a non-empty array");
-    if (groups.length > MAX_GROUP_ENTRIES) throw badRequest(`subscription_groups may hold at most ${MAX_GROUP_ENTRIES} entries`);
+    if (!Array.isArray(groups) || groups.length === 0)
+      throw badRequest("subscription_groups must be a non-empty array");
+    if (groups.length > MAX_GROUP_ENTRIES)
+      throw badRequest(`subscription_groups may hold at most ${MAX_GROUP_ENTRIES} entries`);
     // Validate every entry before applying any, so a 400 changes nothing.
     const parsed = groups.map((entry: unknown, i: number) => {
       if (typeof entry !== "object" || entry === null) throw badRequest(`subscription_groups[${i}] must be an object`);
@@ -35,7 +37,8 @@ export function subscriptionRoutes({ state, auth, route }: RouteContext): void {
       const at = `subscription_groups[${i}]`;
       const groupId = requiredString(e.subscription_group_id, `${at}.subscription_group_id`);
       const groupState = oneOf(e.subscription_state, `${at}.subscription_state`, GROUP_STATES);
-      if (e.emails !== undefined && e.phones !== undefined) throw badRequest(`${at}: emails and phones cannot both be included`);
+      if (e.emails !== undefined && e.phones !== undefined)
+        throw badRequest(`${at}: emails and phones cannot both be included`);
       const externalIds = stringList(e.external_ids, `${at}.external_ids`, { required: false });
       const emails = emailList(e.emails, `${at}.emails`, false);
       const phones = phoneList(e.phones, `${at}.phones`, false);
@@ -77,9 +80,11 @@ export function subscriptionRoutes({ state, auth, route }: RouteContext): void {
         // external_id wins when sent together with email or phone.
         for (const id of externalIds) status[id] = reportedState(state.profiles.byExternal(id), groupId);
       } else if (rawEmail !== undefined) {
-        for (const email of emailList(rawEmail, "email", true)!) status[email] = reportedState(state.profiles.pickByEmail(email), groupId);
+        for (const email of emailList(rawEmail, "email", true)!)
+          status[email] = reportedState(state.profiles.pickByEmail(email), groupId);
       } else if (rawPhone !== undefined) {
-        for (const phone of phoneList(rawPhone, "phone", true)!) status[phone] = reportedState(state.profiles.pickByPhone(phone), groupId);
+        for (const phone of phoneList(rawPhone, "phone", true)!)
+          status[phone] = reportedState(state.profiles.pickByPhone(phone), groupId);
       } else {
         throw badRequest("one of external_id, email or phone is required");
       }

@@ -19,9 +19,13 @@ function formOf(req: Request): AccessForm {
 }
 
 function queryOf(form: AccessForm) {
-  const at = form.at && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(form.at) ? `${form.at.length === 16 ? `${form.at}:00` : form.at}Z` : form.at;
+  const at =
+    form.at && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(form.at)
+      ? `${form.at.length === 16 ? `${form.at}:00` : form.at}Z`
+      : form.at;
   const parsed = accessQuerySchema.safeParse(withoutEmpty({ ...form, at, totals: undefined }));
-  if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  if (!parsed.success)
+    throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return toAccessQuery(parsed.data);
 }
 

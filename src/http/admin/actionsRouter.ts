@@ -24,11 +24,20 @@ export function actionsRouter(actions: AdminActions): Router {
       const actor = req.adminActor!;
       try {
         const message = await run(req);
-        log.info("admin", "admin action", { action: name, actor: actorForLog(actor.name), role: actor.role, via: actor.via });
+        log.info("admin", "admin action", {
+          action: name,
+          actor: actorForLog(actor.name),
+          role: actor.role,
+          via: actor.via,
+        });
         req.session.flash = { kind: "ok", text: message };
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
-        log.info("admin", "admin action refused", { action: name, actor: actorForLog(actor.name), reason: error.message });
+        log.info("admin", "admin action refused", {
+          action: name,
+          actor: actorForLog(actor.name),
+          reason: error.message,
+        });
         req.session.flash = { kind: "error", text: error.message };
       }
       res.redirect(303, back(req));
@@ -42,8 +51,20 @@ export function actionsRouter(actions: AdminActions): Router {
     return (Array.isArray(ids) ? ids : ids === undefined ? [] : [ids]).map(String).filter(Boolean);
   };
 
-  handle("/approvals/approve", "approve", "approve", (req) => actions.approve(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
-  handle("/approvals/reject", "approve", "reject", (req) => actions.reject(selection(req), req.adminActor!), (req) => `${base(req)}/approvals`);
+  handle(
+    "/approvals/approve",
+    "approve",
+    "approve",
+    (req) => actions.approve(selection(req), req.adminActor!),
+    (req) => `${base(req)}/approvals`,
+  );
+  handle(
+    "/approvals/reject",
+    "approve",
+    "reject",
+    (req) => actions.reject(selection(req), req.adminActor!),
+    (req) => `${base(req)}/approvals`,
+  );
   handle(
     "/users/:id/reconcile",
     "reconcile",
@@ -65,6 +86,12 @@ export function actionsRouter(actions: AdminActions): Router {
     (req) => actions.sendTestNotification(String(req.params.channel), req.adminActor!),
     (req) => `${base(req)}/notifications`,
   );
-  handle("/runs/resync", "resync", "startResync", (req) => actions.startResync(req.adminActor!), (req) => `${base(req)}/runs`);
+  handle(
+    "/runs/resync",
+    "resync",
+    "startResync",
+    (req) => actions.startResync(req.adminActor!),
+    (req) => `${base(req)}/runs`,
+  );
   return router;
 }

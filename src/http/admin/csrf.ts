@@ -25,7 +25,11 @@ export function verifyCsrf(req: Request, _res: Response, next: NextFunction): vo
   const presented = typeof body?._csrf === "string" ? body._csrf : req.get("x-csrf-token");
   if (expected && presented && sameToken(expected, presented)) return next();
   log.warn("admin", "csrf check failed", { method: req.method, path: req.path, hadSessionToken: Boolean(expected) });
-  next(new ForbiddenError("This form could not be verified (it may be stale or come from another site). Nothing was changed. Go back, reload the page and try again."));
+  next(
+    new ForbiddenError(
+      "This form could not be verified (it may be stale or come from another site). Nothing was changed. Go back, reload the page and try again.",
+    ),
+  );
 }
 
 function sameToken(a: string, b: string): boolean {

@@ -14,7 +14,9 @@ export function adminAuthMode(env: Env): AdminAuthMode {
   const missing = SAML_KEYS.filter((k) => !env[k]);
   if (missing.length === 0) return "saml";
   if (missing.length === SAML_KEYS.length) return "local";
-  throw new ConfigError(missing.map((k) => `${k}: is required when any SAML_* setting is given (SAML sign-in for the admin UI)`));
+  throw new ConfigError(
+    missing.map((k) => `${k}: is required when any SAML_* setting is given (SAML sign-in for the admin UI)`),
+  );
 }
 
 function isLoopbackHost(host: string): boolean {
@@ -33,9 +35,16 @@ export function isLoopbackAddress(address: string | undefined): boolean {
  * Forwarded, X-Real-IP) say that it did. Used by the loopback-only surfaces: local-mode admin
  * sign-in and /metrics without METRICS_TOKEN.
  */
-export function isDirectLoopbackRequest(req: { socket: { remoteAddress?: string }; headers: Record<string, unknown> }): boolean {
+export function isDirectLoopbackRequest(req: {
+  socket: { remoteAddress?: string };
+  headers: Record<string, unknown>;
+}): boolean {
   if (!isLoopbackAddress(req.socket.remoteAddress)) return false;
-  return req.headers["x-forwarded-for"] === undefined && req.headers.forwarded === undefined && req.headers["x-real-ip"] === undefined;
+  return (
+    req.headers["x-forwarded-for"] === undefined &&
+    req.headers.forwarded === undefined &&
+    req.headers["x-real-ip"] === undefined
+  );
 }
 
 /**

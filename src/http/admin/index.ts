@@ -22,10 +22,8 @@ import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/i
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 import { renderMessagePage } from "./ui/render.js";
 
-export type { AdminActor,  } from "../../admin/actor.js";
+export type { AdminActor } from "../../admin/actor.js";
 export type { AdminActions, AdminDataSources } from "../../admin/sources.js";
-;
-
 export type AdminRouterDeps = {
   env: Env;
   db: Database;
@@ -69,7 +67,14 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   });
 
   const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions, db: deps.db }) : undefined;
-  router.use(adminSession({ sessions, clock: deps.clock, idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES, maxAgeHours: env.ADMIN_SESSION_MAX_AGE_HOURS }));
+  router.use(
+    adminSession({
+      sessions,
+      clock: deps.clock,
+      idleMinutes: env.ADMIN_SESSION_IDLE_MINUTES,
+      maxAgeHours: env.ADMIN_SESSION_MAX_AGE_HOURS,
+    }),
+  );
   router.use(loadActor);
   // Bodies are parsed only on the POST routes that read them: the few that serve visitors not
   // signed in get a small form parser here; every other form waits until the session check.
@@ -82,7 +87,14 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
-  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN, formBody("16kb"), failedAuthThrottle(deps.db, env, "admin-login", deps.metrics)));
+  if (mode === "local")
+    router.use(
+      localLoginRouter(
+        env.ADMIN_TOKEN,
+        formBody("16kb"),
+        failedAuthThrottle(deps.db, env, "admin-login", deps.metrics),
+      ),
+    );
   router.post("/logout", formBody("16kb"), verifyCsrf, async (req, res) => {
     const actor = req.adminActor;
     await endSession(req);
@@ -133,19 +145,39 @@ function securityHeaders() {
 /** The UI's one error translator: AppErrors keep their status and message; anything else is a logged 500. */
 function adminErrorPage(error: unknown, req: Request, res: Response, next: NextFunction): void {
   if (res.headersSent) return next(error);
-  const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
-  if (error instanceof AppError && error.status < 500) return renderMessagePage(res, error.status, titleFor(error.status), error.message);
-  if (error instanceof AppError && error.status === 503) return renderMessagePage(res, 503, "Not available", error.message);
+  const status =
+    (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode;
+  if (error instanceof AppError && error.status < 500)
+    return renderMessagePage(res, error.status, titleFor(error.status), error.message);
+  if (error instanceof AppError && error.status === 503)
+    return renderMessagePage(res, 503, "Not available", error.message);
   // body-parser's errors (too large, malformed) carry a 4xx status.
   if (typeof status === "number" && status >= 400 && status < 500) {
     return renderMessagePage(res, status, titleFor(status), "The request could not be read.");
   }
   // A value PostgreSQL cannot take (a NUL character in a search, say) is the request's fault.
-  if (sqlState(error)?.startsWith("22")) return renderMessagePage(res, 400, titleFor(400), "A value in the request cannot be used.");
+  if (sqlState(error)?.startsWith("22"))
+    return renderMessagePage(res, 400, titleFor(400), "A value in the request cannot be used.");
   log.error("admin", "page failed", { error, path: req.path });
-  renderMessagePage(res, 500, "Something went wrong", `The page could not be shown. Reference: ${String(res.locals.requestId ?? "")}`);
+  renderMessagePage(
+    res,
+    500,
+    "Something went wrong",
+    `The page could not be shown. Reference: ${String(res.locals.requestId ?? "")}`,
+  );
 }
 
 function titleFor(status: number): string {
-  return ({ 400: "Bad request", 401: "Sign-in required", 403: "Not allowed", 404: "Not found", 409: "Conflict", 413: "Too large" } as Record<number, string>)[status] ?? "Request refused";
+  return (
+    (
+      {
+        400: "Bad request",
+        401: "Sign-in required",
+        403: "Not allowed",
+        404: "Not found",
+        409: "Conflict",
+        413: "Too large",
+      } as Record<number, string>
+    )[status] ?? "Request refused"
+  );
 }

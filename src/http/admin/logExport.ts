@@ -9,7 +9,17 @@ export function sendLogExport(res: Response, format: "csv" | "json", rows: LogRo
     res.type("application/json").send(JSON.stringify(rows, null, 2));
     return;
   }
-  const header = ["id", "at", "userName", "action", "outcome", "trigger", "platformStatus", "callsSpent", "actor"] as const;
+  const header = [
+    "id",
+    "at",
+    "userName",
+    "action",
+    "outcome",
+    "trigger",
+    "platformStatus",
+    "callsSpent",
+    "actor",
+  ] as const;
   const lines = [header.join(",")];
   for (const row of rows) {
     lines.push(header.map((key) => csvCell(key === "at" ? row.at.toISOString() : row[key])).join(","));

@@ -27,7 +27,9 @@ export function pagesRouter(sources: AdminDataSources): Router {
   router.get("/log", async (req, res) => {
     const filter = parseLogFilter(req.query);
     const data = await sources.log(filter, LOG_PAGE_SIZE, (filter.page - 1) * LOG_PAGE_SIZE);
-    renderPage(res, "Reconciliation log", <LogPage data={data} filter={filter} ctx={pageContext(req)} />, { nav: "log" });
+    renderPage(res, "Reconciliation log", <LogPage data={data} filter={filter} ctx={pageContext(req)} />, {
+      nav: "log",
+    });
   });
 
   router.get(["/log/export.csv", "/log/export.json"], async (req, res) => {
@@ -63,19 +65,30 @@ export function pagesRouter(sources: AdminDataSources): Router {
   router.post("/mapping/preview", async (req: Request, res: Response) => {
     const draft = String((req.body as Record<string, unknown>)?.draft ?? "");
     const [data, preview] = await Promise.all([sources.mapping(), sources.previewMapping(draft)]);
-    renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, { nav: "mapping" });
+    renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, {
+      nav: "mapping",
+    });
   });
 
   router.use(accessRoutes(sources));
 
-  const simple = (path: string, title: string, nav: "approvals" | "runs" | "mirror" | "notifications", render: (req: Request) => Promise<ComponentChildren>) =>
+  const simple = (
+    path: string,
+    title: string,
+    nav: "approvals" | "runs" | "mirror" | "notifications",
+    render: (req: Request) => Promise<ComponentChildren>,
+  ) =>
     router.get(path, async (req, res) => {
       renderPage(res, title, await render(req), { nav });
     });
-  simple("/approvals", "Approvals", "approvals", async (req) => <ApprovalsPage data={await sources.approvals()} ctx={pageContext(req)} />);
+  simple("/approvals", "Approvals", "approvals", async (req) => (
+    <ApprovalsPage data={await sources.approvals()} ctx={pageContext(req)} />
+  ));
   simple("/runs", "Runs", "runs", async (req) => <RunsPage data={await sources.runs()} ctx={pageContext(req)} />);
   simple("/mirror", "Mirror", "mirror", async () => <MirrorPage data={await sources.mirror()} />);
-  simple("/notifications", "Notifications", "notifications", async (req) => <NotificationsPage data={await sources.notifications()} ctx={pageContext(req)} />);
+  simple("/notifications", "Notifications", "notifications", async (req) => (
+    <NotificationsPage data={await sources.notifications()} ctx={pageContext(req)} />
+  ));
 
   return router;
 }

@@ -12,7 +12,10 @@ export function draftUpload(maxBytes: number) {
     if (!req.is("multipart/form-data")) return next();
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: maxBytes, parts: 12 } });
+      parser = busboy({
+        headers: req.headers,
+        limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: maxBytes, parts: 12 },
+      });
     } catch {
       return renderMessagePage(res, 400, "Bad request", "The upload could not be read.");
     }
@@ -28,7 +31,13 @@ export function draftUpload(maxBytes: number) {
     });
     parser.on("error", () => renderMessagePage(res, 400, "Bad request", "The upload could not be read."));
     parser.on("close", () => {
-      if (tooLarge) return renderMessagePage(res, 413, "Too large", `The uploaded file is larger than ${Math.round(maxBytes / 1024)} KB.`);
+      if (tooLarge)
+        return renderMessagePage(
+          res,
+          413,
+          "Too large",
+          `The uploaded file is larger than ${Math.round(maxBytes / 1024)} KB.`,
+        );
       const file = Buffer.concat(chunks).toString("utf8");
       req.body = { ...fields, ...(file.trim() ? { draft: file } : {}) };
       next();

@@ -22,9 +22,17 @@ export function requireScimToken(verifier: ScimTokenVerifier, throttle?: FailedA
     }
     if (throttled) {
       res.setHeader("Retry-After", String(throttled.retryAfterSeconds));
-      return sendScimError(res, 429, `Too many requests with a wrong bearer token; try again in ${throttled.retryAfterSeconds} s`);
+      return sendScimError(
+        res,
+        429,
+        `Too many requests with a wrong bearer token; try again in ${throttled.retryAfterSeconds} s`,
+      );
     }
     res.setHeader("WWW-Authenticate", 'Bearer realm="scim"');
-    sendScimError(res, 401, match ? "The bearer token is not valid" : "A bearer token is required (Authorization: Bearer <token>)");
+    sendScimError(
+      res,
+      401,
+      match ? "The bearer token is not valid" : "A bearer token is required (Authorization: Bearer <token>)",
+    );
   };
 }

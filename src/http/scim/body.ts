@@ -23,7 +23,8 @@ function depthOf(value: unknown): number {
     if (typeof current !== "object" || current === null) continue;
     deepest = Math.max(deepest, depth);
     if (deepest > MAX_DEPTH) return deepest;
-    for (const inner of Object.values(current)) if (typeof inner === "object" && inner !== null) stack.push([inner, depth + 1]);
+    for (const inner of Object.values(current))
+      if (typeof inner === "object" && inner !== null) stack.push([inner, depth + 1]);
   }
   return deepest;
 }
@@ -39,14 +40,20 @@ const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 export function scimBody(maxBytes: number): RequestHandler[] {
   const json = express.json({ limit: maxBytes, type: isJsonRequest, strict: true });
   // Only the methods that carry a resource are parsed: a body on GET or DELETE is never read.
-  const parse = (req: Request, res: Response, next: NextFunction) => (WITH_BODY.has(req.method) ? json(req, res, next) : next());
+  const parse = (req: Request, res: Response, next: NextFunction) =>
+    WITH_BODY.has(req.method) ? json(req, res, next) : next();
   const check = (req: Request, _res: Response, next: NextFunction) => {
     if (!WITH_BODY.has(req.method)) return next();
     if (req.body === undefined) {
       const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
-      return next(hasBody && !isJsonRequest(req) ? new UnsupportedMediaTypeError() : new BadRequestError("A JSON request body is required", "invalidSyntax"));
+      return next(
+        hasBody && !isJsonRequest(req)
+          ? new UnsupportedMediaTypeError()
+          : new BadRequestError("A JSON request body is required", "invalidSyntax"),
+      );
     }
-    if (depthOf(req.body) > MAX_DEPTH) return next(new BadRequestError(`The request body is nested deeper than ${MAX_DEPTH} levels`, "invalidSyntax"));
+    if (depthOf(req.body) > MAX_DEPTH)
+      return next(new BadRequestError(`The request body is nested deeper than ${MAX_DEPTH} levels`, "invalidSyntax"));
     next();
   };
   return [parse, check];

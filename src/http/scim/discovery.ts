@@ -1,6 +1,12 @@
 import { Router } from "express";
 import { NotFoundError } from "../../errors.js";
-import { describeSchemas, ENTERPRISE_SCHEMA, GROUP_SCHEMA, LIST_RESPONSE_SCHEMA, USER_SCHEMA } from "../../scim/schemas.js";
+import {
+  describeSchemas,
+  ENTERPRISE_SCHEMA,
+  GROUP_SCHEMA,
+  LIST_RESPONSE_SCHEMA,
+  USER_SCHEMA,
+} from "../../scim/schemas.js";
 import { sendScim } from "./respond.js";
 
 /** /ServiceProviderConfig, /ResourceTypes and /Schemas (RFC 7644 section 4), saying only what is supported. */
@@ -27,7 +33,8 @@ export function discoveryRouter(baseUrl: string, maxPageSize: number): Router {
       {
         type: "oauthbearertoken",
         name: "OAuth Bearer Token",
-        description: "A bearer token in the Authorization header: SCIM_TOKEN, or one made with `scim-connector token create`",
+        description:
+          "A bearer token in the Authorization header: SCIM_TOKEN, or one made with `scim-connector token create`",
         specUri: "https://www.rfc-editor.org/rfc/rfc6750",
         primary: true,
       },

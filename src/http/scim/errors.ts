@@ -16,31 +16,61 @@ type BodyParserError = { type?: unknown; status?: unknown; expose?: unknown; lim
 export function classifyScimError(error: unknown): Classified {
   if (error instanceof AppError) return { status: error.status, detail: error.message, scimType: error.scimType };
   const parser = error as BodyParserError;
-  if (typeof parser?.type === "string" && typeof parser.status === "number" && parser.status >= 400 && parser.status < 500) {
-    if (parser.type === "entity.too.large") return { status: 413, detail: `The request body is larger than ${String(parser.limit)} bytes` };
-    if (parser.type === "entity.parse.failed") return { status: 400, detail: "The request body is not valid JSON", scimType: "invalidSyntax" };
+  if (
+    typeof parser?.type === "string" &&
+    typeof parser.status === "number" &&
+    parser.status >= 400 &&
+    parser.status < 500
+  ) {
+    if (parser.type === "entity.too.large")
+      return { status: 413, detail: `The request body is larger than ${String(parser.limit)} bytes` };
+    if (parser.type === "entity.parse.failed")
+      return { status: 400, detail: "The request body is not valid JSON", scimType: "invalidSyntax" };
     if (parser.type === "charset.unsupported" || parser.type === "encoding.unsupported") {
       return { status: 415, detail: "The request body must be UTF-8 JSON (application/scim+json or application/json)" };
     }
-    return { status: parser.status, detail: "The request body could not be read", scimType: parser.status === 400 ? "invalidSyntax" : undefined };
+    return {
+      status: parser.status,
+      detail: "The request body could not be read",
+      scimType: parser.status === 400 ? "invalidSyntax" : undefined,
+    };
   }
   // http-errors style client errors from Express itself (e.g. a path parameter that is not valid percent-encoding).
-  if (typeof parser?.status === "number" && parser.status >= 400 && parser.status < 500 && (parser.expose === true || error instanceof URIError)) {
-    return { status: parser.status, detail: "The request could not be understood", scimType: parser.status === 400 ? "invalidSyntax" : undefined };
+  if (
+    typeof parser?.status === "number" &&
+    parser.status >= 400 &&
+    parser.status < 500 &&
+    (parser.expose === true || error instanceof URIError)
+  ) {
+    return {
+      status: parser.status,
+      detail: "The request could not be understood",
+      scimType: parser.status === 400 ? "invalidSyntax" : undefined,
+    };
   }
   const state = sqlState(error);
-  if (state === "23505") return { status: 409, detail: "The resource conflicts with an existing one", scimType: "uniqueness" };
+  if (state === "23505")
+    return { status: 409, detail: "The resource conflicts with an existing one", scimType: "uniqueness" };
   if (state === "23503") return { status: 404, detail: "The resource no longer exists" };
   // Data exceptions (NUL characters, malformed values) and program limits (a value too long to index).
-  if (state?.startsWith("22") || state?.startsWith("54")) return { status: 400, detail: "A value in the request cannot be stored", scimType: "invalidValue" };
-  if (isTransientDatabaseError(error)) return { status: 503, detail: "The service is temporarily unavailable; retry shortly", retryAfter: 5 };
+  if (state?.startsWith("22") || state?.startsWith("54"))
+    return { status: 400, detail: "A value in the request cannot be stored", scimType: "invalidValue" };
+  if (isTransientDatabaseError(error))
+    return { status: 503, detail: "The service is temporarily unavailable; retry shortly", retryAfter: 5 };
   return { status: 500, detail: "Internal server error" };
 }
 
 export function scimErrorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
   const classified = classifyScimError(error);
-  if (classified.status >= 500) log.error("scim", "request failed", { method: req.method, path: req.path, status: classified.status, error });
-  else log.debug("scim", "request rejected", { method: req.method, path: req.path, status: classified.status, detail: classified.detail });
+  if (classified.status >= 500)
+    log.error("scim", "request failed", { method: req.method, path: req.path, status: classified.status, error });
+  else
+    log.debug("scim", "request rejected", {
+      method: req.method,
+      path: req.path,
+      status: classified.status,
+      detail: classified.detail,
+    });
   if (res.headersSent) return;
   if (classified.retryAfter) res.setHeader("Retry-After", String(classified.retryAfter));
   sendScimError(res, classified.status, classified.detail, classified.scimType);

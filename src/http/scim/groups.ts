@@ -1,5 +1,13 @@
 import { Router, type Request, type Response } from "express";
-import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup, type GroupWithMembers } from "../../scim/groupCommands.js";
+import {
+  createGroup,
+  deleteGroup,
+  getGroup,
+  listGroups,
+  patchGroup,
+  replaceGroup,
+  type GroupWithMembers,
+} from "../../scim/groupCommands.js";
 import { parseProjection, project, projects, type Projection } from "../../scim/projection.js";
 import { etagOf, presentGroup } from "../../scim/resources.js";
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
@@ -24,16 +32,24 @@ export function groupsRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Route
   const sendList = async (res: Response, params: ListParams) => {
     const projection = parseProjection("Group", params.attributes, params.excludedAttributes);
     const page = await listGroups(db, params, projects(projection, "members"));
-    const resources = page.items.map(({ group, members }) => project(presentGroup(group, baseUrl, members), projection));
+    const resources = page.items.map(({ group, members }) =>
+      project(presentGroup(group, baseUrl, members), projection),
+    );
     sendScim(res, 200, listResponse(params, page.total, resources));
   };
 
   router.get("/", async (req, res) => sendList(res, parseListParams(req.query, maxPageSize)));
   router.post("/.search", async (req, res) => sendList(res, parseSearchRequest(req.body, maxPageSize)));
 
-  router.post("/", async (req, res) => sendGroup(req, res, 201, await createGroup(db, req.body, writeContext(req, res))));
-  router.get("/:id", async (req, res) => sendGroup(req, res, 200, await getGroup(db, req.params.id, projects(projectionOf(req), "members"))));
-  router.put("/:id", async (req, res) => sendGroup(req, res, 200, await replaceGroup(db, req.params.id, req.body, writeContext(req, res))));
+  router.post("/", async (req, res) =>
+    sendGroup(req, res, 201, await createGroup(db, req.body, writeContext(req, res))),
+  );
+  router.get("/:id", async (req, res) =>
+    sendGroup(req, res, 200, await getGroup(db, req.params.id, projects(projectionOf(req), "members"))),
+  );
+  router.put("/:id", async (req, res) =>
+    sendGroup(req, res, 200, await replaceGroup(db, req.params.id, req.body, writeContext(req, res))),
+  );
 
   router.patch("/:id", async (req, res) => {
     const group = await patchGroup(db, req.params.id, req.body, writeContext(req, res));

@@ -23,7 +23,10 @@ function single(query: Query, name: string): string | undefined {
   if (key === undefined) return undefined;
   const value = query[key];
   if (typeof value === "string") return value;
-  throw new BadRequestError(`Query parameter '${name}' must be given once`, name === "filter" ? "invalidFilter" : "invalidValue");
+  throw new BadRequestError(
+    `Query parameter '${name}' must be given once`,
+    name === "filter" ? "invalidFilter" : "invalidValue",
+  );
 }
 
 function integer(query: Query, name: string): number | undefined {
@@ -49,12 +52,17 @@ export function parseProjectionParams(query: Query): Pick<ListParams, "attribute
 function sortOf(sortBy: string | undefined, sortOrder: string | undefined): SortRequest | undefined {
   if (!sortBy?.trim()) return undefined;
   const order = (sortOrder?.trim() || "ascending").toLowerCase();
-  if (order !== "ascending" && order !== "descending") throw new BadRequestError("sortOrder must be ascending or descending", "invalidValue");
+  if (order !== "ascending" && order !== "descending")
+    throw new BadRequestError("sortOrder must be ascending or descending", "invalidValue");
   return { sortBy: sortBy.trim(), sortOrder: order as SortOrder };
 }
 
 /** startIndex below 1 is 1 and a negative count is 0 (RFC 7644 3.4.2.4); count is capped at `maxPageSize`. */
-function page(startIndex: number | undefined, count: number | undefined, maxPageSize: number): Pick<ListParams, "startIndex" | "count"> {
+function page(
+  startIndex: number | undefined,
+  count: number | undefined,
+  maxPageSize: number,
+): Pick<ListParams, "startIndex" | "count"> {
   return {
     startIndex: Math.max(1, startIndex ?? 1),
     count: Math.min(maxPageSize, Math.max(0, count ?? Math.min(DEFAULT_PAGE_SIZE, maxPageSize))),
@@ -77,17 +85,22 @@ function bodyMember(body: Query, name: string, type: "string" | "number" | "list
   const key = Object.keys(body).find((k) => k.toLowerCase() === name.toLowerCase());
   const value = key === undefined ? undefined : body[key];
   if (value === undefined || value === null) return undefined;
-  if (type === "list" && Array.isArray(value) && value.every((v) => typeof v === "string")) return value.join(",") || undefined;
+  if (type === "list" && Array.isArray(value) && value.every((v) => typeof v === "string"))
+    return value.join(",") || undefined;
   if (type === "list" && typeof value === "string") return value.trim() ? value : undefined;
   if (type === "number" && Number.isInteger(value) && Math.abs(value as number) < 1e12) return value;
   if (type !== "list" && typeof value === type) return value;
   const expected = type === "list" ? "an array of attribute names" : type === "number" ? "an integer" : "a string";
-  throw new BadRequestError(`SearchRequest '${name}' must be ${expected}`, name === "filter" ? "invalidFilter" : "invalidValue");
+  throw new BadRequestError(
+    `SearchRequest '${name}' must be ${expected}`,
+    name === "filter" ? "invalidFilter" : "invalidValue",
+  );
 }
 
 /** The body of POST .search (RFC 7644 3.4.3): the same parameters as a GET, as JSON members. */
 export function parseSearchRequest(body: unknown, maxPageSize: number): ListParams {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new BadRequestError("The SearchRequest must be a JSON object", "invalidSyntax");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new BadRequestError("The SearchRequest must be a JSON object", "invalidSyntax");
   const request = body as Query;
   const schemas = bodyMember(request, "schemas", "list") as string | undefined;
   if (schemas !== undefined && !schemas.split(",").includes(SEARCH_REQUEST_SCHEMA)) {
@@ -96,8 +109,15 @@ export function parseSearchRequest(body: unknown, maxPageSize: number): ListPara
   const filter = bodyMember(request, "filter", "string") as string | undefined;
   return {
     filter: filter?.trim() ? filter : undefined,
-    ...page(bodyMember(request, "startIndex", "number") as number | undefined, bodyMember(request, "count", "number") as number | undefined, maxPageSize),
-    sort: sortOf(bodyMember(request, "sortBy", "string") as string | undefined, bodyMember(request, "sortOrder", "string") as string | undefined),
+    ...page(
+      bodyMember(request, "startIndex", "number") as number | undefined,
+      bodyMember(request, "count", "number") as number | undefined,
+      maxPageSize,
+    ),
+    sort: sortOf(
+      bodyMember(request, "sortBy", "string") as string | undefined,
+      bodyMember(request, "sortOrder", "string") as string | undefined,
+    ),
     attributes: bodyMember(request, "attributes", "list") as string | undefined,
     excludedAttributes: bodyMember(request, "excludedAttributes", "list") as string | undefined,
   };

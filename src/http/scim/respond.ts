@@ -15,5 +15,11 @@ export function sendScimError(res: Response, status: number, detail: string, sci
 
 /** A ListResponse (RFC 7644 3.4.2) for one page of already presented resources. */
 export function listResponse(page: { startIndex: number }, totalResults: number, resources: unknown[]) {
-  return { schemas: [LIST_RESPONSE_SCHEMA], totalResults, startIndex: page.startIndex, itemsPerPage: resources.length, Resources: resources };
+  return {
+    schemas: [LIST_RESPONSE_SCHEMA],
+    totalResults,
+    startIndex: page.startIndex,
+    itemsPerPage: resources.length,
+    Resources: resources,
+  };
 }

@@ -7,7 +7,15 @@ import { parseSearchRequest } from "./params.js";
 import { listResponse, sendScim } from "./respond.js";
 
 /** POST /.search at the service root (RFC 7644 3.4.3): Users and Groups in one ListResponse. */
-export function rootSearchRouter({ db, baseUrl, maxPageSize }: { db: Database; baseUrl: string; maxPageSize: number }): Router {
+export function rootSearchRouter({
+  db,
+  baseUrl,
+  maxPageSize,
+}: {
+  db: Database;
+  baseUrl: string;
+  maxPageSize: number;
+}): Router {
   const router = Router();
   router.post("/.search", async (req, res) => {
     const params = parseSearchRequest(req.body, maxPageSize);

@@ -28,7 +28,15 @@ export function usersRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Router
   const sendList = async (res: Response, params: ListParams) => {
     const projection = parseProjection("User", params.attributes, params.excludedAttributes);
     const page = await listUsers(db, params);
-    sendScim(res, 200, listResponse(params, page.total, page.items.map((u) => project(presentUser(u, baseUrl), projection))));
+    sendScim(
+      res,
+      200,
+      listResponse(
+        params,
+        page.total,
+        page.items.map((u) => project(presentUser(u, baseUrl), projection)),
+      ),
+    );
   };
 
   router.get("/", async (req, res) => sendList(res, parseListParams(req.query, maxPageSize)));
@@ -36,7 +44,9 @@ export function usersRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Router
 
   router.post("/", async (req, res) => sendUser(req, res, 201, await createUser(db, req.body, writeContext(req, res))));
   router.get("/:id", async (req, res) => sendUser(req, res, 200, await getUser(db, req.params.id)));
-  router.put("/:id", async (req, res) => sendUser(req, res, 200, await replaceUser(db, req.params.id, req.body, writeContext(req, res))));
+  router.put("/:id", async (req, res) =>
+    sendUser(req, res, 200, await replaceUser(db, req.params.id, req.body, writeContext(req, res))),
+  );
 
   router.patch("/:id", async (req, res) => {
     const user = await patchUser(db, req.params.id, req.body, writeContext(req, res));

@@ -38,12 +38,18 @@ export function accessApiRouter(deps: { db: Database; mappingFile?: string }): R
 
 function parseQuery(raw: unknown) {
   const result = accessQuerySchema.safeParse(withoutEmpty(raw as Record<string, unknown>));
-  if (!result.success) throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  if (!result.success)
+    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return result.data;
 }
 
 /** Streams the report; a failure after the first byte can only cut the download short (and is logged). */
-export async function sendAccessFile(res: Response, report: Pick<AccessReport, "export">, query: AccessQuery, format: "csv" | "json"): Promise<void> {
+export async function sendAccessFile(
+  res: Response,
+  report: Pick<AccessReport, "export">,
+  query: AccessQuery,
+  format: "csv" | "json",
+): Promise<void> {
   const stamp = (query.at ?? new Date()).toISOString().slice(0, 10);
   res.setHeader("Content-Disposition", `attachment; filename="access-report-${stamp}.${format}"`);
   res.type(format === "csv" ? "text/csv" : "application/json");

@@ -22,7 +22,10 @@ export function requireAdminToken(adminToken: string | undefined, throttle?: Fai
     throttle.recordFailure(req.ip).then((throttled) => {
       if (!throttled) return refuse(res);
       res.setHeader("Retry-After", String(throttled.retryAfterSeconds));
-      res.status(429).json({ error: "too_many_failures", message: `Too many requests with a wrong token; try again in ${throttled.retryAfterSeconds} s.` });
+      res.status(429).json({
+        error: "too_many_failures",
+        message: `Too many requests with a wrong token; try again in ${throttled.retryAfterSeconds} s.`,
+      });
     }, next);
   };
 }

@@ -117,7 +117,13 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
 
   router.use(accessApiRouter(deps));
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
-  router.use(mirrorAdminRouter({ db: deps.db, clock: deps.clock, ...(deps.onMirrorRequeue ? { onRequeue: deps.onMirrorRequeue } : {}) }));
+  router.use(
+    mirrorAdminRouter({
+      db: deps.db,
+      clock: deps.clock,
+      ...(deps.onMirrorRequeue ? { onRequeue: deps.onMirrorRequeue } : {}),
+    }),
+  );
   router.use(quarantineApiRouter(deps.quarantine));
   router.use(notificationsApiRouter(deps.notifications));
 
@@ -128,7 +134,8 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  if (!result.success)
+    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   return result.data;
 }
 

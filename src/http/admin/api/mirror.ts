@@ -20,9 +20,15 @@ import { mirrorStatus } from "../../../mirror/status.js";
 export type MirrorAdminDeps = { db: Database; clock: Clock; onRequeue?: () => void };
 
 const kind = z.enum(["email", "subscription_group", "preference_center"]);
-const logQuery = z.object({ kind: kind.optional(), cursor: z.string().regex(/^\d+$/).optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) });
+const logQuery = z.object({
+  kind: kind.optional(),
+  cursor: z.string().regex(/^\d+$/).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
 const parkedQuery = z.object({ kind: kind.optional(), limit: z.coerce.number().int().min(1).max(1000).default(100) });
-const requeueBody = z.object({ kind: kind.optional(), keys: z.array(z.string().min(1)).max(10_000).optional() }).strict();
+const requeueBody = z
+  .object({ kind: kind.optional(), keys: z.array(z.string().min(1)).max(10_000).optional() })
+  .strict();
 
 export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
   const router = Router();
@@ -33,7 +39,11 @@ export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
 
   router.get("/mirror/log", async (req, res) => {
     const q = parse(logQuery, req.query);
-    const entries = await listPushLog(deps.db, { kind: q.kind, beforeId: q.cursor ? Number(q.cursor) : undefined, limit: q.limit });
+    const entries = await listPushLog(deps.db, {
+      kind: q.kind,
+      beforeId: q.cursor ? Number(q.cursor) : undefined,
+      limit: q.limit,
+    });
     res.json({ entries, nextCursor: entries.length === q.limit ? String(entries[entries.length - 1].id) : null });
   });
 
@@ -45,7 +55,12 @@ export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
   router.post("/mirror/parked/requeue", async (req, res) => {
     const body = parse(requeueBody, req.body ?? {});
     const requeued = await requeueParkedChanges(deps.db, body);
-    log.info("mirror", "parked changes requeued", { kind: body.kind, keys: body.keys?.length, requeued, actor: res.locals.actor });
+    log.info("mirror", "parked changes requeued", {
+      kind: body.kind,
+      keys: body.keys?.length,
+      requeued,
+      actor: res.locals.actor,
+    });
     deps.onRequeue?.();
     res.json({ requeued });
   });
@@ -55,6 +70,7 @@ export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+  if (!result.success)
+    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
   return result.data;
 }

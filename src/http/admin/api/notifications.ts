@@ -10,7 +10,8 @@ export function notificationsApiRouter(notifications: Pick<Notifications, "statu
   });
   router.post("/notifications/test/:channel", async (req, res) => {
     const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
-    if (!(await notifications.sendTest(String(req.params.channel), actor))) throw new NotFoundError("No such notification channel is configured");
+    if (!(await notifications.sendTest(String(req.params.channel), actor)))
+      throw new NotFoundError("No such notification channel is configured");
     res.status(202).json({ queued: String(req.params.channel) });
   });
   return router;

@@ -13,7 +13,10 @@ export function runsApiRouter(deps: ResyncDeps & { budget: BudgetPolicy }): Rout
   const router = Router();
   router.post("/resync", async (req, res) => {
     const parsed = resyncBody.safeParse(req.body ?? {});
-    if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    if (!parsed.success)
+      throw new BadRequestError(
+        parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "),
+      );
     const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
     const runId = await startResync(deps, { ...parsed.data, trigger: "api", actor });
     res.status(202).location(`${req.baseUrl}/runs/${runId}`).json({ runId });

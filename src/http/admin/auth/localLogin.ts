@@ -11,7 +11,11 @@ import { renderSignInPage } from "./signInPage.js";
  * wrong token counts toward the failed-auth throttle; past it the page answers 429 with
  * Retry-After (the right token always signs in: see authThrottle.ts).
  */
-export function localLoginRouter(adminToken: string | undefined, formBody: RequestHandler, throttle?: FailedAuthThrottle): Router {
+export function localLoginRouter(
+  adminToken: string | undefined,
+  formBody: RequestHandler,
+  throttle?: FailedAuthThrottle,
+): Router {
   const router = Router();
   router.post("/login", formBody, verifyCsrf, async (req: Request, res: Response) => {
     const body = req.body as Record<string, unknown> | undefined;
@@ -21,10 +25,21 @@ export function localLoginRouter(adminToken: string | undefined, formBody: Reque
       const throttled = adminToken && presented ? await throttle?.recordFailure(req.ip) : undefined;
       if (throttled) {
         res.setHeader("Retry-After", String(throttled.retryAfterSeconds));
-        renderSignInPage(req, res, "local", `Too many failed sign-ins. Try again in ${Math.ceil(throttled.retryAfterSeconds / 60)} min.`, 429);
+        renderSignInPage(
+          req,
+          res,
+          "local",
+          `Too many failed sign-ins. Try again in ${Math.ceil(throttled.retryAfterSeconds / 60)} min.`,
+          429,
+        );
         return;
       }
-      renderSignInPage(req, res, "local", adminToken ? "That token is not right." : "ADMIN_TOKEN is not set on the server.");
+      renderSignInPage(
+        req,
+        res,
+        "local",
+        adminToken ? "That token is not right." : "ADMIN_TOKEN is not set on the server.",
+      );
       return;
     }
     await establishSession(req, { name: "local admin", role: "admin", via: "local" });

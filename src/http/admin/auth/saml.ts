@@ -58,7 +58,9 @@ export function samlRouter(deps: Deps): Router {
     signatureAlgorithm: "sha256",
   };
   if (!env.SAML_IDP_ISSUER) {
-    log.warn("admin", "SAML_IDP_ISSUER is not set: any issuer signing with SAML_IDP_CERT is accepted", { fix: "set SAML_IDP_ISSUER to the IdP's entity id (docs/operations.md)" });
+    log.warn("admin", "SAML_IDP_ISSUER is not set: any issuer signing with SAML_IDP_CERT is accepted", {
+      fix: "set SAML_IDP_ISSUER to the IdP's entity id (docs/operations.md)",
+    });
   }
   // node-saml directly, not passport's authenticate(): the login route only ever builds a redirect,
   // whatever the request carries, and the ACS handles one outcome per request with no callbacks.
@@ -88,15 +90,27 @@ export function samlRouter(deps: Deps): Router {
   });
 
   // Anyone may start a sign-in, and each start stores a request id (kept REQUEST_TTL_MS): bounded per address.
-  const loginLimit = perAddressRequestLimit(deps.db, { name: "saml-login", perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE }, (_req, res, retryAfterSeconds) =>
-    renderMessagePage(res, 429, "Too many sign-in attempts", `Too many single sign-on attempts from your address. Try again in ${retryAfterSeconds} s.`),
+  const loginLimit = perAddressRequestLimit(
+    deps.db,
+    { name: "saml-login", perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE },
+    (_req, res, retryAfterSeconds) =>
+      renderMessagePage(
+        res,
+        429,
+        "Too many sign-in attempts",
+        `Too many single sign-on attempts from your address. Try again in ${retryAfterSeconds} s.`,
+      ),
   );
 
   router.get("/saml/login", loginLimit, async (req, res) => {
     // One client per request so that this request's id is known here (for the browser binding).
     const requestId = `_${randomBytes(20).toString("hex")}`;
     try {
-      const url = await new SAML({ ...config, generateUniqueId: () => requestId }).getAuthorizeUrlAsync("", undefined, {});
+      const url = await new SAML({ ...config, generateUniqueId: () => requestId }).getAuthorizeUrlAsync(
+        "",
+        undefined,
+        {},
+      );
       rememberLoginRequest(req, res, requestId, REQUEST_TTL_MS);
       res.redirect(302, url);
     } catch (error) {
@@ -137,7 +151,13 @@ function failedLogin(req: Request, res: Response, error: Error): void {
     return;
   }
   log.warn("admin", "saml sign-in rejected", { reason: error.message, ip: req.ip });
-  renderMessagePage(res, 401, "Sign-in rejected", `The single sign-on response was not accepted: ${error.message}. Nothing was signed in.`, undefined);
+  renderMessagePage(
+    res,
+    401,
+    "Sign-in rejected",
+    `The single sign-on response was not accepted: ${error.message}. Nothing was signed in.`,
+    undefined,
+  );
 }
 
 /** SAML_IDP_CERT may be a PEM, a bare base64 body, or a PEM with literal "\n" (common in .env files). */

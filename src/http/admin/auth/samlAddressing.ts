@@ -16,7 +16,9 @@ export function checkResponseAddressing(profile: Profile, acsUrl: string): void 
     throw new SamlAddressingError("the response is addressed to another service (Destination is not this ACS URL)");
   }
   const assertion = (profile.getAssertion?.() as { Assertion?: XmlNode } | undefined)?.Assertion;
-  const confirmations = (assertion?.Subject?.[0]?.SubjectConfirmation ?? []).flatMap((c) => c.SubjectConfirmationData ?? []);
+  const confirmations = (assertion?.Subject?.[0]?.SubjectConfirmation ?? []).flatMap(
+    (c) => c.SubjectConfirmationData ?? [],
+  );
   if (!confirmations.length) throw new SamlAddressingError("the assertion has no SubjectConfirmationData");
   if (confirmations.some((data) => data.$?.Recipient !== acsUrl)) {
     throw new SamlAddressingError("the assertion is meant for another recipient (Recipient is not this ACS URL)");
@@ -39,7 +41,10 @@ function rootAttribute(xml: string, name: string): string | undefined {
 }
 
 function decodeEntities(value: string): string {
-  return value.replace(/&(amp|lt|gt|quot|apos);/g, (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[e]!);
+  return value.replace(
+    /&(amp|lt|gt|quot|apos);/g,
+    (_m, e: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" })[e]!,
+  );
 }
 
 /**
@@ -47,16 +52,24 @@ function decodeEntities(value: string): string {
  * has one (it is optional in SAML), must name the IdP. node-saml's idpIssuer covers logout only.
  */
 export function checkIssuer(profile: Profile, expected: string): void {
-  if (profile.issuer !== expected) throw new SamlAddressingError("the assertion was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+  if (profile.issuer !== expected)
+    throw new SamlAddressingError(
+      "the assertion was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)",
+    );
   const responseIssuer = rootIssuer(profile.getSamlResponseXml?.() ?? "");
   if (responseIssuer !== undefined && responseIssuer !== expected) {
-    throw new SamlAddressingError("the response was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)");
+    throw new SamlAddressingError(
+      "the response was issued by another identity provider (Issuer is not SAML_IDP_ISSUER)",
+    );
   }
 }
 
 /** The text of the Issuer element right under the Response root; undefined if it has none. */
 function rootIssuer(xml: string): string | undefined {
-  const match = /^\s*(?:<\?xml[^>]*\?>\s*)?<(?:[A-Za-z_][\w.-]*:)?Response\b[^>]*>\s*<(?:[A-Za-z_][\w.-]*:)?Issuer\b[^>]*>([^<]*)<\//.exec(xml);
+  const match =
+    /^\s*(?:<\?xml[^>]*\?>\s*)?<(?:[A-Za-z_][\w.-]*:)?Response\b[^>]*>\s*<(?:[A-Za-z_][\w.-]*:)?Issuer\b[^>]*>([^<]*)<\//.exec(
+      xml,
+    );
   return match ? decodeEntities(match[1]!.trim()) : undefined;
 }
 
@@ -68,6 +81,9 @@ function rootIssuer(xml: string): string | undefined {
 export function checkNameIdUncommented(profile: Profile): void {
   // The response as posted: node-saml's assertion XML is the canonical form, comments already gone.
   const response = profile.getSamlResponseXml?.() ?? "";
-  const nameIds = [...response.matchAll(/<(?:[\w-]+:)?NameID\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?NameID>/g)].map((m) => m[1]!);
-  if (nameIds.length === 0 || nameIds.some((text) => text.includes("<!--"))) throw new SamlAddressingError("the assertion's NameID is missing or holds a comment");
+  const nameIds = [...response.matchAll(/<(?:[\w-]+:)?NameID\b[^>]*>([\s\S]*?)<\/(?:[\w-]+:)?NameID>/g)].map(
+    (m) => m[1]!,
+  );
+  if (nameIds.length === 0 || nameIds.some((text) => text.includes("<!--")))
+    throw new SamlAddressingError("the assertion's NameID is missing or holds a comment");
 }

@@ -13,7 +13,8 @@ const ALLOWED_DIGESTS = new Set(["http://www.w3.org/2001/04/xmlenc#sha256", "htt
 
 const ELEMENT_START = /<(?:[A-Za-z_][\w.-]*:)?(SignatureMethod|DigestMethod)(?=[\s/>])/g;
 /** The same element with well-formed attributes, so a quoted ">" cannot hide its Algorithm. */
-const ELEMENT = /<(?:[A-Za-z_][\w.-]*:)?(SignatureMethod|DigestMethod)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/?>/g;
+const ELEMENT =
+  /<(?:[A-Za-z_][\w.-]*:)?(SignatureMethod|DigestMethod)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/?>/g;
 const ALGORITHM = /\sAlgorithm\s*=\s*(?:"([^"]*)"|'([^']*)')/;
 
 class WeakAlgorithmError extends Error {}
@@ -28,7 +29,9 @@ export function requireStrongAlgorithms(xml: string): void {
     const value = algorithm?.[1] ?? algorithm?.[2];
     const allowed = kind === "SignatureMethod" ? ALLOWED_SIGNATURES : ALLOWED_DIGESTS;
     if (value === undefined || !allowed.has(value)) {
-      throw new WeakAlgorithmError(`the response is signed with ${value ?? "an unnamed algorithm"}; only RSA-SHA256 (or SHA-512) is accepted`);
+      throw new WeakAlgorithmError(
+        `the response is signed with ${value ?? "an unnamed algorithm"}; only RSA-SHA256 (or SHA-512) is accepted`,
+      );
     }
   }
   if (readable !== starts) throw new WeakAlgorithmError("the response's signature algorithms could not be read");

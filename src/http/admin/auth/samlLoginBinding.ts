@@ -18,7 +18,13 @@ const ID = /^[A-Za-z_][\w.-]{0,127}$/;
 
 export function rememberLoginRequest(req: Request, res: Response, requestId: string, ttlMs: number): void {
   const ids = [requestId, ...loginRequestsOf(req).filter((id) => id !== requestId)].slice(0, KEEP_REQUESTS);
-  res.cookie(SAML_LOGIN_COOKIE, ids.join(" "), { path: cookiePath(req), httpOnly: true, secure: true, sameSite: "none", maxAge: ttlMs });
+  res.cookie(SAML_LOGIN_COOKIE, ids.join(" "), {
+    path: cookiePath(req),
+    httpOnly: true,
+    secure: true,
+    sameSite: "none",
+    maxAge: ttlMs,
+  });
 }
 
 export function startedInThisBrowser(req: Request, requestId: string | undefined): boolean {
@@ -38,7 +44,10 @@ function loginRequestsOf(req: Request): string[] {
   } catch {
     return [];
   }
-  return value.split(" ").filter((id) => ID.test(id)).slice(0, KEEP_REQUESTS);
+  return value
+    .split(" ")
+    .filter((id) => ID.test(id))
+    .slice(0, KEEP_REQUESTS);
 }
 
 function cookiePath(req: Request): string {

@@ -4,7 +4,13 @@ import { renderBarePage } from "../ui/render.js";
 import type { AdminAuthMode } from "../exposure.js";
 
 /** The sign-in page: an SSO link in SAML mode, the ADMIN_TOKEN form in local mode. */
-export function renderSignInPage(req: Request, res: Response, mode: AdminAuthMode, problem?: string, problemStatus = 401): void {
+export function renderSignInPage(
+  req: Request,
+  res: Response,
+  mode: AdminAuthMode,
+  problem?: string,
+  problemStatus = 401,
+): void {
   const base = req.baseUrl || "/admin";
   const status = problem ? problemStatus : 200;
   const signedOut = req.query.signedOut === "1";

@@ -13,7 +13,12 @@ export const SESSION_COOKIE = "scim_admin_sid";
  * Secure whenever the request came over TLS (directly or via a trusted proxy). The cookie
  * signing key comes from the database, so it is built on the first request.
  */
-export function adminSession(options: { sessions: AdminSessionRepository; clock: Clock; idleMinutes: number; maxAgeHours: number }): RequestHandler {
+export function adminSession(options: {
+  sessions: AdminSessionRepository;
+  clock: Clock;
+  idleMinutes: number;
+  maxAgeHours: number;
+}): RequestHandler {
   const idleMs = options.idleMinutes * 60_000;
   const maxAgeMs = Math.round(options.maxAgeHours * 3_600_000);
   let middleware: Promise<RequestHandler> | undefined;
@@ -42,7 +47,9 @@ export function adminSession(options: { sessions: AdminSessionRepository; clock:
 
 /** Starts a signed-in session under a NEW id (so a pre-login id planted by someone else is useless). */
 export async function establishSession(req: Request, actor: AdminActor): Promise<void> {
-  await new Promise<void>((resolve, reject) => req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
+  );
   req.session.actor = actor;
   await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
 }

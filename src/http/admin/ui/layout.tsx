@@ -4,7 +4,8 @@ import type { AdminActor } from "../../../admin/actor.js";
 /** What a page component needs to build forms and links: the actor, the CSRF token, "/admin". */
 export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
-export type NavKey = "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
+export type NavKey =
+  "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },

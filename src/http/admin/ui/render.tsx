@@ -15,7 +15,12 @@ export function pageContext(req: Request): PageContext {
   return { actor: req.adminActor, csrf: csrfToken(req), basePath: req.baseUrl || "/admin" };
 }
 
-export function renderPage(res: Response, title: string, body: ComponentChildren, options: { nav?: NavKey; status?: number } = {}): void {
+export function renderPage(
+  res: Response,
+  title: string,
+  body: ComponentChildren,
+  options: { nav?: NavKey; status?: number } = {},
+): void {
   const req = res.req;
   const flash = req.session?.flash;
   if (flash) delete req.session.flash;
@@ -28,7 +33,13 @@ export function renderPage(res: Response, title: string, body: ComponentChildren
 }
 
 /** A full page with a heading and one message: sign-in failures, 403s, 404s. Works signed in or not. */
-export function renderMessagePage(res: Response, status: number, title: string, message: string, extra?: ComponentChildren): void {
+export function renderMessagePage(
+  res: Response,
+  status: number,
+  title: string,
+  message: string,
+  extra?: ComponentChildren,
+): void {
   const basePath = res.req.baseUrl || "/admin";
   send(
     res,
@@ -45,7 +56,13 @@ export function renderMessagePage(res: Response, status: number, title: string, 
 
 /** A page outside the signed-in frame (the sign-in page). */
 export function renderBarePage(res: Response, title: string, body: ComponentChildren, status = 200): void {
-  send(res, status, <SimpleLayout title={title} basePath={res.req.baseUrl || "/admin"}>{body}</SimpleLayout>);
+  send(
+    res,
+    status,
+    <SimpleLayout title={title} basePath={res.req.baseUrl || "/admin"}>
+      {body}
+    </SimpleLayout>,
+  );
 }
 
 function send(res: Response, status: number, page: VNode): void {

@@ -15,14 +15,22 @@ export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
   const pct = Math.round((props.used / limit) * 100);
   return (
     <figure class="gauge">
-      <svg viewBox={`0 0 ${width} 28`} preserveAspectRatio="none" width="100%" height="28" role="img" aria-label={`${props.used} of ${props.limit} calls used (${pct}%)`}>
+      <svg
+        viewBox={`0 0 ${width} 28`}
+        preserveAspectRatio="none"
+        width="100%"
+        height="28"
+        role="img"
+        aria-label={`${props.used} of ${props.limit} calls used (${pct}%)`}
+      >
         <rect class="gauge-track" x="0" y="0" width={width} height="28" rx="4" />
         <rect class="gauge-used" x="0" y="0" width={usedW} height="28" rx="4" />
         <rect class="gauge-reserve" x={width - reserveW} y="0" width={reserveW} height="28" />
       </svg>
       <figcaption>
         <strong>{props.used.toLocaleString("en")}</strong> of {props.limit.toLocaleString("en")} calls used ({pct}%) ·{" "}
-        {free.toLocaleString("en")} free · {props.reserve.toLocaleString("en")} reserved for deprovisions · resets {props.resetsLabel}
+        {free.toLocaleString("en")} free · {props.reserve.toLocaleString("en")} reserved for deprovisions · resets{" "}
+        {props.resetsLabel}
       </figcaption>
     </figure>
   );
@@ -34,7 +42,12 @@ export type BarChartDay = { label: string; values: Record<string, number> };
  * Stacked bars, one per day, one colour per series (CSS classes chart-s0…s5): by the series'
  * index, or by `colorOf` so that a series keeps its colour whichever others are present.
  */
-export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; title: string; colorOf?: (series: string, index: number) => number }) {
+export function StackedBarChart(props: {
+  days: BarChartDay[];
+  series: string[];
+  title: string;
+  colorOf?: (series: string, index: number) => number;
+}) {
   const color = (s: string, si: number) => `chart-s${(props.colorOf?.(s, si) ?? si) % 6}`;
   const barW = 28;
   const gap = 10;
@@ -45,7 +58,14 @@ export function StackedBarChart(props: { days: BarChartDay[]; series: string[]; 
   const width = props.days.length * (barW + gap) + gap;
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height + 34}`} width={width * 1.4} height={(height + 34) * 1.4} class="chart-svg" role="img" aria-label={props.title}>
+      <svg
+        viewBox={`0 0 ${width} ${height + 34}`}
+        width={width * 1.4}
+        height={(height + 34) * 1.4}
+        class="chart-svg"
+        role="img"
+        aria-label={props.title}
+      >
         <line class="chart-axis" x1="0" y1={height + top} x2={width} y2={height + top} />
         {props.days.map((day, i) => {
           const x = gap + i * (barW + gap);

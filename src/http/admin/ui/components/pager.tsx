@@ -1,5 +1,10 @@
 /** Previous / next links that keep the current filters. `page` is 1-based. */
-export function Pager(props: { path: string; query: Record<string, string | undefined>; page: number; hasNext: boolean }) {
+export function Pager(props: {
+  path: string;
+  query: Record<string, string | undefined>;
+  page: number;
+  hasNext: boolean;
+}) {
   const link = (page: number) => {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(props.query)) if (v && k !== "page") params.set(k, v);

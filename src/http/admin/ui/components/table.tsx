@@ -29,7 +29,9 @@ export function DataTable<T>(props: { columns: Column<T>[]; rows: T[]; empty?: s
           {props.rows.map((row) => (
             <tr>
               {props.columns.map((c) => (
-                <td class={[c.numeric ? "num" : "", c.nowrap ? "nowrap" : ""].filter(Boolean).join(" ") || undefined}>{c.cell(row)}</td>
+                <td class={[c.numeric ? "num" : "", c.nowrap ? "nowrap" : ""].filter(Boolean).join(" ") || undefined}>
+                  {c.cell(row)}
+                </td>
               ))}
             </tr>
           ))}

@@ -6,11 +6,22 @@ import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 
 /** The form's fields as they arrive (strings; `at` is a datetime-local value, UTC). */
-export type AccessForm = Partial<Record<"at" | "user" | "workspace" | "team" | "permission" | "group" | "rule" | "admins" | "cursor" | "totals", string>>;
+export type AccessForm = Partial<
+  Record<
+    "at" | "user" | "workspace" | "team" | "permission" | "group" | "rule" | "admins" | "cursor" | "totals",
+    string
+  >
+>;
 
 export const ACCESS_FORM_FIELDS = ["at", "user", "workspace", "team", "permission", "group", "rule", "admins"] as const;
 
-const SCOPE_LABEL: Record<AccessRow["scope"], string> = { company: "company", workspace: "workspace", permissionSet: "permission set", team: "team", department: "department" };
+const SCOPE_LABEL: Record<AccessRow["scope"], string> = {
+  company: "company",
+  workspace: "workspace",
+  permissionSet: "permission set",
+  team: "team",
+  department: "department",
+};
 
 function where(row: AccessRow): string {
   return [row.workspace, row.team].filter(Boolean).join(" › ") || "—";
@@ -19,13 +30,15 @@ function where(row: AccessRow): string {
 export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: AccessForm; ctx: PageContext }) {
   const base = `${ctx.basePath}/access`;
   const kept = new URLSearchParams(ACCESS_FORM_FIELDS.flatMap((k) => (form[k] ? [[k, form[k]!]] : [])));
-  const link = (extra: Record<string, string>) => `?${new URLSearchParams({ ...Object.fromEntries(kept), ...extra }).toString()}`;
+  const link = (extra: Record<string, string>) =>
+    `?${new URLSearchParams({ ...Object.fromEntries(kept), ...extra }).toString()}`;
   const asOf = data.query.at ? `as of ${formatTime(data.query.at)}` : "now";
   return (
     <div>
       <p class="hint">
-        Who holds what on the platform {asOf}, and why: each grant with the IdP groups and mapping rules that give it, when the platform first held it, and the
-        last verification. Read from the connector's database only (no platform call).
+        Who holds what on the platform {asOf}, and why: each grant with the IdP groups and mapping rules that give it,
+        when the platform first held it, and the last verification. Read from the connector's database only (no platform
+        call).
       </p>
       <FilterForm
         action={base}
@@ -40,29 +53,58 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
         ]}
       />
       <p class="hint">
-        <a href={`${base}?${new URLSearchParams({ admins: "true", ...(form.at ? { at: form.at } : {}) }).toString()}`}>Admins everywhere</a> · Export this view:{" "}
-        <a href={`${base}/export.csv${link({})}`}>CSV</a> · <a href={`${base}/export.json${link({})}`}>JSON</a>
+        <a href={`${base}?${new URLSearchParams({ admins: "true", ...(form.at ? { at: form.at } : {}) }).toString()}`}>
+          Admins everywhere
+        </a>{" "}
+        · Export this view: <a href={`${base}/export.csv${link({})}`}>CSV</a> ·{" "}
+        <a href={`${base}/export.json${link({})}`}>JSON</a>
       </p>
       <DataTable
         rows={data.rows}
         empty="No grant matches these filters."
         columns={[
           { label: "User", cell: (r) => r.userName },
-          { label: "Grant", cell: (r) => <span><Badge>{SCOPE_LABEL[r.scope]}</Badge> <code>{r.permission}</code></span>, nowrap: true },
+          {
+            label: "Grant",
+            cell: (r) => (
+              <span>
+                <Badge>{SCOPE_LABEL[r.scope]}</Badge> <code>{r.permission}</code>
+              </span>
+            ),
+            nowrap: true,
+          },
           { label: "Workspace › team", cell: where },
           {
             label: "Why",
             cell: (r) =>
               r.reasons.length ? (
                 <ul class="plain-list">
-                  {r.reasons.map((reason) => <li>{describeReason(reason)}</li>)}
+                  {r.reasons.map((reason) => (
+                    <li>{describeReason(reason)}</li>
+                  ))}
                 </ul>
               ) : (
-                <span class="hint">no rule in force gives it{r.appliedByLogId ? <> · <a href={`${ctx.basePath}/log/${r.appliedByLogId}`}>applied by log entry {r.appliedByLogId}</a></> : null}</span>
+                <span class="hint">
+                  no rule in force gives it
+                  {r.appliedByLogId ? (
+                    <>
+                      {" "}
+                      · <a href={`${ctx.basePath}/log/${r.appliedByLogId}`}>applied by log entry {r.appliedByLogId}</a>
+                    </>
+                  ) : null}
+                </span>
               ),
           },
-          { label: "Held since", cell: (r) => (r.firstAppliedAt ? formatTime(r.firstAppliedAt) : "before the log's retention"), nowrap: true },
-          { label: "Verified", cell: (r) => (r.verifiedAt ? formatTime(r.verifiedAt) : <Badge tone="warn">not verified since</Badge>), nowrap: true },
+          {
+            label: "Held since",
+            cell: (r) => (r.firstAppliedAt ? formatTime(r.firstAppliedAt) : "before the log's retention"),
+            nowrap: true,
+          },
+          {
+            label: "Verified",
+            cell: (r) => (r.verifiedAt ? formatTime(r.verifiedAt) : <Badge tone="warn">not verified since</Badge>),
+            nowrap: true,
+          },
         ]}
       />
       {data.nextCursor ? (
@@ -74,18 +116,19 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
       <Section title="Totals per workspace × permission">
         {data.totals === null ? (
           <p>
-            <a href={link({ totals: "1" })}>Count users per workspace × permission</a> <span class="hint">(reads every account of this view)</span>
+            <a href={link({ totals: "1" })}>Count users per workspace × permission</a>{" "}
+            <span class="hint">(reads every account of this view)</span>
           </p>
         ) : (
-        <DataTable
-          rows={data.totals}
-          empty="No permission is held."
-          columns={[
-            { label: "Workspace", cell: (t) => t.workspace ?? "(company)" },
-            { label: "Permission", cell: (t) => <code>{t.permission}</code> },
-            { label: "Users", cell: (t) => t.users, numeric: true },
-          ]}
-        />
+          <DataTable
+            rows={data.totals}
+            empty="No permission is held."
+            columns={[
+              { label: "Workspace", cell: (t) => t.workspace ?? "(company)" },
+              { label: "Permission", cell: (t) => <code>{t.permission}</code> },
+              { label: "Users", cell: (t) => t.users, numeric: true },
+            ]}
+          />
         )}
       </Section>
       <Section title="Differences to explain">
@@ -94,7 +137,13 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
           empty="Every account was created by the connector and none drifted at the last verifying resync."
           columns={[
             { label: "User", cell: (d) => d.userName },
-            { label: "Difference", cell: (d) => (d.kind === "drift" ? "drifted from what was applied (last verifying resync)" : "not created by the connector (adopted)") },
+            {
+              label: "Difference",
+              cell: (d) =>
+                d.kind === "drift"
+                  ? "drifted from what was applied (last verifying resync)"
+                  : "not created by the connector (adopted)",
+            },
             { label: "Seen", cell: (d) => formatTime(d.at), nowrap: true },
           ]}
         />
@@ -104,7 +153,10 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
           caption="Held for approval"
           columns={[
             { label: "User", cell: (h) => h.userName ?? h.userId },
-            { label: "Held", cell: (h) => (h.kind === "deprovision" ? "deprovision (mass-deprovision breaker)" : "email change") },
+            {
+              label: "Held",
+              cell: (h) => (h.kind === "deprovision" ? "deprovision (mass-deprovision breaker)" : "email change"),
+            },
             { label: "Since", cell: (h) => formatTime(h.createdAt), nowrap: true },
           ]}
         />

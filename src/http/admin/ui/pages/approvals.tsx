@@ -4,7 +4,6 @@ import { can } from "../../policy.js";
 import type { PageContext } from "../layout.js";
 import type { ApprovalsData, HeldItem } from "../../../../admin/approvals.js";
 
-
 const KIND_LABEL = { deprovision: "deprovision", email_change: "email change" } as const;
 
 export function ApprovalsPage({ data, ctx }: { data: ApprovalsData; ctx: PageContext }) {
@@ -22,7 +21,12 @@ export function ApprovalsPage({ data, ctx }: { data: ApprovalsData; ctx: PageCon
     <div>
       {data.held.length ? (
         <p>
-          <ActionButton action={`${base}/approve`} csrf={ctx.csrf} label={`Approve all (${data.held.length})`} hidden={{ all: "1" }} />{" "}
+          <ActionButton
+            action={`${base}/approve`}
+            csrf={ctx.csrf}
+            label={`Approve all (${data.held.length})`}
+            hidden={{ all: "1" }}
+          />{" "}
           <ActionButton action={`${base}/reject`} csrf={ctx.csrf} label="Reject all" hidden={{ all: "1" }} danger />
         </p>
       ) : null}
@@ -52,10 +56,20 @@ function HeldTable({ data, selectable }: { data: ApprovalsData; selectable?: boo
       empty="Nothing is waiting for approval."
       columns={[
         ...(selectable
-          ? [{ label: "Select", cell: (h: HeldItem) => <input type="checkbox" name="id" value={h.id} aria-label={`Select ${h.userName}`} /> }]
+          ? [
+              {
+                label: "Select",
+                cell: (h: HeldItem) => (
+                  <input type="checkbox" name="id" value={h.id} aria-label={`Select ${h.userName}`} />
+                ),
+              },
+            ]
           : []),
         { label: "User", cell: (h) => h.userName },
-        { label: "Held action", cell: (h) => <Badge tone={h.kind === "deprovision" ? "bad" : "warn"}>{KIND_LABEL[h.kind]}</Badge> },
+        {
+          label: "Held action",
+          cell: (h) => <Badge tone={h.kind === "deprovision" ? "bad" : "warn"}>{KIND_LABEL[h.kind]}</Badge>,
+        },
         { label: "Why", cell: (h) => h.summary },
         { label: "Held since", cell: (h) => formatTime(h.heldAt) },
       ]}

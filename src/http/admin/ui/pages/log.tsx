@@ -5,7 +5,6 @@ import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 import type { LogFilter, LogPageData } from "../../../../admin/log.js";
 
-
 export const LOG_PAGE_SIZE = 50;
 
 export function parseLogFilter(query: Record<string, unknown>): LogFilter {
@@ -37,7 +36,9 @@ const options = (values: string[]) => values.map((v) => ({ value: v, label: v })
 export function LogPage({ data, filter, ctx }: { data: LogPageData; filter: LogFilter; ctx: PageContext }) {
   const base = `${ctx.basePath}/log`;
   const query = { ...filter, page: undefined } as Record<string, string | undefined>;
-  const exportQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const exportQuery = new URLSearchParams(
+    Object.entries(query).filter((e): e is [string, string] => Boolean(e[1])),
+  ).toString();
   return (
     <div>
       <FilterForm
@@ -59,7 +60,11 @@ export function LogPage({ data, filter, ctx }: { data: LogPageData; filter: LogF
         rows={data.rows}
         empty="No log entries match these filters."
         columns={[
-          { label: "When", cell: (r) => <a href={`${base}/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>, nowrap: true },
+          {
+            label: "When",
+            cell: (r) => <a href={`${base}/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>,
+            nowrap: true,
+          },
           { label: "User", cell: (r) => r.userName ?? "—" },
           { label: "Action", cell: (r) => r.action, nowrap: true },
           { label: "Outcome", cell: (r) => <Badge tone={outcomeTone(r.outcome)}>{r.outcome}</Badge> },

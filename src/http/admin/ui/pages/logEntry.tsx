@@ -4,7 +4,6 @@ import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
 import type { LogEntryDetail } from "../../../../admin/log.js";
 
-
 export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageContext }) {
   const base = ctx.basePath;
   return (
@@ -16,7 +15,14 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
         <Facts
           items={[
             ["When", formatTime(entry.at)],
-            ["User", entry.userId ? <a href={`${base}/users/${encodeURIComponent(entry.userId)}`}>{entry.userName ?? entry.userId}</a> : (entry.userName ?? "—")],
+            [
+              "User",
+              entry.userId ? (
+                <a href={`${base}/users/${encodeURIComponent(entry.userId)}`}>{entry.userName ?? entry.userId}</a>
+              ) : (
+                (entry.userName ?? "—")
+              ),
+            ],
             ["Action", entry.action],
             ["Outcome", <Badge tone={outcomeTone(entry.outcome)}>{entry.outcome}</Badge>],
             ["By", entry.actor ?? "reconciler"],
@@ -32,7 +38,12 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
         <Section title="What triggered it">
           <p>{entry.triggerLabel}</p>
           {entry.triggerFacts.length ? (
-            <Facts items={entry.triggerFacts.map((f) => [f.label, f.page ? <a href={`${base}/${f.page}`}>{f.value}</a> : <code>{f.value}</code>])} />
+            <Facts
+              items={entry.triggerFacts.map((f) => [
+                f.label,
+                f.page ? <a href={`${base}/${f.page}`}>{f.value}</a> : <code>{f.value}</code>,
+              ])}
+            />
           ) : null}
           <details>
             <summary>As recorded</summary>

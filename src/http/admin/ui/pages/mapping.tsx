@@ -3,7 +3,6 @@ import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 import type { MappingData, MappingPreview } from "../../../../admin/mapping.js";
 
-
 export function MappingPage(props: { data: MappingData; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
   const { ctx, data, preview } = props;
   const base = `${ctx.basePath}/mapping`;
@@ -28,7 +27,8 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
         <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
           <CsrfField token={ctx.csrf} />
           <label for="draft">
-            Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A preview changes nothing.
+            Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A
+            preview changes nothing.
           </label>
           <textarea id="draft" name="draft" spellcheck={false}>
             {draft}
@@ -61,8 +61,8 @@ function PreviewResult(props: { preview: MappingPreview; applyInstructions: stri
   return (
     <Section title="What the draft would change" id="preview">
       <p>
-        <span class="stat">{preview.usersAffected}</span> users affected · about <strong>{preview.estimatedCalls}</strong> platform calls ·{" "}
-        {preview.durationLabel}
+        <span class="stat">{preview.usersAffected}</span> users affected · about{" "}
+        <strong>{preview.estimatedCalls}</strong> platform calls · {preview.durationLabel}
       </p>
       {preview.changes.length < preview.usersAffected ? (
         <p class="hint">{`Showing the first ${preview.changes.length} of ${preview.usersAffected} users.`}</p>

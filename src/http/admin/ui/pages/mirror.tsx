@@ -2,7 +2,6 @@ import { Badge, formatTime, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import type { MirrorData } from "../../../../admin/mirror.js";
 
-
 export function MirrorPage({ data }: { data: MirrorData }) {
   return (
     <div>
@@ -14,7 +13,11 @@ export function MirrorPage({ data }: { data: MirrorData }) {
             { label: "Table", cell: (t) => t.name },
             { label: "State", cell: (t) => <Badge tone={t.state === "ok" ? "good" : "warn"}>{t.state}</Badge> },
             { label: "Pending rows", cell: (t) => t.pending, numeric: true },
-            { label: "Lag", cell: (t) => (t.lagSeconds === null ? "—" : `${Math.round(t.lagSeconds)} s`), numeric: true },
+            {
+              label: "Lag",
+              cell: (t) => (t.lagSeconds === null ? "—" : `${Math.round(t.lagSeconds)} s`),
+              numeric: true,
+            },
             { label: "Last push", cell: (t) => formatTime(t.lastPushAt) },
           ]}
         />

@@ -4,7 +4,6 @@ import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 import type { NotificationsData } from "../../../../admin/notifications.js";
 
-
 const STATE_TONE: Record<string, Tone> = { sent: "good", pending: "info", parked: "bad" };
 
 export function NotificationsPage({ data, ctx }: { data: NotificationsData; ctx: PageContext }) {
@@ -19,7 +18,18 @@ export function NotificationsPage({ data, ctx }: { data: NotificationsData; ctx:
             { label: "Channel", cell: (c) => c.name },
             { label: "Sends to", cell: (c) => <code>{c.target}</code> },
             ...(mayTest
-              ? [{ label: "", cell: (c: { name: string }) => <ActionButton action={`${ctx.basePath}/notifications/test/${encodeURIComponent(c.name)}`} csrf={ctx.csrf} label="Send a test notification" /> }]
+              ? [
+                  {
+                    label: "",
+                    cell: (c: { name: string }) => (
+                      <ActionButton
+                        action={`${ctx.basePath}/notifications/test/${encodeURIComponent(c.name)}`}
+                        csrf={ctx.csrf}
+                        label="Send a test notification"
+                      />
+                    ),
+                  },
+                ]
               : []),
           ]}
         />
@@ -40,7 +50,8 @@ export function NotificationsPage({ data, ctx }: { data: NotificationsData; ctx:
                   <ul class="plain-list">
                     {m.deliveries.map((d) => (
                       <li>
-                        {d.channel} <Badge tone={STATE_TONE[d.state]}>{d.state}</Badge> {d.attempts > 1 ? `${d.attempts} attempts` : ""}
+                        {d.channel} <Badge tone={STATE_TONE[d.state]}>{d.state}</Badge>{" "}
+                        {d.attempts > 1 ? `${d.attempts} attempts` : ""}
                         {d.state === "pending" && d.attempts > 0 ? ` · next ${formatTime(d.nextAttemptAt)}` : ""}
                         {d.lastError && d.state !== "sent" ? <div class="hint">{d.lastError}</div> : null}
                       </li>

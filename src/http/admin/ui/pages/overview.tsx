@@ -6,13 +6,15 @@ import type { PageContext } from "../layout.js";
 import { RunStatusBadge } from "./runs.js";
 import type { OverviewData } from "../../../../admin/overview.js";
 
-
 const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
 
 export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageContext }) {
   const base = ctx.basePath;
   const actions = new Set(data.callsPerDay.flatMap((d) => Object.keys(d.byAction)));
-  const series = [...SERIES_ORDER.filter((s) => actions.has(s)), ...[...actions].filter((a) => !SERIES_ORDER.includes(a)).sort()];
+  const series = [
+    ...SERIES_ORDER.filter((s) => actions.has(s)),
+    ...[...actions].filter((a) => !SERIES_ORDER.includes(a)).sort(),
+  ];
   const queued = data.queue.reduce((n, q) => n + q.depth, 0);
   return (
     <div>
@@ -26,7 +28,9 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
             <span class="stat">{data.held.deprovisions}</span> held deprovisions ·{" "}
             <span class="stat">{data.held.emailChanges}</span> email changes
           </p>
-          {data.held.deprovisions + data.held.emailChanges > 0 ? <a href={`${base}/approvals`}>Review approvals →</a> : null}
+          {data.held.deprovisions + data.held.emailChanges > 0 ? (
+            <a href={`${base}/approvals`}>Review approvals →</a>
+          ) : null}
         </Section>
       </div>
       <Section title="Platform calls per day (last 14 days)">
@@ -44,11 +48,13 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
       <div class="grid">
         <Section title="Queue">
           <p>
-            <span class="stat">{queued.toLocaleString("en")}</span> users waiting{data.queueEta ? ` · ${data.queueEta}` : ""}
+            <span class="stat">{queued.toLocaleString("en")}</span> users waiting
+            {data.queueEta ? ` · ${data.queueEta}` : ""}
           </p>
           {data.settling && data.settling.count > 0 ? (
             <p>
-              {data.settling.count.toLocaleString("en")} waiting to settle (grants held until the user is quiet, so they go out in one call)
+              {data.settling.count.toLocaleString("en")} waiting to settle (grants held until the user is quiet, so they
+              go out in one call)
               {data.settling.nextAt ? ` · the next goes at ${formatTime(data.settling.nextAt)}` : ""}
             </p>
           ) : null}
@@ -67,7 +73,11 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
             rows={data.failures}
             empty="No failures."
             columns={[
-              { label: "User", cell: (f) => (f.userId ? <a href={`${base}/users/${encodeURIComponent(f.userId)}`}>{f.userName}</a> : f.userName) },
+              {
+                label: "User",
+                cell: (f) =>
+                  f.userId ? <a href={`${base}/users/${encodeURIComponent(f.userId)}`}>{f.userName}</a> : f.userName,
+              },
               { label: "Error", cell: (f) => <Badge tone="bad">{f.error}</Badge> },
               { label: "When", cell: (f) => formatTime(f.at) },
             ]}
@@ -82,7 +92,11 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
             columns={[
               { label: "Table", cell: (m) => m.table },
               { label: "Pending rows", cell: (m) => m.pending, numeric: true },
-              { label: "Lag", cell: (m) => (m.lagSeconds === null ? "—" : `${Math.round(m.lagSeconds)} s`), numeric: true },
+              {
+                label: "Lag",
+                cell: (m) => (m.lagSeconds === null ? "—" : `${Math.round(m.lagSeconds)} s`),
+                numeric: true,
+              },
             ]}
           />
         </Section>
@@ -124,7 +138,18 @@ function QuarantinePanel({ rows, ctx }: { rows: NonNullable<OverviewData["quaran
           { label: "Since", cell: (q) => formatTime(q.since) },
           { label: "Probe from", cell: (q) => formatTime(q.resumeAt) },
           ...(mayResume
-            ? [{ label: "", cell: (q: { family: string }) => <ActionButton action={`${ctx.basePath}/quarantine/${encodeURIComponent(q.family)}/resume`} csrf={ctx.csrf} label="Resume now" /> }]
+            ? [
+                {
+                  label: "",
+                  cell: (q: { family: string }) => (
+                    <ActionButton
+                      action={`${ctx.basePath}/quarantine/${encodeURIComponent(q.family)}/resume`}
+                      csrf={ctx.csrf}
+                      label="Resume now"
+                    />
+                  ),
+                },
+              ]
             : []),
         ]}
       />

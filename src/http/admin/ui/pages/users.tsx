@@ -8,18 +8,26 @@ import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
 import type { UserDetail, UsersPageData, UsersQuery } from "../../../../admin/users.js";
 
-
 export function UsersPage({ data, query, ctx }: { data: UsersPageData; query: UsersQuery; ctx: PageContext }) {
   const base = `${ctx.basePath}/users`;
   return (
     <div>
-      <FilterForm action={base} submitLabel="Search" fields={[{ kind: "text", name: "q", label: "userName starts with", value: query.q, placeholder: "name@example.com" }]} />
+      <FilterForm
+        action={base}
+        submitLabel="Search"
+        fields={[
+          { kind: "text", name: "q", label: "userName starts with", value: query.q, placeholder: "name@example.com" },
+        ]}
+      />
       <DataTable
         rows={data.rows}
         empty={query.q ? "No user matches that search." : "No users have been provisioned yet."}
         columns={[
           { label: "userName", cell: (u) => <a href={`${base}/${encodeURIComponent(u.id)}`}>{u.userName}</a> },
-          { label: "Active", cell: (u) => <Badge tone={u.active ? "good" : "neutral"}>{u.active ? "active" : "inactive"}</Badge> },
+          {
+            label: "Active",
+            cell: (u) => <Badge tone={u.active ? "good" : "neutral"}>{u.active ? "active" : "inactive"}</Badge>,
+          },
           { label: "Groups", cell: (u) => u.groups, numeric: true },
           { label: "State", cell: (u) => u.state },
           { label: "Last reconciled", cell: (u) => formatTime(u.lastReconciledAt) },
@@ -39,11 +47,15 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
       </p>
       <Section title="Reconcile">
         <p>
-          {user.queued ? <Badge tone="info">queued</Badge> : <Badge tone="neutral">not queued</Badge>} Reconcile now jumps the queue and spends
-          budget.
+          {user.queued ? <Badge tone="info">queued</Badge> : <Badge tone="neutral">not queued</Badge>} Reconcile now
+          jumps the queue and spends budget.
         </p>
         {can(ctx.actor.role, "reconcile") ? (
-          <ActionButton action={`${base}/users/${encodeURIComponent(user.id)}/reconcile`} csrf={ctx.csrf} label="Reconcile now" />
+          <ActionButton
+            action={`${base}/users/${encodeURIComponent(user.id)}/reconcile`}
+            csrf={ctx.csrf}
+            label="Reconcile now"
+          />
         ) : (
           <p class="hint">Only admins can reconcile on demand.</p>
         )}
@@ -78,7 +90,11 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
           rows={user.log}
           empty="No log entries for this user."
           columns={[
-            { label: "When", cell: (r) => <a href={`${base}/log/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>, nowrap: true },
+            {
+              label: "When",
+              cell: (r) => <a href={`${base}/log/${encodeURIComponent(r.id)}`}>{formatTime(r.at)}</a>,
+              nowrap: true,
+            },
             { label: "Action", cell: (r) => r.action, nowrap: true },
             { label: "Outcome", cell: (r) => <Badge tone={outcomeTone(r.outcome)}>{r.outcome}</Badge> },
             { label: "Trigger", cell: (r) => r.trigger },
