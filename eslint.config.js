@@ -36,6 +36,38 @@ export default defineConfig(
     },
   },
   {
+    // The boundaries of docs/ARCHITECTURE.md: TypeORM stays behind src/db's facade; admin logic
+    // serves the HTTP layer and never the reverse.
+    files: ["**/*.ts", "**/*.tsx"],
+    ignores: ["src/db/**", "migrations/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "typeorm", message: "TypeORM stays in src/db: use the Database facade (src/db/database.ts)." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/admin/**/*.ts", "src/admin/**/*.tsx"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "typeorm", message: "TypeORM stays in src/db: use the Database facade (src/db/database.ts)." },
+          ],
+          patterns: [
+            { group: ["**/http/**"], message: "src/admin serves the HTTP layer; it does not import from it." },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["test/**/*.ts", "test/**/*.tsx"],
     plugins: { vitest },
     // Typed: a title held in a string variable (table-driven tests) is a valid title.
