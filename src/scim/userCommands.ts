@@ -1,8 +1,8 @@
 import type { Database } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { deleteIdpUser, getIdpUser, insertIdpUser, listIdpUsers, lockIdpUser, updateIdpUser, type Page, type StoredResource } from "../db/idpUserRepository.js";
-import { inIdpTransaction } from "../db/idpTransaction.js";
+import { deleteIdpUser, getIdpUser, insertIdpUserMarked, listIdpUsers, lockIdpUser, updateIdpUserMarked, type Page, type StoredResource } from "../db/idpUserRepository.js";
+import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
 import { filterToSql } from "../db/filterSql.js";
@@ -15,7 +15,7 @@ import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext }
 
 /**
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
- * same transaction, so the mark exists exactly when the change does.
+ * same statement (a create) or transaction, so the mark exists exactly when the change does.
  */
 
 /** A list or search: filter, page and sort (RFC 7644 3.4.2), already validated. */
@@ -30,11 +30,9 @@ function toStoredUser(body: unknown) {
 
 export async function createUser(db: Database, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
-  const stored = await inIdpTransaction(db, async (manager) => {
-    const user = await insertIdpUser(manager, columns, resource);
-    await markUsersDirty(manager, [user.id], idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)));
-    return user;
-  });
+  const stored = await withIdpRetry(() =>
+    insertIdpUserMarked(db, columns, resource, (id) => idpTrigger(context, `Users/${id}`, userChange(undefined, columns.active))),
+  );
   log.info("scim", "user created", { userId: stored.id, active: columns.active });
   return stored;
 }
@@ -56,9 +54,7 @@ export async function replaceUser(db: Database, id: string, body: unknown, conte
     const current = await lockIdpUser(manager, id);
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
-    const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
-    return user;
+    return (await updateIdpUserMarked(manager, id, columns, resource, idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active))))!;
   });
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
@@ -72,9 +68,7 @@ export async function patchUser(db: Database, id: string, body: unknown, context
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     const columns = userColumns(resource);
-    const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(manager, [id], idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)));
-    return user;
+    return (await updateIdpUserMarked(manager, id, columns, resource, idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active))))!;
   });
   log.info("scim", "user patched", { userId: id, operations: operations.length, active: stored.resource.active !== false });
   return stored;
