@@ -371,7 +371,7 @@ type CpuProfile = { nodes: CpuProfileNode[]; samples: number[]; timeDeltas: numb
  * counted once per function however deep the recursion) and self time by package; per request
  * when `requests` is given.
  */
-function summariseProfile(profile: CpuProfile, requests?: number, top = 15): string {
+function summariseProfile(profile: CpuProfile, requests?: number, top = 25): string {
   const parent = new Map<number, number>();
   const byId = new Map<number, CpuProfileNode>();
   for (const n of profile.nodes) {
