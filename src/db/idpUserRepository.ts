@@ -59,7 +59,7 @@ const INSERT_MARKED = `
   WITH inserted AS (
      INSERT INTO idp_users (id, user_name, external_id, active, display_name, given_name, family_name, department, resource)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${RETURNING}),
-   ${markDirtyCtes("ARRAY[$1::uuid]", 10)}
+   ${markDirtyCtes("ARRAY[$1::uuid]", "$10::jsonb", "$11")}
   SELECT i.* FROM inserted i LEFT JOIN notified ON true`;
 
 /**
@@ -99,7 +99,7 @@ const UPDATE_MARKED = `
      UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
             family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${RETURNING}),
-   ${markDirtyCtes("ARRAY(SELECT id FROM updated)", 10)}
+   ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "$10::jsonb", "$11")}
   SELECT u.* FROM updated u LEFT JOIN notified ON true`;
 
 /** updateIdpUser and markUsersDirty of the user in one statement; undefined (nothing marked) when there is no such user. */
@@ -113,6 +113,39 @@ export async function updateIdpUserMarked(
   if (!isUuid(id)) return undefined;
   try {
     const rows = await q.query<Row>(UPDATE_MARKED, [id, ...columnParams(columns), resource, ...markDirtyParams(trigger)]);
+    return rows[0] && toStored(rows[0]);
+  } catch (error) {
+    uniqueness(error);
+  }
+}
+
+const REPLACE_MARKED = `
+  WITH current AS (SELECT id, active FROM idp_users WHERE id = $1 FOR UPDATE),
+   updated AS (
+     UPDATE idp_users u SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
+            family_name = $7, department = $8, resource = $9, version = u.version + 1, updated_at = now()
+       FROM current c WHERE u.id = c.id
+     RETURNING u.id, u.resource, u.version, u.created_at, u.updated_at, c.active AS was_active),
+   ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "(SELECT CASE WHEN was_active THEN $10::jsonb ELSE $11::jsonb END FROM updated)", "$12")}
+  SELECT u.id, u.resource, u.version, u.created_at, u.updated_at FROM updated u LEFT JOIN notified ON true`;
+
+/**
+ * Locks, replaces and marks the user in one statement (no transaction around it), when nothing but
+ * the trigger depends on the row as it was: `trigger(wasActive)` names the change for either case.
+ * Undefined (nothing written) when there is no such user.
+ */
+export async function replaceIdpUserMarked(
+  db: Database,
+  id: string,
+  columns: IdpUserColumns,
+  resource: Record<string, unknown>,
+  trigger: (wasActive: boolean) => DirtyTrigger,
+): Promise<StoredResource | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [wasActive, rank] = markDirtyParams(trigger(true));
+  const [wasInactive] = markDirtyParams(trigger(false));
+  try {
+    const rows = await db.prepared<Row>("idp_replace_user_marked", REPLACE_MARKED, [id, ...columnParams(columns), resource, wasActive, wasInactive, rank]);
     return rows[0] && toStored(rows[0]);
   } catch (error) {
     uniqueness(error);

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { deleteIdpUser, getIdpUser, insertIdpUserMarked, listIdpUsers, lockIdpUser, updateIdpUserMarked, type Page, type StoredResource } from "../db/idpUserRepository.js";
+import { deleteIdpUser, getIdpUser, insertIdpUserMarked, listIdpUsers, lockIdpUser, replaceIdpUserMarked, updateIdpUserMarked, type Page, type StoredResource } from "../db/idpUserRepository.js";
 import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
@@ -50,12 +50,17 @@ export async function listUsers(db: Database, query: ListQuery): Promise<Page<St
 
 export async function replaceUser(db: Database, id: string, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
-  const stored = await inIdpTransaction(db, async (manager) => {
-    const current = await lockIdpUser(manager, id);
-    if (!current) throw notFound(id);
-    checkIfMatch(context, current.version);
-    return (await updateIdpUserMarked(manager, id, columns, resource, idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active))))!;
-  });
+  const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
+  // Without If-Match only the change's name depends on the current row: one statement locks, replaces and marks.
+  const stored = context.ifMatch
+    ? await inIdpTransaction(db, async (manager) => {
+        const current = await lockIdpUser(manager, id);
+        if (!current) throw notFound(id);
+        checkIfMatch(context, current.version);
+        return updateIdpUserMarked(manager, id, columns, resource, trigger(current.resource.active !== false));
+      })
+    : await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
+  if (!stored) throw notFound(id);
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
 }
