@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { TokenRepository } from "../db/tokenRepository.js";
 
 /**
@@ -8,7 +8,7 @@ import type { TokenRepository } from "../db/tokenRepository.js";
  */
 
 export function hashToken(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  return hash("sha256", token, "buffer"); // one-shot: no Hash object per request
 }
 
 export function generateToken(): string {

@@ -10,16 +10,18 @@ import { Database, type Queryable } from "./database.js";
 
 const MAX_PREPARED = 256;
 const MAX_TEXT = 4000;
-const prepared = new Set<string>();
+/** Statement name by SQL text, for the texts that are prepared (named once, not hashed per request). */
+const prepared = new Map<string, string>();
 
 /** Rows of a read-only query; prepared by name when `q` is the Database and the text is one of a bounded set. */
 export async function readQuery<T>(q: Queryable, text: string, values: unknown[]): Promise<T[]> {
   if (!(q instanceof Database)) return q.query<T>(text, values);
-  const name = `idp_${createHash("sha1").update(text).digest("base64url").slice(0, 20)}`;
-  // Filters can produce many distinct texts; preparing only a bounded set keeps connection memory flat.
-  if (!prepared.has(name)) {
+  let name = prepared.get(text);
+  if (name === undefined) {
+    // Filters can produce many distinct texts; preparing only a bounded set keeps connection memory flat.
     if (prepared.size >= MAX_PREPARED || text.length > MAX_TEXT) return q.query<T>(text, values);
-    prepared.add(name);
+    name = `idp_${createHash("sha1").update(text).digest("base64url").slice(0, 20)}`;
+    prepared.set(text, name);
   }
   return q.prepared<T>(name, text, values);
 }

@@ -10,9 +10,14 @@ const ATTEMPTS = 3;
  * should not see them.
  */
 export async function inIdpTransaction<T>(db: Database, work: (manager: Queryable) => Promise<T>): Promise<T> {
+  return withIdpRetry(() => db.transaction(work));
+}
+
+/** The same retries for a write that is one statement (atomic without a transaction). */
+export async function withIdpRetry<T>(write: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(work);
+      return await write();
     } catch (error) {
       const state = sqlState(error);
       if (!state || !RETRYABLE.has(state) || attempt >= ATTEMPTS) throw error;

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { constraintName, sqlState, UniqueViolationError } from "../errors.js";
 import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
-import type { Queryable } from "./database.js";
+import type { Database, Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
+import { markDirtyCtes, markDirtyParams, type DirtyTrigger } from "./reconcileQueueRepository.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";
 
@@ -52,17 +54,31 @@ function columnParams(c: IdpUserColumns): unknown[] {
   return [c.userName, c.externalId, c.active, c.displayName, c.givenName, c.familyName, c.department];
 }
 
-export async function insertIdpUser(
-  q: Queryable,
+const INSERT_MARKED = `
+  WITH inserted AS (
+     INSERT INTO idp_users (id, user_name, external_id, active, display_name, given_name, family_name, department, resource)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${RETURNING}),
+   ${markDirtyCtes("ARRAY[$1::uuid]", "$10::jsonb", "$11")}
+  SELECT i.* FROM inserted i LEFT JOIN notified ON true`;
+
+/**
+ * Stores a new user and marks it dirty in one statement (one round trip, atomic on its own: no
+ * transaction needed). The id is made here so that the trigger can name `Users/<id>`.
+ */
+export async function insertIdpUserMarked(
+  db: Database,
   columns: IdpUserColumns,
   resource: Record<string, unknown>,
+  trigger: (id: string) => DirtyTrigger,
 ): Promise<StoredResource> {
+  const id = randomUUID();
   try {
-    const rows: Row[] = await q.query(
-      `INSERT INTO idp_users (user_name, external_id, active, display_name, given_name, family_name, department, resource)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${RETURNING}`,
-      [...columnParams(columns), resource],
-    );
+    const rows = await db.prepared<Row>("idp_insert_user_marked", INSERT_MARKED, [
+      id,
+      ...columnParams(columns),
+      resource,
+      ...markDirtyParams(trigger(id)),
+    ]);
     return toStored(rows[0]!);
   } catch (error) {
     uniqueness(error);
@@ -82,21 +98,70 @@ export async function lockIdpUser(q: Queryable, id: string): Promise<StoredResou
   return rows[0] && toStored(rows[0]);
 }
 
-/** Replaces the stored resource; undefined when the user does not exist (or `expectedVersion` differs). */
-export async function updateIdpUser(
+const UPDATE_MARKED = `
+  WITH updated AS (
+     UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
+            family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
+      WHERE id = $1 RETURNING ${RETURNING}),
+   ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "$10::jsonb", "$11")}
+  SELECT u.* FROM updated u LEFT JOIN notified ON true`;
+
+/** updateIdpUser and markUsersDirty of the user in one statement; undefined (nothing marked) when there is no such user. */
+export async function updateIdpUserMarked(
   q: Queryable,
   id: string,
   columns: IdpUserColumns,
   resource: Record<string, unknown>,
+  trigger: DirtyTrigger,
 ): Promise<StoredResource | undefined> {
   if (!isUuid(id)) return undefined;
   try {
-    const rows = await q.query<Row>(
-      `UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
-              family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
-        WHERE id = $1 RETURNING ${RETURNING}`,
-      [id, ...columnParams(columns), resource],
-    );
+    const rows = await q.query<Row>(UPDATE_MARKED, [
+      id,
+      ...columnParams(columns),
+      resource,
+      ...markDirtyParams(trigger),
+    ]);
+    return rows[0] && toStored(rows[0]);
+  } catch (error) {
+    uniqueness(error);
+  }
+}
+
+const REPLACE_MARKED = `
+  WITH current AS (SELECT id, active FROM idp_users WHERE id = $1 FOR UPDATE),
+   updated AS (
+     UPDATE idp_users u SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
+            family_name = $7, department = $8, resource = $9, version = u.version + 1, updated_at = now()
+       FROM current c WHERE u.id = c.id
+     RETURNING u.id, u.resource, u.version, u.created_at, u.updated_at, c.active AS was_active),
+   ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "(SELECT CASE WHEN was_active THEN $10::jsonb ELSE $11::jsonb END FROM updated)", "$12")}
+  SELECT u.id, u.resource, u.version, u.created_at, u.updated_at FROM updated u LEFT JOIN notified ON true`;
+
+/**
+ * Locks, replaces and marks the user in one statement (no transaction around it), when nothing but
+ * the trigger depends on the row as it was: `trigger(wasActive)` names the change for either case.
+ * Undefined (nothing written) when there is no such user.
+ */
+export async function replaceIdpUserMarked(
+  db: Database,
+  id: string,
+  columns: IdpUserColumns,
+  resource: Record<string, unknown>,
+  trigger: (wasActive: boolean) => DirtyTrigger,
+): Promise<StoredResource | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [wasActive, rank] = markDirtyParams(trigger(true));
+  const [wasInactive] = markDirtyParams(trigger(false));
+  try {
+    const rows = await db.prepared<Row>("idp_replace_user_marked", REPLACE_MARKED, [
+      id,
+      ...columnParams(columns),
+      resource,
+      wasActive,
+      wasInactive,
+      rank,
+    ]);
     return rows[0] && toStored(rows[0]);
   } catch (error) {
     uniqueness(error);

@@ -40,10 +40,23 @@ export async function markUsersDirty(
 ): Promise<void> {
   const ids = [...new Set(userIds)];
   if (!ids.length) return;
-  await manager.query(
-    `WITH marked AS (
+  // The NOTIFY is delivered at commit and wakes idle workers on every replica; one statement, one round trip.
+  await manager.query(`WITH ${markDirtyCtes("$1::uuid[]", "$2::jsonb", "$3")} SELECT 1 FROM notified`, [
+    ids,
+    ...markDirtyParams(trigger),
+  ]);
+}
+
+/**
+ * The marking of markUsersDirty as two CTEs, `marked` and `notified`, for a write that stores a
+ * change and marks its users in one statement (an IdP write is then one round trip). `ids` is a
+ * SQL expression of type uuid[], `trigger` one of type jsonb and `rank` the source rank (the values
+ * of markDirtyParams, as parameters). The statement must read from `notified` for the NOTIFY to run.
+ */
+export function markDirtyCtes(ids: string, trigger: string, rank: string): string {
+  return `marked AS (
      INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation)
-       SELECT id, $2::jsonb, $3, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint FROM unnest($1::uuid[]) AS id ORDER BY id
+       SELECT id, ${trigger}, ${rank}, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint FROM unnest(${ids}) AS id ORDER BY id
      ON CONFLICT (user_id) DO UPDATE SET
        generation = GREATEST(reconcile_queue.generation + 1, EXCLUDED.generation),
        priority = NULL,
@@ -55,11 +68,12 @@ export async function markUsersDirty(
        attempts = 0,
        last_error = NULL,
        parked_at = NULL
-     RETURNING 1)
-     -- The NOTIFY is delivered at commit and wakes idle workers on every replica; one statement, one round trip.
-     SELECT pg_notify('reconcile_queue', '') WHERE EXISTS (SELECT 1 FROM marked)`,
-    [ids, JSON.stringify(trigger), SOURCE_RANK[trigger.kind]],
-  );
+     RETURNING 1),
+   notified AS (SELECT pg_notify('reconcile_queue', '') WHERE EXISTS (SELECT 1 FROM marked))`;
+}
+
+export function markDirtyParams(trigger: DirtyTrigger): [string, number] {
+  return [JSON.stringify(trigger), SOURCE_RANK[trigger.kind]];
 }
 
 export type QueueRow = {

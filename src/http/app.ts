@@ -32,9 +32,10 @@ export function createApp(deps: AppDeps): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
   app.use(requestContext);
+  // SCIM first: the IdPs' requests are nearly all of the traffic, and no other router serves a path under /scim/v2.
+  app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
   app.use(healthRouter(deps.db));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
-  app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use(
     "/admin/api",

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
-import { log, withLogContext } from "../logging/logger.js";
+import { isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
 
 const REQUEST_ID = /^[\w.-]{1,100}$/;
 
@@ -11,26 +11,27 @@ const inFlight = new AsyncLocalStorage<Response>();
 
 /** Gives every request an id (a sane incoming X-Request-Id, or a new one) and logs its outcome. */
 export function requestContext(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.get("x-request-id");
-  const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const incoming = req.headers["x-request-id"];
+  const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.locals.requestId = requestId;
   res.setHeader("X-Request-Id", requestId);
   const started = process.hrtime.bigint();
-  withLogContext({ requestId }, () => {
-    res.on("finish", () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const fields = {
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        durationMs: Math.round(durationMs * 10) / 10,
-      };
-      withLogContext({ requestId }, () =>
-        res.statusCode >= 500 ? log.warn("http", "request", fields) : log.debug("http", "request", fields),
-      );
-    });
-    inFlight.run(res, next);
-  });
+  res.on("finish", () => logOutcome(req, res, requestId, started));
+  withLogContext({ requestId }, () => inFlight.run(res, next));
+}
+
+/** The request line: a warning for a 5xx, else debug; its fields are built only when it is written. */
+function logOutcome(req: Request, res: Response, requestId: string, started: bigint): void {
+  const level = res.statusCode >= 500 ? "warn" : "debug";
+  if (!isLogLevelEnabled(level)) return;
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const fields = {
+    method: req.method,
+    path: req.path,
+    status: res.statusCode,
+    durationMs: Math.round(durationMs * 10) / 10,
+  };
+  withLogContext({ requestId }, () => log[level]("http", "request", fields));
 }
 
 /** The response of the request this code runs for, when it runs for one. */

@@ -12,7 +12,8 @@ type Context = { requestId?: string; reconcileId?: string };
 const contextStore = new AsyncLocalStorage<Context>();
 
 export function withLogContext<T>(context: Context, fn: () => T): T {
-  return contextStore.run({ ...contextStore.getStore(), ...context }, fn);
+  const outer = contextStore.getStore();
+  return contextStore.run(outer ? { ...outer, ...context } : context, fn);
 }
 
 export function currentLogContext(): Context {
@@ -91,6 +92,17 @@ function createWinston(): winston.Logger {
 
 let winstonLogger = createWinston();
 
+/**
+ * Whether a line at `level` would be written. Checked before any work on the fields (scrubbing,
+ * winston's stream pipeline): a debug line on every request must cost nothing at level warn.
+ */
+function enabled(level: string): boolean {
+  return winstonLogger.isLevelEnabled(level);
+}
+
+/** True when lines at `level` are written now, for callers whose fields cost something to build. */
+export const isLogLevelEnabled = enabled;
+
 /** Replaces the transports, for tests that capture log output. */
 export function setLogTransport(transport: winston.transport): void {
   winstonLogger.clear();
@@ -103,6 +115,7 @@ export function setLogLevel(level: string): void {
 
 type Fields = Record<string, unknown>;
 function write(level: string, category: string, message: string, fields?: Fields): void {
+  if (!enabled(level)) return;
   winstonLogger.log({ level, category, message, ...(fields ? (scrub(fields) as Fields) : {}) });
 }
 

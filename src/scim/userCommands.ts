@@ -4,14 +4,15 @@ import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import {
   deleteIdpUser,
   getIdpUser,
-  insertIdpUser,
+  insertIdpUserMarked,
   listIdpUsers,
   lockIdpUser,
-  updateIdpUser,
+  replaceIdpUserMarked,
+  updateIdpUserMarked,
   type Page,
   type StoredResource,
 } from "../db/idpUserRepository.js";
-import { inIdpTransaction } from "../db/idpTransaction.js";
+import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
 import { filterToSql } from "../db/filterSql.js";
@@ -24,7 +25,7 @@ import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext }
 
 /**
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
- * same transaction, so the mark exists exactly when the change does.
+ * same statement (a create) or transaction, so the mark exists exactly when the change does.
  */
 
 /** A list or search: filter, page and sort (RFC 7644 3.4.2), already validated. */
@@ -39,15 +40,11 @@ function toStoredUser(body: unknown) {
 
 export async function createUser(db: Database, body: unknown, context: WriteContext): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
-  const stored = await inIdpTransaction(db, async (manager) => {
-    const user = await insertIdpUser(manager, columns, resource);
-    await markUsersDirty(
-      manager,
-      [user.id],
-      idpTrigger(context, `Users/${user.id}`, userChange(undefined, columns.active)),
-    );
-    return user;
-  });
+  const stored = await withIdpRetry(() =>
+    insertIdpUserMarked(db, columns, resource, (id) =>
+      idpTrigger(context, `Users/${id}`, userChange(undefined, columns.active)),
+    ),
+  );
   log.info("scim", "user created", { userId: stored.id, active: columns.active });
   return stored;
 }
@@ -70,18 +67,17 @@ export async function replaceUser(
   context: WriteContext,
 ): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
-  const stored = await inIdpTransaction(db, async (manager) => {
-    const current = await lockIdpUser(manager, id);
-    if (!current) throw notFound(id);
-    checkIfMatch(context, current.version);
-    const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(
-      manager,
-      [id],
-      idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)),
-    );
-    return user;
-  });
+  const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
+  // Without If-Match only the change's name depends on the current row: one statement locks, replaces and marks.
+  const stored = context.ifMatch
+    ? await inIdpTransaction(db, async (manager) => {
+        const current = await lockIdpUser(manager, id);
+        if (!current) throw notFound(id);
+        checkIfMatch(context, current.version);
+        return updateIdpUserMarked(manager, id, columns, resource, trigger(current.resource.active !== false));
+      })
+    : await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
+  if (!stored) throw notFound(id);
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
 }
@@ -99,13 +95,13 @@ export async function patchUser(
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     const columns = userColumns(resource);
-    const user = (await updateIdpUser(manager, id, columns, resource))!;
-    await markUsersDirty(
+    return (await updateIdpUserMarked(
       manager,
-      [id],
+      id,
+      columns,
+      resource,
       idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)),
-    );
-    return user;
+    ))!;
   });
   log.info("scim", "user patched", {
     userId: id,

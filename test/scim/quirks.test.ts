@@ -153,6 +153,20 @@ describe("IdP quirks", () => {
     expect((await dirtyMarks(h, [user.id])).get(user.id)).toMatchObject({ kind: "idp", method: "DELETE" });
   });
 
+  it("names what a PUT did to the user on its mark: deactivated, reactivated, updated; with If-Match too", async () => {
+    const user = (await h.post("/Users", userBody())).body;
+    const put = async (active: boolean, headers: Record<string, string> = {}) => {
+      const res = await h.put(`/Users/${user.id}`, userBody({ userName: user.userName, active })).set(headers);
+      expect(res.status).toBe(200);
+      return (await dirtyMarks(h, [user.id])).get(user.id)?.change;
+    };
+    expect(await put(false)).toEqual({ what: "user-deactivated" });
+    expect(await put(false)).toEqual({ what: "user-updated" });
+    expect(await put(true)).toEqual({ what: "user-reactivated" });
+    expect(await put(false, { "if-match": "*" })).toEqual({ what: "user-deactivated" });
+    expect(await put(true, { "if-match": "*" })).toEqual({ what: "user-reactivated" });
+  });
+
   it("does not mark anyone when the write fails", async () => {
     const user = (await h.post("/Users", userBody())).body;
     await clearDirtyMarks(h);

@@ -37,13 +37,9 @@ class UnsupportedMediaTypeError extends AppError {
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
-export function scimBody(maxBytes: number): RequestHandler[] {
+export function scimBody(maxBytes: number): RequestHandler {
   const json = express.json({ limit: maxBytes, type: isJsonRequest, strict: true });
-  // Only the methods that carry a resource are parsed: a body on GET or DELETE is never read.
-  const parse = (req: Request, res: Response, next: NextFunction) =>
-    WITH_BODY.has(req.method) ? json(req, res, next) : next();
-  const check = (req: Request, _res: Response, next: NextFunction) => {
-    if (!WITH_BODY.has(req.method)) return next();
+  const check = (req: Request, next: NextFunction) => {
     if (req.body === undefined) {
       const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
       return next(
@@ -56,5 +52,10 @@ export function scimBody(maxBytes: number): RequestHandler[] {
       return next(new BadRequestError(`The request body is nested deeper than ${MAX_DEPTH} levels`, "invalidSyntax"));
     next();
   };
-  return [parse, check];
+  // Only the methods that carry a resource are parsed: a body on GET or DELETE is never read.
+  // One middleware (parse, then check) rather than two: one router layer less on every request.
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!WITH_BODY.has(req.method)) return next();
+    json(req, res, (error?: unknown) => (error === undefined ? check(req, next) : next(error)));
+  };
 }

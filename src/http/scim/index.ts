@@ -32,10 +32,11 @@ export function scimRouter(deps: ScimRouterDeps): Router {
   router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
   router.use(noteIdpRequests(deps.db, deps.clock)); // idp.silent (src/notify/conditions.ts)
   router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
-  router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
-  router.use(rootSearchRouter(routeDeps));
+  // Resources before discovery: their paths never overlap, and nearly every request is for a resource.
   router.use("/Users", usersRouter(routeDeps));
   router.use("/Groups", groupsRouter(routeDeps));
+  router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
+  router.use(rootSearchRouter(routeDeps));
   router.use((req, _res, next) => next(new NotFoundError(`No SCIM endpoint ${req.method} ${req.path.slice(0, 200)}`)));
   router.use(scimErrorHandler);
   return router;
