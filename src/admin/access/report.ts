@@ -16,7 +16,8 @@ import {
 } from "../../db/accessRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
 import { matchingRules } from "../../mapping/match.js";
-import { grantKey, grantSince, grantsOf, reasonsFor, type Grant, type GrantReason } from "./grants.js";
+import { grantKey, grantsOf, reasonsFor, type Grant, type GrantReason } from "../../mapping/reasons.js";
+import { grantSince } from "./grants.js";
 
 /**
  * The access report (docs/access-review.md): one row per user × grant the platform held, now or
