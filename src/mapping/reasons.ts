@@ -1,5 +1,5 @@
-import type { DepartmentPolicy, MappingRule } from "./file.js";
-import type { MappingGroup, RuleMatch } from "./match.js";
+import type { DepartmentPolicy, Mapping, MappingRule } from "./file.js";
+import { matchingRules, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser } from "./types.js";
 
 /**
@@ -12,10 +12,17 @@ type GrantScope = "company" | "workspace" | "permissionSet" | "team" | "departme
 
 export type Grant = { scope: GrantScope; workspace: string | null; team: string | null; permission: string };
 
-/** A rule that gives the grant, with the user's groups that match it. */
+/** A rule that gives the grant, with the user's groups that match it (names, and ids in the same order). */
 export type GrantReason =
-  | { rule: { index: number; line: number; file: string; description: string | null }; groups: string[] }
+  | {
+      rule: { index: number; line: number; file: string; description: string | null };
+      groups: string[];
+      groupIds: (string | null)[];
+    }
   | { source: "department-attribute" | "department-default" };
+
+/** A grant with every reason for it. */
+export type ExplainedGrant = Grant & { reasons: GrantReason[] };
 
 export const grantKey = (g: Grant): string => JSON.stringify([g.scope, g.workspace, g.team, g.permission]);
 
@@ -78,5 +85,24 @@ function ruleReason(rule: MappingRule, matches: { group: MappingGroup }[], file:
   return {
     rule: { index: rule.index, line: rule.line, file, description: rule.description ?? null },
     groups: matches.map((m) => m.group.displayName),
+    groupIds: matches.map((m) => m.group.id ?? null),
   };
+}
+
+/**
+ * Why `user` holds each of its grants under `mapping` with these IdP groups and department
+ * attribute. The reconciler stores it with the log entry that applies a state (the reasons then);
+ * the access report computes it for today.
+ */
+export function explainGrants(
+  user: DesiredDashboardUser,
+  groups: readonly MappingGroup[],
+  mapping: Pick<Mapping, "rules" | "department" | "source">,
+  departmentAttribute: string | null,
+): ExplainedGrant[] {
+  const matched = matchingRules(groups, mapping);
+  return grantsOf(user).map((grant) => ({
+    ...grant,
+    reasons: reasonsFor(grant, matched, mapping, departmentAttribute),
+  }));
 }
