@@ -1,4 +1,5 @@
 import type { Queryable } from "./database.js";
+import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { likePrefix } from "./sql.js";
 
@@ -17,6 +18,8 @@ export type HeldAccount = {
   userId: string;
   userName: string;
   held: DesiredDashboardUser;
+  /** As of a past moment: the reasons stored with the log entry that applied `held` (null: none stored). */
+  appliedReasons: ExplainedGrant[] | null;
   verifiedAt: Date | null;
   createdByConnector: boolean;
 };
@@ -35,6 +38,7 @@ type HeldRow = {
   user_id: string;
   user_name: string;
   held: DesiredDashboardUser;
+  applied_reasons: ExplainedGrant[] | null;
   verified_at: Date | null;
   created_by_connector: boolean;
 };
@@ -46,11 +50,11 @@ type HeldRow = {
 function heldSource(filter: HeldFilter, params: unknown[], afterUserId?: string): string {
   const add = (value: unknown) => `$${params.push(value)}`;
   const source = filter.at
-    ? `SELECT user_id, after->>'userName' AS user_name, after AS held, NULL::timestamptz AS verified_at, true AS created_by_connector
-       FROM (SELECT DISTINCT ON (user_id) user_id, after FROM reconcile_log WHERE ${APPLIED} AND at <= ${add(filter.at)}
+    ? `SELECT user_id, after->>'userName' AS user_name, after AS held, reasons AS applied_reasons, NULL::timestamptz AS verified_at, true AS created_by_connector
+       FROM (SELECT DISTINCT ON (user_id) user_id, after, reasons FROM reconcile_log WHERE ${APPLIED} AND at <= ${add(filter.at)}
              ${afterUserId ? `AND user_id > ${add(afterUserId)}::uuid` : ""} ORDER BY user_id, at DESC, id DESC) s
        WHERE after IS NOT NULL`
-    : `SELECT user_id, user_name, last_applied AS held, last_verified_at AS verified_at, created_by_connector
+    : `SELECT user_id, user_name, last_applied AS held, NULL::jsonb AS applied_reasons, last_verified_at AS verified_at, created_by_connector
        FROM platform_accounts WHERE platform_id IS NOT NULL AND last_applied IS NOT NULL`;
   const where: string[] = [];
   if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
@@ -64,10 +68,14 @@ function heldSource(filter: HeldFilter, params: unknown[], afterUserId?: string)
     where.push(
       `jsonb_path_exists(held, 'strict $.** ? (@ == $p)', jsonb_build_object('p', ${add(filter.permission)}::text))`,
     );
-  if (filter.group)
+  if (filter.group) {
+    // A member now, or (as of a past moment) one of the groups the stored reasons name then.
+    const group = add(filter.group);
     where.push(
-      `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = held.user_id AND lower(g.display_name) = lower(${add(filter.group)}))`,
+      `(EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id WHERE m.user_id = held.user_id AND lower(g.display_name) = lower(${group}))
+        OR EXISTS (SELECT 1 FROM jsonb_path_query(held.applied_reasons, '$[*].reasons[*].groups[*]') n WHERE lower(n #>> '{}') = lower(${group})))`,
     );
+  }
   return `SELECT * FROM (${source}) held ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
 }
 
@@ -75,6 +83,7 @@ const mapHeld = (r: HeldRow): HeldAccount => ({
   userId: r.user_id,
   userName: r.user_name,
   held: r.held,
+  appliedReasons: r.applied_reasons,
   verifiedAt: r.verified_at,
   createdByConnector: r.created_by_connector,
 });
@@ -133,25 +142,29 @@ export async function listAppliedHistory(
   return byUser;
 }
 
-export type AccessGroup = { displayName: string; externalId: string | null };
+type AccessGroup = { id: string; displayName: string; externalId: string | null };
+export type IdpFacts = { department: string | null; groups: AccessGroup[] };
 
 /** The IdP users' attributes the mapping reads, and their groups (as they are now). */
-export async function listIdpFacts(
-  db: Db,
-  userIds: readonly string[],
-): Promise<Map<string, { department: string | null; groups: AccessGroup[] }>> {
-  const rows: { id: string; department: string | null; display_name: string | null; external_id: string | null }[] =
-    await db.query(
-      `SELECT u.id, u.department, g.display_name, g.external_id
+export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<Map<string, IdpFacts>> {
+  const rows: {
+    id: string;
+    department: string | null;
+    group_id: string | null;
+    display_name: string | null;
+    external_id: string | null;
+  }[] = await db.query(
+    `SELECT u.id, u.department, g.id AS group_id, g.display_name, g.external_id
        FROM idp_users u LEFT JOIN idp_group_members m ON m.user_id = u.id LEFT JOIN idp_groups g ON g.id = m.group_id
       WHERE u.id = ANY($1::uuid[]) ORDER BY u.id, g.display_name`,
-      [userIds],
-    );
-  const facts = new Map<string, { department: string | null; groups: AccessGroup[] }>();
+    [userIds],
+  );
+  const facts = new Map<string, IdpFacts>();
   for (const r of rows) {
     let user = facts.get(r.id);
     if (!user) facts.set(r.id, (user = { department: r.department, groups: [] }));
-    if (r.display_name !== null) user.groups.push({ displayName: r.display_name, externalId: r.external_id });
+    if (r.group_id !== null && r.display_name !== null)
+      user.groups.push({ id: r.group_id, displayName: r.display_name, externalId: r.external_id });
   }
   return facts;
 }

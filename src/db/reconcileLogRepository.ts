@@ -1,4 +1,5 @@
 import type { Database, Queryable } from "./database.js";
+import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
 import { likePrefix } from "./sql.js";
@@ -34,13 +35,15 @@ export type LogEntryInput = {
   changes?: Change[];
   before?: DesiredDashboardUser | null;
   after?: DesiredDashboardUser | null;
+  /** With a state applied on the platform: why `after` has each grant then (the access report as of a past moment). */
+  reasons?: ExplainedGrant[] | null;
   platformStatus?: number | null;
   callsSpent?: number;
   error?: string | null;
   actor?: string | null;
 };
 
-export type LogEntry = Required<Omit<LogEntryInput, "at">> & { id: string; at: Date };
+export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons">> & { id: string; at: Date };
 
 type Row = {
   id: string;
@@ -89,8 +92,8 @@ const mapEntry = (r: Row): LogEntry => ({
 
 export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
   await db.query(
-    `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
     [
       e.at,
       e.reconcileId ?? null,
@@ -106,6 +109,7 @@ export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<vo
       e.callsSpent ?? 0,
       e.error ? e.error.slice(0, 2000) : null,
       e.actor ?? null,
+      e.reasons ? JSON.stringify(e.reasons) : null,
     ],
   );
 }

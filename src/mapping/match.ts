@@ -5,7 +5,8 @@ import type { Mapping, MappingRule } from "./file.js";
  * ("rule 2 (line 8) matched group 'Analysts-EU' by pattern").
  */
 
-export type MappingGroup = { displayName: string; externalId?: string | null };
+/** `id` is the IdP group's SCIM id (kept in the reasons for a grant). */
+export type MappingGroup = { id?: string; displayName: string; externalId?: string | null };
 
 export type MatchReason = "group" | "groupExternalId" | "groupPattern";
 

@@ -1,3 +1,4 @@
+import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
 
@@ -26,6 +27,8 @@ export type DesiredState = {
   exists: boolean;
   userName: string | null;
   desired: DesiredDashboardUser | null;
+  /** Why `desired` has each grant (rules, groups), computed on demand from the same IdP state and mapping. */
+  reasons?: () => ExplainedGrant[];
 };
 
 export interface DesiredStateSource {

@@ -21,6 +21,7 @@ import {
   type LogOutcome,
 } from "../db/reconcileLogRepository.js";
 import { log, withLogContext } from "../logging/logger.js";
+import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
 import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
@@ -50,6 +51,8 @@ export type UserPlan = {
   plan: Plan;
   account: PlatformAccount | undefined;
   desired: DesiredDashboardUser | null;
+  /** Why `desired` has each grant, computed on demand (for the log entry that applies it). */
+  reasons: (() => ExplainedGrant[]) | undefined;
   /** The IdP userName, or null when the IdP user no longer exists. */
   userName: string | null;
   hold: Hold | undefined;
@@ -72,6 +75,7 @@ export async function planUser(
     plan: planReconcile(state.desired, account, deps.policies),
     account,
     desired: state.desired,
+    reasons: state.reasons,
     userName: state.userName,
     hold,
   };
@@ -88,6 +92,8 @@ type Run = {
   actor: string | null;
   userName: string | null;
   before: DesiredDashboardUser | null;
+  /** Why the desired state has each grant (stored with the entry that applies it). */
+  reasons?: () => ExplainedGrant[];
   calls: number;
   lastStatus: number | null;
 };
@@ -117,7 +123,7 @@ export class Reconciler {
       const unverified = options.verifyRun
         ? await this.verify(userId, options.verifyRun, reconcileId, trigger)
         : undefined;
-      const { plan, account, hold } = await this.plan(userId);
+      const { plan, account, hold, reasons } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
         // account anyway); an account with nothing to change waits for spare budget.
@@ -132,6 +138,7 @@ export class Reconciler {
         runId,
         userName: account?.userName ?? null,
         before: account?.lastApplied ?? null,
+        ...(reasons ? { reasons } : {}),
         calls: 0,
         lastStatus: null,
       };
@@ -186,7 +193,7 @@ export class Reconciler {
       const created = this.deps.platform.readResource(outcome.body);
       if (!created) return this.fail(run, "create", changes, { kind: "retry", error: "create answered without an id" });
       await recordApplied(db, run.userId, created.id, desired, clock.now(), { createdByConnector: true });
-      await this.write(run, "create", "succeeded", changes, { after: desired });
+      await this.writeApplied(run, "create", changes, desired);
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && outcome.status === 409) {
@@ -225,7 +232,7 @@ export class Reconciler {
       if (outcome.kind !== "ok") return this.fail(run, action, changes, resultOfFailure(outcome), outcome);
     }
     await recordApplied(db, run.userId, found.id, desired, clock.now(), { createdByConnector, verified: true });
-    await this.write(run, action, "succeeded", changes, { after: desired });
+    await this.writeApplied(run, action, changes, desired);
     return { kind: "done" };
   }
 
@@ -260,7 +267,7 @@ export class Reconciler {
     this.note(run, outcome);
     if (outcome.kind === "ok") {
       await recordApplied(this.deps.db, run.userId, platformId, desired, this.deps.clock.now());
-      await this.write(run, "update", "succeeded", changes, { after: desired });
+      await this.writeApplied(run, "update", changes, desired);
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && outcome.status === 404) {
@@ -494,12 +501,17 @@ export class Reconciler {
     return result;
   }
 
+  /** The entry for a desired state now held by the platform, with the rules and groups that give each grant. */
+  private writeApplied(run: Run, action: LogAction, changes: Change[], desired: DesiredDashboardUser): Promise<void> {
+    return this.write(run, action, "succeeded", changes, { after: desired, reasons: run.reasons?.() ?? null });
+  }
+
   private async write(
     run: Run,
     action: LogAction,
     outcome: LogOutcome,
     changes: Change[],
-    extra: { after?: DesiredDashboardUser | null; error?: string },
+    extra: { after?: DesiredDashboardUser | null; reasons?: ExplainedGrant[] | null; error?: string },
   ): Promise<void> {
     await writeLogEntry(this.deps.db, {
       at: this.deps.clock.now(),
@@ -512,6 +524,7 @@ export class Reconciler {
       changes,
       before: run.before,
       after: extra.after,
+      reasons: extra.reasons,
       platformStatus: run.lastStatus,
       callsSpent: run.calls,
       error: extra.error,

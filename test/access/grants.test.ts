@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  describeReason,
-  grantKey,
-  grantSince,
-  grantsOf,
-  reasonsFor,
-  type Grant,
-} from "../../src/admin/access/grants.js";
+import { describeReason, grantSince } from "../../src/admin/access/grants.js";
+import { grantKey, grantsOf, reasonsFor, type Grant } from "../../src/mapping/reasons.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { matchingRules } from "../../src/mapping/match.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";

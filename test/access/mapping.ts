@@ -1,11 +1,17 @@
-/** The access tests' mapping: two rules give EU Production basic_access; Support alone gives US Production. */
-export const ACCESS_MAPPING = (marketingPermissions = "basic_access, send_campaigns_canvases") => `
-department:
-  default: engineering
-rules:
+const ADMINS = (description: string) => `
   - group: Platform Admins
-    description: Platform administrators
-    companyPermissions: [admin]
+    description: ${description}
+    companyPermissions: [admin]`;
+
+/**
+ * The access tests' mapping: two rules give EU Production basic_access; Support alone gives US Production.
+ * `adminsMoved`: the administrators' rule renamed and moved to the end of the file (line 24); three comment
+ * lines take its place, so the other rules keep their lines.
+ */
+export const ACCESS_MAPPING = (marketingPermissions = "basic_access, send_campaigns_canvases", adminsMoved = false) => `
+${adminsMoved ? "# The administrators' rule was renamed\n# and moved to the end of the file.\n#\n" : ""}department:
+  default: engineering
+rules:${adminsMoved ? "" : ADMINS("Platform administrators")}
   - group: Marketing
     description: EU marketers
     department: marketing
@@ -21,5 +27,5 @@ rules:
       - name: EU Production
         permissions: [basic_access, view_user_profile]
       - name: US Production
-        permissions: [basic_access]
+        permissions: [basic_access]${adminsMoved ? ADMINS("Company administrators") : ""}
 `;

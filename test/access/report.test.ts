@@ -12,7 +12,8 @@ import { ACCESS_MAPPING } from "./mapping.js";
 /**
  * The access report against the emulator over HTTP: each grant with every rule that gives it,
  * and the report today and as of yesterday equal to what the platform held at those moments
- * (the emulator's state captured then). The clock is a ManualClock moved a day forward.
+ * (the emulator's state captured then), each with the rules and groups that gave it at that
+ * moment. The clock is a ManualClock moved a day forward.
  */
 
 type Row = {
@@ -21,7 +22,8 @@ type Row = {
   workspace: string | null;
   team: string | null;
   permission: string;
-  reasons: { rule?: { description: string; line: number; file: string }; groups?: string[] }[];
+  reasons: { rule?: { description: string; line: number; file: string }; groups?: string[]; groupIds?: string[] }[];
+  reasonsAsOf: "applied" | "current";
   firstAppliedAt: string | null;
 };
 type PlatformState = Awaited<ReturnType<typeof emulatorState>>;
@@ -51,6 +53,8 @@ describe("access report against the emulator", () => {
   let yesterday: Date;
   let platformYesterday: PlatformState;
   let platformToday: PlatformState;
+  let admins: string;
+  let support: string;
 
   /** Every page of the report, following the cursor. */
   async function wholeReport(query: string): Promise<Row[]> {
@@ -73,16 +77,17 @@ describe("access report against the emulator", () => {
       await api.createUser("bob@example.com"),
       await api.createUser("cid@example.com"),
     ];
-    await api.createGroup("Platform Admins", [cid]);
+    admins = await api.createGroup("Platform Admins", [cid]);
     await api.createGroup("Marketing", [ann, bob]);
-    const support = await api.createGroup("Support", [ann, bob]);
+    support = await api.createGroup("Support", [ann, bob]);
     await waitForQueueIdle(stack, { deferred: "wait" });
     platformYesterday = await emulatorState(stack);
     yesterday = clock.now();
 
     clock.advance(24 * 3_600_000);
-    // A mapping change (marketers lose send_campaigns_canvases) and a group removal (bob leaves Support).
-    await writeFile(stack.mappingFile, ACCESS_MAPPING("basic_access"));
+    // A mapping change (marketers lose send_campaigns_canvases; the administrators' rule is renamed and moved
+    // from line 5 to line 24) and a group removal (bob leaves Support).
+    await writeFile(stack.mappingFile, ACCESS_MAPPING("basic_access", true));
     expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
     await api.patch(`/Groups/${support}`, [{ op: "remove", path: `members[value eq "${bob}"]` }]);
     await waitForQueueIdle(stack, { deferred: "wait" });
@@ -123,8 +128,9 @@ describe("access report against the emulator", () => {
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified",
+      "userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified,reasonsAsOf",
     );
+    expect(new Set(lines.slice(1).map((l) => l.split(",").at(-1)))).toEqual(new Set(["applied"]));
     // Yesterday both ann and bob were in Support; today only ann is.
     expect(
       lines
@@ -200,6 +206,72 @@ describe("access report against the emulator", () => {
       const exported: Row[] = [];
       for await (const batch of accessRows(options, at ? { at } : {}, 1)) exported.push(...(batch as unknown as Row[]));
       expect(reportGrants(exported)).toEqual(platformGrants(at ? platformYesterday : platformToday));
+    }
+  });
+
+  it("as of yesterday, each grant has the rules and groups that gave it then; today, today's", async () => {
+    const why = (rows: Row[], user: string, scope: string, workspace: string | null, permission: string) => {
+      const row = rows.find(
+        (r) => r.userName === user && r.scope === scope && r.workspace === workspace && r.permission === permission,
+      );
+      return (
+        row && [row.reasonsAsOf, row.reasons.map((r) => [r.rule?.description, r.rule?.line, r.groups, r.groupIds])]
+      );
+    };
+    const at = `&at=${encodeURIComponent(yesterday.toISOString())}`;
+    const [past, now] = [await wholeReport(at), await wholeReport("")];
+    // The rule renamed and moved today: yesterday's name and line as of yesterday, today's now.
+    expect(why(past, "cid@example.com", "company", null, "admin")).toEqual([
+      "applied",
+      [["Platform administrators", 5, ["Platform Admins"], [admins]]],
+    ]);
+    expect(why(now, "cid@example.com", "company", null, "admin")).toEqual([
+      "current",
+      [["Company administrators", 24, ["Platform Admins"], [admins]]],
+    ]);
+    // The group bob left today: his grants from Support, and Support among his reasons, as of yesterday only.
+    expect(why(past, "bob@example.com", "workspace", "US Production", "basic_access")).toEqual([
+      "applied",
+      [["Support agents", 17, ["Support"], [support]]],
+    ]);
+    expect(why(past, "bob@example.com", "workspace", "EU Production", "basic_access")?.[1]).toEqual([
+      ["EU marketers", 8, ["Marketing"], [expect.any(String)]],
+      ["Support agents", 17, ["Support"], [support]],
+    ]);
+    expect(why(now, "bob@example.com", "workspace", "EU Production", "basic_access")?.[1]).toEqual([
+      ["EU marketers", 8, ["Marketing"], [expect.any(String)]],
+    ]);
+    expect(new Set((await wholeReport(`&group=Support${at}`)).map((r) => r.userName))).toEqual(
+      new Set(["ann@example.com", "bob@example.com"]),
+    );
+  });
+
+  it("as of yesterday, an entry that recorded no reasons (written before they were) falls back to today's, marked so", async () => {
+    const db = stack.service.db;
+    const saved: { id: string; reasons: unknown }[] = await db.query(
+      `SELECT id, reasons FROM reconcile_log WHERE user_name = 'cid@example.com' AND reasons IS NOT NULL`,
+    );
+    expect(saved.length).toBeGreaterThan(0);
+    await db.query(`UPDATE reconcile_log SET reasons = NULL WHERE id = ANY($1::bigint[])`, [saved.map((r) => r.id)]);
+    try {
+      const at = encodeURIComponent(yesterday.toISOString());
+      const rows = await wholeReport(`&at=${at}&user=cid@example.com`);
+      const admin = rows.find((r) => r.permission === "admin")!;
+      expect([admin.reasonsAsOf, admin.reasons.map((r) => [r.rule?.description, r.rule?.line])]).toEqual([
+        "current",
+        [["Company administrators", 24]],
+      ]);
+      const csv = await adminApi(stack)(`/access?format=csv&at=${at}&user=cid@example.com`);
+      expect(
+        csv.text
+          .trim()
+          .split("\r\n")
+          .slice(1)
+          .map((l) => l.split(",").at(-1)),
+      ).toEqual(["current", "current"]);
+    } finally {
+      for (const r of saved)
+        await db.query(`UPDATE reconcile_log SET reasons = $2 WHERE id = $1`, [r.id, JSON.stringify(r.reasons)]);
     }
   });
 

@@ -20,6 +20,7 @@ const ACCESS_CSV_COLUMNS = [
   "firstAppliedAt",
   "appliedByLogId",
   "verified",
+  "reasonsAsOf",
 ] as const;
 
 function accessCsvLine(row: AccessRow): string {
@@ -40,6 +41,7 @@ function accessCsvLine(row: AccessRow): string {
     row.firstAppliedAt?.toISOString() ?? "before the log's retention",
     row.appliedByLogId,
     row.verifiedAt?.toISOString() ?? "not verified since",
+    row.reasonsAsOf,
   ];
   return `${cells.map(csvCell).join(",")}\r\n`;
 }

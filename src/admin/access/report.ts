@@ -13,10 +13,18 @@ import {
   type HeldAccount,
   type HeldCursor,
   type HeldFilter,
+  type IdpFacts,
 } from "../../db/accessRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
-import { matchingRules } from "../../mapping/match.js";
-import { grantKey, grantSince, grantsOf, reasonsFor, type Grant, type GrantReason } from "./grants.js";
+import {
+  explainGrants,
+  grantKey,
+  grantsOf,
+  type ExplainedGrant,
+  type Grant,
+  type GrantReason,
+} from "../../mapping/reasons.js";
+import { grantSince } from "./grants.js";
 
 /**
  * The access report (docs/access-review.md): one row per user × grant the platform held, now or
@@ -41,6 +49,11 @@ export type AccessRow = Grant & {
   userId: string;
   userName: string;
   reasons: GrantReason[];
+  /**
+   * Where the reasons come from: recorded when the state was applied (as of a past moment), or
+   * the mapping and IdP groups now (today's report, and entries that recorded none).
+   */
+  reasonsAsOf: "applied" | "current";
   /** When the platform first held this grant without a break since (null: before the log's retention). */
   firstAppliedAt: Date | null;
   /** The log entry that applied it then. */
@@ -130,14 +143,16 @@ function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] 
     const facts = idp.get(account.userId);
     // Today: the account's own verification; as of a past moment: the last verifying run by then.
     const verified = ctx.query.at ? ctx.verifyingRunAt : account.verifiedAt;
-    const matched = ctx.mapping && facts ? matchingRules(facts.groups, ctx.mapping) : [];
-    for (const grant of grantsOf(account.held)) {
+    const applied = ctx.query.at ? account.appliedReasons : null;
+    const explained = applied ?? currentReasons(ctx, account, facts);
+    for (const { reasons, ...grant } of explained) {
       const start = since.get(grantKey(grant));
       const row: AccessRow = {
         ...grant,
         userId: account.userId,
         userName: account.userName,
-        reasons: ctx.mapping && facts ? reasonsFor(grant, matched, ctx.mapping, facts.department) : [],
+        reasons,
+        reasonsAsOf: applied ? "applied" : "current",
         firstAppliedAt: start?.since ?? null,
         appliedByLogId: start?.logId ?? null,
         verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
@@ -146,6 +161,12 @@ function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] 
     }
     return rows;
   });
+}
+
+/** Each grant the account holds, with the rules and groups that give it under the mapping in force and the groups now. */
+function currentReasons(ctx: Context, account: HeldAccount, facts: IdpFacts | undefined): ExplainedGrant[] {
+  if (ctx.mapping && facts) return explainGrants(account.held, facts.groups, ctx.mapping, facts.department);
+  return grantsOf(account.held).map((grant) => ({ ...grant, reasons: [] }));
 }
 
 /** What SQL can narrow: "admins everywhere" is the permission `admin`. */

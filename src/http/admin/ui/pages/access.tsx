@@ -40,6 +40,13 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
         when the platform first held it, and the last verification. Read from the connector's database only (no platform
         call).
       </p>
+      {data.query.at ? (
+        <p class="hint">
+          As of a past moment, the reasons are those recorded when the reconciler applied the state in force then. Rows
+          marked <em>today's rules</em> were applied before reasons were recorded: theirs come from today's mapping and
+          IdP groups.
+        </p>
+      ) : null}
       <FilterForm
         action={base}
         fields={[
@@ -82,6 +89,11 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
                   {r.reasons.map((reason) => (
                     <li>{describeReason(reason)}</li>
                   ))}
+                  {data.query.at && r.reasonsAsOf === "current" ? (
+                    <li>
+                      <Badge tone="warn">today's rules</Badge>
+                    </li>
+                  ) : null}
                 </ul>
               ) : (
                 <span class="hint">
