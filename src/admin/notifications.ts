@@ -1,26 +1,9 @@
 import { NotFoundError } from "../errors.js";
-import type { Notifications } from "../notify/index.js";
+import type { Notifications, NotificationsStatus } from "../notify/index.js";
 import type { AdminActor } from "./actor.js";
 
-/** Channels by host only: their URLs carry tokens (src/notify/channels.ts). */
-export type NotificationsData = {
-  channels: { name: string; target: string }[];
-  outbox: {
-    id: string;
-    incidentId: string;
-    event: string;
-    occurredAt: Date | string;
-    summary: string;
-    deliveries: {
-      channel: string;
-      state: "pending" | "sent" | "parked";
-      attempts: number;
-      lastError: string | null;
-      sentAt: string | null;
-      nextAttemptAt: string;
-    }[];
-  }[];
-};
+/** The Notifications page's data: the notifier's own status (src/notify/index.ts). */
+export type NotificationsData = NotificationsStatus;
 
 /** The test button: queues a test message for one configured channel. */
 export async function sendTestNotification(

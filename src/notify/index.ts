@@ -21,7 +21,8 @@ export type Notifications = {
   status(): Promise<NotificationsStatus>;
 };
 
-type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
+/** What the Notifications page and GET /admin/api/notifications show: channels by host only (their URLs carry tokens). */
+export type NotificationsStatus = { channels: { name: ChannelName; target: string }[]; outbox: OutboxEntry[] };
 
 export function createNotifications(options: {
   env: Env;
