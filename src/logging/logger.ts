@@ -94,14 +94,12 @@ let winstonLogger = createWinston();
 
 /**
  * Whether a line at `level` would be written. Checked before any work on the fields (scrubbing,
- * winston's stream pipeline): a debug line on every request must cost nothing at level warn.
+ * winston's stream pipeline), here and by callers whose fields cost something to build: a debug
+ * line on every request must cost nothing at level warn.
  */
-function enabled(level: string): boolean {
+export function isLogLevelEnabled(level: string): boolean {
   return winstonLogger.isLevelEnabled(level);
 }
-
-/** True when lines at `level` are written now, for callers whose fields cost something to build. */
-export const isLogLevelEnabled = enabled;
 
 /** Replaces the transports, for tests that capture log output. */
 export function setLogTransport(transport: winston.transport): void {
@@ -115,7 +113,7 @@ export function setLogLevel(level: string): void {
 
 type Fields = Record<string, unknown>;
 function write(level: string, category: string, message: string, fields?: Fields): void {
-  if (!enabled(level)) return;
+  if (!isLogLevelEnabled(level)) return;
   winstonLogger.log({ level, category, message, ...(fields ? (scrub(fields) as Fields) : {}) });
 }
 
