@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { csvCell } from "../csv.js";
 import { describeReason } from "./grants.js";
 import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow } from "./report.js";
 
@@ -44,13 +45,6 @@ function accessCsvLine(row: AccessRow): string {
     row.reasonsAsOf,
   ];
   return `${cells.map(csvCell).join(",")}\r\n`;
-}
-
-function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** Writes the whole report to `out` (not ended); resolves with the number of rows. */

@@ -1,5 +1,6 @@
 import type { Response } from "express";
 import type { LogRow } from "../../admin/log.js";
+import { csvCell } from "../../admin/csv.js";
 
 /** The filtered log as a download. CSV cells that start with = + - @ are prefixed so spreadsheets don't run them. */
 export function sendLogExport(res: Response, format: "csv" | "json", rows: LogRow[]): void {
@@ -25,11 +26,4 @@ export function sendLogExport(res: Response, format: "csv" | "json", rows: LogRo
     lines.push(header.map((key) => csvCell(key === "at" ? row.at.toISOString() : row[key])).join(","));
   }
   res.type("text/csv").send(`${lines.join("\r\n")}\r\n`);
-}
-
-function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
