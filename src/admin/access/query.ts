@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AccessQuery } from "./report.js";
 
-/** The report's query string, shared by the API, the page and the CLI: `?at=<ISO 8601>&workspace=…`. */
+/** The report's query string, shared by the API and the page: `?at=<ISO 8601 with offset>&workspace=…` (the CLI parses its own flags: src/cli/access.ts). */
 export const accessQuerySchema = z.object({
   at: z.iso.datetime({ offset: true }).optional(),
   user: z.string().trim().max(320).optional(),
