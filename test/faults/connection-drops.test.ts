@@ -4,15 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES } from "../../src/db/dataSource.js";
 import { TEST_CONNECTION_NAME } from "../support/db.js";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
-import {
-  addFault,
-  clearFaults,
-  EtlWriter,
-  IdpModel,
-  ResilientIdp,
-  waitForQuiet,
-  worldProblems,
-} from "../support/faultWorld.js";
+import { EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import { addFault, clearFaults } from "../support/emulator.js";
 
 /**
  * Single database connections dropped under a running connector (a proxy or an idle timeout

@@ -6,16 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import {
-  addFault,
-  emulatorCounts,
-  EtlWriter,
-  IdpModel,
-  ledgerDebits,
-  ResilientIdp,
-  waitForQuiet,
-  worldProblems,
-} from "../support/faultWorld.js";
+import { EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
+import { addFault, emulatorCounts, ledgerDebits } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**

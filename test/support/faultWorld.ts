@@ -3,9 +3,6 @@ import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
 import { emulatorCounts, emulatorDump, ledgerDebits, type EmulatorCounts, type Sql } from "./emulator.js";
 import { waitForQueueIdle } from "./queue.js";
 
-// test/faults/sigkill.test.ts and connection-drops.test.ts (owned by another change) still import these from here.
-export { addFault, clearFaults, emulatorCounts, ledgerDebits } from "./emulator.js";
-
 /**
  * The end state of the world for the fault tests (test/faults/): what the platform (the emulator)
  * must hold for an IdP model under TEST_MAPPING, the budget figures, the mirror's email states,
