@@ -147,6 +147,10 @@ export class HttpTransport {
 
       attempts++;
       await req.beforeSend?.({ family: req.family, method: req.method, route: req.route, attempt: attempts });
+      // The hook (the budget debit, under an advisory lock) may have waited while another call of
+      // this family learned of a 429: wait out that pause too, never send into it.
+      const pausedMeanwhile = await this.waitForFamily(req, policy, attempts);
+      if (pausedMeanwhile) return pausedMeanwhile;
       const outcome = await this.attempt(req, attempts);
       const canRetry = attempts < maxAttempts && !req.signal?.aborted;
 

@@ -259,6 +259,22 @@ describe("429: the whole family pauses until the platform says", () => {
     expectOk(await scim.createUser(ada));
   });
 
+  it("a pause learned while beforeSend ran (the debit waited on its lock) is waited out before sending", async () => {
+    const http = transport();
+    const scim = client({ http });
+    let pausedAt: Date | undefined;
+    const outcome = expectOk(
+      await scim.findUserByUserName("ada@example.com", async () => {
+        // Another call of the family met a 429 while this one was being debited.
+        pausedAt = new Date(clock.now().getTime() + 1_500);
+        http.pause("scim", pausedAt);
+      }),
+    );
+    expect(outcome.attempts).toBe(1);
+    expect(slept).toContain(1_500);
+    expect(clock.now().getTime()).toBeGreaterThanOrEqual(pausedAt!.getTime());
+  });
+
   it("waits out a short pause and retries (a 429 was not applied, so even a POST may go again)", async () => {
     await addFault(emulator.url, { method: "POST", path: "/scim/v2/Users", status: 429, count: 1 });
     const { calls, beforeSend } = counter();
