@@ -84,8 +84,13 @@ describeInBrowser("admin UI in a browser", () => {
       await page.goto(`${url}/admin/approvals`);
       await screenshot(page, "admin-approvals-sample");
       await page.check("input[name=id][value=u-2]");
-      await page.click("text=Approve selected");
-      await page.waitForURL(`${url}/admin/approvals`);
+      // The form posts and is redirected back to the same URL, so waitForURL alone would not wait:
+      // wait for the redirected page itself.
+      await Promise.all([
+        page.waitForResponse((r) => r.request().method() === "GET" && r.url() === `${url}/admin/approvals`),
+        page.click("text=Approve selected"),
+      ]);
+      await page.waitForLoadState("load");
       expect(await page.textContent(".flash")).toContain("approve done");
       expect(h.calls).toEqual([
         { action: "approve", args: [["u-2"]], actor: { name: "local admin", role: "admin", via: "local" } },
