@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
@@ -207,6 +210,58 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
     );
     expect((await agent.get("/admin")).status).toBe(303);
     await vi.waitFor(async () => expect(await row()).toBeUndefined());
+  });
+
+  it("answers an action only once its flash message is stored, so the page it redirects to shows it", async () => {
+    const server = h.app.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const agent = request.agent(url);
+      const signedIn = await signInLocally(agent);
+      const cookie = sessionCookie(signedIn)!.split(";")[0]!;
+      const sid = decodeURIComponent(cookie.split("=")[1]!).slice(2).split(".")[0]!;
+      const csrf = csrfFrom((await agent.get("/admin/runs")).text);
+
+      // The session's row is locked, so storing the flash waits; the action's answer must wait with it.
+      const answered = await h.database.db.session(async (locker) => {
+        await locker.query("BEGIN");
+        await locker.query(`SELECT 1 FROM admin_sessions WHERE sid = $1 FOR UPDATE`, [sid]);
+        let headersArrived = false;
+        const action = new Promise<http.IncomingMessage>((resolve, reject) => {
+          const req = http.request(
+            `${url}/admin/runs/resync`,
+            { method: "POST", headers: { cookie, "content-type": "application/x-www-form-urlencoded" } },
+            (res) => {
+              headersArrived = true;
+              res.resume();
+              resolve(res);
+            },
+          );
+          req.on("error", reject);
+          req.end(new URLSearchParams({ _csrf: csrf }).toString());
+        });
+        await vi.waitFor(
+          async () => {
+            const waiting: unknown[] = await h.database.db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO admin_sessions%'`,
+            );
+            expect(waiting).toHaveLength(1);
+          },
+          { timeout: 10_000, interval: 20 },
+        );
+        // Had the head been written before the save, it was on this socket before the save was seen waiting.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(headersArrived).toBe(false);
+        await locker.query("COMMIT");
+        return action;
+      });
+      expect(answered.statusCode).toBe(303);
+      const landed = await agent.get(answered.headers.location!);
+      expect(landed.text).toContain("startResync done");
+    } finally {
+      server.close();
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "../../admin/actor.js";
 import { requireAction, type AdminAction } from "./policy.js";
+import { saveSession } from "./session/index.js";
 import type { AdminActions } from "../../admin/sources.js";
 
 /**
@@ -40,6 +41,7 @@ export function actionsRouter(actions: AdminActions): Router {
         });
         req.session.flash = { kind: "error", text: error.message };
       }
+      await saveSession(req); // before the redirect, which the browser follows as soon as it arrives
       res.redirect(303, back(req));
     });
 

@@ -51,6 +51,16 @@ export async function establishSession(req: Request, actor: AdminActor): Promise
     req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
   );
   req.session.actor = actor;
+  await saveSession(req);
+}
+
+/**
+ * Stores the session now. Call it before redirecting after a change to the session: express-session
+ * saves at `res.end` but writes the response's head before that save has finished, so a browser
+ * that follows the redirect at once reads the session as it was (a flash message lost, and shown a
+ * page later).
+ */
+export async function saveSession(req: Request): Promise<void> {
   await new Promise<void>((resolve, reject) => req.session.save((err: unknown) => (err ? reject(err) : resolve())));
 }
 
