@@ -145,11 +145,41 @@ export async function setRunPhase(
   );
 }
 
-export async function countVerified(db: Queryable, id: string, outcome: { drifted: boolean }): Promise<void> {
-  await db.query(`UPDATE resync_runs SET verified = verified + 1, drifted = drifted + $2 WHERE id = $1`, [
-    id,
-    outcome.drifted ? 1 : 0,
-  ]);
+/**
+ * One account verified: counted on its run and taken off the queue's verification list in one
+ * statement, so whoever sees the list empty also sees every count (finishVerifiedRun relies on it).
+ */
+export async function countVerified(
+  db: Queryable,
+  id: string,
+  userId: string,
+  outcome: { drifted: boolean },
+): Promise<void> {
+  await db.query(
+    `WITH counted AS (UPDATE resync_runs SET verified = verified + 1, drifted = drifted + $2 WHERE id = $1)
+     UPDATE reconcile_queue SET verify_run = NULL WHERE user_id = $3`,
+    [id, outcome.drifted ? 1 : 0, userId],
+  );
+}
+
+/**
+ * Closes a verifying run once no verification of it is left, returning its final counts; undefined
+ * while some are pending (or when another replica closed it first). The counts are read by the
+ * statement that closes the run, never from an earlier read that a last verification could overtake.
+ */
+export async function finishVerifiedRun(
+  db: Queryable,
+  id: string,
+  finishedAt: Date,
+): Promise<{ id: string; verified: number; drifted: number; startedAt: Date } | undefined> {
+  const rows: { verified: number; drifted: number; started_at: Date }[] = await db.query(
+    `UPDATE resync_runs SET phase = 'done', status = 'succeeded', finished_at = $2, heartbeat_at = now()
+      WHERE id = $1 AND phase = 'verify' AND NOT EXISTS (SELECT 1 FROM reconcile_queue WHERE verify_run = $1)
+      RETURNING verified, drifted, started_at`,
+    [id, finishedAt],
+  );
+  const row = rows[0];
+  return row && { id, verified: row.verified, drifted: row.drifted, startedAt: row.started_at };
 }
 
 /** Takes over a live run whose phase-1 owner stopped reporting (a crashed replica); true when taken. */

@@ -3,9 +3,9 @@ import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
 import {
   claimScheduleSlot,
   countPendingVerifications,
+  finishVerifiedRun,
   getRunningRun,
   lastScheduleSlot,
-  setRunPhase,
   setScheduleRun,
   takeOverStaleRun,
 } from "../db/resyncRepository.js";
@@ -113,11 +113,17 @@ export class Scheduler extends LoopWorker {
       return;
     }
     if (run.phase === "verify" && (await countPendingVerifications(db, run.id)) === 0) {
-      await db.transaction(async (tx) => {
-        await setRunPhase(tx, run.id, "done", { status: "succeeded", finishedAt: clock.now() });
-        await runVerified(tx, clock.now(), run);
+      const finished = await db.transaction(async (tx) => {
+        const closed = await finishVerifiedRun(tx, run.id, clock.now());
+        if (closed) await runVerified(tx, clock.now(), closed);
+        return closed;
       });
-      log.info("resync", "resync finished", { runId: run.id, verified: run.verified, drifted: run.drifted });
+      if (finished)
+        log.info("resync", "resync finished", {
+          runId: run.id,
+          verified: finished.verified,
+          drifted: finished.drifted,
+        });
     }
   }
 

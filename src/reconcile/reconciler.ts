@@ -425,8 +425,7 @@ export class Reconciler {
       }
     }
     if (!enforce || observed) await markVerified(db, userId, clock.now());
-    await countVerified(db, runId, { drifted: changes.length > 0 });
-    await clearVerification(db, userId);
+    await countVerified(db, runId, userId, { drifted: changes.length > 0 });
     return undefined;
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import request from "supertest";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -11,6 +12,13 @@ import {
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import {
+  countPendingVerifications,
+  finishVerifiedRun,
+  insertRun,
+  queueVerifications,
+  setRunPhase,
+} from "../../src/db/resyncRepository.js";
 
 const SCIM = {
   Authorization: "Bearer dev-scim-token",
@@ -104,6 +112,35 @@ describe("full resync: drift verification", () => {
     expect(dashboardUsers.map((u) => u.userName)).toEqual(["ann@example.com"]);
     const drift = await adminApi(stack)("/log?action=drift");
     expect(drift.body.entries.map((e: { outcome: string }) => e.outcome)).toEqual(["reported", "reported"]);
+  });
+
+  it("a run closes once, when its last verification is counted, with the counts that verification left", async () => {
+    // No scheduler: the test closes the run itself, where the scheduler would.
+    stack = await startStack({ env: { ROLES: "web,worker" } });
+    const { ann, bob } = await seed(stack);
+    await tamper(stack);
+    const { db } = stack.database;
+    const runId = randomUUID();
+    const pendingClose = await db.transaction(async (tx) => {
+      await insertRun(tx, {
+        id: runId,
+        dryRun: false,
+        verify: true,
+        trigger: "api",
+        actor: null,
+        startedAt: new Date(),
+        owner: "test",
+        usersTotal: 2,
+      });
+      await setRunPhase(tx, runId, "verify", { verifyTotal: 2 });
+      expect(await queueVerifications(tx, runId, [ann, bob])).toBe(2);
+      return finishVerifiedRun(tx, runId, new Date());
+    });
+    expect(pendingClose).toBeUndefined(); // two verifications wait: the run stays open
+
+    await eventually("both verifications counted", async () => (await countPendingVerifications(db, runId)) === 0);
+    expect(await finishVerifiedRun(db, runId, new Date())).toMatchObject({ id: runId, verified: 2, drifted: 2 });
+    expect(await finishVerifiedRun(db, runId, new Date())).toBeUndefined(); // closed once
   });
 
   it("a dry run reports what would change and what it would cost, and spends nothing", async () => {
