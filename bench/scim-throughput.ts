@@ -9,7 +9,9 @@
  * emulator, as the service runs. Targets on a 2-core machine (issue 16): at least 1,500 filter
  * GETs/s and 400 writes/s with p99 under 20 ms at those rates, the service's own CPU at most
  * 0.12 ms per filter GET and 0.40 ms per POST, with 2,000 and with 20,000 users stored, and the
- * service's RSS after the bench under 200 MB.
+ * service's RSS after the bench under 200 MB. The RSS is read as the load ends and again after a full
+ * garbage collection: the first includes garbage V8 lets pile up while it is busy (it grows with the
+ * bench's length), the second is what the process keeps, and is the one held to the target.
  *
  * CPU per request is the child's process CPU time (user + system, from /proc) over the requests it
  * answered while measuring: unlike latency it hardly moves with the load of the neighbours.
@@ -91,7 +93,10 @@ async function serve(databaseUrl: string, root: string): Promise<void> {
         () => process.stdout.write("ok\n"),
         (error: unknown) => process.stdout.write(`error ${String(error)}\n`),
       );
-    if (command === "profile-start") done(session.post("Profiler.enable").then(() => session.post("Profiler.start")));
+    // A full collection, so that the RSS read next is what the process keeps, not garbage V8 has not yet collected.
+    if (command === "gc") done(session.post("HeapProfiler.collectGarbage"));
+    else if (command === "profile-start")
+      done(session.post("Profiler.enable").then(() => session.post("Profiler.start")));
     else if (command === "profile-stop") {
       done(
         session
@@ -111,7 +116,10 @@ type Run = {
   workers: boolean;
   results: Result[];
   paced: Map<string, Result>;
+  /** After a full GC: what the process keeps. */
   rssMb: number | undefined;
+  /** As the load ended: includes garbage V8 had not collected yet. */
+  loadedRssMb: number | undefined;
   load: number[];
 };
 
@@ -366,6 +374,8 @@ async function measure(
       );
       if (held !== expected) process.exitCode = 1;
     }
+    const loadedRssMb = rssMbOf(pid);
+    await child.control("gc");
     const rssMb = rssMbOf(pid);
     for (const r of results) {
       const goal = TARGETS[r.kind];
@@ -389,9 +399,18 @@ async function measure(
       );
     }
     console.log(
-      `service RSS after the bench: ${rssMb === undefined ? "n/a" : `${rssMb.toFixed(0)} MB`} (target < ${TARGETS.rssMb} MB)`,
+      `service RSS after the bench: ${mbOf(rssMb)} after a full GC, ${mbOf(loadedRssMb)} as the load ended (target < ${TARGETS.rssMb} MB)`,
     );
-    return { code: code.label.split(" ")[0]!, users: seedUsers, workers: workersOn, results, paced, rssMb, load };
+    return {
+      code: code.label.split(" ")[0]!,
+      users: seedUsers,
+      workers: workersOn,
+      results,
+      paced,
+      rssMb,
+      loadedRssMb,
+      load,
+    };
   } finally {
     client.close();
     await child.stop();
@@ -462,7 +481,9 @@ function printSummary(runs: Run[], codes: Code[]): void {
       String(run.users),
       run.workers ? "on" : "off",
       `RSS after (${run.code})`,
-      ...labels.flatMap((l) => (l === run.code ? [`${run.rssMb?.toFixed(0) ?? "n/a"} MB`, ""] : ["", ""])),
+      ...labels.flatMap((l) =>
+        l === run.code ? [`${mbOf(run.rssMb)} (${mbOf(run.loadedRssMb)} loaded)`, ""] : ["", ""],
+      ),
       `< ${TARGETS.rssMb} MB`,
       "",
     ]);
@@ -474,6 +495,10 @@ function printSummary(runs: Run[], codes: Code[]): void {
 }
 
 /** Resident set size of a process, from /proc, in MB. */
+function mbOf(mb: number | undefined): string {
+  return mb === undefined ? "n/a" : `${mb.toFixed(0)} MB`;
+}
+
 function rssMbOf(pid: number): number | undefined {
   try {
     const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
