@@ -22,6 +22,7 @@ import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantin
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
 import { readCertificate } from "./notify/conditions.js";
+import { serverClasses, type ServerClasses } from "./http/serverClasses.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -141,7 +142,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     : undefined;
   scheduler?.start();
 
-  const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT) : undefined;
+  const classes = serverClasses();
+  const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT, classes) : undefined;
   const url = server ? serverUrl(server, env) : "";
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
@@ -179,6 +181,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminActions: admin.actions,
     metrics,
   });
+  classes?.adopt(app);
   server?.on("request", app);
   if (server) log.info("http", "listening", { url });
 
@@ -233,8 +236,10 @@ function serverUrl(server: Server, env: Env): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
-async function listen(host: string, port: number): Promise<Server> {
-  const server = createServer();
+async function listen(host: string, port: number, classes: ServerClasses | undefined): Promise<Server> {
+  const server = classes
+    ? createServer({ IncomingMessage: classes.IncomingMessage, ServerResponse: classes.ServerResponse })
+    : createServer();
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
