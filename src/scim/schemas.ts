@@ -1,5 +1,6 @@
 import SCIMMY from "scimmy";
 import { BadRequestError } from "../errors.js";
+import { compileFastPlan, fastCoerce, type FastPlan } from "./fastCoerce.js";
 
 /**
  * SCIM schemas (RFC 7643) from scimmy: the definitions the server validates against, the
@@ -49,16 +50,35 @@ const userDefinition = copyOf(SCIMMY.Schemas.User.definition).extend(
 );
 const groupDefinition = copyOf(SCIMMY.Schemas.Group.definition);
 
+// Server-owned (id, meta, groups), write-only (password) or implied by the resource type (schemas).
+const NOT_STORED = new Set(["schemas", "meta", "id", "password", "groups"]);
+const fastPlans: Record<ResourceKind, FastPlan> = {
+  User: compileFastPlan(userDefinition, NOT_STORED),
+  Group: compileFastPlan(groupDefinition, NOT_STORED),
+};
+
 /**
  * Validates and canonicalises an inbound resource with scimmy: attribute names in schema case,
  * values type-checked, unknown attributes dropped (RFC 7644 3.3 lets a server ignore them).
- * Server-owned attributes (id, meta) and write-only ones (password) are never kept.
+ * Server-owned attributes (id, meta) and write-only ones (password) are never kept. Canonical
+ * bodies take the fast path (fastCoerce.ts), which gives scimmy's output without scimmy.
  */
 export function coerceResource(kind: ResourceKind, input: Record<string, unknown>): Record<string, unknown> {
+  const assigned = (withoutUnassigned(input) ?? {}) as Record<string, unknown>;
+  return fastCoerceResource(kind, assigned) ?? coerceWithScimmy(kind, assigned);
+}
+
+/** The fast path alone (src/scim/fastCoerce.ts): undefined when it leaves the body to scimmy. */
+export function fastCoerceResource(kind: ResourceKind, assigned: Record<string, unknown>) {
+  return fastCoerce(fastPlans[kind], assigned);
+}
+
+/** coerceResource through scimmy: what the fast path leaves undecided, and every error. */
+export function coerceWithScimmy(kind: ResourceKind, assigned: Record<string, unknown>): Record<string, unknown> {
   const definition = kind === "User" ? userDefinition : groupDefinition;
   let coerced: Record<string, unknown>;
   try {
-    coerced = definition.coerce(withoutUnassigned(input) ?? {}) as Record<string, unknown>;
+    coerced = definition.coerce(assigned) as Record<string, unknown>;
   } catch (error) {
     // scimmy reports a non-conforming value as a TypeError carrying a readable explanation.
     throw new BadRequestError(
@@ -68,9 +88,9 @@ export function coerceResource(kind: ResourceKind, input: Record<string, unknown
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(JSON.parse(JSON.stringify(coerced)) as Record<string, unknown>)) {
-    if (key === "schemas" || key === "meta" || key === "id" || key === "password" || key === "groups") continue;
-    const assigned = withoutUnassigned(value);
-    if (assigned !== undefined) out[key] = assigned;
+    if (NOT_STORED.has(key)) continue;
+    const kept = withoutUnassigned(value);
+    if (kept !== undefined) out[key] = kept;
   }
   return out;
 }

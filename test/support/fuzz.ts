@@ -122,7 +122,7 @@ function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {
 type Container = Record<string, unknown> | unknown[];
 
 /** Every object/array inside `value` (the value itself included), for picking a mutation site. */
-function containers(value: unknown, out: Container[] = []): Container[] {
+export function containers(value: unknown, out: Container[] = []): Container[] {
   if (value && typeof value === "object") {
     out.push(value as Container);
     for (const inner of Object.values(value)) containers(inner, out);
