@@ -31,9 +31,9 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(requestContext);
+  app.use(requestContext(deps.metrics));
   // SCIM first: the IdPs' requests are nearly all of the traffic, and no other router serves a path under /scim/v2.
-  app.use("/scim/v2", ...(deps.metrics ? [scimLatency(deps.metrics)] : []), scimRouter(deps));
+  app.use("/scim/v2", ...(deps.metrics ? [scimLatency] : []), scimRouter(deps));
   app.use(healthRouter(deps.db));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);

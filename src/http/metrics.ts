@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { methodLabel, scimRouteTemplate, statusClass } from "../metrics/scimRoutes.js";
+import { scimRouteTemplate } from "../metrics/scimRoutes.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { isDirectLoopbackRequest } from "./admin/exposure.js";
 
@@ -44,18 +44,11 @@ function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }
 
-/** Times every request under /scim/v2 (mounted before the SCIM router, so 401s and 4xx count too). */
-export function scimLatency(metrics: ServiceMetrics) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    const route = scimRouteTemplate(req.path); // now: nested routers rewrite req.url while they run
-    res.once("finish", () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.scimRequestDuration.observe(
-        { method: methodLabel(req.method), route, status_class: statusClass(res.statusCode) },
-        seconds,
-      );
-    });
-    next();
-  };
+/**
+ * Names the route of every request under /scim/v2 (mounted before the SCIM router, so 401s and 4xx
+ * count too) for the latency histogram that requestContext's `finish` listener feeds.
+ */
+export function scimLatency(req: Request, res: Response, next: NextFunction): void {
+  res.locals.scimRoute = scimRouteTemplate(req.path); // now: nested routers rewrite req.url while they run
+  next();
 }

@@ -8,7 +8,12 @@ import winston from "winston";
  * look like secrets are scrubbed here, centrally, so no call site can leak one.
  */
 
-type Context = { requestId?: string; reconcileId?: string };
+type Context = {
+  requestId?: string;
+  reconcileId?: string;
+  /** The HTTP response of the request this code runs for (src/http/requestContext.ts): one store per request, not two. */
+  response?: object;
+};
 const contextStore = new AsyncLocalStorage<Context>();
 
 export function withLogContext<T>(context: Context, fn: () => T): T {

@@ -42,7 +42,7 @@ export async function startAdminHarness(
   };
   const app = express();
   app.set("trust proxy", "loopback");
-  app.use(requestContext);
+  app.use(requestContext());
   app.use(
     "/admin",
     adminRouter({ env, db: database.db, clock: systemClock, sources: { ...sampleSources(), ...sources }, actions }),

@@ -12,7 +12,7 @@ import { finalErrorHandler, notFound } from "../../src/http/surfaceErrors.js";
 describe("the final error handler", () => {
   const app = express();
   app.set("env", "development");
-  app.use(requestContext);
+  app.use(requestContext());
   for (const prefix of ["/scim/v2", "/admin/api", "/admin", "/other"]) {
     app.get(`${prefix}/boom`, () => {
       throw new Error("secret internals at /srv/app/src/x.ts:1:2");
