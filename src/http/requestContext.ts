@@ -34,7 +34,7 @@ export function requestContext(metrics?: ServiceMetrics): RequestHandler {
     res.locals.requestId = requestId;
     res.locals.started = process.hrtime.bigint();
     res.setHeader("X-Request-Id", requestId);
-    res.once("finish", onFinish);
+    res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
     withLogContext({ requestId, response: res }, next);
   };
 }
