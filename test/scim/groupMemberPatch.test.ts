@@ -167,6 +167,28 @@ describe("membership PATCH in one statement", () => {
     expect(statement.anonymous).toContain("unknown group members skipped");
   });
 
+  it("adds and removes in one PATCH keep the transaction and their request order", async () => {
+    const g = (await h.post("/Groups", { displayName: "Mixed", members: [{ value: users[37] }] })).body;
+    await h.service.db.query(`DELETE FROM test_marks`);
+    const res = await h.patch(`/Groups/${g.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [
+        { op: "remove", path: "members", value: [{ value: users[37] }, { value: users[38] }] },
+        { op: "add", path: "members", value: [{ value: users[38] }] },
+      ],
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.etag).toBe('W/"2"');
+    expect(await members(g.id)).toEqual([users[38]]);
+    const what = (await marks()).map((m) => [m.user_id, (m.trigger.change as { what: string }).what]);
+    expect(what.sort()).toEqual(
+      [
+        [users[37], "removed-from-group"],
+        [users[38], "added-to-group"],
+      ].sort(),
+    );
+  });
+
   it("a remove whose group another write changed while it waited for the lock still removes the member", async () => {
     const g = (await h.post("/Groups", { displayName: "Raced" })).body;
     const racer = new pg.Client({ connectionString: h.database.url });
