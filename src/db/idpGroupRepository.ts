@@ -194,6 +194,10 @@ export async function removeGroupMembersExcept(q: Queryable, groupId: string, ke
  * version (which takes its row lock), add or remove the members only if the group was found (the
  * member CTE reads `touched`, so it runs after the lock), and mark exactly the users changed.
  *
+ * The users are locked (KEY SHARE, what the foreign key check takes) before the marks: that check
+ * fires at the end of the statement, after the reconcile_queue rows, which against a user write
+ * (user row, then its queue row) is a deadlock. The transaction takes them in this order too.
+ *
  * A remove also requires the version its snapshot saw: the snapshot is taken before the lock wait,
  * so a member added by a write that held the lock meanwhile would be invisible to the DELETE. When
  * that happens nothing is written and the caller runs the transaction instead (`stale`).
@@ -210,7 +214,7 @@ function memberPatchSql(kind: "add" | "remove"): string {
   const changed =
     kind === "add"
       ? `wanted AS (SELECT * FROM unnest($2::uuid[], $3::text[]) AS w (id, display)),
-   known AS (SELECT w.id, w.display FROM wanted w JOIN idp_users u ON u.id = w.id),
+   known AS (SELECT w.id, w.display FROM wanted w JOIN idp_users u ON u.id = w.id FOR KEY SHARE OF u),
    changed AS (
      INSERT INTO idp_group_members (group_id, user_id, display)
      SELECT $1, id, display FROM known WHERE EXISTS (SELECT 1 FROM touched) ORDER BY id

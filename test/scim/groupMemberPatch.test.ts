@@ -30,9 +30,9 @@ describe("membership PATCH in one statement", () => {
     for (let i = 0; i < 40; i++) users.push((await h.post("/Users", userBody())).body.id);
     // Every mark (an insert, or an update that bumps the generation), whatever the worker does with the row after.
     await h.service.db.query(`
-      CREATE TABLE test_marks (user_id uuid NOT NULL, trigger jsonb NOT NULL);
+      CREATE TABLE test_marks (seq bigserial, user_id uuid NOT NULL, trigger jsonb NOT NULL);
       CREATE FUNCTION test_record_mark() RETURNS trigger LANGUAGE plpgsql AS
-        $$ BEGIN INSERT INTO test_marks VALUES (NEW.user_id, NEW.trigger); RETURN NEW; END $$;
+        $$ BEGIN INSERT INTO test_marks (user_id, trigger) VALUES (NEW.user_id, NEW.trigger); RETURN NEW; END $$;
       CREATE TRIGGER test_mark_insert AFTER INSERT ON reconcile_queue
         FOR EACH ROW EXECUTE FUNCTION test_record_mark();
       CREATE TRIGGER test_mark_update AFTER UPDATE ON reconcile_queue
@@ -49,7 +49,7 @@ describe("membership PATCH in one statement", () => {
     capture.records.length = 0;
   });
 
-  const marks = () => h.service.db.query<Mark>(`SELECT user_id, trigger FROM test_marks`);
+  const marks = () => h.service.db.query<Mark>(`SELECT user_id, trigger FROM test_marks ORDER BY seq`);
   const members = async (groupId: string) =>
     ((await h.get(`/Groups/${groupId}`)).body.members ?? []).map((m: { value: string }) => m.value).sort() as string[];
   const version = async (groupId: string) => (await h.get(`/Groups/${groupId}`)).body.meta.version as string;
@@ -187,6 +187,41 @@ describe("membership PATCH in one statement", () => {
         [users[38], "added-to-group"],
       ].sort(),
     );
+  });
+
+  it("a member add beside a user write holding that user waits for it instead of deadlocking", async () => {
+    const g = (await h.post("/Groups", { displayName: "Beside" })).body;
+    const writer = new pg.Client({ connectionString: h.database.url });
+    await writer.connect();
+    try {
+      // The writer is the one to find a deadlock (it checks first): a lock order that can deadlock fails it.
+      await writer.query("SET deadlock_timeout = '10ms'");
+      // A user write: the user's row first, then its mark (as patchUser and the one-statement PUT do).
+      await writer.query("BEGIN");
+      await writer.query(`SELECT 1 FROM idp_users WHERE id = $1 FOR UPDATE`, [users[39]]);
+      const adding = h.patch(`/Groups/${g.id}`, memberOp("add", [users[39]!])).then((r) => r);
+      await eventually("the add waiting for the user's lock", async () => {
+        const waiting = await h.service.db.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO idp_group_members%'`,
+        );
+        return waiting.length > 0;
+      });
+      await writer.query(
+        `INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation) VALUES ($1, '{"kind":"idp"}', 0, 1)
+         ON CONFLICT (user_id) DO UPDATE SET generation = reconcile_queue.generation + 1`,
+        [users[39]],
+      );
+      await writer.query("COMMIT");
+      expect((await adding).status).toBe(204);
+    } finally {
+      await writer.end();
+    }
+    expect(await members(g.id)).toEqual([users[39]]);
+    // The writer's mark (its row is the user's, so its trigger stays), then the add's.
+    expect((await marks()).map((m) => [m.user_id, (m.trigger.change as { what: string }).what])).toEqual([
+      [users[39], "user-created"],
+      [users[39], "added-to-group"],
+    ]);
   });
 
   it("a remove whose group another write changed while it waited for the lock still removes the member", async () => {
