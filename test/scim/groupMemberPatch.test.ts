@@ -57,6 +57,25 @@ describe("membership PATCH in one statement", () => {
     schemas: [PATCH_OP],
     Operations: [{ op, path: "members", value: ids.map((value) => ({ value })) }],
   });
+  /** Runs `work` as another writer, on its own connection. */
+  const asWriter = async (work: (writer: pg.Client) => Promise<void>) => {
+    const writer = new pg.Client({ connectionString: h.database.url });
+    await writer.connect();
+    try {
+      await work(writer);
+    } finally {
+      await writer.end();
+    }
+  };
+  /** Waits until a statement whose text contains `statement` waits for a lock. */
+  const waitingForLock = (what: string, statement: string) =>
+    eventually(what, async () => {
+      const waiting = await h.service.db.query(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        [`%${statement}%`],
+      );
+      return waiting.length > 0;
+    });
   const ENVELOPE = new Set(["level", "category", "message", "requestId", "timestamp"]);
   const logged = (message: string) =>
     capture.records
@@ -191,21 +210,14 @@ describe("membership PATCH in one statement", () => {
 
   it("a member add beside a user write holding that user waits for it instead of deadlocking", async () => {
     const g = (await h.post("/Groups", { displayName: "Beside" })).body;
-    const writer = new pg.Client({ connectionString: h.database.url });
-    await writer.connect();
-    try {
+    await asWriter(async (writer) => {
       // The writer is the one to find a deadlock (it checks first): a lock order that can deadlock fails it.
       await writer.query("SET deadlock_timeout = '10ms'");
       // A user write: the user's row first, then its mark (as patchUser and the one-statement PUT do).
       await writer.query("BEGIN");
       await writer.query(`SELECT 1 FROM idp_users WHERE id = $1 FOR UPDATE`, [users[39]]);
       const adding = h.patch(`/Groups/${g.id}`, memberOp("add", [users[39]!])).then((r) => r);
-      await eventually("the add waiting for the user's lock", async () => {
-        const waiting = await h.service.db.query(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO idp_group_members%'`,
-        );
-        return waiting.length > 0;
-      });
+      await waitingForLock("the add waiting for the user's lock", "INSERT INTO idp_group_members");
       await writer.query(
         `INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation) VALUES ($1, '{"kind":"idp"}', 0, 1)
          ON CONFLICT (user_id) DO UPDATE SET generation = reconcile_queue.generation + 1`,
@@ -213,9 +225,7 @@ describe("membership PATCH in one statement", () => {
       );
       await writer.query("COMMIT");
       expect((await adding).status).toBe(204);
-    } finally {
-      await writer.end();
-    }
+    });
     expect(await members(g.id)).toEqual([users[39]]);
     // The writer's mark (its row is the user's, so its trigger stays), then the add's.
     expect((await marks()).map((m) => [m.user_id, (m.trigger.change as { what: string }).what])).toEqual([
@@ -226,26 +236,17 @@ describe("membership PATCH in one statement", () => {
 
   it("a remove whose group another write changed while it waited for the lock still removes the member", async () => {
     const g = (await h.post("/Groups", { displayName: "Raced" })).body;
-    const racer = new pg.Client({ connectionString: h.database.url });
-    await racer.connect();
-    try {
+    await asWriter(async (racer) => {
       // Another writer (as the transaction path does) holds the group and adds the member...
       await racer.query("BEGIN");
       await racer.query(`UPDATE idp_groups SET version = version + 1 WHERE id = $1`, [g.id]);
       await racer.query(`INSERT INTO idp_group_members (group_id, user_id) VALUES ($1, $2)`, [g.id, users[36]]);
       // ...while the remove starts (its snapshot cannot see that member) and waits for the lock.
       const removal = h.patch(`/Groups/${g.id}`, memberOp("remove", [users[36]!])).then((r) => r);
-      await eventually("the remove waiting for the group's lock", async () => {
-        const waiting = await h.service.db.query(
-          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE idp_groups%'`,
-        );
-        return waiting.length > 0;
-      });
+      await waitingForLock("the remove waiting for the group's lock", "UPDATE idp_groups");
       await racer.query("COMMIT");
       expect((await removal).status).toBe(204);
-    } finally {
-      await racer.end();
-    }
+    });
     expect(await members(g.id)).toEqual([]);
     expect(await version(g.id)).toBe('W/"3"');
     expect((await marks()).map((m) => [m.user_id, (m.trigger.change as { what: string }).what])).toEqual([
