@@ -2,7 +2,8 @@ import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
 import { readQuery } from "./idpReadPath.js";
 import { listPage, toStored, type Page, type StoredResource } from "./idpUserRepository.js";
-import type { Queryable } from "./database.js";
+import type { Database, Queryable } from "./database.js";
+import { markDirtyCtes, markDirtyParams, type DirtyTrigger } from "./reconcileQueueRepository.js";
 import { isUuid } from "../ids.js";
 
 /**
@@ -14,6 +15,8 @@ import { isUuid } from "../ids.js";
 
 export type GroupColumns = { displayName: string; externalId: string | null };
 export type GroupMember = { id: string; display: string | null };
+/** A member as a request names it: an id that may or may not be a user's. */
+type MemberRef = { id: string; display?: string };
 
 type Row = {
   id: string;
@@ -130,19 +133,27 @@ export async function memberIdsOfGroup(q: Queryable, groupId: string): Promise<s
 
 export type AddResult = { added: string[]; unknown: string[] };
 
-/** Adds members that exist as users; ids that are not users are reported back, not inserted. */
-export async function addGroupMembers(
-  q: Queryable,
-  groupId: string,
-  members: { id: string; display?: string }[],
-): Promise<AddResult> {
+/** The distinct member ids that can be users (lower case, each with its first display), and the ones that cannot. */
+function wantedMembers(members: MemberRef[]): { wanted: Map<string, string | null>; invalid: string[] } {
   const wanted = new Map<string, string | null>();
-  const unknown: string[] = [];
+  const invalid: string[] = [];
   for (const m of members) {
-    if (!isUuid(m.id)) unknown.push(m.id);
+    if (!isUuid(m.id)) invalid.push(m.id);
     else if (!wanted.has(m.id.toLowerCase())) wanted.set(m.id.toLowerCase(), m.display ?? null);
   }
-  if (!wanted.size) return { added: [], unknown };
+  return { wanted, invalid };
+}
+
+/** The ids of `members` that name no user, given the ids (lower case) found as users. */
+export function unknownMembers(members: MemberRef[], known: ReadonlySet<string>): string[] {
+  const { wanted, invalid } = wantedMembers(members);
+  return [...invalid, ...[...wanted.keys()].filter((id) => !known.has(id))];
+}
+
+/** Adds members that exist as users; ids that are not users are reported back, not inserted. */
+export async function addGroupMembers(q: Queryable, groupId: string, members: MemberRef[]): Promise<AddResult> {
+  const { wanted } = wantedMembers(members);
+  if (!wanted.size) return { added: [], unknown: unknownMembers(members, new Set()) };
   const rows: { known: string[] | null; added: string[] | null }[] = await q.query(
     `WITH wanted AS (SELECT * FROM unnest($2::uuid[], $3::text[]) AS w (id, display)),
           known AS (SELECT w.id, w.display FROM wanted w JOIN idp_users u ON u.id = w.id),
@@ -154,9 +165,7 @@ export async function addGroupMembers(
      SELECT (SELECT array_agg(id::text) FROM known) AS known, (SELECT array_agg(user_id::text) FROM inserted) AS added`,
     [groupId, [...wanted.keys()], [...wanted.values()]],
   );
-  const known = new Set(rows[0]?.known ?? []);
-  for (const id of wanted.keys()) if (!known.has(id)) unknown.push(id);
-  return { added: rows[0]?.added ?? [], unknown };
+  return { added: rows[0]?.added ?? [], unknown: unknownMembers(members, new Set(rows[0]?.known ?? [])) };
 }
 
 /** Removes the listed members; returns the ids actually removed. */
@@ -178,4 +187,95 @@ export async function removeGroupMembersExcept(q: Queryable, groupId: string, ke
     [groupId, ids],
   );
   return rows.map((r) => r.user_id);
+}
+
+/**
+ * One statement for a membership-only PATCH (the IdP's most frequent write): bump the group's
+ * version (which takes its row lock), add or remove the members only if the group was found (the
+ * member CTE reads `touched`, so it runs after the lock), and mark exactly the users changed.
+ *
+ * The users are locked (KEY SHARE, what the foreign key check takes) before the marks: that check
+ * fires at the end of the statement, after the reconcile_queue rows, which against a user write
+ * (user row, then its queue row) is a deadlock. The transaction takes them in this order too.
+ *
+ * A remove also requires the version its snapshot saw: the snapshot is taken before the lock wait,
+ * so a member added by a write that held the lock meanwhile would be invisible to the DELETE. When
+ * that happens nothing is written and the caller runs the transaction instead (`stale`).
+ */
+function memberPatchSql(kind: "add" | "remove"): string {
+  const touched =
+    kind === "add"
+      ? `touched AS (
+     UPDATE idp_groups SET version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${RETURNING}),`
+      : `seen AS (SELECT version FROM idp_groups WHERE id = $1),
+   touched AS (
+     UPDATE idp_groups SET version = version + 1, updated_at = now()
+      WHERE id = $1 AND version = (SELECT version FROM seen) RETURNING ${RETURNING}),`;
+  const changed =
+    kind === "add"
+      ? `wanted AS (SELECT * FROM unnest($2::uuid[], $3::text[]) AS w (id, display)),
+   known AS (SELECT w.id, w.display FROM wanted w JOIN idp_users u ON u.id = w.id FOR KEY SHARE OF u),
+   changed AS (
+     INSERT INTO idp_group_members (group_id, user_id, display)
+     SELECT $1, id, display FROM known WHERE EXISTS (SELECT 1 FROM touched) ORDER BY id
+     ON CONFLICT (group_id, user_id) DO NOTHING
+     RETURNING user_id),`
+      : `changed AS (
+     DELETE FROM idp_group_members
+      WHERE group_id = $1 AND user_id = ANY($2::uuid[]) AND EXISTS (SELECT 1 FROM touched)
+     RETURNING user_id),`;
+  const first = kind === "add" ? 4 : 3;
+  // The group's name goes into the trigger as this statement finds it (the log must not look it up later).
+  const trigger = `(SELECT jsonb_set($${first}::jsonb, '{change,groupName}', to_jsonb(display_name)) FROM touched)`;
+  return `
+  WITH ${touched}
+   ${changed}
+   ${markDirtyCtes("ARRAY(SELECT user_id FROM changed)", trigger, `$${first + 1}`)}
+  SELECT t.*, ARRAY(SELECT user_id::text FROM changed) AS changed,
+         ${kind === "add" ? "ARRAY(SELECT id::text FROM known)" : "NULL::text[]"} AS known,
+         ${kind === "add" ? "false" : "EXISTS (SELECT 1 FROM seen)"} AS seen
+    FROM (SELECT) AS one LEFT JOIN touched t ON true LEFT JOIN notified ON true`;
+}
+const ADD_MEMBERS_MARKED = memberPatchSql("add");
+const REMOVE_MEMBERS_MARKED = memberPatchSql("remove");
+
+export type MemberPatch = { kind: "add"; members: MemberRef[] } | { kind: "remove"; ids: string[] };
+export type MemberPatchResult =
+  | { outcome: "patched"; group: StoredGroup; changed: string[]; known: ReadonlySet<string> }
+  | { outcome: "missing" }
+  | { outcome: "stale" };
+
+/**
+ * Applies `patch` to the group's members and marks the users added or removed with `trigger`
+ * (its `change.groupName` is set from the group row), in one statement and one round trip.
+ * `known`: the ids added that name users (see unknownMembers); remove ids that are not UUIDs are ignored.
+ */
+export async function patchGroupMembersMarked(
+  db: Database,
+  groupId: string,
+  patch: MemberPatch,
+  trigger: DirtyTrigger,
+): Promise<MemberPatchResult> {
+  if (!isUuid(groupId)) return { outcome: "missing" };
+  type Result = Row & { changed: string[]; known: string[] | null; seen: boolean };
+  let rows: Result[];
+  if (patch.kind === "add") {
+    const { wanted } = wantedMembers(patch.members);
+    rows = await db.prepared<Result>("idp_add_group_members_marked", ADD_MEMBERS_MARKED, [
+      groupId,
+      [...wanted.keys()],
+      [...wanted.values()],
+      ...markDirtyParams(trigger),
+    ]);
+  } else {
+    const ids = [...new Set(patch.ids.filter(isUuid).map((id) => id.toLowerCase()))];
+    rows = await db.prepared<Result>("idp_remove_group_members_marked", REMOVE_MEMBERS_MARKED, [
+      groupId,
+      ids,
+      ...markDirtyParams(trigger),
+    ]);
+  }
+  const row = rows[0]!;
+  if (row.id === null) return { outcome: row.seen ? "stale" : "missing" };
+  return { outcome: "patched", group: toGroup(row), changed: row.changed, known: new Set(row.known) };
 }

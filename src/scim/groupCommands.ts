@@ -10,15 +10,18 @@ import {
   lockIdpGroup,
   memberIdsOfGroup,
   membersOfGroups,
+  patchGroupMembersMarked,
   removeGroupMembers,
   removeGroupMembersExcept,
   touchIdpGroup,
+  unknownMembers,
   updateIdpGroup,
   type GroupMember,
+  type MemberPatch,
   type StoredGroup,
 } from "../db/idpGroupRepository.js";
 import type { Page, StoredResource } from "../db/idpUserRepository.js";
-import { inIdpTransaction } from "../db/idpTransaction.js";
+import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
@@ -208,6 +211,43 @@ export async function replaceGroup(
   });
 }
 
+/** Membership ops that all add listed members, or all remove listed ids, as one change; else undefined. */
+function oneKindOfMemberChange(membership: MembershipChange[]): MemberPatch | undefined {
+  type Add = Extract<MembershipChange, { kind: "add" }>;
+  type Remove = Extract<MembershipChange, { kind: "remove" }>;
+  if (!membership.length) return undefined;
+  if (membership.every((c): c is Add => c.kind === "add"))
+    return { kind: "add", members: membership.flatMap((c) => c.members) };
+  if (membership.every((c): c is Remove => c.kind === "remove"))
+    return { kind: "remove", ids: membership.flatMap((c) => c.ids) };
+  return undefined;
+}
+
+/**
+ * Okta's membership PATCH (one add or remove, no If-Match) in one statement; the same answer,
+ * log lines and marks as the transaction below. Undefined when the statement backed off (a remove
+ * that raced another write of the group): the caller runs the transaction.
+ */
+async function patchMembersAtOnce(
+  db: Database,
+  id: string,
+  patch: MemberPatch,
+  membership: MembershipChange[],
+  context: WriteContext,
+): Promise<StoredResource | undefined> {
+  const groupId = id.toLowerCase(); // as PostgreSQL prints the uuid (isUuid admits upper case)
+  const what = patch.kind === "add" ? "added-to-group" : "removed-from-group";
+  // The statement puts in the group's name from the row it locks.
+  const trigger = idpTrigger(context, `Groups/${groupId}`, { what, groupId, groupName: "" });
+  const result = await withIdpRetry(() => patchGroupMembersMarked(db, id, patch, trigger));
+  if (result.outcome === "missing") throw notFound(id);
+  if (result.outcome === "stale") return undefined;
+  for (const change of membership)
+    if (change.kind === "add") logUnknownMembers(id, unknownMembers(change.members, result.known));
+  log.info("scim", "group patched", { groupId: id, membersChanged: result.changed.length, renamed: false });
+  return result.group;
+}
+
 export async function patchGroup(
   db: Database,
   id: string,
@@ -215,6 +255,9 @@ export async function patchGroup(
   context: WriteContext,
 ): Promise<StoredResource> {
   const { attributeOps, membership } = splitGroupPatch(normalisePatchRequest("Group", body));
+  const memberPatch = attributeOps.length || context.ifMatch ? undefined : oneKindOfMemberChange(membership);
+  const patched = memberPatch && (await patchMembersAtOnce(db, id, memberPatch, membership, context));
+  if (patched) return patched;
   return inIdpTransaction(db, async (manager) => {
     let before: StoredGroup | undefined;
     let after: StoredGroup | undefined;
