@@ -31,10 +31,16 @@ export async function accessReportCommand(
   process.stderr.write(`${rows} grant(s)${at ? ` as of ${at.toISOString()}` : ""}.\n`);
 }
 
+// A time must say its offset, as the API's `at` must: without one, Date would read it in the machine's zone.
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
 function parseAt(text: string): Date {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const dateOnly = DATE_ONLY.test(text);
   const at = new Date(dateOnly ? `${text}T23:59:59.999Z` : text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at.getTime()))
-    throw new Error(`--at must be an ISO 8601 date or time (2026-06-30 or 2026-06-30T12:00:00Z), not "${text}"`);
+  if (!(dateOnly || TIME_WITH_OFFSET.test(text)) || Number.isNaN(at.getTime()))
+    throw new Error(
+      `--at must be an ISO 8601 date, or a time with its offset (2026-06-30, 2026-06-30T12:00:00Z or 2026-06-30T14:00:00+02:00), not "${text}"`,
+    );
   return at;
 }

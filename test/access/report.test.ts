@@ -186,6 +186,22 @@ describe("access report against the emulator", () => {
     ]);
   });
 
+  it("scim-connector access-report refuses a time without its offset, which it would read in the machine's zone", async () => {
+    const root = path.resolve(import.meta.dirname, "../..");
+    const run = promisify(execFile)(
+      process.execPath,
+      [path.join(root, "bin/scim-connector.js"), "access-report", "--at", "2026-06-30T12:00"],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+      },
+    );
+    await expect(run).rejects.toMatchObject({
+      stderr: expect.stringContaining("a time with its offset") as unknown,
+      stdout: "",
+    });
+  });
+
   it("filters by IdP group, team and rule", async () => {
     const grant = (r: Row) => `${r.userName} ${r.scope} ${r.workspace ?? ""} ${r.permission}`;
     expect((await wholeReport("&group=support")).map(grant)).toEqual([
