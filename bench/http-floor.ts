@@ -16,7 +16,6 @@
  *   npm run bench:floor [-- --seconds 4 --concurrency 32]
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createServer, IncomingMessage, ServerResponse } from "node:http";
 import os from "node:os";
@@ -29,6 +28,7 @@ import pg from "pg";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { serverClasses } from "../src/http/serverClasses.js";
 import { keepAliveClient } from "./support/httpClient.js";
+import { cpuMsOf } from "./support/processCpu.js";
 
 const MODES = ["bare", "express", "express-born"] as const;
 type Mode = (typeof MODES)[number];
@@ -150,18 +150,15 @@ async function measure(databaseUrl: string, mode: Mode, seconds: number, concurr
       return answered;
     };
     await run(1_000); // warm-up: JIT and the prepared statement on each connection
-    const before = cpuMsOf(child.pid!);
+    const before = cpuMsOf([child.pid!]);
     const answered = await run(seconds * 1_000);
-    const cpuMs = (cpuMsOf(child.pid!) - before) / answered;
+    const after = cpuMsOf([child.pid!]);
+    if (before === undefined || after === undefined)
+      throw new Error("bench:floor reads CPU time from /proc (Linux only)");
+    const cpuMs = (after - before) / answered;
     client.close();
     return cpuMs;
   } finally {
     child.kill();
   }
-}
-
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ 100: a tick is 10 ms
 }

@@ -37,6 +37,7 @@ import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 import { keepAliveClient } from "./support/httpClient.js";
+import { cpuMsOf } from "./support/processCpu.js";
 
 const TOKEN = "bench-scim-token-0123456789abcdef";
 const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" };
@@ -649,23 +650,33 @@ async function scenario(
   const elapsed = (performance.now() - started) / 1000;
   const serverAfter = serverCpu();
   const client = process.cpuUsage(clientBefore);
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const perRequest = (i: 0 | 1) =>
     serverBefore && serverAfter ? (serverAfter[i] - serverBefore[i]) / latencies.length : NaN;
-  const clientCpuMs = (client.user + client.system) / 1000 / latencies.length;
+  return resultOf({ key, name, kind }, latencies, elapsed, errors, {
+    serverCpuMs: perRequest(0),
+    postgresCpuMs: perRequest(1),
+    clientCpuMs: (client.user + client.system) / 1000 / latencies.length,
+  });
+}
+
+/** A scenario's row: throughput and percentiles of its latencies (sorted here), with its CPU figures. */
+function resultOf(
+  scenario: Pick<Result, "key" | "name" | "kind">,
+  latencies: number[],
+  elapsedSeconds: number,
+  errors: number,
+  cpu: Pick<Result, "serverCpuMs" | "postgresCpuMs" | "clientCpuMs">,
+): Result {
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   return {
-    key,
-    name,
-    kind,
+    ...scenario,
     requests: latencies.length,
-    perSecond: latencies.length / elapsed,
+    perSecond: latencies.length / elapsedSeconds,
     p50: at(0.5),
     p99: at(0.99),
     errors,
-    serverCpuMs: perRequest(0),
-    postgresCpuMs: perRequest(1),
-    clientCpuMs,
+    ...cpu,
   };
 }
 
@@ -707,22 +718,12 @@ async function pacedScenario(
     );
   }
   await Promise.all(pending);
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   const elapsed = (performance.now() - started) / 1000;
-  return {
-    key,
-    name,
-    kind,
-    requests: latencies.length,
-    perSecond: latencies.length / elapsed,
-    p50: at(0.5),
-    p99: at(0.99),
-    errors,
+  return resultOf({ key, name, kind }, latencies, elapsed, errors, {
     serverCpuMs: NaN,
     postgresCpuMs: NaN,
     clientCpuMs: NaN,
-  };
+  });
 }
 
 async function childService(
@@ -762,21 +763,6 @@ async function childService(
         child.kill("SIGTERM");
       }),
   };
-}
-
-/** CPU time (user + system) of these processes from /proc, in ms; undefined where /proc is unavailable. */
-function cpuMsOf(pids: number[]): number | undefined {
-  try {
-    let ticks = 0;
-    for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks * 10; // USER_HZ is 100 on Linux: a tick is 10 ms
-  } catch {
-    return undefined;
-  }
 }
 
 /** The embedded PostgreSQL postmaster and its backends. */
