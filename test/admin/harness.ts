@@ -69,3 +69,9 @@ export function sessionCookie(res: request.Response): string | undefined {
   const cookies = ([] as string[]).concat(res.headers["set-cookie"] ?? []);
   return cookies.find((c) => c.startsWith("scim_admin_sid="));
 }
+
+/** The session id an `admin_sessions` row is keyed by, from a response that set the session cookie (`s:<sid>.<signature>`). */
+export function sessionIdOf(res: request.Response): string {
+  const value = sessionCookie(res)!.split(";")[0]!.split("=")[1]!;
+  return decodeURIComponent(value).slice(2).split(".")[0]!;
+}

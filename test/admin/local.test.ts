@@ -7,6 +7,7 @@ import {
   ADMIN_TOKEN,
   csrfFrom,
   sessionCookie,
+  sessionIdOf,
   signInLocally,
   startAdminHarness,
   type AdminHarness,
@@ -155,7 +156,7 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
   it("moves the idle deadline forward on activity (rolling)", async () => {
     const agent = request.agent(h.app);
     const res = await signInLocally(agent);
-    const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
+    const sid = sessionIdOf(res);
     const deadline = async () =>
       (
         (await h.database.db.query(`SELECT expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as {
@@ -184,7 +185,7 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
   it("ends a busy session at its absolute lifetime (ADMIN_SESSION_MAX_AGE_HOURS, default 12 h) however recent its activity", async () => {
     const agent = request.agent(h.app);
     const res = await signInLocally(agent);
-    const sid = decodeURIComponent(sessionCookie(res)!.split(";")[0]!.split("=")[1]!).slice(2).split(".")[0]!;
+    const sid = sessionIdOf(res);
     const row = async () =>
       (
         (await h.database.db.query(`SELECT sess, expires_at FROM admin_sessions WHERE sid = $1`, [sid])) as {
@@ -220,7 +221,7 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
       const agent = request.agent(url);
       const signedIn = await signInLocally(agent);
       const cookie = sessionCookie(signedIn)!.split(";")[0]!;
-      const sid = decodeURIComponent(cookie.split("=")[1]!).slice(2).split(".")[0]!;
+      const sid = sessionIdOf(signedIn);
       const csrf = csrfFrom((await agent.get("/admin/runs")).text);
 
       // The session's row is locked, so storing the flash waits; the action's answer must wait with it.
