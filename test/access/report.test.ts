@@ -69,6 +69,15 @@ describe("access report against the emulator", () => {
     return rows;
   }
 
+  /** `scim-connector access-report <args>` as an operator runs it, on this stack's database. */
+  function accessReport(...args: string[]) {
+    const root = path.resolve(import.meta.dirname, "../..");
+    return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "access-report", ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+    });
+  }
+
   beforeAll(async () => {
     stack = await startStack({ clock, mapping: ACCESS_MAPPING() });
     const api = idp(stack);
@@ -158,22 +167,7 @@ describe("access report against the emulator", () => {
   });
 
   it("scim-connector access-report prints the same report as of a date, as CSV on stdout", async () => {
-    const root = path.resolve(import.meta.dirname, "../..");
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        path.join(root, "bin/scim-connector.js"),
-        "access-report",
-        "--at",
-        yesterday.toISOString(),
-        "--workspace",
-        "US Production",
-      ],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
-      },
-    );
+    const { stdout } = await accessReport("--at", yesterday.toISOString(), "--workspace", "US Production");
     const lines = stdout.trim().split("\r\n");
     expect(
       lines
@@ -187,16 +181,7 @@ describe("access report against the emulator", () => {
   });
 
   it("scim-connector access-report refuses a time without its offset, which it would read in the machine's zone", async () => {
-    const root = path.resolve(import.meta.dirname, "../..");
-    const run = promisify(execFile)(
-      process.execPath,
-      [path.join(root, "bin/scim-connector.js"), "access-report", "--at", "2026-06-30T12:00"],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
-      },
-    );
-    await expect(run).rejects.toMatchObject({
+    await expect(accessReport("--at", "2026-06-30T12:00")).rejects.toMatchObject({
       stderr: expect.stringContaining("a time with its offset") as unknown,
       stdout: "",
     });
