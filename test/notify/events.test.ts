@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { createRun, runPlanPhase } from "../../src/jobs/resync.js";
 import { nextUtcMidnight } from "../../src/reconcile/budget.js";
-import { ADMIN_TOKEN, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
+import { seedTwoMarketers, tamperBehindConnector } from "../support/drift.js";
 
 /**
  * budget.exhausted: written in the transaction of the refused debit, at most once per budget
@@ -80,11 +81,6 @@ describe("budget.exhausted", () => {
 describe("drift.found and resync.failed", () => {
   let stack: Stack;
   let receiver: HttpReceiver;
-  const SCIM = {
-    Authorization: "Bearer dev-scim-token",
-    "X-Request-Origin": "someone-by-hand",
-    "Content-Type": "application/json",
-  };
 
   beforeAll(async () => {
     receiver = await startHttpReceiver();
@@ -102,24 +98,8 @@ describe("drift.found and resync.failed", () => {
   });
 
   it("a verifying resync that corrects two accounts gives one drift.found naming them", async () => {
-    const scim = idp(stack);
-    await scim.createGroup("Marketing", [
-      await scim.createUser("ann@example.com"),
-      await scim.createUser("bob@example.com"),
-    ]);
-    await waitForQueueIdle(stack);
-    const { dashboardUsers } = await emulatorState(stack);
-    const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
-    const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
-    const edited = {
-      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
-      userName: ann.userName,
-      name: { givenName: "ann", familyName: "Test" },
-      department: "marketing",
-      permissions: { companyPermissions: ["admin"], appGroup: [] },
-    };
-    await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited).expect(200);
-    await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM).expect(204);
+    await seedTwoMarketers(stack);
+    await tamperBehindConnector(stack);
 
     const started = await request(stack.service.url)
       .post("/admin/api/resync")

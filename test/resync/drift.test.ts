@@ -12,6 +12,7 @@ import {
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { seedTwoMarketers, tamperBehindConnector } from "../support/drift.js";
 import {
   countPendingVerifications,
   finishVerifiedRun,
@@ -19,37 +20,6 @@ import {
   queueVerifications,
   setRunPhase,
 } from "../../src/db/resyncRepository.js";
-
-const SCIM = {
-  Authorization: "Bearer dev-scim-token",
-  "X-Request-Origin": "someone-by-hand",
-  "Content-Type": "application/json",
-};
-
-async function seed(stack: Stack) {
-  const scim = idp(stack);
-  const ann = await scim.createUser("ann@example.com");
-  const bob = await scim.createUser("bob@example.com");
-  await scim.createGroup("Marketing", [ann, bob]);
-  await waitForQueueIdle(stack);
-  return { ann, bob };
-}
-
-/** Someone edits one account in the platform's UI and deletes another, behind the connector's back. */
-async function tamper(stack: Stack) {
-  const { dashboardUsers } = await emulatorState(stack);
-  const ann = dashboardUsers.find((u) => u.userName === "ann@example.com")!;
-  const bob = dashboardUsers.find((u) => u.userName === "bob@example.com")!;
-  const edited = {
-    schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
-    userName: ann.userName,
-    name: { givenName: "ann", familyName: "Test" },
-    department: "marketing",
-    permissions: { companyPermissions: ["admin"], appGroup: [] },
-  };
-  expect((await request(stack.emulator.url).put(`/scim/v2/Users/${ann.id}`).set(SCIM).send(edited)).status).toBe(200);
-  expect((await request(stack.emulator.url).delete(`/scim/v2/Users/${bob.id}`).set(SCIM)).status).toBe(204);
-}
 
 async function resync(stack: Stack, body: object): Promise<Record<string, any>> {
   const started = await request(stack.service.url)
@@ -72,8 +42,8 @@ describe("full resync: drift verification", () => {
 
   it("with drift: enforce, finds edited and deleted accounts and puts back what was applied", async () => {
     stack = await startStack({ env: { SCHEDULER_TICK_MS: "100" } });
-    await seed(stack);
-    await tamper(stack);
+    await seedTwoMarketers(stack);
+    await tamperBehindConnector(stack);
     const run = await resync(stack, { verify: true });
     expect(run).toMatchObject({
       status: "succeeded",
@@ -101,8 +71,8 @@ describe("full resync: drift verification", () => {
 
   it("with drift: report, logs the drift and changes nothing", async () => {
     stack = await startStack({ env: { SCHEDULER_TICK_MS: "100", RESYNC_DRIFT: "report" } });
-    await seed(stack);
-    await tamper(stack);
+    await seedTwoMarketers(stack);
+    await tamperBehindConnector(stack);
     const callsBefore = (await emulatorStats(stack)).scimDaily.used;
     const run = await resync(stack, { verify: true });
     expect(run).toMatchObject({ status: "succeeded", progress: { verified: 2, drifted: 2, callsSpent: 2 } });
@@ -117,8 +87,8 @@ describe("full resync: drift verification", () => {
   it("a run closes once, when its last verification is counted, with the counts that verification left", async () => {
     // No scheduler: the test closes the run itself, where the scheduler would.
     stack = await startStack({ env: { ROLES: "web,worker" } });
-    const { ann, bob } = await seed(stack);
-    await tamper(stack);
+    const { ann, bob } = await seedTwoMarketers(stack);
+    await tamperBehindConnector(stack);
     const { db } = stack.database;
     const runId = randomUUID();
     const pendingClose = await db.transaction(async (tx) => {
