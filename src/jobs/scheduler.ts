@@ -2,7 +2,6 @@ import { CronExpressionParser } from "cron-parser";
 import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
 import {
   claimScheduleSlot,
-  countPendingVerifications,
   finishVerifiedRun,
   getRunningRun,
   lastScheduleSlot,
@@ -112,7 +111,8 @@ export class Scheduler extends LoopWorker {
       );
       return;
     }
-    if (run.phase === "verify" && (await countPendingVerifications(db, run.id)) === 0) {
+    // The closing UPDATE is the one check that no verification is pending (finishVerifiedRun).
+    if (run.phase === "verify") {
       const finished = await db.transaction(async (tx) => {
         const closed = await finishVerifiedRun(tx, run.id, clock.now());
         if (closed) await runVerified(tx, clock.now(), closed);
