@@ -181,7 +181,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminActions: admin.actions,
     metrics,
   });
-  classes?.adopt(app);
+  classes?.adopt(app.express);
   server?.on("request", app);
   if (server) log.info("http", "listening", { url });
 

@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type Express } from "express";
+import proxyAddr from "proxy-addr";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
@@ -7,9 +9,10 @@ import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/i
 import type { ServiceMetrics } from "../metrics/index.js";
 import { failedAuthThrottle } from "./authThrottle.js";
 import { healthRouter } from "./health.js";
-import { metricsRouter, scimLatency } from "./metrics.js";
+import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
-import { scimRouter } from "./scim/index.js";
+import { scimServer, scimTarget } from "./scim/index.js";
+import type { ScimRoutes } from "./scim/routes.js";
 import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
@@ -27,13 +30,38 @@ export type AppDeps = {
   metrics?: ServiceMetrics;
 };
 
-export function createApp(deps: AppDeps): Express {
+/**
+ * The request handler the HTTP server runs (a function, like an Express app), with the two servers
+ * behind it: `express` (every surface but SCIM) and `scimRoutes` (the SCIM server's route table).
+ */
+export type App = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  readonly express: Express;
+  readonly scimRoutes: ScimRoutes;
+};
+
+/**
+ * Every request gets its context (id, log context, request line, latency) first. Requests under
+ * /scim/v2 then go to the SCIM server, which runs on node:http alone (src/http/scim/index.ts);
+ * everything else goes to the Express app.
+ */
+export function createApp(deps: AppDeps): App {
+  const app = expressApp(deps);
+  const trust = app.get("trust proxy fn") as Parameters<typeof proxyAddr>[1];
+  const scim = scimServer({ ...deps, clientAddress: (req) => proxyAddr(req, trust) });
+  const begin = requestContext(deps.metrics);
+  const handle = (req: IncomingMessage, res: ServerResponse): void =>
+    begin(req, res, () => {
+      const at = scimTarget(req.url ?? "");
+      if (at) scim.serve(req, res, at);
+      else app(req, res);
+    });
+  return Object.assign(handle, { express: app, scimRoutes: scim.routes });
+}
+
+function expressApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(requestContext(deps.metrics));
-  // SCIM first: the IdPs' requests are nearly all of the traffic, and no other router serves a path under /scim/v2.
-  app.use("/scim/v2", ...(deps.metrics ? [scimLatency] : []), scimRouter(deps));
   app.use(healthRouter(deps.db));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);

@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Router, type NextFunction, type Request, type Response } from "express";
-import { scimRouteTemplate } from "../metrics/scimRoutes.js";
+import { Router, type Request } from "express";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { isDirectLoopbackRequest } from "./admin/exposure.js";
 
@@ -42,13 +41,4 @@ function allowed(req: Request, expected: Buffer | undefined): boolean {
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
-}
-
-/**
- * Names the route of every request under /scim/v2 (mounted before the SCIM router, so 401s and 4xx
- * count too) for the latency histogram that requestContext's `finish` listener feeds.
- */
-export function scimLatency(req: Request, res: Response, next: NextFunction): void {
-  res.locals.scimRoute = scimRouteTemplate(req.path); // now: nested routers rewrite req.url while they run
-  next();
 }

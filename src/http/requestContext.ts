@@ -1,38 +1,50 @@
 import { randomUUID } from "node:crypto";
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { currentLogContext, isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { methodLabel, statusClass } from "../metrics/scimRoutes.js";
 
 const REQUEST_ID = /^[\w.-]{1,100}$/;
 
-/** What a request carries in `res.locals` from its start to its `finish`. */
+/**
+ * What a request carries in `res.locals` (Express's place for it, which Express keeps when it
+ * finds it set) from its start to its `finish`: its id, its start, and for a SCIM request the
+ * route label of the latency histogram.
+ */
 type RequestLocals = { requestId: string; started: bigint; scimRoute?: string };
 
+/** The locals of a response that went through `requestContext`. */
+export function localsOf(res: ServerResponse): RequestLocals {
+  return (res as ServerResponse & { locals: RequestLocals }).locals;
+}
+
 /**
- * Gives every request an id (a sane incoming X-Request-Id, or a new one) and, on `finish`, logs its
- * outcome and times it in the SCIM latency histogram when the SCIM server set `res.locals.scimRoute`.
- * The log context also carries the response, so that a failure that escapes every handler (a throw
- * in a discarded promise) can still be answered: see src/processGuards.ts. One store and one
- * listener per request, the listener built once.
+ * Runs before every surface (SCIM, Express's admin, health and metrics): gives the request an id (a
+ * sane incoming X-Request-Id, or a new one) and, on `finish`, logs its outcome and times it in the
+ * SCIM latency histogram when the SCIM server named its route. The log context also carries the
+ * response, so that a failure that escapes every handler (a throw in a discarded promise) can still
+ * be answered: see src/processGuards.ts. One store and one listener per request, the listener built
+ * once.
  */
-export function requestContext(metrics?: ServiceMetrics): RequestHandler {
-  function onFinish(this: Response): void {
-    const { requestId, started, scimRoute } = this.locals as RequestLocals;
+export function requestContext(
+  metrics?: ServiceMetrics,
+): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  function onFinish(this: ServerResponse): void {
+    const { requestId, started, scimRoute } = localsOf(this);
     const elapsed = process.hrtime.bigint() - started;
     if (metrics && scimRoute !== undefined) {
       metrics.scimRequestDuration.observe(
-        { method: methodLabel(this.req.method), route: scimRoute, status_class: statusClass(this.statusCode) },
+        { method: methodLabel(this.req.method ?? ""), route: scimRoute, status_class: statusClass(this.statusCode) },
         Number(elapsed) / 1e9,
       );
     }
     logOutcome(this.req, this, requestId, elapsed);
   }
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req, res, next) => {
     const incoming = req.headers["x-request-id"];
     const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.requestId = requestId;
-    res.locals.started = process.hrtime.bigint();
+    const locals: RequestLocals = { requestId, started: process.hrtime.bigint() };
+    (res as ServerResponse & { locals: RequestLocals }).locals = locals;
     res.setHeader("X-Request-Id", requestId);
     res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
     withLogContext({ requestId, response: res }, next);
@@ -40,13 +52,15 @@ export function requestContext(metrics?: ServiceMetrics): RequestHandler {
 }
 
 /** The request line: a warning for a 5xx, else debug; its fields are built only when it is written. */
-function logOutcome(req: Request, res: Response, requestId: string, elapsed: bigint): void {
+function logOutcome(req: IncomingMessage, res: ServerResponse, requestId: string, elapsed: bigint): void {
   const level = res.statusCode >= 500 ? "warn" : "debug";
   if (!isLogLevelEnabled(level)) return;
   const durationMs = Number(elapsed) / 1e6;
+  // Express rewrites req.url inside its routers and keeps the original in originalUrl.
+  const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "";
   const fields = {
     method: req.method,
-    path: req.path,
+    path: url.split("?", 1)[0],
     status: res.statusCode,
     durationMs: Math.round(durationMs * 10) / 10,
   };
@@ -54,6 +68,6 @@ function logOutcome(req: Request, res: Response, requestId: string, elapsed: big
 }
 
 /** The response of the request this code runs for, when it runs for one. */
-export function currentResponse(): Response | undefined {
-  return currentLogContext().response as Response | undefined;
+export function currentResponse(): ServerResponse | undefined {
+  return currentLogContext().response as ServerResponse | undefined;
 }

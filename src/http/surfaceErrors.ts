@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { log } from "../logging/logger.js";
 import { renderMessagePage } from "./admin/ui/render.js";
+import { scimTarget } from "./scim/index.js";
 import { sendScimError } from "./scim/respond.js";
 
 /**
@@ -14,22 +16,25 @@ import { sendScimError } from "./scim/respond.js";
 
 type Surface = "scim" | "admin-api" | "admin-ui" | "other";
 
-function surfaceOf(req: Request): Surface {
+function surfaceOf(req: IncomingMessage & { originalUrl?: string }): Surface {
   const path = req.originalUrl ?? req.url ?? "";
-  if (/^\/scim\/v2(\/|\?|$)/.test(path)) return "scim";
+  if (scimTarget(path)) return "scim";
   if (/^\/admin\/api(\/|\?|$)/.test(path)) return "admin-api";
   if (/^\/admin(\/|\?|$)/.test(path)) return "admin-ui";
   return "other";
 }
 
-/** Answers `res` with a generic error in its surface's shape; nothing when an answer has begun. */
-export function answerWithoutDetail(req: Request, res: Response, status: number): void {
+/**
+ * Answers `res` with a generic error in its surface's shape; nothing when an answer has begun. A
+ * SCIM response is node's own (src/http/scim runs without Express); the others went through Express.
+ */
+export function answerWithoutDetail(req: IncomingMessage, res: ServerResponse, status: number): void {
   if (res.headersSent) {
     // Half an answer is worse than none: the client must see the connection fail.
     if (!res.writableEnded) res.destroy();
     return;
   }
-  const reference = String(res.locals?.requestId ?? "");
+  const reference = String((res as Partial<Response>).locals?.requestId ?? "");
   const client = status < 500;
   switch (surfaceOf(req)) {
     case "scim":
@@ -42,14 +47,19 @@ export function answerWithoutDetail(req: Request, res: Response, status: number)
     case "admin-ui":
       return client
         ? renderMessagePage(
-            res,
+            res as Response,
             status,
             status === 404 ? "Not found" : "Request refused",
             "The request could not be understood.",
           )
-        : renderMessagePage(res, 500, "Something went wrong", `The page could not be shown. Reference: ${reference}`);
+        : renderMessagePage(
+            res as Response,
+            500,
+            "Something went wrong",
+            `The page could not be shown. Reference: ${reference}`,
+          );
     default:
-      res
+      (res as Response)
         .status(status)
         .json(
           client
@@ -61,7 +71,6 @@ export function answerWithoutDetail(req: Request, res: Response, status: number)
 
 /** Paths that no router serves. */
 export function notFound(req: Request, res: Response): void {
-  if (surfaceOf(req) === "scim") return sendScimError(res, 404, "No such SCIM endpoint");
   if (surfaceOf(req) === "admin-ui")
     return renderMessagePage(res, 404, "Not found", "There is no admin page at this address.");
   res.status(404).json({ error: "NotFound", message: "No such route" });

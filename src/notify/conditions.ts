@@ -1,5 +1,4 @@
 import { X509Certificate } from "node:crypto";
-import type { RequestHandler } from "express";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { isIncidentOpen, lastIdpRequestAt, noteIdpRequest } from "../db/notificationRepository.js";
@@ -61,15 +60,14 @@ export function readCertificate(text: string): { fingerprint: string; subject: s
   }
 }
 
-/** SCIM middleware after authentication: records that the IdP spoke, at most once a minute per process. */
-export function noteIdpRequests(db: Database, clock: Clock): RequestHandler {
+/** Called by the SCIM server after authentication: records that the IdP spoke, at most once a minute per process. */
+export function idpActivityNoter(db: Database, clock: Clock): () => void {
   let noted = Number.NEGATIVE_INFINITY;
-  return (_req, _res, next) => {
+  return () => {
     const now = clock.now();
     if (now.getTime() - noted >= NOTE_EVERY_MS || now.getTime() < noted) {
       noted = now.getTime();
       noteIdpRequest(db, now).catch((error: unknown) => log.warn("notify", "IdP activity not recorded", { error }));
     }
-    next();
   };
 }

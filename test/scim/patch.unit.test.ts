@@ -226,6 +226,7 @@ describe("classifyScimError", () => {
     [{ code: "57P01" }, 503, undefined],
     [{ type: "entity.parse.failed", status: 400 }, 400, "invalidSyntax"],
     [{ type: "entity.too.large", status: 413, limit: 10 }, 413, undefined],
+    [{ status: 400, expose: true, message: "incorrect header check" }, 400, "invalidSyntax"],
     [new Error("bug"), 500, undefined],
   ])("%j → %s", (error, status, scimType) => {
     const classified = classifyScimError(error);

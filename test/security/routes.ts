@@ -1,9 +1,9 @@
 import type { Server } from "node:http";
 
 /**
- * Every route of a running service, read from its Express 5 router stack (not from a list kept
- * by hand, so a route added tomorrow is covered tomorrow). The app is found through the
- * service's own HTTP server: the one listening on the service's port.
+ * Every route of a running service, read from its SCIM server's route table and its Express 5
+ * router stack (not from a list kept by hand, so a route added tomorrow is covered tomorrow). The
+ * app is found through the service's own HTTP server: the one listening on the service's port.
  */
 
 export type RouteEntry = { method: string; path: string };
@@ -14,9 +14,13 @@ type Layer = {
   rawPath?: unknown;
 };
 type ExpressApp = ((...args: unknown[]) => void) & { router?: { stack: Layer[] } };
+type ServiceApp = {
+  express: ExpressApp;
+  scimRoutes: { list(): RouteEntry[] };
+};
 
-/** The Express app serving `url` in this process. */
-export function appListeningOn(url: string): ExpressApp {
+/** The app (src/http/app.ts) serving `url` in this process. */
+export function appListeningOn(url: string): ServiceApp {
   const port = Number(new URL(url).port);
   const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
   for (const handle of handles) {
@@ -24,18 +28,18 @@ export function appListeningOn(url: string): ExpressApp {
     if (typeof server?.address !== "function" || typeof server.listeners !== "function") continue;
     const address = server.address();
     if (!address || typeof address === "string" || address.port !== port) continue;
-    const app = server.listeners("request").find((l) => (l as ExpressApp).router !== undefined);
-    if (app) return app as ExpressApp;
+    const app = server.listeners("request").find((l) => (l as Partial<ServiceApp>).express !== undefined);
+    if (app) return app as unknown as ServiceApp;
   }
-  throw new Error(`no Express app listening on ${url}`);
+  throw new Error(`no app listening on ${url}`);
 }
 
 const joinPath = (prefix: string, path: string) =>
   path === "/" ? prefix || "/" : `${prefix}${path}`.replace(/\/{2,}/g, "/");
 
-/** Method and path template of every route, mounted routers followed. */
-export function enumerateRoutes(app: ExpressApp): RouteEntry[] {
-  const out: RouteEntry[] = [];
+/** Method and path template of every route: SCIM's, then Express's with mounted routers followed. */
+export function enumerateRoutes(app: ServiceApp): RouteEntry[] {
+  const out: RouteEntry[] = app.scimRoutes.list().map((r) => ({ method: r.method, path: `/scim/v2${r.path}` }));
   const walk = (stack: Layer[], prefix: string) => {
     for (const layer of stack) {
       if (layer.route) {
@@ -50,7 +54,7 @@ export function enumerateRoutes(app: ExpressApp): RouteEntry[] {
       }
     }
   };
-  walk(app.router!.stack, "");
+  walk(app.express.router!.stack, "");
   const seen = new Set<string>();
   return out.filter((r) => !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`));
 }

@@ -27,7 +27,6 @@ describe("the final error handler", () => {
   it.each([
     ["/scim/v2/boom", 500, /^application\/scim\+json/, /"detail":"Internal server error"/],
     ["/scim/v2/bad", 400, /^application\/scim\+json/, /"scimType":"invalidSyntax"/],
-    ["/scim/v2/missing", 404, /^application\/scim\+json/, /urn:ietf:params:scim:api:messages:2.0:Error/],
     ["/admin/api/boom", 500, /^application\/json/, /"error":"InternalError"/],
     ["/admin/boom", 500, /^text\/html/, /Something went wrong/],
     ["/admin/missing", 404, /^text\/html/, /Not found/],

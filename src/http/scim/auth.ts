@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import type { FailedAuthThrottle } from "../authThrottle.js";
 import { sendScimError } from "./respond.js";
@@ -6,27 +6,28 @@ import { sendScimError } from "./respond.js";
 const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
 
 /**
- * Bearer-token authentication for every SCIM endpoint; 401 with WWW-Authenticate otherwise
- * (RFC 6750). A wrong token counts toward the failed-auth throttle; past it the answer is 429
- * with Retry-After (a valid token always passes: see authThrottle.ts).
+ * Bearer-token authentication for every SCIM endpoint: true when the request may go on, else it
+ * has been answered 401 with WWW-Authenticate (RFC 6750). A wrong token counts toward the
+ * failed-auth throttle, by the client's address (`clientAddress`, which honours TRUST_PROXY); past
+ * it the answer is 429 with Retry-After (a valid token always passes: see authThrottle.ts).
  */
-export function requireScimToken(verifier: ScimTokenVerifier, throttle?: FailedAuthThrottle) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export function scimAuthenticator(
+  verifier: ScimTokenVerifier,
+  throttle: FailedAuthThrottle | undefined,
+  clientAddress: (req: IncomingMessage) => string | undefined,
+) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
     const match = BEARER.exec(req.headers.authorization ?? "");
-    let throttled;
-    try {
-      if (match && (await verifier.verify(match[1]!))) return next();
-      if (match) throttled = await throttle?.recordFailure(req.ip);
-    } catch (error) {
-      return next(error);
-    }
+    if (match && (await verifier.verify(match[1]!))) return true;
+    const throttled = match ? await throttle?.recordFailure(clientAddress(req)) : undefined;
     if (throttled) {
       res.setHeader("Retry-After", String(throttled.retryAfterSeconds));
-      return sendScimError(
+      sendScimError(
         res,
         429,
         `Too many requests with a wrong bearer token; try again in ${throttled.retryAfterSeconds} s`,
       );
+      return false;
     }
     res.setHeader("WWW-Authenticate", 'Bearer realm="scim"');
     sendScimError(
@@ -34,5 +35,6 @@ export function requireScimToken(verifier: ScimTokenVerifier, throttle?: FailedA
       401,
       match ? "The bearer token is not valid" : "A bearer token is required (Authorization: Bearer <token>)",
     );
+    return false;
   };
 }

@@ -1,4 +1,3 @@
-import { Router } from "express";
 import { NotFoundError } from "../../errors.js";
 import {
   describeSchemas,
@@ -7,11 +6,15 @@ import {
   LIST_RESPONSE_SCHEMA,
   USER_SCHEMA,
 } from "../../scim/schemas.js";
-import { sendScim } from "./respond.js";
+import type { ScimReply } from "./respond.js";
+
+type Lookup = (request: unknown, id: string) => ScimReply;
 
 /** /ServiceProviderConfig, /ResourceTypes and /Schemas (RFC 7644 section 4), saying only what is supported. */
-export function discoveryRouter(baseUrl: string, maxPageSize: number): Router {
-  const router = Router();
+export function discoveryHandlers(
+  baseUrl: string,
+  maxPageSize: number,
+): { serviceProviderConfig: Lookup; resourceTypes: Lookup; resourceType: Lookup; schemas: Lookup; schema: Lookup } {
   const listOf = (resources: unknown[]) => ({
     schemas: [LIST_RESPONSE_SCHEMA],
     totalResults: resources.length,
@@ -65,18 +68,19 @@ export function discoveryRouter(baseUrl: string, maxPageSize: number): Router {
   ];
   const schemas = describeSchemas(baseUrl);
 
-  router.get("/ServiceProviderConfig", (_req, res) => sendScim(res, 200, serviceProviderConfig));
-  router.get("/ResourceTypes", (_req, res) => sendScim(res, 200, listOf(resourceTypes)));
-  router.get("/ResourceTypes/:id", (req, res) => {
-    const found = resourceTypes.find((t) => t.id.toLowerCase() === req.params.id.toLowerCase());
-    if (!found) throw new NotFoundError(`Resource type ${req.params.id.slice(0, 64)} not found`);
-    sendScim(res, 200, found);
-  });
-  router.get("/Schemas", (_req, res) => sendScim(res, 200, listOf(schemas)));
-  router.get("/Schemas/:id", (req, res) => {
-    const found = schemas.find((s) => String(s.id).toLowerCase() === req.params.id.toLowerCase());
-    if (!found) throw new NotFoundError(`Schema ${req.params.id.slice(0, 200)} not found`);
-    sendScim(res, 200, found);
-  });
-  return router;
+  return {
+    serviceProviderConfig: () => ({ status: 200, body: serviceProviderConfig }),
+    resourceTypes: () => ({ status: 200, body: listOf(resourceTypes) }),
+    resourceType: (_request, id) => {
+      const found = resourceTypes.find((t) => t.id.toLowerCase() === id.toLowerCase());
+      if (!found) throw new NotFoundError(`Resource type ${id.slice(0, 64)} not found`);
+      return { status: 200, body: found };
+    },
+    schemas: () => ({ status: 200, body: listOf(schemas) }),
+    schema: (_request, id) => {
+      const found = schemas.find((s) => String(s.id).toLowerCase() === id.toLowerCase());
+      if (!found) throw new NotFoundError(`Schema ${id.slice(0, 200)} not found`);
+      return { status: 200, body: found };
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { AppError, isTransientDatabaseError, sqlState, type ScimType } from "../../errors.js";
 import { log } from "../../logging/logger.js";
 import { sendScimError } from "./respond.js";
@@ -35,13 +35,8 @@ export function classifyScimError(error: unknown): Classified {
       scimType: parser.status === 400 ? "invalidSyntax" : undefined,
     };
   }
-  // http-errors style client errors from Express itself (e.g. a path parameter that is not valid percent-encoding).
-  if (
-    typeof parser?.status === "number" &&
-    parser.status >= 400 &&
-    parser.status < 500 &&
-    (parser.expose === true || error instanceof URIError)
-  ) {
+  // body-parser's other client errors (http-errors, `expose`d): a body that fails to decompress, for one.
+  if (typeof parser?.status === "number" && parser.status >= 400 && parser.status < 500 && parser.expose === true) {
     return {
       status: parser.status,
       detail: "The request could not be understood",
@@ -60,14 +55,15 @@ export function classifyScimError(error: unknown): Classified {
   return { status: 500, detail: "Internal server error" };
 }
 
-export function scimErrorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
+/** Answers a failed SCIM request with its RFC 7644 error; `path` is relative to /scim/v2. */
+export function answerScimError(error: unknown, req: IncomingMessage, res: ServerResponse, path: string): void {
   const classified = classifyScimError(error);
   if (classified.status >= 500)
-    log.error("scim", "request failed", { method: req.method, path: req.path, status: classified.status, error });
+    log.error("scim", "request failed", { method: req.method, path, status: classified.status, error });
   else
     log.debug("scim", "request rejected", {
       method: req.method,
-      path: req.path,
+      path,
       status: classified.status,
       detail: classified.detail,
     });

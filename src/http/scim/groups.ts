@@ -1,4 +1,3 @@
-import { Router, type Request, type Response } from "express";
 import {
   createGroup,
   deleteGroup,
@@ -11,59 +10,50 @@ import {
 import { parseProjection, project, projects, type Projection } from "../../scim/projection.js";
 import { etagOf, presentGroup } from "../../scim/resources.js";
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
-import { listResponse, sendScim } from "./respond.js";
-import { writeContext, type ScimRouteDeps } from "./users.js";
+import { listResponse, type ScimReply } from "./respond.js";
+import type { ResourceHandlers, ScimRequest } from "./routes.js";
+import type { ScimRouteDeps } from "./users.js";
 
 /** /Groups: parse, call the group command, present. Members are loaded only when they will be returned. */
-export function groupsRouter({ db, baseUrl, maxPageSize }: ScimRouteDeps): Router {
-  const router = Router();
-
-  const projectionOf = (req: Request): Projection => {
-    const { attributes, excludedAttributes } = parseProjectionParams(req.query);
+export function groupHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): ResourceHandlers {
+  const projectionOf = (request: ScimRequest): Projection => {
+    const { attributes, excludedAttributes } = parseProjectionParams(request.query);
     return parseProjection("Group", attributes, excludedAttributes);
   };
 
-  const sendGroup = (req: Request, res: Response, status: number, { group, members }: GroupWithMembers) => {
-    res.setHeader("ETag", etagOf(group.version));
-    if (status === 201) res.setHeader("Location", `${baseUrl}/Groups/${group.id}`);
-    sendScim(res, status, project(presentGroup(group, baseUrl, members), projectionOf(req)));
-  };
+  const reply = (request: ScimRequest, status: number, { group, members }: GroupWithMembers): ScimReply => ({
+    status,
+    etag: etagOf(group.version),
+    location: status === 201 ? `${baseUrl}/Groups/${group.id}` : undefined,
+    body: project(presentGroup(group, baseUrl, members), projectionOf(request)),
+  });
 
-  const sendList = async (res: Response, params: ListParams) => {
+  const list = async (params: ListParams): Promise<ScimReply> => {
     const projection = parseProjection("Group", params.attributes, params.excludedAttributes);
     const page = await listGroups(db, params, projects(projection, "members"));
     const resources = page.items.map(({ group, members }) =>
       project(presentGroup(group, baseUrl, members), projection),
     );
-    sendScim(res, 200, listResponse(params, page.total, resources));
+    return { status: 200, body: listResponse(params, page.total, resources) };
   };
 
-  router.get("/", async (req, res) => sendList(res, parseListParams(req.query, maxPageSize)));
-  router.post("/.search", async (req, res) => sendList(res, parseSearchRequest(req.body, maxPageSize)));
-
-  router.post("/", async (req, res) =>
-    sendGroup(req, res, 201, await createGroup(db, req.body, writeContext(req, res))),
-  );
-  router.get("/:id", async (req, res) =>
-    sendGroup(req, res, 200, await getGroup(db, req.params.id, projects(projectionOf(req), "members"))),
-  );
-  router.put("/:id", async (req, res) =>
-    sendGroup(req, res, 200, await replaceGroup(db, req.params.id, req.body, writeContext(req, res))),
-  );
-
-  router.patch("/:id", async (req, res) => {
-    const group = await patchGroup(db, req.params.id, req.body, writeContext(req, res));
-    const { attributes, excludedAttributes } = parseProjectionParams(req.query);
-    if (attributes || excludedAttributes) {
-      return sendGroup(req, res, 200, await getGroup(db, group.id, projects(projectionOf(req), "members")));
-    }
-    res.setHeader("ETag", etagOf(group.version));
-    res.status(204).end();
-  });
-
-  router.delete("/:id", async (req, res) => {
-    await deleteGroup(db, req.params.id, writeContext(req, res));
-    res.status(204).end();
-  });
-  return router;
+  return {
+    list: (request) => list(parseListParams(request.query, maxPageSize)),
+    search: (request) => list(parseSearchRequest(request.body, maxPageSize)),
+    create: async (request) => reply(request, 201, await createGroup(db, request.body, request.context)),
+    read: async (request, id) =>
+      reply(request, 200, await getGroup(db, id, projects(projectionOf(request), "members"))),
+    replace: async (request, id) => reply(request, 200, await replaceGroup(db, id, request.body, request.context)),
+    patch: async (request, id) => {
+      const group = await patchGroup(db, id, request.body, request.context);
+      const { attributes, excludedAttributes } = parseProjectionParams(request.query);
+      if (attributes || excludedAttributes)
+        return reply(request, 200, await getGroup(db, group.id, projects(projectionOf(request), "members")));
+      return { status: 204, etag: etagOf(group.version) };
+    },
+    remove: async (request, id) => {
+      await deleteGroup(db, id, request.context);
+      return { status: 204 };
+    },
+  };
 }

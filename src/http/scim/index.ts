@@ -1,4 +1,5 @@
-import { Router } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseQuery } from "node:querystring";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import type { Database } from "../../db/database.js";
@@ -6,38 +7,105 @@ import type { ServiceMetrics } from "../../metrics/index.js";
 import { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
-import { noteIdpRequests } from "../../notify/conditions.js";
+import { scimRouteTemplate } from "../../metrics/scimRoutes.js";
+import { idpActivityNoter } from "../../notify/conditions.js";
 import { failedAuthThrottle } from "../authThrottle.js";
-import { requireScimToken } from "./auth.js";
-import { scimBody } from "./body.js";
-import { discoveryRouter } from "./discovery.js";
-import { scimErrorHandler } from "./errors.js";
-import { groupsRouter } from "./groups.js";
-import { rootSearchRouter } from "./search.js";
-import { usersRouter } from "./users.js";
+import { localsOf } from "../requestContext.js";
+import { scimAuthenticator } from "./auth.js";
+import { scimBodyReader } from "./body.js";
+import { discoveryHandlers } from "./discovery.js";
+import { answerScimError } from "./errors.js";
+import { groupHandlers } from "./groups.js";
+import { sendReply } from "./respond.js";
+import { ScimRoutes, type ScimRequest } from "./routes.js";
+import { rootSearch } from "./search.js";
+import { userHandlers } from "./users.js";
 
 /** What the SCIM server needs from the process (a part of the app's `AppDeps`). */
-export type ScimRouterDeps = { env: Env; db: Database; clock: Clock; publicUrl: string; metrics?: ServiceMetrics };
+export type ScimServerDeps = {
+  env: Env;
+  db: Database;
+  clock: Clock;
+  publicUrl: string;
+  metrics?: ServiceMetrics;
+  /** The client's address as TRUST_PROXY has it (for the failed-auth throttle). */
+  clientAddress: (req: IncomingMessage) => string | undefined;
+};
+
+/** A request for the SCIM server: its path under /scim/v2 ("/" at the root) and its raw query string. */
+export type ScimTarget = { path: string; query: string };
+
+const MOUNT = /^\/scim\/v2(?=[/?]|$)/i;
+/** The scheme and host of an absolute-form request target (RFC 9112 3.2.2), which Express also routed by its path. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
+
+/** Where a request URL points under /scim/v2 (matched case-insensitively, as Express did), or undefined. */
+export function scimTarget(target: string): ScimTarget | undefined {
+  const url = target.startsWith("/") ? target : target.replace(ABSOLUTE_FORM, "");
+  const match = MOUNT.exec(url);
+  if (match === null) return undefined;
+  const queryAt = url.indexOf("?");
+  const path = url.slice(match[0].length, queryAt === -1 ? undefined : queryAt);
+  return { path: path || "/", query: queryAt === -1 ? "" : url.slice(queryAt + 1) };
+}
+
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+const NO_QUERY: Record<string, unknown> = Object.freeze(Object.create(null) as Record<string, unknown>);
 
 /**
- * The IdP-facing SCIM 2.0 server (RFC 7643/7644) mounted at /scim/v2: bearer auth first (so an
- * unauthenticated client cannot make the server parse a body), then the body limits, then the
- * resource routers, then one RFC 7644 error translator.
+ * The IdP-facing SCIM 2.0 server (RFC 7643/7644) at /scim/v2, on node:http without Express: the
+ * IdPs' requests are nearly all of the traffic, and Express's routing cost more CPU per request
+ * than the SCIM work itself (docs/performance.md). In order: bearer auth (so an unauthenticated
+ * client cannot make the server parse a body), the IdP-activity note, the body, the route, the
+ * handler, and one RFC 7644 error translator for whatever fails on the way.
  */
-export function scimRouter(deps: ScimRouterDeps): Router {
+export function scimServer(deps: ScimServerDeps): {
+  serve(req: IncomingMessage, res: ServerResponse, at: ScimTarget): void;
+  routes: ScimRoutes;
+} {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
-  const routeDeps = { db: deps.db, baseUrl, maxPageSize: deps.env.SCIM_MAX_PAGE_SIZE };
-  const router = Router();
-  const throttle = failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics);
-  router.use(requireScimToken(new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN), throttle));
-  router.use(noteIdpRequests(deps.db, deps.clock)); // idp.silent (src/notify/conditions.ts)
-  router.use(scimBody(deps.env.SCIM_MAX_BODY_BYTES));
-  // Resources before discovery: their paths never overlap, and nearly every request is for a resource.
-  router.use("/Users", usersRouter(routeDeps));
-  router.use("/Groups", groupsRouter(routeDeps));
-  router.use(discoveryRouter(baseUrl, deps.env.SCIM_MAX_PAGE_SIZE));
-  router.use(rootSearchRouter(routeDeps));
-  router.use((req, _res, next) => next(new NotFoundError(`No SCIM endpoint ${req.method} ${req.path.slice(0, 200)}`)));
-  router.use(scimErrorHandler);
-  return router;
+  const maxPageSize = deps.env.SCIM_MAX_PAGE_SIZE;
+  const routeDeps = { db: deps.db, baseUrl, maxPageSize };
+  const routes = new ScimRoutes({
+    users: userHandlers(routeDeps),
+    groups: groupHandlers(routeDeps),
+    discovery: discoveryHandlers(baseUrl, maxPageSize),
+    search: rootSearch(routeDeps),
+  });
+  const authenticate = scimAuthenticator(
+    new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN),
+    failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics),
+    deps.clientAddress,
+  );
+  const noteIdpActivity = idpActivityNoter(deps.db, deps.clock); // idp.silent (src/notify/conditions.ts)
+  const readBody = scimBodyReader(deps.env.SCIM_MAX_BODY_BYTES);
+
+  async function serve(req: IncomingMessage, res: ServerResponse, { path, query }: ScimTarget): Promise<void> {
+    if (!(await authenticate(req, res))) return;
+    noteIdpActivity();
+    const method = req.method ?? "";
+    const body = WITH_BODY.has(method) ? await readBody(req, res) : undefined;
+    if (method === "OPTIONS") {
+      const allowed = routes.allowed(path);
+      if (allowed.length === 0) throw new NotFoundError(`No SCIM endpoint OPTIONS ${path.slice(0, 200)}`);
+      res.setHeader("Allow", allowed.join(", "));
+      return sendReply(res, { status: 204 });
+    }
+    const route = routes.match(method, path);
+    if (route === undefined) throw new NotFoundError(`No SCIM endpoint ${method} ${path.slice(0, 200)}`);
+    const request: ScimRequest = {
+      query: query === "" ? NO_QUERY : parseQuery(query),
+      body,
+      context: { requestId: localsOf(res).requestId, method, ifMatch: req.headers["if-match"] },
+    };
+    sendReply(res, await route.handler(request, route.id));
+  }
+
+  return {
+    serve(req, res, at) {
+      localsOf(res).scimRoute = scimRouteTemplate(at.path); // the latency histogram's label, 401s included
+      serve(req, res, at).catch((error: unknown) => answerScimError(error, req, res, at.path));
+    },
+    routes,
+  };
 }
