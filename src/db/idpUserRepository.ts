@@ -98,13 +98,15 @@ export async function lockIdpUser(q: Queryable, id: string): Promise<StoredResou
   return rows[0] && toStored(rows[0]);
 }
 
-const UPDATE_MARKED = `
+const updateMarked = (where: string) => `
   WITH updated AS (
      UPDATE idp_users SET user_name = $2, external_id = $3, active = $4, display_name = $5, given_name = $6,
             family_name = $7, department = $8, resource = $9, version = version + 1, updated_at = now()
-      WHERE id = $1 RETURNING ${RETURNING}),
+      WHERE ${where} RETURNING ${RETURNING}),
    ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "$10::jsonb", "$11")}
   SELECT u.* FROM updated u LEFT JOIN notified ON true`;
+const UPDATE_MARKED = updateMarked("id = $1");
+const UPDATE_VERSION_MARKED = updateMarked("id = $1 AND version = $12");
 
 /** updateIdpUser and markUsersDirty of the user in one statement; undefined (nothing marked) when there is no such user. */
 export async function updateIdpUserMarked(
@@ -121,6 +123,34 @@ export async function updateIdpUserMarked(
       ...columnParams(columns),
       resource,
       ...markDirtyParams(trigger),
+    ]);
+    return rows[0] && toStored(rows[0]);
+  } catch (error) {
+    uniqueness(error);
+  }
+}
+
+/**
+ * updateIdpUserMarked as one prepared statement that changes the user only while its version is
+ * still `version` (the one its new state was computed from); undefined when it no longer is, or
+ * the user is gone. Under READ COMMITTED an UPDATE that waited for a concurrent writer re-checks
+ * its WHERE on the row that writer left, so a lost update cannot slip through.
+ */
+export async function updateIdpUserIfVersionMarked(
+  db: Database,
+  id: string,
+  version: number,
+  columns: IdpUserColumns,
+  resource: Record<string, unknown>,
+  trigger: DirtyTrigger,
+): Promise<StoredResource | undefined> {
+  try {
+    const rows = await db.prepared<Row>("idp_update_user_version_marked", UPDATE_VERSION_MARKED, [
+      id,
+      ...columnParams(columns),
+      resource,
+      ...markDirtyParams(trigger),
+      version,
     ]);
     return rows[0] && toStored(rows[0]);
   } catch (error) {

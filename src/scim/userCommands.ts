@@ -8,6 +8,7 @@ import {
   listIdpUsers,
   lockIdpUser,
   replaceIdpUserMarked,
+  updateIdpUserIfVersionMarked,
   updateIdpUserMarked,
   type Page,
   type StoredResource,
@@ -82,6 +83,15 @@ export async function replaceUser(
   return stored;
 }
 
+/** Optimistic attempts of a PATCH before it takes the row lock (each lost only to a concurrent write of the same user). */
+const OPTIMISTIC_PATCHES = 3;
+
+/**
+ * A PATCH reads the user, applies the operations, and stores the result only if the user is still
+ * at the version read, marking it in the same statement: two prepared round trips, no transaction.
+ * A concurrent write of the same user makes it read again; after OPTIMISTIC_PATCHES such losses it
+ * runs the same steps in a transaction that locks the row, which cannot lose.
+ */
 export async function patchUser(
   db: Database,
   id: string,
@@ -89,19 +99,24 @@ export async function patchUser(
   context: WriteContext,
 ): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
-  const stored = await inIdpTransaction(db, async (manager) => {
-    const current = await lockIdpUser(manager, id);
+  const patched = (current: StoredResource | undefined) => {
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     const columns = userColumns(resource);
-    return (await updateIdpUserMarked(
-      manager,
-      id,
-      columns,
-      resource,
-      idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active)),
-    ))!;
+    const trigger = idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active));
+    return { version: current.version, resource, columns, trigger };
+  };
+  let stored: StoredResource | undefined;
+  for (let attempt = 1; !stored && attempt <= OPTIMISTIC_PATCHES; attempt++) {
+    const next = patched(await getIdpUser(db, id));
+    stored = await withIdpRetry(() =>
+      updateIdpUserIfVersionMarked(db, id, next.version, next.columns, next.resource, next.trigger),
+    );
+  }
+  stored ??= await inIdpTransaction(db, async (manager) => {
+    const next = patched(await lockIdpUser(manager, id));
+    return (await updateIdpUserMarked(manager, id, next.columns, next.resource, next.trigger))!;
   });
   log.info("scim", "user patched", {
     userId: id,

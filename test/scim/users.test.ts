@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENTERPRISE, PATCH_OP, USER_SCHEMA, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import {
+  ENTERPRISE,
+  PATCH_OP,
+  USER_SCHEMA,
+  dirtyMarks,
+  startScimHarness,
+  userBody,
+  type ScimHarness,
+} from "./harness.js";
 
 describe("SCIM /Users", () => {
   let h: ScimHarness;
@@ -172,6 +180,24 @@ describe("SCIM /Users", () => {
     expect(again.body.detail).toBeTruthy();
     expect((await h.get(`/Users/${created.id}`)).status).toBe(404);
     expect((await h.get(`/Users/010101001010101011001010101011`)).status).toBe(404);
+  });
+
+  it("24 concurrent PATCHes of one user each adding a phone number leave all 24 (no lost update)", async () => {
+    const created = (await h.post("/Users", userBody())).body;
+    const numbers = Array.from({ length: 24 }, (_, i) => `+1 555 01${String(i).padStart(2, "0")}`);
+    const results = await Promise.all(
+      numbers.map((value) =>
+        h.patch(`/Users/${created.id}`, {
+          schemas: [PATCH_OP],
+          Operations: [{ op: "add", path: "phoneNumbers", value: [{ value, type: "work" }] }],
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(numbers.map(() => 204));
+    const stored = (await h.get(`/Users/${created.id}`)).body;
+    expect(stored.phoneNumbers.map((p: { value: string }) => p.value).sort()).toEqual(numbers);
+    expect(stored.meta.version).toBe('W/"25"');
+    expect((await dirtyMarks(h, [created.id])).size).toBe(1);
   });
 
   it("honours If-Match on writes", async () => {
