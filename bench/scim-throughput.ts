@@ -336,10 +336,13 @@ async function measure(
     }
     if (only.has("patch")) {
       // Each request takes the next pair: an add never repeats one (a repeat changes nothing and marks
-      // nobody), a remove takes one that is a member.
-      await run("patch-add", "PATCH /Groups/{id} add member", "write", 204, () => memberPatch("add", pairs.shift()));
+      // nobody), a remove takes one that is a member. By index, not shift(): with 20,000 users the pairs
+      // are 1.28 million, and each shift() moved them all (1.8 ms of the load generator's CPU per add).
+      let added = 0;
+      let removed = 0;
+      await run("patch-add", "PATCH /Groups/{id} add member", "write", 204, () => memberPatch("add", pairs[added++]));
       await run("patch-remove", "PATCH /Groups/{id} remove member", "write", 204, () =>
-        memberPatch("remove", toRemove.shift()),
+        memberPatch("remove", toRemove[removed++]),
       );
     }
     // Saturated, 32 clients that never wait measure the most the server can take; their latency is
