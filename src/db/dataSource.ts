@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import pg from "pg";
 import { DataSource, type MigrationInterface } from "typeorm";
 import { log } from "../logging/logger.js";
 import { Database } from "./database.js";
@@ -47,8 +48,18 @@ export type DatabaseOptions = { url: string; poolSize?: number; applicationName:
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const { applicationName } = options;
+  // TypeORM makes the pool with the pg module it is given (its public `driver` option): a Pool that
+  // remembers itself lets the hot reads run on it without a query runner (Database.prepared).
+  let pool: pg.Pool | undefined;
+  class RememberedPool extends pg.Pool {
+    constructor(config?: pg.PoolConfig) {
+      super(config);
+      pool = this;
+    }
+  }
   const dataSource = new DataSource({
     type: "postgres",
+    driver: { ...pg, Pool: RememberedPool },
     url: options.url,
     migrations: await loadMigrations(),
     migrationsTableName: "typeorm_migrations",
@@ -66,5 +77,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     },
   });
   await dataSource.initialize();
-  return new Database(dataSource, applicationName);
+  if (!pool) throw new Error("TypeORM did not make its pool with the pg module it was given");
+  return new Database(dataSource, applicationName, pool);
 }

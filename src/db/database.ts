@@ -1,4 +1,6 @@
+import type { Pool, PoolClient } from "pg";
 import type { DataSource, QueryRunner } from "typeorm";
+import { sqlState } from "../errors.js";
 
 /**
  * The one door to PostgreSQL. TypeORM keeps the pool, the migrations and the transactions behind
@@ -27,6 +29,16 @@ export type PgQueryConfig = { name?: string; text: string; values?: unknown[] };
 export type PgQueryResult = { rows: unknown[]; rowCount: number | null };
 type PgConnection = { query(config: PgQueryConfig): Promise<PgQueryResult> };
 
+/**
+ * True when the statement's connection cannot serve another: no SQLSTATE (the socket failed) or
+ * class 08 / 57P (the server ended the session, e.g. pg_terminate_backend). The server's
+ * ErrorResponse arrives before the socket closes, so without this the dead client went back to the pool.
+ */
+function connectionBroken(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === undefined || state.startsWith("08") || state.startsWith("57P");
+}
+
 class RunnerQueryable implements Queryable {
   readonly [QUERYABLE] = true as const;
   constructor(private readonly runner: QueryRunner) {}
@@ -49,6 +61,8 @@ export class Database implements Queryable {
     private readonly source: DataSource,
     /** The pool's `application_name` (CONNECTION_NAMES), as `pg_stat_activity` shows it. */
     readonly applicationName: string,
+    /** TypeORM's own pool (dataSource.ts): prepared statements and pgClient run on it without a query runner. */
+    private readonly pool: Pool,
   ) {}
 
   query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -108,13 +122,25 @@ export class Database implements Queryable {
     return !(await this.source.showMigrations());
   }
 
+  /**
+   * One statement on a pooled pg client, with pg's own result and error. A query runner per
+   * statement cost more CPU than the statement's own JavaScript (issue 16); this keeps what the
+   * runner did: the client is released to the pool, or discarded when its connection failed.
+   */
   private async raw(config: PgQueryConfig): Promise<PgQueryResult> {
-    const runner = this.source.createQueryRunner();
+    const client: PoolClient = await this.pool.connect();
+    let broken: Error | undefined;
+    // The pool stops listening while the client is out; an unheard 'error' would end the process.
+    const onError = (error: Error) => (broken ??= error);
+    client.on("error", onError);
     try {
-      const connection = (await runner.connect()) as PgConnection;
-      return await connection.query(config);
+      return await client.query(config);
+    } catch (error) {
+      if (connectionBroken(error)) broken ??= error as Error;
+      throw error;
     } finally {
-      await runner.release();
+      client.removeListener("error", onError);
+      client.release(broken);
     }
   }
 

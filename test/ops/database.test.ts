@@ -2,6 +2,7 @@ import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openDatabase } from "../../src/db/dataSource.js";
+import { isTransientDatabaseError } from "../../src/errors.js";
 import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
@@ -77,6 +78,30 @@ describe("Database", () => {
     expect(await single.query(`SELECT name FROM pg_prepared_statements WHERE name = 'facade_probe_by_id'`)).toEqual([
       { name: "facade_probe_by_id" },
     ]);
+  });
+
+  it("prepared keeps its connection after a failed statement and replaces one the server killed mid-statement", async () => {
+    const pid = async () =>
+      (await single.prepared<{ pid: number }>("facade_probe_pid", `SELECT pg_backend_pid() AS pid`, []))[0]!.pid;
+    const first = await pid();
+    await expect(single.prepared("facade_probe_div", `SELECT 1/0`, [])).rejects.toMatchObject({ code: "22012" });
+    expect(await pid()).toBe(first);
+
+    const killed = single.prepared("facade_probe_sleep", `SELECT pg_sleep(30)`, []).then(
+      () => expect.fail("the statement was not killed"),
+      // The next statement is asked for at once, before the closed socket is read: only a pool
+      // told that the connection is broken opens a new one for it.
+      (error: unknown) => ({ error, next: pid() }),
+    );
+    await vi.waitFor(async () =>
+      expect(
+        await t.db.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_sleep%'`, [first]),
+      ).toHaveLength(1),
+    );
+    await t.db.query(`SELECT pg_terminate_backend($1)`, [first]);
+    const { error, next } = await killed;
+    expect(isTransientDatabaseError(error)).toBe(true);
+    expect(await next).not.toBe(first);
   });
 
   it("logs a pooled connection the server dropped, with the pool's name, and carries on", async () => {
