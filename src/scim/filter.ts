@@ -37,6 +37,10 @@ function invalid(message: string): BadRequestError {
   return new BadRequestError(message, "invalidFilter");
 }
 
+/** Space, tab, newline, carriage return, the brackets and the quote: the characters a word ends at. */
+const WORD_ENDS = new Set([...' \t\n\r()[]"'].map((c) => c.charCodeAt(0)));
+const endsWord = (code: number) => WORD_ENDS.has(code);
+
 function tokenize(input: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -64,7 +68,7 @@ function tokenize(input: string): Token[] {
       let j = i;
       // Words end only at the whitespace skipped above: ending them at any other \s (U+00A0, U+FEFF)
       // made an empty word that never advanced, and the tokenizer looped until the heap ran out.
-      while (j < input.length && !/[ \t\n\r()[\]"]/.test(input[j]!)) j++;
+      while (j < input.length && !endsWord(input.charCodeAt(j))) j++;
       tokens.push({ kind: "word", text: input.slice(i, j), at: i });
       i = j;
     }

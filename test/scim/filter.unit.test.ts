@@ -10,6 +10,14 @@ describe("parseFilter", () => {
     ['USERNAME EQ "x"', { kind: "compare", path: "USERNAME", op: "eq", value: "x" }],
     ["title pr", { kind: "present", path: "title" }],
     ["active eq true", { kind: "compare", path: "active", op: "eq", value: true }],
+    // A word ends at a bracket or a quote as well as at whitespace.
+    ["(active eq true)", { kind: "compare", path: "active", op: "eq", value: true }],
+    [
+      "emails[primary eq true]",
+      { kind: "valuePath", path: "emails", filter: { kind: "compare", path: "primary", op: "eq", value: true } },
+    ],
+    ['userName eq"x"', { kind: "compare", path: "userName", op: "eq", value: "x" }],
+    ["title\tpr", { kind: "present", path: "title" }],
     ["x eq null", { kind: "compare", path: "x", op: "eq", value: null }],
     ["x gt -1.5e3", { kind: "compare", path: "x", op: "gt", value: -1500 }],
     [
