@@ -38,6 +38,7 @@ import { startEmulator } from "../src/emulator/index.js";
 import { TEST_MAPPING } from "../test/support/mapping.js";
 import { keepAliveClient } from "./support/httpClient.js";
 import { cpuMsOf } from "./support/processCpu.js";
+import { benchUser } from "./support/scimUser.js";
 
 const TOKEN = "bench-scim-token-0123456789abcdef";
 const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" };
@@ -222,7 +223,7 @@ async function measure(
     const userIds: string[] = [];
     await inParallel(seedUsers, concurrency, async (i) => {
       const userName = `seed${i}@example.com`;
-      const res = await call("POST", "/Users", JSON.stringify(user(userName)));
+      const res = await call("POST", "/Users", JSON.stringify(benchUser(userName)));
       userNames[i] = userName;
       userIds[i] = (JSON.parse(res.text) as { id: string }).id;
     });
@@ -316,7 +317,7 @@ async function measure(
     }
     if (only.has("post")) {
       await run("post", "POST /Users", "write", 201, () =>
-        call("POST", "/Users", JSON.stringify(user(`new${created++}@example.com`))),
+        call("POST", "/Users", JSON.stringify(benchUser(`new${created++}@example.com`))),
       );
     }
     if (only.has("put")) {
@@ -325,7 +326,7 @@ async function measure(
         return call(
           "PUT",
           `/Users/${userIds[n]}`,
-          JSON.stringify({ ...user(userNames[n]!), displayName: `Bench User ${i}` }),
+          JSON.stringify({ ...benchUser(userNames[n]!), displayName: `Bench User ${i}` }),
         );
       });
     }
@@ -802,19 +803,4 @@ function shuffledPairs(groups: number, users: number): Pair[] {
     [pairs[i], pairs[j]] = [pairs[j]!, pairs[i]!];
   }
   return pairs;
-}
-
-function user(userName: string) {
-  return {
-    schemas: [
-      "urn:ietf:params:scim:schemas:core:2.0:User",
-      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
-    ],
-    userName,
-    name: { givenName: "Bench", familyName: "User" },
-    emails: [{ value: userName, type: "work", primary: true }],
-    displayName: "Bench User",
-    active: true,
-    "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": { department: "Engineering" },
-  };
 }
