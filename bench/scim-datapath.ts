@@ -1,6 +1,7 @@
 /**
- * The filter GET's data path in-process (issue 16): token check → list parameters → listUsers →
- * presentUser → project → JSON, without HTTP, against the embedded PostgreSQL with 2,000 users.
+ * The filter GET's data path in-process (issue 16): the token check, then the /Users list handler
+ * (src/http/scim/users.ts: list parameters → listUsers → presentUser → project) on a
+ * querystring-parsed query, then JSON, without HTTP, against the embedded PostgreSQL with 2,000 users.
  * Reports the process CPU (process.cpuUsage, user + system) per call for the whole path at a given
  * concurrency, and per stage: the database stages at the same concurrency, the synchronous stages
  * in a tight loop. On a shared machine the database stages move by a few µs between runs; compare
@@ -23,6 +24,8 @@ import { ScimTokenVerifier } from "../src/auth/scimTokens.js";
 import { TokenRepository } from "../src/db/tokenRepository.js";
 import { parseListParams } from "../src/http/scim/params.js";
 import { listResponse } from "../src/http/scim/respond.js";
+import { userHandlers } from "../src/http/scim/users.js";
+import { benchUser } from "./support/scimUser.js";
 import { createUser, listUsers } from "../src/scim/userCommands.js";
 import { presentUser } from "../src/scim/resources.js";
 import { parseProjection, project } from "../src/scim/projection.js";
@@ -85,44 +88,22 @@ async function concurrently(calls: number, concurrency: number, one: (i: number)
 
 try {
   await db.migrate();
-  const context = { method: "POST" };
   const userNames: string[] = [];
   await concurrently(USERS, 16, async (i) => {
     const userName = `seed${i}@example.com`;
     userNames[i] = userName;
-    await createUser(
-      db,
-      {
-        schemas: [
-          "urn:ietf:params:scim:schemas:core:2.0:User",
-          "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
-        ],
-        userName,
-        name: { givenName: "Bench", familyName: "User" },
-        emails: [{ value: userName, type: "work", primary: true }],
-        displayName: "Bench User",
-        active: true,
-        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": { department: "Engineering" },
-      },
-      context,
-    );
+    await createUser(db, benchUser(userName), { method: "POST" });
   });
   const verifier = new ScimTokenVerifier(new TokenRepository(db), TOKEN);
   const queries = userNames.map((u) => `filter=${encodeURIComponent(`userName eq "${u}"`)}`);
   const queryOf = (i: number) => queries[(i * 7919) % queries.length]!;
 
+  const users = userHandlers({ db, baseUrl: BASE_URL, maxPageSize: 1000 });
+  const context = { method: "GET" };
   const getOne = async (i: number): Promise<string> => {
     if (!(await verifier.verify(TOKEN))) throw new Error("token refused");
-    const params = parseListParams(querystring.parse(queryOf(i)), 1000);
-    const projection = parseProjection("User", params.attributes, params.excludedAttributes);
-    const page = await listUsers(db, params);
-    return JSON.stringify(
-      listResponse(
-        params,
-        page.total,
-        page.items.map((u) => project(presentUser(u, BASE_URL), projection)),
-      ),
-    );
+    const reply = await users.list({ query: querystring.parse(queryOf(i)), body: undefined, context }, "");
+    return JSON.stringify(reply.body);
   };
   const sample = await getOne(3);
   if (!sample.includes('"totalResults":1')) throw new Error(`unexpected answer ${sample}`);
