@@ -53,8 +53,13 @@ export class ScimTokenVerifier {
     this.now = options.now ?? Date.now;
   }
 
-  /** True when `presented` is SCIM_TOKEN or an active token made with `token create`. */
-  async verify(presented: string): Promise<boolean> {
+  /**
+   * True when `presented` is SCIM_TOKEN or an active token made with `token create`. The answer is
+   * synchronous when memory has it (SCIM_TOKEN, or a token seen within the cache's time), a promise
+   * only when the database must be asked: every IdP request asks, and on Node 20 each promise
+   * costs more while AsyncLocalStorage's hooks are on (docs/performance.md).
+   */
+  verify(presented: string): boolean | Promise<boolean> {
     const hash = hashToken(presented);
     if (this.envHash && timingSafeEqual(hash, this.envHash)) return true;
     const key = hash.toString("hex");
@@ -62,6 +67,10 @@ export class ScimTokenVerifier {
     const known = this.valid.get(key);
     if (known && known.until > now) return this.touch(known.tokenId, now);
     if ((this.invalid.get(key) ?? 0) > now) return false;
+    return this.lookUp(hash, key, now);
+  }
+
+  private async lookUp(hash: Buffer, key: string, now: number): Promise<boolean> {
     const found = await this.tokens.findActiveByHash(hash);
     if (found !== undefined && timingSafeEqual(found.tokenHash, hash)) {
       this.invalid.delete(key); // a token created after it was first tried

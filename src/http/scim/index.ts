@@ -81,7 +81,8 @@ export function scimServer(deps: ScimServerDeps): {
   const readBody = scimBodyReader(deps.env.SCIM_MAX_BODY_BYTES);
 
   async function serve(req: IncomingMessage, res: ServerResponse, { path, query }: ScimTarget): Promise<void> {
-    if (!(await authenticate(req, res))) return;
+    const authenticated = authenticate(req, res);
+    if (authenticated !== true && !(await authenticated)) return;
     noteIdpActivity();
     const method = req.method ?? "";
     const body = WITH_BODY.has(method) ? await readBody(req, res) : undefined;
