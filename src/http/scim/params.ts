@@ -15,13 +15,22 @@ const DEFAULT_PAGE_SIZE = 100;
 const INTEGER = /^[+-]?\d{1,12}$/;
 
 type Query = Record<string, unknown>;
+/** A query's parameters by lower-cased name (RFC 7644's names are case-insensitive), the first spelling of each. */
+type Named = Map<string, unknown>;
+
+function named(query: Query): Named {
+  const byName: Named = new Map();
+  for (const key of Object.keys(query)) {
+    const lower = key.toLowerCase();
+    if (!byName.has(lower)) byName.set(lower, query[key]);
+  }
+  return byName;
+}
 
 /** Query parameter by name, case-insensitively; repeated parameters are an error for single-valued ones. */
-function single(query: Query, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const key = Object.keys(query).find((k) => k.toLowerCase() === lower);
-  if (key === undefined) return undefined;
-  const value = query[key];
+function single(query: Named, name: string): string | undefined {
+  const value = query.get(name.toLowerCase());
+  if (value === undefined) return undefined;
   if (typeof value === "string") return value;
   throw new BadRequestError(
     `Query parameter '${name}' must be given once`,
@@ -29,23 +38,25 @@ function single(query: Query, name: string): string | undefined {
   );
 }
 
-function integer(query: Query, name: string): number | undefined {
+function integer(query: Named, name: string): number | undefined {
   const raw = single(query, name)?.trim();
   if (raw === undefined || raw === "") return undefined;
   if (!INTEGER.test(raw)) throw new BadRequestError(`Query parameter '${name}' must be an integer`, "invalidValue");
   return Number(raw);
 }
 
-function list(query: Query, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const key = Object.keys(query).find((k) => k.toLowerCase() === lower);
-  const value = key === undefined ? undefined : query[key];
+function list(query: Named, name: string): string | undefined {
+  const value = query.get(name.toLowerCase());
   if (Array.isArray(value)) return value.filter((v) => typeof v === "string").join(",") || undefined;
   return typeof value === "string" && value.trim() ? value : undefined;
 }
 
-export function parseProjectionParams(query: Query): Pick<ListParams, "attributes" | "excludedAttributes"> {
+function projectionOf(query: Named): Pick<ListParams, "attributes" | "excludedAttributes"> {
   return { attributes: list(query, "attributes"), excludedAttributes: list(query, "excludedAttributes") };
+}
+
+export function parseProjectionParams(query: Query): Pick<ListParams, "attributes" | "excludedAttributes"> {
+  return projectionOf(named(query));
 }
 
 /** `sortOrder` without `sortBy` is ignored; without `sortOrder`, ascending (RFC 7644 3.4.2.3). */
@@ -70,12 +81,13 @@ function page(
 }
 
 export function parseListParams(query: Query, maxPageSize: number): ListParams {
-  const filter = single(query, "filter");
+  const byName = named(query);
+  const filter = single(byName, "filter");
   return {
     filter: filter?.trim() ? filter : undefined,
-    ...page(integer(query, "startIndex"), integer(query, "count"), maxPageSize),
-    sort: sortOf(single(query, "sortBy"), single(query, "sortOrder")),
-    ...parseProjectionParams(query),
+    ...page(integer(byName, "startIndex"), integer(byName, "count"), maxPageSize),
+    sort: sortOf(single(byName, "sortBy"), single(byName, "sortOrder")),
+    ...projectionOf(byName),
   };
 }
 
