@@ -43,15 +43,17 @@ function connectionBroken(error: unknown): boolean {
  * `config` on `client`, as a pg Query made from its text: handed a config object, pg copies it with
  * Object.defineProperties on every call (1.6 µs here, more than the rest of the statement's JavaScript).
  */
-function submit(client: PoolClient, config: PgQueryConfig): Promise<PgQueryResult> {
-  return new Promise((resolve, reject) => {
-    const query = new pg.Query(config.text, config.values, (error, result) =>
-      error ? reject(error) : resolve(result as unknown as PgQueryResult),
-    );
-    // What pg would have read from the config: a named statement is parsed once per connection.
-    (query as { name?: string }).name = config.name;
-    client.query(query);
-  });
+function submit(
+  client: PoolClient,
+  config: PgQueryConfig,
+  done: (error: Error | undefined, result?: PgQueryResult) => void,
+): void {
+  const query = new pg.Query(config.text, config.values, (error, result) =>
+    done(error ?? undefined, result as unknown as PgQueryResult),
+  );
+  // What pg would have read from the config: a named statement is parsed once per connection.
+  (query as { name?: string }).name = config.name;
+  client.query(query);
 }
 
 class RunnerQueryable implements Queryable {
@@ -97,9 +99,8 @@ export class Database implements Queryable {
    * Rows of a named prepared statement: PostgreSQL parses and plans `sql` once per connection
    * instead of once per call. The caller keeps the set of names bounded (each costs connection memory).
    */
-  async prepared<T = Row>(name: string, sql: string, params: readonly unknown[]): Promise<T[]> {
-    const result = await this.raw({ name, text: sql, values: [...params] });
-    return result.rows as T[];
+  prepared<T = Row>(name: string, sql: string, params: readonly unknown[]): Promise<T[]> {
+    return this.raw({ name, text: sql, values: [...params] }).then((result) => result.rows as T[]);
   }
 
   /** Runs `work` on one dedicated connection from the pool (session state: advisory locks, LISTEN, SET). */
@@ -142,21 +143,30 @@ export class Database implements Queryable {
    * statement cost more CPU than the statement's own JavaScript (issue 16); this keeps what the
    * runner did: the client is released to the pool, or discarded when its connection failed.
    */
-  private async raw(config: PgQueryConfig): Promise<PgQueryResult> {
-    const client: PoolClient = await this.pool.connect();
-    let broken: Error | undefined;
-    // The pool stops listening while the client is out; an unheard 'error' would end the process.
-    const onError = (error: Error) => (broken ??= error);
-    client.on("error", onError);
-    try {
-      return await submit(client, config);
-    } catch (error) {
-      if (connectionBroken(error)) broken ??= error as Error;
-      throw error;
-    } finally {
-      client.removeListener("error", onError);
-      client.release(broken);
-    }
+  private raw(config: PgQueryConfig): Promise<PgQueryResult> {
+    // Callbacks inside one promise: on Node 20 every promise costs more while AsyncLocalStorage's hooks
+    // are on, and pg-pool's promise-returning connect makes several (docs/performance.md).
+    return new Promise((resolve, reject) => {
+      this.pool.connect((failed, client) => {
+        if (failed || !client) return reject(failed);
+        let broken: Error | undefined;
+        // The pool stops listening while the client is out; an unheard 'error' would end the process.
+        const onError = (error: Error) => (broken ??= error);
+        client.on("error", onError);
+        const settle = (error: Error | undefined, result?: PgQueryResult) => {
+          if (error && connectionBroken(error)) broken ??= error;
+          client.removeListener("error", onError);
+          client.release(broken);
+          if (error) reject(error);
+          else resolve(result!);
+        };
+        try {
+          submit(client, config, settle);
+        } catch (error) {
+          settle(error as Error);
+        }
+      });
+    });
   }
 
   private async withRunner<T>(work: (q: Queryable) => Promise<T>): Promise<T> {

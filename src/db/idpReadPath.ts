@@ -14,7 +14,7 @@ const MAX_TEXT = 4000;
 const prepared = new Map<string, string>();
 
 /** Rows of a read-only query; prepared by name when `q` is the Database and the text is one of a bounded set. */
-export async function readQuery<T>(q: Queryable, text: string, values: unknown[]): Promise<T[]> {
+export function readQuery<T>(q: Queryable, text: string, values: unknown[]): Promise<T[]> {
   if (!(q instanceof Database)) return q.query<T>(text, values);
   let name = prepared.get(text);
   if (name === undefined) {

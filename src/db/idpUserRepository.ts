@@ -208,7 +208,7 @@ export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> 
 export type Page<T> = { total: number; items: T[] };
 
 /** One page of users matching `where` (parameters from $1), by `sort` or oldest first; startIndex is 1-based. */
-export async function listIdpUsers(
+export function listIdpUsers(
   q: Queryable,
   where: SqlCondition | undefined,
   startIndex: number,

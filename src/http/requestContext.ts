@@ -11,7 +11,11 @@ const REQUEST_ID = /^[\w.-]{1,100}$/;
  * finds it set) from its start to its `finish`: its id, its start, and for a SCIM request the
  * route label of the latency histogram.
  */
-type RequestLocals = { requestId: string; started: bigint; scimRoute?: string };
+type RequestLocals = {
+  requestId: string;
+  /** performance.now() at arrival, in ms. */ started: number;
+  scimRoute?: string;
+};
 
 /** The locals of a response that went through `requestContext`. */
 export function localsOf(res: ServerResponse): RequestLocals {
@@ -31,19 +35,19 @@ export function requestContext(
 ): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   function onFinish(this: ServerResponse): void {
     const { requestId, started, scimRoute } = localsOf(this);
-    const elapsed = process.hrtime.bigint() - started;
+    const elapsedMs = performance.now() - started;
     if (metrics && scimRoute !== undefined) {
       metrics.scimRequestDuration.observe(
         { method: methodLabel(this.req.method ?? ""), route: scimRoute, status_class: statusClass(this.statusCode) },
-        Number(elapsed) / 1e9,
+        elapsedMs / 1000,
       );
     }
-    logOutcome(this.req, this, requestId, elapsed);
+    logOutcome(this.req, this, requestId, elapsedMs);
   }
   return (req, res, next) => {
     const incoming = req.headers["x-request-id"];
     const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const locals: RequestLocals = { requestId, started: process.hrtime.bigint() };
+    const locals: RequestLocals = { requestId, started: performance.now() };
     (res as ServerResponse & { locals: RequestLocals }).locals = locals;
     res.setHeader("X-Request-Id", requestId);
     res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
@@ -52,10 +56,9 @@ export function requestContext(
 }
 
 /** The request line: a warning for a 5xx, else debug; its fields are built only when it is written. */
-function logOutcome(req: IncomingMessage, res: ServerResponse, requestId: string, elapsed: bigint): void {
+function logOutcome(req: IncomingMessage, res: ServerResponse, requestId: string, durationMs: number): void {
   const level = res.statusCode >= 500 ? "warn" : "debug";
   if (!isLogLevelEnabled(level)) return;
-  const durationMs = Number(elapsed) / 1e6;
   // Express rewrites req.url inside its routers and keeps the original in originalUrl.
   const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "";
   const fields = {

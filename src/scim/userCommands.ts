@@ -56,7 +56,7 @@ export async function getUser(db: Database, id: string): Promise<StoredResource>
   return user;
 }
 
-export async function listUsers(db: Database, query: ListQuery): Promise<Page<StoredResource>> {
+export function listUsers(db: Database, query: ListQuery): Promise<Page<StoredResource>> {
   const where = query.filter === undefined ? undefined : filterToSql("User", parseFilter(query.filter));
   return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
