@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
 import { DataSource, type MigrationInterface } from "typeorm";
-import { log } from "../logging/logger.js";
+import { log, withoutLogContext } from "../logging/logger.js";
 import { Database } from "./database.js";
 import { pgTypes } from "./timestamps.js";
 
@@ -67,8 +67,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     migrationsTransactionMode: "each",
     logging: false,
     // pg emits 'error' on an idle pooled connection the server dropped (a restart, a terminated
-    // backend); the pool discards that connection and the next query opens another.
-    poolErrorHandler: (error: unknown) => log.warn("db", "idle pool connection lost", { applicationName, error }),
+    // backend); the pool discards that connection and the next query opens another. The event comes
+    // in the async context of whichever request opened the connection: not that request's line.
+    poolErrorHandler: (error: unknown) =>
+      withoutLogContext(() => log.warn("db", "idle pool connection lost", { applicationName, error })),
     extra: {
       max: options.poolSize ?? 10,
       application_name: applicationName,

@@ -21,6 +21,15 @@ export function withLogContext<T>(context: Context, fn: () => T): T {
   return contextStore.run(outer ? { ...outer, ...context } : context, fn);
 }
 
+/**
+ * Runs `fn` outside any log context: for events that belong to no request or reconcile although
+ * they arrive in the async context of the one that happened to start them (a pooled connection
+ * dropped later, long after the request that opened it).
+ */
+export function withoutLogContext<T>(fn: () => T): T {
+  return contextStore.exit(fn);
+}
+
 export function currentLogContext(): Context {
   return contextStore.getStore() ?? {};
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Database } from "../../src/db/database.js";
 import { openDatabase } from "../../src/db/dataSource.js";
 import { isTransientDatabaseError } from "../../src/errors.js";
-import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
+import { resetLogger, setLogLevel, setLogTransport, withLogContext } from "../../src/logging/logger.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** The facade over TypeORM (src/db/database.ts): the shapes callers rely on, and a pool that says when it loses a connection. */
@@ -119,5 +119,24 @@ describe("Database", () => {
       }),
     );
     expect(await single.query(`SELECT 1 AS ok`)).toEqual([{ ok: 1 }]);
+  });
+
+  it("logs a dropped connection without the id of the request that happened to open it", async () => {
+    const name = `${PROBE_POOL}:opened-by-a-request`;
+    // Opened while serving a request: the pooled connection's socket keeps that request's async context.
+    const opened = await withLogContext({ requestId: "request-that-opened-it" }, async () => {
+      const db = await openDatabase({ url: t.url, poolSize: 1, applicationName: name });
+      await db.query(`SELECT 1`);
+      return db;
+    });
+    try {
+      await t.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [name]);
+      const lost = () =>
+        capture.records.find((r) => r.message === "idle pool connection lost" && r.applicationName === name);
+      await vi.waitFor(() => expect(lost()).toBeDefined());
+      expect(lost()).not.toHaveProperty("requestId");
+    } finally {
+      await opened.close();
+    }
   });
 });
