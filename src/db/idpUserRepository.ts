@@ -224,6 +224,34 @@ function orderBy(alias: string, sort: SqlSort | undefined): string {
   return sort?.key ? `${sort.key} ${sort.descending ? "DESC" : "ASC"}, ${stable}` : stable;
 }
 
+function pageSql(table: string, alias: string, condition: string, n: number, sort: SqlSort | undefined): string {
+  return `SELECT ${alias}.id, ${alias}.resource, ${alias}.version, ${alias}.created_at, ${alias}.updated_at, count(*) OVER ()::int AS total
+       FROM ${table} ${condition}
+      ORDER BY ${orderBy(alias, sort)}
+      LIMIT $${n + 1} OFFSET $${n + 2}`;
+}
+
+/** Page statements by table and condition, for unsorted pages (a list with a filter, nearly every IdP read). */
+const pageTexts = new Map<string, Map<string, string>>();
+const MAX_PAGE_TEXTS = 256;
+
+/**
+ * The SELECT of a page. Unsorted ones are kept by their condition's SQL, so that the same statement
+ * is the same string each time (readQuery finds its prepared name by a hash V8 has already
+ * computed, instead of building and hashing 300 characters per request); a bounded number of them.
+ */
+function pageText(table: string, alias: string, condition: string, n: number, sort: SqlSort | undefined): string {
+  if (sort) return pageSql(table, alias, condition, n, sort);
+  let byCondition = pageTexts.get(table);
+  if (!byCondition) pageTexts.set(table, (byCondition = new Map()));
+  let text = byCondition.get(condition);
+  if (text === undefined) {
+    text = pageSql(table, alias, condition, n, undefined);
+    if (byCondition.size < MAX_PAGE_TEXTS) byCondition.set(condition, text);
+  }
+  return text;
+}
+
 export async function listPage(
   q: Queryable,
   table: string,
@@ -244,14 +272,11 @@ export async function listPage(
     return { total: rows[0]?.total ?? 0, items: [] };
   }
   const n = params.length;
-  const rows = await readQuery<Row & { total: number }>(
-    q,
-    `SELECT ${alias}.id, ${alias}.resource, ${alias}.version, ${alias}.created_at, ${alias}.updated_at, count(*) OVER ()::int AS total
-       FROM ${table} ${condition}
-      ORDER BY ${orderBy(alias, sort)}
-      LIMIT $${n + 1} OFFSET $${n + 2}`,
-    [...params, count, startIndex - 1],
-  );
+  const rows = await readQuery<Row & { total: number }>(q, pageText(table, alias, condition, n, sort), [
+    ...params,
+    count,
+    startIndex - 1,
+  ]);
   if (rows.length) return { total: rows[0]!.total, items: rows.map(toStored) };
   if (startIndex <= 1) return { total: 0, items: [] };
   // Past the last page: the window count has no row to ride on, so count separately.

@@ -24,7 +24,9 @@ export type Filter =
 export type PatchPath = { path: string; filter?: Filter; subAttribute?: string };
 
 const COMPARE_OPS = new Set(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
-const MAX_LENGTH = 4096;
+/** The longest filter or PATCH path accepted. */
+export const MAX_FILTER_LENGTH = 4096;
+const MAX_LENGTH = MAX_FILTER_LENGTH;
 const MAX_DEPTH = 16;
 const MAX_TERMS = 64;
 

@@ -3,6 +3,7 @@ import { BadRequestError } from "../../src/errors.js";
 import { parseFilter, parsePatchPath, splitAttributeList } from "../../src/scim/filter.js";
 import { matchesFilter } from "../../src/scim/filterEval.js";
 import { filterToSql } from "../../src/db/filterSql.js";
+import { userFilterSql } from "../../src/scim/userCommands.js";
 
 describe("parseFilter", () => {
   it.each([
@@ -210,5 +211,71 @@ describe("filterToSql", () => {
     expect(() => filterToSql(filter.startsWith("members") ? "Group" : "User", parseFilter(filter))).toThrow(
       BadRequestError,
     );
+  });
+});
+
+describe("userFilterSql (the compiled `userName eq` of Okta and Entra)", () => {
+  const general = (filter: string) => filterToSql("User", parseFilter(filter));
+  const answer = (f: () => unknown) => {
+    try {
+      return { ok: f() };
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  };
+
+  it("gives the general compiler's condition, or its error, for the IdPs' shape and its near misses", () => {
+    let seed = 20261126;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pieces = [
+      "a",
+      "Z",
+      "@",
+      ".",
+      " ",
+      "é",
+      "\\",
+      '"',
+      '\\"',
+      "\\u0041",
+      "\t",
+      "\u0000",
+      "\u001f",
+      "%",
+      "'",
+      "é@x.io",
+    ];
+    const values = ["", "bjensen@example.com", "x".repeat(4100)];
+    for (let i = 0; i < 2000; i++) {
+      let value = "";
+      for (let n = Math.floor(random() * 8); n > 0; n--) value += pieces[Math.floor(random() * pieces.length)];
+      values.push(value);
+    }
+    const shapes = [
+      (v: string) => `userName eq "${v}"`,
+      (v: string) => `username eq "${v}"`,
+      (v: string) => `userName EQ "${v}"`,
+      (v: string) => `userName  eq "${v}"`,
+      (v: string) => ` userName eq "${v}"`,
+      (v: string) => `userName eq "${v}" `,
+      (v: string) => `userName eq "${v}" or userName eq "x"`,
+      (v: string) => `userName eq ${v}`,
+    ];
+    let compiled = 0;
+    for (const value of values)
+      for (const shape of shapes) {
+        const filter = shape(value);
+        expect(
+          answer(() => userFilterSql(filter)),
+          filter.slice(0, 80),
+        ).toEqual(answer(() => general(filter)));
+        if (/^userName eq "[^"\\\u0000-\u001f]*"$/.test(filter) && filter.length <= 4096) compiled++;
+      }
+    expect(compiled).toBeGreaterThan(500); // the fast path was taken, not only the fallback
+  });
+
+  it("keeps one condition text for every value", () => {
+    expect(userFilterSql('userName eq "a@b.c"').sql).toBe(userFilterSql('userName eq "d@e.f"').sql);
+    expect(userFilterSql('userName eq "a@b.c"').params).toEqual(["a@b.c"]);
   });
 });
