@@ -50,8 +50,30 @@ function uniqueness(error: unknown): never {
   throw error;
 }
 
-function columnParams(c: IdpUserColumns): unknown[] {
-  return [c.userName, c.externalId, c.active, c.displayName, c.givenName, c.familyName, c.department];
+/** A user write's parameters: $1 the id, $2–$8 the columns, $9 the resource, then `rest`. */
+function writeParams(id: string, c: IdpUserColumns, resource: Record<string, unknown>, ...rest: unknown[]): unknown[] {
+  return [
+    id,
+    c.userName,
+    c.externalId,
+    c.active,
+    c.displayName,
+    c.givenName,
+    c.familyName,
+    c.department,
+    resource,
+    ...rest,
+  ];
+}
+
+/** The user a write returned, undefined when it wrote nothing; a userName already taken is a UniqueViolationError. */
+async function written(statement: Promise<Row[]>): Promise<StoredResource | undefined> {
+  try {
+    const rows = await statement;
+    return rows[0] && toStored(rows[0]);
+  } catch (error) {
+    uniqueness(error);
+  }
 }
 
 const INSERT_MARKED = `
@@ -72,17 +94,8 @@ export async function insertIdpUserMarked(
   trigger: (id: string) => DirtyTrigger,
 ): Promise<StoredResource> {
   const id = randomUUID();
-  try {
-    const rows = await db.prepared<Row>("idp_insert_user_marked", INSERT_MARKED, [
-      id,
-      ...columnParams(columns),
-      resource,
-      ...markDirtyParams(trigger(id)),
-    ]);
-    return toStored(rows[0]!);
-  } catch (error) {
-    uniqueness(error);
-  }
+  const params = writeParams(id, columns, resource, ...markDirtyParams(trigger(id)));
+  return (await written(db.prepared<Row>("idp_insert_user_marked", INSERT_MARKED, params)))!;
 }
 
 export async function getIdpUser(q: Queryable, id: string): Promise<StoredResource | undefined> {
@@ -117,17 +130,7 @@ export async function updateIdpUserMarked(
   trigger: DirtyTrigger,
 ): Promise<StoredResource | undefined> {
   if (!isUuid(id)) return undefined;
-  try {
-    const rows = await q.query<Row>(UPDATE_MARKED, [
-      id,
-      ...columnParams(columns),
-      resource,
-      ...markDirtyParams(trigger),
-    ]);
-    return rows[0] && toStored(rows[0]);
-  } catch (error) {
-    uniqueness(error);
-  }
+  return written(q.query<Row>(UPDATE_MARKED, writeParams(id, columns, resource, ...markDirtyParams(trigger))));
 }
 
 /**
@@ -136,7 +139,7 @@ export async function updateIdpUserMarked(
  * the user is gone. Under READ COMMITTED an UPDATE that waited for a concurrent writer re-checks
  * its WHERE on the row that writer left, so a lost update cannot slip through.
  */
-export async function updateIdpUserIfVersionMarked(
+export function updateIdpUserIfVersionMarked(
   db: Database,
   id: string,
   version: number,
@@ -144,18 +147,8 @@ export async function updateIdpUserIfVersionMarked(
   resource: Record<string, unknown>,
   trigger: DirtyTrigger,
 ): Promise<StoredResource | undefined> {
-  try {
-    const rows = await db.prepared<Row>("idp_update_user_version_marked", UPDATE_VERSION_MARKED, [
-      id,
-      ...columnParams(columns),
-      resource,
-      ...markDirtyParams(trigger),
-      version,
-    ]);
-    return rows[0] && toStored(rows[0]);
-  } catch (error) {
-    uniqueness(error);
-  }
+  const params = writeParams(id, columns, resource, ...markDirtyParams(trigger), version);
+  return written(db.prepared<Row>("idp_update_user_version_marked", UPDATE_VERSION_MARKED, params));
 }
 
 const REPLACE_MARKED = `
@@ -183,19 +176,8 @@ export async function replaceIdpUserMarked(
   if (!isUuid(id)) return undefined;
   const [wasActive, rank] = markDirtyParams(trigger(true));
   const [wasInactive] = markDirtyParams(trigger(false));
-  try {
-    const rows = await db.prepared<Row>("idp_replace_user_marked", REPLACE_MARKED, [
-      id,
-      ...columnParams(columns),
-      resource,
-      wasActive,
-      wasInactive,
-      rank,
-    ]);
-    return rows[0] && toStored(rows[0]);
-  } catch (error) {
-    uniqueness(error);
-  }
+  const params = writeParams(id, columns, resource, wasActive, wasInactive, rank);
+  return written(db.prepared<Row>("idp_replace_user_marked", REPLACE_MARKED, params));
 }
 
 /** Deletes the user (its memberships go with it); false when there was none. */
