@@ -26,7 +26,6 @@ export type PatchPath = { path: string; filter?: Filter; subAttribute?: string }
 const COMPARE_OPS = new Set(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
 /** The longest filter or PATCH path accepted. */
 export const MAX_FILTER_LENGTH = 4096;
-const MAX_LENGTH = MAX_FILTER_LENGTH;
 const MAX_DEPTH = 16;
 const MAX_TERMS = 64;
 
@@ -173,7 +172,7 @@ class Parser {
 }
 
 export function parseFilter(input: string): Filter {
-  if (input.length > MAX_LENGTH) throw invalid(`Filter is longer than ${MAX_LENGTH} characters`);
+  if (input.length > MAX_FILTER_LENGTH) throw invalid(`Filter is longer than ${MAX_FILTER_LENGTH} characters`);
   const parser = new Parser(tokenize(input));
   if (parser.done()) throw invalid("Filter is empty");
   const filter = parser.parseFilter();
@@ -187,7 +186,7 @@ export function parseFilter(input: string): Filter {
 /** A PATCH operation's path: `attr`, `attr.sub`, `urn:...:attr`, `attr[filter]` or `attr[filter].sub`. */
 export function parsePatchPath(input: string): PatchPath {
   const fail = () => new BadRequestError(`Invalid PATCH path '${input.slice(0, 200)}'`, "invalidPath");
-  if (input.length > MAX_LENGTH) throw fail();
+  if (input.length > MAX_FILTER_LENGTH) throw fail();
   const bracket = input.indexOf("[");
   if (bracket < 0) {
     const path = input.trim();
