@@ -50,6 +50,8 @@ export function scimTarget(target: string): ScimTarget | undefined {
 }
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+const noEndpoint = (method: string, path: string) =>
+  new NotFoundError(`No SCIM endpoint ${method} ${path.slice(0, 200)}`);
 const NO_QUERY: Record<string, unknown> = Object.freeze(Object.create(null) as Record<string, unknown>);
 
 /**
@@ -88,12 +90,12 @@ export function scimServer(deps: ScimServerDeps): {
     const body = WITH_BODY.has(method) ? await readBody(req, res) : undefined;
     if (method === "OPTIONS") {
       const allowed = routes.allowed(path);
-      if (allowed.length === 0) throw new NotFoundError(`No SCIM endpoint OPTIONS ${path.slice(0, 200)}`);
+      if (allowed.length === 0) throw noEndpoint(method, path);
       res.setHeader("Allow", allowed.join(", "));
       return sendReply(res, { status: 204 });
     }
     const route = routes.match(method, path);
-    if (route === undefined) throw new NotFoundError(`No SCIM endpoint ${method} ${path.slice(0, 200)}`);
+    if (route === undefined) throw noEndpoint(method, path);
     const request: ScimRequest = {
       query: query === "" ? NO_QUERY : parseQuery(query),
       body,
