@@ -17,9 +17,11 @@ type RequestLocals = {
   scimRoute?: string;
 };
 
+type WithLocals = ServerResponse & { locals: RequestLocals };
+
 /** The locals of a response that went through `requestContext`. */
 export function localsOf(res: ServerResponse): RequestLocals {
-  return (res as ServerResponse & { locals: RequestLocals }).locals;
+  return (res as WithLocals).locals;
 }
 
 /**
@@ -47,8 +49,7 @@ export function requestContext(
   return (req, res, next) => {
     const incoming = req.headers["x-request-id"];
     const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const locals: RequestLocals = { requestId, started: performance.now() };
-    (res as ServerResponse & { locals: RequestLocals }).locals = locals;
+    (res as WithLocals).locals = { requestId, started: performance.now() };
     res.setHeader("X-Request-Id", requestId);
     res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
     withLogContext({ requestId, response: res }, next);
