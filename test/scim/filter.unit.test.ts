@@ -4,6 +4,7 @@ import { parseFilter, parsePatchPath, splitAttributeList } from "../../src/scim/
 import { matchesFilter } from "../../src/scim/filterEval.js";
 import { filterToSql } from "../../src/db/filterSql.js";
 import { userFilterSql } from "../../src/scim/userCommands.js";
+import { prng } from "../support/fuzz.js";
 
 describe("parseFilter", () => {
   it.each([
@@ -225,8 +226,7 @@ describe("userFilterSql (the compiled `userName eq` of Okta and Entra)", () => {
   };
 
   it("gives the general compiler's condition, or its error, for the IdPs' shape and its near misses", () => {
-    let seed = 20261126;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rng = prng(20261126);
     const pieces = [
       "a",
       "Z",
@@ -248,7 +248,7 @@ describe("userFilterSql (the compiled `userName eq` of Okta and Entra)", () => {
     const values = ["", "bjensen@example.com", "x".repeat(4100)];
     for (let i = 0; i < 2000; i++) {
       let value = "";
-      for (let n = Math.floor(random() * 8); n > 0; n--) value += pieces[Math.floor(random() * pieces.length)];
+      for (let n = rng.int(8); n > 0; n--) value += rng.pick(pieces);
       values.push(value);
     }
     const shapes = [
