@@ -7,8 +7,9 @@ import type { Express } from "express";
  * prototypes (`app.request`, `app.response`). Express gives every request and response its own
  * prototype on arrival (`Object.setPrototypeOf` in `app.handle`), and V8 answers a prototype swap by
  * dropping the object off its fast paths: on this machine that swap alone cost about 60 µs of CPU
- * per request, more than the SCIM handler's own work (docs/performance.md). When the prototype is
- * already the app's, Express's swap is a no-op. The server is created before the app (its port goes
+ * per request (docs/performance.md). When the prototype is already the app's, Express's swap is a
+ * no-op. It matters for the surfaces Express serves (admin UI and API, health, metrics); the SCIM
+ * server runs without Express and never swaps. The server is created before the app (its port goes
  * into the app's public URL), so `adopt` hands the app's prototypes over once it exists; requests
  * made before that get node's own.
  */
