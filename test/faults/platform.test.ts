@@ -224,11 +224,13 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
       ); // timers and two clocks: a few ms either way
       expect(Math.max(...scimGaps), `SCIM ${label}: soon after it`).toBeLessThanOrEqual(pauseMs + 2_500);
     }
-    // About one call per worker per pause (1 s without a header, 2 s as told), not hundreds.
+    // About one call per worker per pause (1 s without a header, 2 s as told), not hundreds. The
+    // mirror sends up to 4 email requests at once (its concurrency), and with the full arrays it
+    // has that many waiting: at most 4 a pause, in a window that may run 200 ms past its length.
     expect(plain.scim).toBeLessThanOrEqual(20);
     expect(told.scim).toBeLessThanOrEqual(14);
-    expect(plain.email).toBeLessThanOrEqual(12);
-    expect(told.email).toBeLessThanOrEqual(10);
+    expect(plain.email).toBeLessThanOrEqual(16);
+    expect(told.email).toBeLessThanOrEqual(12);
   }, 60_000);
 
   it("5xx, timeouts, dropped connections and slow answers: bounded requests, then exact convergence", async () => {
