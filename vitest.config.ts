@@ -1,15 +1,20 @@
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { browserMustRun, browserPresent } from "./test/support/browserPresence.js";
 
 /**
  * Four tiers, one run: `npm test` runs every project against the one PostgreSQL that the root
  * globalSetup starts (projects do not inherit it, so it runs once); `npm run test:<tier>` runs one.
  * - unit: pure functions, named `*.unit.test.ts` beside the tests of their capability;
  * - stack: a real PostgreSQL and the emulator over HTTP (every other file outside browser/ and faults/);
- * - browser: the admin UI in chromium;
+ * - browser: the admin UI in chromium. Whether it runs is decided here, for every file under
+ *   test/browser/: without chromium the tier runs only test/support/browserSkipped.ts (one skipped
+ *   test) and the global setup prints one line saying how to run them; under CI=true the files run
+ *   anyway, and test/support/browserTier.ts fails each of them saying chromium is missing;
  * - faults: platform failures, PostgreSQL restarts and SIGKILLs of a child process.
  */
 const FAULTS = ["test/faults/**/*.test.ts", "test/reconcile/crash.test.ts"];
 const BROWSER = ["test/browser/**/*.test.ts"];
+const BROWSER_SKIPPED = "test/support/browserSkipped.ts";
 const UNIT = ["test/**/*.unit.test.ts"];
 
 const shared = {
@@ -19,8 +24,15 @@ const shared = {
   env: { NODE_ENV: "test", LOG_LEVEL: process.env.LOG_LEVEL ?? "error" },
 } as const;
 
-const tier = (name: string, include: string[], exclude: string[] = []): TestProjectInlineConfiguration => ({
-  test: { ...shared, name, include, exclude: ["**/node_modules/**", ...exclude] },
+const browserRuns = browserPresent || browserMustRun;
+
+const tier = (
+  name: string,
+  include: string[],
+  exclude: string[] = [],
+  setupFiles: string[] = [],
+): TestProjectInlineConfiguration => ({
+  test: { ...shared, name, include, exclude: ["**/node_modules/**", ...exclude], setupFiles },
 });
 
 export default defineConfig({
@@ -32,7 +44,7 @@ export default defineConfig({
     projects: [
       tier("unit", UNIT),
       tier("stack", ["test/**/*.test.ts"], [...UNIT, ...BROWSER, ...FAULTS]),
-      tier("browser", BROWSER),
+      tier("browser", browserRuns ? BROWSER : [BROWSER_SKIPPED], [], ["test/support/browserTier.ts"]),
       tier("faults", FAULTS),
     ],
   },

@@ -287,17 +287,7 @@ export class MirrorSyncWorker extends LoopWorker {
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
     let deferred: Settlement[];
     try {
-      // mirror.parked is queued in the same transaction as the parks it reports.
-      deferred = await this.db.transaction(async (tx) => {
-        const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
-        await changesParked(
-          tx,
-          this.clock.now(),
-          kind,
-          settlements.filter((s) => !left.includes(s)),
-        );
-        return left;
-      });
+      deferred = await this.settleReporting(kind, claimId, settlements);
     } catch (error) {
       // The database went away after the pushes (a restart): settle as soon as it is back,
       // instead of leaving the claim to wait out its lease (2 minutes by default).
@@ -307,6 +297,23 @@ export class MirrorSyncWorker extends LoopWorker {
     if (deferred.length) this.deferred.push({ kind, claimId, settlements: deferred, tries: 0 });
   }
 
+  /**
+   * Settles claimed changes and queues mirror.parked in the same transaction as the parks it
+   * reports, first time or retried; returns the settlements a locked row held back.
+   */
+  private settleReporting(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<Settlement[]> {
+    return this.db.transaction(async (tx) => {
+      const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
+      await changesParked(
+        tx,
+        this.clock.now(),
+        kind,
+        settlements.filter((s) => !left.includes(s)),
+      );
+      return left;
+    });
+  }
+
   /** Settlements that met a row an ETL transaction was writing, or a database away: tried again each cycle until the lease would have run out. */
   private async retryDeferred(): Promise<void> {
     const maxTries = Math.max(1, Math.floor(this.leaseMs / (this.options.pollIntervalMs ?? 1_000)));
@@ -314,7 +321,7 @@ export class MirrorSyncWorker extends LoopWorker {
     for (const [i, entry] of entries.entries()) {
       let left: Settlement[];
       try {
-        left = await settleClaimedChanges(this.db, entry.kind, entry.claimId, entry.settlements, this.clock.now());
+        left = await this.settleReporting(entry.kind, entry.claimId, entry.settlements);
       } catch (error) {
         this.deferred.push(...entries.slice(i)); // the database is still away: keep them for the next cycle
         throw error;

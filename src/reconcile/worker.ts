@@ -1,4 +1,4 @@
-import type { Database } from "../db/database.js";
+import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import {
   claimNext,
@@ -100,9 +100,9 @@ export class ReconcileWorker {
   async reconcileNow(userId: string, actor: string): Promise<ReconcileResult | "busy"> {
     if (!(await this.lease.ensure())) return "busy";
     // Marked and claimed in one transaction, so no other worker can take the row in between.
-    const row = await this.db.transaction(async (tx) => {
+    const row = await this.claiming(async (tx, leaseId) => {
       await markUsersDirty(tx, [userId], { kind: "admin", actor });
-      return claimUser(tx, this.lease.id, userId, this.clock.now());
+      return claimUser(tx, leaseId, userId, this.clock.now());
     });
     if (!row) return "busy";
     return this.work(row, actor);
@@ -120,7 +120,7 @@ export class ReconcileWorker {
     // Verification runs on spare budget only: live changes always go first, and it never touches
     // the reserve nor the headroom kept for changes later in the window.
     const spare = (await getBudgetStatus(this.db, this.budget, now)).spareForVerification > 0;
-    const row = await claimNext(this.db, this.lease.id, now, spare ? PRIORITY.verify : PRIORITY.verify - 1);
+    const row = await this.claimNext(now, spare ? PRIORITY.verify : PRIORITY.verify - 1);
     try {
       if (row) await this.work(row, null);
     } finally {
@@ -177,6 +177,29 @@ export class ReconcileWorker {
       }
     }
     return rows.length;
+  }
+
+  private claimNext(now: Date, maxPriority: number): Promise<QueueRow | undefined> {
+    return this.claiming((tx, leaseId) => claimNext(tx, leaseId, now, maxPriority));
+  }
+
+  /**
+   * Claims in a transaction, reading the claimed row before the COMMIT: when the connection is
+   * lost after the claim committed but before its answer came back, the row is known and given
+   * back on the next pass (a claim under a live lease would otherwise wait for a restart). A
+   * connection lost before the COMMIT claimed nothing: the transaction rolled back.
+   */
+  private async claiming(
+    claim: (tx: Queryable, leaseId: number) => Promise<QueueRow | undefined>,
+  ): Promise<QueueRow | undefined> {
+    const leaseId = this.lease.id;
+    let claimed: QueueRow | undefined;
+    try {
+      return await this.db.transaction(async (tx) => (claimed = await claim(tx, leaseId)));
+    } catch (error) {
+      if (claimed) this.abandoned.set(claimed.userId, leaseId);
+      throw error;
+    }
   }
 
   /**

@@ -264,6 +264,55 @@ describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
       server.close();
     }
   });
+
+  it("sends a page only once the CSRF token in its forms is stored, so a form posted at once is accepted", async () => {
+    const server = h.app.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const agent = request.agent(url);
+      // A fresh signed-in session (a new id, no token yet): its first page makes the token.
+      const signedIn = await signInLocally(agent);
+      const cookie = sessionCookie(signedIn)!.split(";")[0]!;
+      const page = await h.database.db.session(async (locker) => {
+        // The session's row is locked, so storing the new token waits; the page must wait with it.
+        await locker.query("BEGIN");
+        await locker.query(`SELECT 1 FROM admin_sessions WHERE sid = $1 FOR UPDATE`, [sessionIdOf(signedIn)]);
+        let headersArrived = false;
+        const answer = new Promise<string>((resolve, reject) => {
+          const req = http.get(`${url}/admin/runs`, { headers: { cookie } }, (res) => {
+            headersArrived = true;
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => (body += chunk));
+            res.on("end", () => resolve(body));
+          });
+          req.on("error", reject);
+        });
+        await vi.waitFor(
+          async () => {
+            const waiting: unknown[] = await h.database.db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO admin_sessions%'`,
+            );
+            expect(waiting).toHaveLength(1);
+          },
+          { timeout: 10_000, interval: 20 },
+        );
+        // Had the page been written before the save, it was on this socket before the save was seen waiting.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(headersArrived).toBe(false);
+        await locker.query("COMMIT");
+        return answer;
+      });
+      const posted = await agent
+        .post("/admin/runs/resync")
+        .type("form")
+        .send({ _csrf: csrfFrom(page) });
+      expect(posted.status).toBe(303);
+    } finally {
+      server.close();
+    }
+  });
 });
 
 describe("local mode behind a reverse proxy on the same host", () => {

@@ -1,9 +1,9 @@
 import { copyFile, mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForQueueIdle } from "../support/queue.js";
-import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { ACCESS_MAPPING } from "../access/mapping.js";
 
@@ -13,7 +13,7 @@ import { ACCESS_MAPPING } from "../access/mapping.js";
  * copies it to docs/images/.
  */
 
-describeInBrowser("Access review page in a browser", () => {
+describe("Access review page in a browser", () => {
   let browser: Browser;
   let stack: Stack;
   let page: Page;

@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { addFault } from "../support/emulator.js";
 import { DRAFT_MAPPING } from "../support/mapping.js";
 import {
@@ -20,7 +20,7 @@ import { eventually } from "../support/wait.js";
  * API, reconciled against the emulator over HTTP, and an admin reading and acting on it.
  */
 
-describeInBrowser("admin console flows in a browser", () => {
+describe("admin console flows in a browser", () => {
   let browser: Browser;
   let stack: Stack;
   let page: Page;

@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { ADMIN_TOKEN, startAdminHarness, type AdminHarness } from "../admin/harness.js";
-import { describeInBrowser, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { sampleSources } from "./sampleData.js";
 
-describeInBrowser("admin UI in a browser", () => {
+describe("admin UI in a browser", () => {
   let browser: Browser;
   let database: TestDatabase;
   let service: Service;

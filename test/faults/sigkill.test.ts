@@ -34,7 +34,9 @@ type MidWork = {
   idpPushing: boolean;
   queued: number;
   mirrorPending: number;
+  /** Measured after the kill: what the restarted connector was left to finish. */
   queuedAfterKill: number;
+  mirrorAfterKill: number;
 };
 
 describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
@@ -144,18 +146,21 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
   /**
    * What the connector has left to do. `platformWork`: reconciles filed for a platform call that no
    * worker can have finished a moment later, because every such call takes 200 ms (the fault above):
-   * waiting to be claimed, or claimed less than 100 ms ago.
+   * waiting to be claimed, or claimed less than 100 ms ago. `mirrorSince`: mirror changes pending
+   * that were last written at or before `since` (the ETL goes on writing through a kill).
    */
-  const workLeft = async () =>
+  const workLeft = async (since?: Date) =>
     (
       (await database.db.query(
         `SELECT (SELECT count(*) FROM reconcile_queue WHERE parked_at IS NULL)::int AS queued,
                 (SELECT count(*) FROM reconcile_queue
                   WHERE parked_at IS NULL AND priority IS NOT NULL AND action = ANY($1)
                     AND (claimed_by IS NULL OR claimed_at > clock_timestamp() - interval '100 milliseconds'))::int AS "platformWork",
-                (SELECT count(*) FROM mirror_sync.pending WHERE parked_at IS NULL)::int AS mirror`,
-        [["create", "resolve-create", "update", "deprovision"]],
-      )) as { queued: number; platformWork: number; mirror: number }[]
+                (SELECT count(*) FROM mirror_sync.pending WHERE parked_at IS NULL)::int AS mirror,
+                (SELECT count(*) FROM mirror_sync.pending WHERE parked_at IS NULL AND changed_at <= $2)::int AS "mirrorSince",
+                clock_timestamp() AS at`,
+        [["create", "resolve-create", "update", "deprovision"], since ?? null],
+      )) as { queued: number; platformWork: number; mirror: number; mirrorSince: number; at: Date }[]
     )[0]!;
 
   /**
@@ -167,7 +172,7 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
     const started = Date.now();
     const notBefore = started + Math.floor(Math.random() * 800);
     for (;;) {
-      const { queued, platformWork, mirror } = await workLeft();
+      const { queued, platformWork, mirror, at } = await workLeft();
       const idpPushing = pushing();
       if (!idpPushing)
         return {
@@ -177,11 +182,13 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
           queued,
           mirrorPending: mirror,
           queuedAfterKill: 0,
+          mirrorAfterKill: 0,
         };
       if (Date.now() >= notBefore && platformWork > 0 && mirror > 0) {
         await connector!.kill("SIGKILL");
-        // Nobody works the queue until the restart: what is left is what the kill interrupted or left waiting.
-        const after = await workLeft();
+        // Nobody works the queue until the restart: what is left is what the kill interrupted or left
+        // waiting; of the mirror's, only what was written before the poll that chose the moment.
+        const after = await workLeft(at);
         return {
           killed: true,
           killAtMs: Date.now() - started,
@@ -189,6 +196,7 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
           queued,
           mirrorPending: mirror,
           queuedAfterKill: after.queued,
+          mirrorAfterKill: after.mirrorSince,
         };
       }
       await delay(10);
@@ -207,9 +215,9 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
       const pushed = burst(trial).finally(() => (pushing = false));
       const kill = await killMidWork(() => pushing);
       expect(kill, "the kill landed mid-work").toMatchObject({ killed: true, idpPushing: true });
-      expect(kill.queued, "reconciles queued at the kill").toBeGreaterThan(0);
-      expect(kill.mirrorPending, "mirror changes pending at the kill").toBeGreaterThan(0);
+      // The poll that chose the moment saw work by construction; what counts is what the kill left.
       expect(kill.queuedAfterKill, "reconciles left to the restarted connector").toBeGreaterThan(0);
+      expect(kill.mirrorAfterKill, "mirror changes left to the restarted connector").toBeGreaterThan(0);
       connector = await spawnConnector(env);
       lastUrl = connector.url;
       await pushed;
@@ -235,7 +243,7 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
     });
     console.info(
       `sigkill: ${figures.length} kills of ${TRIALS} trials; killed at ${figures.map((f) => f.killAtMs).join(", ")} ms into the trials, ` +
-        `with reconciles queued ${figures.map((f) => f.queued).join(", ")} (left to the restart ${figures.map((f) => f.queuedAfterKill).join(", ")}) and mirror changes pending ${figures.map((f) => f.mirrorPending).join(", ")}; ` +
+        `with reconciles queued ${figures.map((f) => f.queued).join(", ")} (left to the restart ${figures.map((f) => f.queuedAfterKill).join(", ")}) and mirror changes pending ${figures.map((f) => f.mirrorPending).join(", ")} (left to the restart ${figures.map((f) => f.mirrorAfterKill).join(", ")}); ` +
         `settle after restart max ${Math.max(...figures.map((f) => f.settleMs))} ms; ` +
         `IdP: ${idp.requests} requests, ${idp.resent} re-sent; ETL: ${etl.writes} row writes; ${model.users.size} users; ` +
         `platform: ${counts.requests["POST /scim/v2/Users"] ?? 0} POSTs, ${counts.requests["GET /scim/v2/Users"] ?? 0} lookups, ${counts.scimDaily.used} SCIM calls, ` +

@@ -9,7 +9,7 @@ import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
-import { addFault, emulatorCounts, emulatorDump, ledgerDebits } from "../support/emulator.js";
+import { addFault, emulatorCounts, emulatorDump, ledgerDebits, requestTimes } from "../support/emulator.js";
 import { accountShape, type AccountShape } from "../support/faultWorld.js";
 import { waitForQueueIdle } from "../support/queue.js";
 
@@ -21,6 +21,8 @@ import { waitForQueueIdle } from "../support/queue.js";
  */
 
 const BUDGET = 500;
+/** How long the emulator holds every platform SCIM call before answering it. */
+const CALL_DELAY_MS = 250;
 
 type Expected = AccountShape | null;
 
@@ -65,7 +67,7 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
     await writeFile(mappingFile, TEST_MAPPING);
     port = await freePort();
     // Every platform SCIM call takes a while, so a kill lands with calls in flight.
-    await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: 250 });
+    await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: CALL_DELAY_MS });
   });
   afterAll(async () => {
     await connector?.kill("SIGKILL");
@@ -92,9 +94,10 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
   }
 
   /**
-   * Kills the connector at a random moment of the burst that was just pushed; returns when it is
-   * gone. If the burst is nearly drained before that moment (a loaded machine), it kills at once,
-   * so that every trial kills with work still queued and calls in flight.
+   * Kills the connector at a random moment of the burst that was just pushed, at the first poll
+   * from then on that sees a platform call in flight; returns when it is gone. If the burst is
+   * nearly drained before that moment (a loaded machine), it kills at the first such poll, so that
+   * every trial kills with work still queued and calls in flight, which the emulator then confirms.
    */
   async function killMidBurst(maxDelayMs = 1000): Promise<void> {
     const target = Date.now() + 50 + Math.floor(Math.random() * (maxDelayMs - 50));
@@ -105,13 +108,24 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
         const rows: { n: number }[] = await database.db.query(`SELECT count(*)::int AS n FROM reconcile_queue`);
         queued = rows[0]!.n;
         if (Date.now() < target && queued > 2) throw new Error("not yet the moment to kill");
+        // A call that arrived within the last 100 ms is held by the emulator for 150 ms more at least.
+        const recent = await requestTimes(emulator.url, new Date(Date.now() - 100), " /scim/v2/Users");
+        if (!recent.length) throw new Error("no platform call in flight at the moment to kill");
       },
       { timeout: maxDelayMs + 5_000, interval: 20 },
     );
     killMoments.push(Date.now() - started);
+    const killedAt = Date.now();
     await connector!.kill("SIGKILL");
     connector = undefined;
     expect(queued, "work was still queued when the connector was killed").toBeGreaterThan(0);
+    // From the emulator's arrival times (same process, same clock): a SCIM call that arrived less
+    // than CALL_DELAY_MS before the kill was still held by the emulator, unanswered, when it came.
+    const arrivals = await requestTimes(emulator.url, new Date(killedAt - CALL_DELAY_MS), " /scim/v2/Users");
+    expect(
+      arrivals.filter((t) => t > killedAt - CALL_DELAY_MS && t <= killedAt).length,
+      "platform calls in flight when the connector was killed",
+    ).toBeGreaterThan(0);
   }
 
   const scim = (method: "get" | "post" | "patch", p: string, body?: unknown) => {

@@ -25,7 +25,9 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // `npm run test:unit` alone needs no database (pure units; see vitest.config.ts).
   if (project.vitest.projects.every((p) => p.name === "unit")) return;
-  if (!browserPresent && !browserMustRun) console.warn(browserSkipMessage);
+  // The browser tier skipped for want of chromium (vitest.config.ts): one line saying how to run it.
+  if (!browserPresent && !browserMustRun && project.vitest.projects.some((p) => p.name === "browser"))
+    console.warn(browserSkipMessage);
   let stop: (() => Promise<void>) | undefined;
   let adminUrl = process.env.DATABASE_URL;
   let dir: string | undefined;

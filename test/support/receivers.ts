@@ -7,7 +7,15 @@ import { SMTPServer } from "smtp-server";
  * apart by path) and an SMTP server. Each records what arrived; the HTTP one answers by a script.
  */
 
-type Received = { path: string; headers: IncomingMessage["headers"]; raw: string; json: any; status: number };
+/** `at`: the receiver's own clock (Date.now()) when the request's body had arrived. */
+type Received = {
+  path: string;
+  headers: IncomingMessage["headers"];
+  raw: string;
+  json: any;
+  status: number;
+  at: number;
+};
 
 /** How to answer the next request: a status (and headers), or "hold" (never answer; the test decides). */
 type Answer = { status: number; headers?: Record<string, string> } | "hold";
@@ -46,6 +54,7 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      const at = Date.now();
       receiver.arrived++;
       const raw = Buffer.concat(chunks).toString("utf8");
       let json: unknown;
@@ -61,6 +70,7 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
         raw,
         json,
         status: answer === "hold" ? 0 : answer.status,
+        at,
       };
       if (answer === "hold") {
         receiver.held.push({ res, request });

@@ -29,7 +29,14 @@ export type Stack = {
 };
 
 export async function startStack(
-  options: { env?: Record<string, string>; mapping?: string; clock?: Clock; workers?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    mapping?: string;
+    clock?: Clock;
+    workers?: boolean;
+    /** The URL the service reaches the test database by (a proxy in front of it); the test's own stays direct. */
+    route?: (databaseUrl: string) => Promise<string>;
+  } = {},
 ): Promise<Stack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-stack-"));
   const mappingFile = path.join(dir, "mapping.yaml");
@@ -49,7 +56,7 @@ export async function startStack(
   });
   const service = await startService({
     env,
-    databaseUrl: database.url,
+    databaseUrl: options.route ? await options.route(database.url) : database.url,
     platform: {
       url: emulator.url,
       scimToken: "dev-scim-token",

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { ForbiddenError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
+import { saveSession } from "./session/index.js";
 
 /**
  * Synchronizer-token CSRF protection: one random token per session, sent back by every form as
@@ -15,6 +16,22 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 export function csrfToken(req: Request): string {
   if (!req.session.csrfToken) req.session.csrfToken = randomBytes(32).toString("base64url");
   return req.session.csrfToken;
+}
+
+/**
+ * Makes the session's token before a page is rendered and stores it before the page goes out:
+ * express-session saves at `res.end` but writes the page before that save has finished, so a
+ * form posted as soon as the page arrived met a session without the token (a 403).
+ */
+export async function issueCsrfToken(req: Request, _res: Response, next: NextFunction): Promise<void> {
+  if (!SAFE_METHODS.has(req.method) || req.session.csrfToken) return next();
+  csrfToken(req);
+  try {
+    await saveSession(req);
+  } catch (error) {
+    return next(error);
+  }
+  next();
 }
 
 /** A missing or wrong token is a ForbiddenError, which the UI's error page (index.ts) renders. */

@@ -13,7 +13,7 @@ import { ADMIN_CSS } from "./assets/adminCss.js";
 import { localLoginRouter } from "./auth/localLogin.js";
 import { samlRouter } from "./auth/saml.js";
 import { renderSignInPage } from "./auth/signInPage.js";
-import { verifyCsrf } from "./csrf.js";
+import { issueCsrfToken, verifyCsrf } from "./csrf.js";
 import { draftUpload } from "./upload.js";
 import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
@@ -38,8 +38,8 @@ export type AdminRouterDeps = {
  * before it and never reaches here). Order matters: security headers → loopback guard (local
  * mode) → public assets → session → SAML metadata, login and ACS (no CSRF: the IdP posts it) →
  * sign-in and sign-out (small form bodies, CSRF) → requireSignedIn → form and upload bodies →
- * CSRF → pages and actions. No body is parsed on GET, and none beyond the sign-in forms and
- * the ACS before the session check.
+ * CSRF → the pages' CSRF token stored before any page is sent → pages and actions. No body is
+ * parsed on GET, and none beyond the sign-in forms and the ACS before the session check.
  */
 export function adminRouter(deps: AdminRouterDeps): Router {
   const { env } = deps;
@@ -83,7 +83,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     router.use(saml); // metadata, login redirect and the ACS
   }
 
-  router.get("/login", (req, res) => {
+  router.get("/login", issueCsrfToken, (req, res) => {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
@@ -107,6 +107,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.post("/{*path}", formBody("2mb"));
   router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
   router.use(verifyCsrf);
+  router.use(issueCsrfToken);
   router.use(pagesRouter(deps.sources));
   router.use(actionsRouter(deps.actions));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
