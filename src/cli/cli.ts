@@ -27,7 +27,7 @@ Commands:
   start                      run the service (the default; what \`npm start\` does)
   migrate                    apply database migrations and exit (\`start\` also does; the other
                              commands need a migrated database)
-  token create --name NAME   create an IdP bearer token (shown once)
+  token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
   resync [--dry-run] [--verify]
@@ -37,7 +37,8 @@ Commands:
   plan <userName> [--json]   what the reconciler would do for one user (desired, last applied,
                              difference, action); calls nothing, spends no budget
   approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
-  approvals approve|reject <userId|userName|all>
+  approvals approve|reject <userId|userName|all> [--as NAME]
+                             (--as: who decides, for the log; default: the OS account)
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
@@ -92,17 +93,19 @@ function loadEnvOrExit(): Env {
 /**
  * Runs a command against the database. Only `start` and `migrate` change the schema: every other
  * command needs it current, and stops with the fix instead of migrating a database under a
- * running service of another version.
+ * running service of another version. `fresh` migrates a database nothing has migrated yet
+ * (no service of any version can run on it), so a first `token create` works as documented.
  */
 async function withDatabase(
   env: Env,
-  schema: { migrates: boolean },
+  schema: { migrates: boolean | "fresh" },
   fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
 ): Promise<void> {
   const database = await resolveDatabase(env);
   const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
-    if (!schema.migrates && !(await db.isMigrated())) {
+    if (schema.migrates === "fresh" && (await db.isFresh())) await db.migrate();
+    if (schema.migrates !== true && !(await db.isMigrated())) {
       throw new Error(
         "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
       );
@@ -121,7 +124,7 @@ async function tokenCommand(env: Env, args: string[]): Promise<void> {
     options: { name: { type: "string" } },
     allowPositionals: true,
   });
-  await withDatabase(env, { migrates: false }, async (db) => {
+  await withDatabase(env, { migrates: sub === "create" ? "fresh" : false }, async (db) => {
     const tokens = new TokenRepository(db);
     if (sub === "create") {
       const name = values.name ?? positionals[0];
