@@ -5,6 +5,7 @@ import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
 import {
   assertOperatorSecrets,
+  assertProductionTargets,
   embeddedDataDir,
   ensureAdminToken,
   ensureDevScimToken,
@@ -15,6 +16,9 @@ import { startEmulator } from "../emulator/index.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
+import { platformCommand } from "./platform.js";
+import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBinding.js";
+import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
@@ -39,6 +43,10 @@ Commands:
   approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
   approvals approve|reject <userId|userName|all> [--as NAME]
                              (--as: who decides, for the log; default: the OS account)
+  platform show              which platform this database reconciles with
+  platform forget --dry-run|--confirm [--as NAME]
+                             move to the platform PLATFORM_URL names: forget the old platform's
+                             accounts (--dry-run: only count them) and provision everyone afresh
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
@@ -66,6 +74,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => resyncCommand(env, db, rest));
     case "plan":
       return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
+    case "platform":
+      return withDatabase(env, { migrates: false }, (db) => platformCommand(env, db, rest));
     case "approvals":
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "access-report":
@@ -164,6 +174,7 @@ async function start(env: Env): Promise<void> {
 }
 
 async function startAndPrintBanner(env: Env): Promise<void> {
+  assertProductionTargets(env);
   const database = await resolveDatabase(env);
   // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
   const devDefaults = usesEmbeddedDefaults(env);
@@ -176,7 +187,11 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     env: effective,
     databaseUrl: database.url,
     platform: emulator?.target,
-    beforeListening: (db) => assertOperatorSecrets(env, db),
+    beforeListening: async (db) => {
+      await assertOperatorSecrets(env, db);
+      // A database reused against another platform plans nothing until `platform forget` (docs/operations.md).
+      await assertPlatformBinding(db, platformIdentity(env.PLATFORM_URL), systemClock.now());
+    },
   }).catch(async (error: unknown) => {
     await emulator?.running.close();
     await database.embedded?.stop();
