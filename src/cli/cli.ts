@@ -201,6 +201,8 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
+    // What the IdP and admins are given; the listen address can be a container's or loopback.
+    publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? service.url,
     idpToken:
       devToken ??
       (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
@@ -242,15 +244,22 @@ async function startEmbeddedEmulator(env: Env) {
   return { running, target };
 }
 
-function printBanner(b: { url: string; idpToken: string; adminToken: string; platform: string }): void {
+function printBanner(b: {
+  url: string;
+  publicUrl: string;
+  idpToken: string;
+  adminToken: string;
+  platform: string;
+}): void {
   console.log(`
 scim-connector is running.
 
-  SCIM base URL   ${b.url}/scim/v2
+  SCIM base URL   ${b.publicUrl}/scim/v2
   IdP token       ${b.idpToken}
-  Admin UI        ${b.url}/admin
+  Admin UI        ${b.publicUrl}/admin
   Admin token     ${b.adminToken}
   Platform        ${b.platform}
+  Listening on    ${b.url}
   Health          ${b.url}/healthz   ${b.url}/readyz
 `);
 }
