@@ -17,6 +17,7 @@ import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { platformCommand } from "./platform.js";
+import { mappingCommand } from "./mapping.js";
 import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBinding.js";
 import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
@@ -43,6 +44,7 @@ Commands:
   approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
   approvals approve|reject <userId|userName|all> [--as NAME]
                              (--as: who decides, for the log; default: the OS account)
+  mapping check FILE         validate a mapping file offline and print its rules (no database)
   platform show              which platform this database reconciles with
   platform forget --dry-run|--confirm [--as NAME]
                              move to the platform PLATFORM_URL names: forget the old platform's
@@ -74,6 +76,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => resyncCommand(env, db, rest));
     case "plan":
       return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
+    case "mapping":
+      return mappingCommand(rest);
     case "platform":
       return withDatabase(env, { migrates: false }, (db) => platformCommand(env, db, rest));
     case "approvals":
