@@ -189,11 +189,13 @@ const envSchema = z
     SAML_ENTRY_POINT: optionalString,
     SAML_ISSUER: optionalString,
     SAML_IDP_CERT: optionalString,
+    /** The IdP's next signing certificate during a rollover: responses signed by either are accepted. */
+    SAML_IDP_CERT_NEXT: optionalString,
     SAML_CALLBACK_URL: optionalString,
     /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
     SAML_IDP_ISSUER: optionalString,
-    /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
-    SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
+    /** Admin UI: the SAML attributes carrying the role (any of them; Okta's `role` and Entra's role claim by default), and which values mean admin / viewer (comma-separated). */
+    SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role,http://schemas.microsoft.com/ws/2008/06/identity/claims/role"),
     SAML_ADMIN_VALUES: z.string().default("admin"),
     SAML_VIEWER_VALUES: z.string().default("viewer"),
     /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */
