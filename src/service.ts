@@ -87,6 +87,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     clock,
     budget: budgetPolicyFromEnv(env),
     quarantine,
+    idpSilenceHours: env.IDP_SILENCE_HOURS,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
   });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
