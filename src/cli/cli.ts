@@ -35,7 +35,7 @@ Commands:
   token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
-  resync [--dry-run] [--verify]
+  resync [--dry-run] [--verify] [--as NAME]
                              full resync: re-derive every user and queue the differences
                              (--verify: also check platform accounts with spare budget;
                              --dry-run: only print what would change and what it would cost)

@@ -20,7 +20,7 @@ import { markUsersDirty } from "../db/reconcileQueueRepository.js";
  */
 
 /** How the embedded emulator (no PLATFORM_URL, development only) is recorded: its port changes every start. */
-export const EMBEDDED_EMULATOR = "embedded-emulator";
+const EMBEDDED_EMULATOR = "embedded-emulator";
 
 /** A platform as the database records it: PLATFORM_URL without a trailing slash, query or credentials; or the embedded emulator. */
 export function platformIdentity(platformUrl: string | undefined): string {
