@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { applyRetention, retentionPolicyFromEnv } from "../../src/jobs/retention.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { startStack } from "../support/stack.js";
 
 /**
  * Data retention against a real database: deactivated users' personal data goes after the
@@ -102,5 +104,40 @@ describe("data retention", () => {
 
     // Nothing left to do: a second pass changes nothing (the scrubbed user is not rewritten every hour).
     expect(await applyRetention(database.db, NOW, policy)).toEqual({ scrubbedUsers: 0, debits: 0, runs: 0 });
+  });
+});
+
+describe("the scheduler applies the retention", () => {
+  it("a deactivated user's profile is cleared by the scheduler's hourly pass", { timeout: 60_000 }, async () => {
+    const clock = new ManualClock();
+    const stack = await startStack({
+      clock,
+      workers: false,
+      env: { RETENTION_DEACTIVATED_USER_DAYS: "30", SCHEDULER_TICK_MS: "50", RESYNC_CRON: "off" },
+    });
+    try {
+      const resource = {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+        userName: "dan@example.com",
+        active: false,
+      };
+      const [row] = await stack.database.db.query<{ id: string }>(
+        `INSERT INTO idp_users (user_name, active, given_name, resource, updated_at) VALUES ('dan@example.com', false, 'Dan', $1, $2) RETURNING id`,
+        [JSON.stringify({ ...resource, name: { givenName: "Dan" } }), new Date(clock.now().getTime() - 40 * DAY)],
+      );
+      clock.advance(61 * 60_000); // the scheduler's retention pass runs hourly
+      await vi.waitFor(
+        async () => {
+          const [user] = await stack.database.db.query<{ given_name: string | null; resource: unknown }>(
+            `SELECT given_name, resource FROM idp_users WHERE id = $1`,
+            [row!.id],
+          );
+          expect(user).toEqual({ given_name: null, resource });
+        },
+        { timeout: 30_000, interval: 50 },
+      );
+    } finally {
+      await stack.close();
+    }
   });
 });
