@@ -13,7 +13,7 @@ COPY src ./src
 COPY migrations ./migrations
 RUN npm run build
 
-# --- runtime: production dependencies only, the build output, the CLI shim and the default config ---
+# --- runtime: production dependencies only, the build output, the CLI shim and the example mapping ---
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
@@ -23,9 +23,12 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
-COPY config ./config
+# Only the annotated example: the demo mapping (config/mapping.yaml) is for `npm start`, and
+# NODE_ENV=production refuses to start until MAPPING_FILE names your own, mounted file.
+COPY config/mapping.example.yaml ./config/
 # NODE_ENV=production: the image never mints or prints a token; it refuses to start without
-# SCIM_TOKEN (or a token made with `scim-connector token create`) and, without SAML, ADMIN_TOKEN.
+# SCIM_TOKEN (or a token made with `scim-connector token create`) and, without SAML, ADMIN_TOKEN;
+# and without PLATFORM_URL or MAPPING_FILE (no embedded emulator, no demo mapping).
 RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080

@@ -7,6 +7,7 @@ import { createAccessReport } from "./admin/access/index.js";
 import { createAdminData } from "./admin/index.js";
 import { createApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
+import { retentionPolicyFromEnv } from "./jobs/retention.js";
 import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
@@ -87,6 +88,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     clock,
     budget: budgetPolicyFromEnv(env),
     quarantine,
+    idpSilenceHours: env.IDP_SILENCE_HOURS,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
   });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
@@ -136,6 +138,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           verify: env.RESYNC_VERIFY,
           tickMs: env.SCHEDULER_TICK_MS,
           logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
+          retention: retentionPolicyFromEnv(env),
           staleAfterMs: 60_000,
         },
       )

@@ -106,6 +106,7 @@ const LOG_ACTIONS = [
   "reconcile-now",
   "resync",
   "mapping",
+  "platform-change",
 ];
 const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
 const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];

@@ -25,12 +25,35 @@ export function embeddedDataDir(env: Env): string {
   return path.dirname(path.resolve(env.EMBEDDED_PG_DIR));
 }
 
+const DATABASE_URL_REQUIRED =
+  "DATABASE_URL: is required when NODE_ENV=production (the embedded PostgreSQL is for development only). Set it to postgres://user:password@host:5432/database.";
+
+/**
+ * NODE_ENV=production has no development defaults for where changes go: the embedded emulator
+ * (no PLATFORM_URL) and the demo mapping in config/ (no MAPPING_FILE) would look healthy while
+ * provisioning nobody, or the wrong people. `raw` is the unparsed environment, to tell an
+ * explicit MAPPING_FILE from the default.
+ */
+export function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = process.env): void {
+  if (env.NODE_ENV !== "production") return;
+  const problems: string[] = [];
+  if (!env.DATABASE_URL) problems.push(DATABASE_URL_REQUIRED);
+  if (!env.PLATFORM_URL)
+    problems.push(
+      "PLATFORM_URL: is required when NODE_ENV=production (the embedded emulator is for development only): set it to your platform's REST endpoint (e.g. https://rest.example.com) with PLATFORM_SCIM_TOKEN and PLATFORM_REQUEST_ORIGIN.",
+    );
+  if (!raw.MAPPING_FILE?.trim())
+    problems.push(
+      'MAPPING_FILE: is required when NODE_ENV=production (config/mapping.yaml is a demo that makes the IdP group "Platform Admins" company admins): ' +
+        "write your mapping (start from config/mapping.example.yaml; check it with `scim-connector mapping check FILE`), mount it, and set MAPPING_FILE to its path.",
+    );
+  if (problems.length) throw new ConfigError(problems);
+}
+
 export async function resolveDatabase(env: Env): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL };
   if (env.NODE_ENV === "production") {
-    throw new ConfigError([
-      "DATABASE_URL: is required when NODE_ENV=production (the embedded PostgreSQL is for development only). Set it to postgres://user:password@host:5432/database.",
-    ]);
+    throw new ConfigError([DATABASE_URL_REQUIRED]);
   }
   const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR);
   return { url: embedded.url, embedded };

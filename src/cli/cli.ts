@@ -5,6 +5,7 @@ import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
 import {
   assertOperatorSecrets,
+  assertProductionTargets,
   embeddedDataDir,
   ensureAdminToken,
   ensureDevScimToken,
@@ -15,6 +16,10 @@ import { startEmulator } from "../emulator/index.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
+import { platformCommand } from "./platform.js";
+import { mappingCommand } from "./mapping.js";
+import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBinding.js";
+import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
@@ -27,17 +32,23 @@ Commands:
   start                      run the service (the default; what \`npm start\` does)
   migrate                    apply database migrations and exit (\`start\` also does; the other
                              commands need a migrated database)
-  token create --name NAME   create an IdP bearer token (shown once)
+  token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
-  resync [--dry-run] [--verify]
+  resync [--dry-run] [--verify] [--as NAME]
                              full resync: re-derive every user and queue the differences
                              (--verify: also check platform accounts with spare budget;
                              --dry-run: only print what would change and what it would cost)
   plan <userName> [--json]   what the reconciler would do for one user (desired, last applied,
                              difference, action); calls nothing, spends no budget
   approvals list [--all]     actions held for an admin (mass deprovisions, email changes)
-  approvals approve|reject <userId|userName|all>
+  approvals approve|reject <userId|userName|all> [--as NAME]
+                             (--as: who decides, for the log; default: the OS account)
+  mapping check FILE         validate a mapping file offline and print its rules (no database)
+  platform show              which platform this database reconciles with
+  platform forget --dry-run|--confirm [--as NAME]
+                             move to the platform PLATFORM_URL names: forget the old platform's
+                             accounts (--dry-run: only count them) and provision everyone afresh
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
@@ -65,6 +76,10 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => resyncCommand(env, db, rest));
     case "plan":
       return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
+    case "mapping":
+      return mappingCommand(rest);
+    case "platform":
+      return withDatabase(env, { migrates: false }, (db) => platformCommand(env, db, rest));
     case "approvals":
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "access-report":
@@ -92,17 +107,19 @@ function loadEnvOrExit(): Env {
 /**
  * Runs a command against the database. Only `start` and `migrate` change the schema: every other
  * command needs it current, and stops with the fix instead of migrating a database under a
- * running service of another version.
+ * running service of another version. `fresh` migrates a database nothing has migrated yet
+ * (no service of any version can run on it), so a first `token create` works as documented.
  */
 async function withDatabase(
   env: Env,
-  schema: { migrates: boolean },
+  schema: { migrates: boolean | "fresh" },
   fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
 ): Promise<void> {
   const database = await resolveDatabase(env);
   const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
-    if (!schema.migrates && !(await db.isMigrated())) {
+    if (schema.migrates === "fresh" && (await db.isFresh())) await db.migrate();
+    if (schema.migrates !== true && !(await db.isMigrated())) {
       throw new Error(
         "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
       );
@@ -121,7 +138,7 @@ async function tokenCommand(env: Env, args: string[]): Promise<void> {
     options: { name: { type: "string" } },
     allowPositionals: true,
   });
-  await withDatabase(env, { migrates: false }, async (db) => {
+  await withDatabase(env, { migrates: sub === "create" ? "fresh" : false }, async (db) => {
     const tokens = new TokenRepository(db);
     if (sub === "create") {
       const name = values.name ?? positionals[0];
@@ -161,6 +178,7 @@ async function start(env: Env): Promise<void> {
 }
 
 async function startAndPrintBanner(env: Env): Promise<void> {
+  assertProductionTargets(env);
   const database = await resolveDatabase(env);
   // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
   const devDefaults = usesEmbeddedDefaults(env);
@@ -173,7 +191,11 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     env: effective,
     databaseUrl: database.url,
     platform: emulator?.target,
-    beforeListening: (db) => assertOperatorSecrets(env, db),
+    beforeListening: async (db) => {
+      await assertOperatorSecrets(env, db);
+      // A database reused against another platform plans nothing until `platform forget` (docs/operations.md).
+      await assertPlatformBinding(db, platformIdentity(env.PLATFORM_URL), systemClock.now());
+    },
   }).catch(async (error: unknown) => {
     await emulator?.running.close();
     await database.embedded?.stop();
@@ -183,6 +205,8 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
+    // What the IdP and admins are given; the listen address can be a container's or loopback.
+    publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? service.url,
     idpToken:
       devToken ??
       (env.SCIM_TOKEN ? "(SCIM_TOKEN from the environment)" : "(the tokens made with `scim-connector token create`)"),
@@ -224,15 +248,22 @@ async function startEmbeddedEmulator(env: Env) {
   return { running, target };
 }
 
-function printBanner(b: { url: string; idpToken: string; adminToken: string; platform: string }): void {
+function printBanner(b: {
+  url: string;
+  publicUrl: string;
+  idpToken: string;
+  adminToken: string;
+  platform: string;
+}): void {
   console.log(`
 scim-connector is running.
 
-  SCIM base URL   ${b.url}/scim/v2
+  SCIM base URL   ${b.publicUrl}/scim/v2
   IdP token       ${b.idpToken}
-  Admin UI        ${b.url}/admin
+  Admin UI        ${b.publicUrl}/admin
   Admin token     ${b.adminToken}
   Platform        ${b.platform}
+  Listening on    ${b.url}
   Health          ${b.url}/healthz   ${b.url}/readyz
 `);
 }

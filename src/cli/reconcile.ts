@@ -13,6 +13,7 @@ import { describeChange, diffDashboardUsers, type Change } from "../reconcile/di
 import { MappingStore } from "../mapping/store.js";
 import type { Plan, Policies } from "../reconcile/planner.js";
 import { planUser } from "../reconcile/reconciler.js";
+import { cliActor } from "./actor.js";
 
 /**
  * `scim-connector plan <userName>` and `scim-connector approvals list|approve|reject`. Both read
@@ -184,17 +185,14 @@ export async function planCommand(env: Env, db: Database, args: string[]): Promi
   }
 }
 
-export async function approvalsCommand(
-  db: Database,
-  args: string[],
-  actor = `cli:${process.env.USER ?? "unknown"}`,
-): Promise<void> {
+export async function approvalsCommand(db: Database, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { all: { type: "boolean" } },
+    options: { all: { type: "boolean" }, as: { type: "string" } },
     allowPositionals: true,
   });
+  const actor = cliActor(values.as);
   if (sub === "list") {
     const holds = await listHolds(db, { pendingOnly: !values.all });
     if (!holds.length) console.log(values.all ? "No holds." : "Nothing is waiting for approval.");

@@ -8,6 +8,7 @@ import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv } from "../reconcile/index.js";
 import { MappingStore } from "../mapping/store.js";
+import { cliActor } from "./actor.js";
 
 /**
  * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a
@@ -15,12 +16,15 @@ import { MappingStore } from "../mapping/store.js";
  * queued work and phase 2; a dry run only reports what would change and what it would cost.
  */
 export async function resyncCommand(env: Env, db: Database, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { "dry-run": { type: "boolean" }, verify: { type: "boolean" } } });
+  const { values } = parseArgs({
+    args,
+    options: { "dry-run": { type: "boolean" }, verify: { type: "boolean" }, as: { type: "string" } },
+  });
   const dryRun = values["dry-run"] ?? false;
   const verify = values.verify ?? false;
   const mappings = await MappingStore.load(env.MAPPING_FILE);
   const deps = { db, clock: systemClock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
-  const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: process.env.USER ?? "cli" });
+  const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: cliActor(values.as) });
   console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`);
   const run = await runPlanPhase(deps, runId, progressReporter(process.stderr));
 

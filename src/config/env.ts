@@ -100,6 +100,19 @@ const envSchema = z
     RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
     RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),
     RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+    /** Data retention (docs/operations.md): days a deactivated, unchanged IdP user keeps names and profile (0: forever). */
+    RETENTION_DEACTIVATED_USER_DAYS: z.coerce.number().int().min(0).default(0),
+    /** Days of budget ledger kept (0: forever); at least 2, as the budget's window may span two UTC days. */
+    RETENTION_BUDGET_DEBITS_DAYS: z.coerce
+      .number()
+      .int()
+      .refine(
+        (days) => days === 0 || days >= 2,
+        "must be 0 (keep forever) or at least 2 (the budget reads the last day)",
+      )
+      .default(35),
+    /** Days finished full-resync runs are kept (0: forever). */
+    RETENTION_RESYNC_RUNS_DAYS: z.coerce.number().int().min(0).default(90),
     /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
     RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
     /** The longest a grant waits to settle, counted from the first held change of the burst. */
@@ -189,11 +202,13 @@ const envSchema = z
     SAML_ENTRY_POINT: optionalString,
     SAML_ISSUER: optionalString,
     SAML_IDP_CERT: optionalString,
+    /** The IdP's next signing certificate during a rollover: responses signed by either are accepted. */
+    SAML_IDP_CERT_NEXT: optionalString,
     SAML_CALLBACK_URL: optionalString,
     /** The IdP's entity id; when set, the response's and assertion's Issuer must equal it (docs/operations.md). */
     SAML_IDP_ISSUER: optionalString,
-    /** Admin UI: the SAML attribute carrying the role, and which of its values mean admin / viewer (comma-separated). */
-    SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role"),
+    /** Admin UI: the SAML attributes carrying the role (any of them; Okta's `role` and Entra's role claim by default), and which values mean admin / viewer (comma-separated). */
+    SAML_ROLE_ATTRIBUTE: z.string().min(1).default("role,http://schemas.microsoft.com/ws/2008/06/identity/claims/role"),
     SAML_ADMIN_VALUES: z.string().default("admin"),
     SAML_VIEWER_VALUES: z.string().default("viewer"),
     /** Failed-authentication throttles, per surface (docs/operations.md): failures per client address, and from everyone, per window. */

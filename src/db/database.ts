@@ -133,6 +133,16 @@ export class Database implements Queryable {
     return applied.map((m) => m.name);
   }
 
+  /** True on a database no migration has touched yet (a fresh one): there is no older version to run under. */
+  async isFresh(): Promise<boolean> {
+    const [bookkeeping] = await this.query<{ table: string | null }>(
+      `SELECT to_regclass('typeorm_migrations')::text AS "table"`,
+    );
+    // Asking which migrations are pending creates the bookkeeping table, empty.
+    if (bookkeeping?.table == null) return true;
+    return (await this.query(`SELECT 1 FROM typeorm_migrations LIMIT 1`)).length === 0;
+  }
+
   /** True when every known migration has been applied (the readiness check). */
   async isMigrated(): Promise<boolean> {
     return !(await this.source.showMigrations());

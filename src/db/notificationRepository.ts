@@ -239,6 +239,8 @@ export type AlertFacts = {
   undecidedHolds: Record<string, number>;
   idpLastRequestAt: Date | null;
   deliveries: { channel: string; state: string; n: number }[];
+  /** Per channel that has settled a delivery: whether its latest settled delivery was parked (a later sent one clears it). */
+  channelFailing: Record<string, boolean>;
   lastResyncFailed: boolean;
 };
 
@@ -250,17 +252,22 @@ export async function alertFacts(db: Database): Promise<AlertFacts> {
        (SELECT last_request_at FROM idp_activity) AS idp_last,
        (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'state', state, 'n', n)), '[]')
           FROM (SELECT channel, state, count(*)::int AS n FROM notification_deliveries GROUP BY 1, 2) d) AS deliveries,
+       (SELECT COALESCE(json_object_agg(channel, parked), '{}')
+          FROM (SELECT DISTINCT ON (channel) channel, state = 'parked' AS parked FROM notification_deliveries
+                 WHERE state <> 'pending' ORDER BY channel, outbox_id DESC) f) AS failing,
        (SELECT status = 'failed' FROM resync_runs WHERE finished_at IS NOT NULL AND NOT dry_run ORDER BY finished_at DESC LIMIT 1) AS last_failed`,
   )) as {
     holds: Record<string, number>;
     idp_last: Date | null;
     deliveries: AlertFacts["deliveries"];
+    failing: Record<string, boolean>;
     last_failed: boolean | null;
   }[];
   return {
     undecidedHolds: row!.holds,
     idpLastRequestAt: row!.idp_last,
     deliveries: row!.deliveries,
+    channelFailing: row!.failing,
     lastResyncFailed: row!.last_failed === true,
   };
 }

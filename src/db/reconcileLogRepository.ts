@@ -20,7 +20,8 @@ export type LogAction =
   | "reject"
   | "reconcile-now"
   | "resync"
-  | "mapping";
+  | "mapping"
+  | "platform-change";
 export type LogOutcome =
   "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
 

@@ -13,6 +13,7 @@ import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
+import { applyRetention, type RetentionPolicy } from "./retention.js";
 
 export type SchedulerOptions = {
   /** Cron expression in UTC, or "off". */
@@ -20,6 +21,8 @@ export type SchedulerOptions = {
   verify: boolean;
   tickMs: number;
   logRetentionDays: number;
+  /** The rest of the data retention, applied with the log's (src/jobs/retention.ts). */
+  retention: RetentionPolicy;
   /** A phase-1 owner silent this long is presumed dead and its run is taken over. */
   staleAfterMs: number;
 };
@@ -133,5 +136,8 @@ export class Scheduler extends LoopWorker {
     this.lastTrim = now;
     const removed = await deleteLogOlderThan(this.deps.db, new Date(now - this.options.logRetentionDays * 86_400_000));
     if (removed) log.info("scheduler", "old log entries removed", { removed });
+    const retained = await applyRetention(this.deps.db, new Date(now), this.options.retention);
+    if (retained.scrubbedUsers || retained.debits || retained.runs)
+      log.info("scheduler", "data retention applied", retained);
   }
 }

@@ -22,6 +22,8 @@ export type ScrapeSources = {
   quarantine: Pick<PlatformQuarantine, "list">;
   /** When SAML_IDP_CERT expires, if it is set and readable. */
   samlCertificateExpiresAt?: Date;
+  /** IDP_SILENCE_HOURS, exported so the alert rule follows the setting (0: off). */
+  idpSilenceHours?: number;
 };
 
 const PREFIX = "scim_connector_";
@@ -97,6 +99,15 @@ export class ServiceMetrics {
         "idp_last_request_seconds",
         "When the IdP last made an authenticated SCIM request (Unix time; 0 if never)",
       ),
+      idpSilenceThreshold: gauge(
+        "idp_silence_threshold_seconds",
+        "IDP_SILENCE_HOURS in seconds: how long the IdP may be quiet before idp.silent (0: never)",
+      ),
+      notificationChannelFailing: gauge(
+        "notification_channel_failing",
+        "1 while a channel's latest settled delivery is parked; a later delivery sent clears it",
+        ["channel"],
+      ),
       notificationDeliveries: gauge(
         "notification_deliveries",
         "Notification deliveries in the outbox, by channel and state (pending, sent, parked)",
@@ -157,6 +168,10 @@ export class ServiceMetrics {
       for (const kind of ["deprovision", "email_change"])
         g.holdsPending.set({ kind }, alerts.undecidedHolds[kind] ?? 0);
       g.idpLastRequest.set(alerts.idpLastRequestAt ? Math.floor(alerts.idpLastRequestAt.getTime() / 1000) : 0);
+      g.idpSilenceThreshold.set((this.sources.idpSilenceHours ?? 0) * 3600);
+      g.notificationChannelFailing.reset();
+      for (const [channel, failing] of Object.entries(alerts.channelFailing))
+        g.notificationChannelFailing.set({ channel }, failing ? 1 : 0);
       g.notificationDeliveries.reset();
       for (const d of alerts.deliveries) g.notificationDeliveries.set({ channel: d.channel, state: d.state }, d.n);
       g.resyncLastFailed.set(alerts.lastResyncFailed ? 1 : 0);

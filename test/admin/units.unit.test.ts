@@ -85,7 +85,7 @@ describe("local admin token", () => {
 
 describe("SAML roles", () => {
   const rules = {
-    attribute: "groups",
+    attributes: ["groups"],
     adminValues: parseRoleValues("Admins, scim-admin"),
     viewerValues: parseRoleValues("viewers"),
   };

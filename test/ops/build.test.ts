@@ -90,6 +90,11 @@ describe("the image's runtime command", () => {
           SCIM_TOKEN: "build-check-idp-token-0123456789",
           ADMIN_TOKEN: "build-check-admin-token-0123456789",
           RESYNC_CRON: "off",
+          // Production names its platform and mapping (nothing is called here: no user is provisioned).
+          PLATFORM_URL: "http://127.0.0.1:9",
+          PLATFORM_SCIM_TOKEN: "build-check-platform-token",
+          PLATFORM_REQUEST_ORIGIN: "build-check",
+          MAPPING_FILE: path.join(app, "config", "mapping.yaml"),
         },
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -20,6 +20,12 @@ import { TEST_MAPPING } from "../support/stack.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const TOKEN_SHAPED = /\b(scim|adm)_[\w-]{20,}/;
+/** Production names its platform (test/ops/productionTargets.test.ts); nothing here provisions anyone, so it is never called. */
+const PLATFORM = {
+  PLATFORM_URL: "http://127.0.0.1:9",
+  PLATFORM_SCIM_TOKEN: "secrets-platform-token",
+  PLATFORM_REQUEST_ORIGIN: "secrets-test",
+};
 
 const started: Run[] = [];
 afterEach(async () => {
@@ -101,7 +107,7 @@ describe("tokens outside the embedded development defaults", () => {
   afterAll(async () => database?.drop());
 
   it.each([
-    ["NODE_ENV=production", { NODE_ENV: "production" }],
+    ["NODE_ENV=production", { NODE_ENV: "production", ...PLATFORM }],
     ["a DATABASE_URL in development", { NODE_ENV: "development" }],
   ])(
     "%s without SCIM_TOKEN or ADMIN_TOKEN: refuses to start, says the fix, prints and writes no token",
@@ -139,6 +145,7 @@ describe("tokens outside the embedded development defaults", () => {
     async () => {
       const run = await start({
         NODE_ENV: "production",
+        ...PLATFORM,
         DATABASE_URL: database.url,
         SCIM_TOKEN: "prod-idp-token-0123456789abcdefgh",
         SAML_ENTRY_POINT: "https://idp.example.test/sso",
@@ -171,6 +178,7 @@ describe("tokens outside the embedded development defaults", () => {
       await new TokenRepository(database.db).create("okta", hashToken(token), token.slice(0, 10));
       const run = await start({
         NODE_ENV: "production",
+        ...PLATFORM,
         DATABASE_URL: database.url,
         ADMIN_TOKEN: "prod-admin-token-0123456789abcdef",
       });

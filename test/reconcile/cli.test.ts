@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
@@ -15,6 +16,7 @@ import { accountsNamed, scimUsed } from "./helpers.js";
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
+const withoutUser = () => Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "USER"));
 
 describe("plan and approvals CLI", () => {
   let stack: Stack;
@@ -40,7 +42,8 @@ describe("plan and approvals CLI", () => {
   const cli = async (...args: string[]) =>
     run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+      // No $USER, as in a container or cron: the actor must still say who ran it.
+      env: { ...withoutUser(), DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
     });
   const plan = (userName: string) => buildPlanReport(stack.service.db, stack.service.mappings, policies, userName);
 
@@ -95,7 +98,7 @@ describe("plan and approvals CLI", () => {
 
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
-    await approvalsCommand(stack.service.db, ["list"], "cli:test");
+    await approvalsCommand(stack.service.db, ["list"]);
     vi.restoreAllMocks();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(annId);
@@ -108,7 +111,7 @@ describe("plan and approvals CLI", () => {
     expect(await accountsNamed(stack, "ann.new@example.com")).toHaveLength(1);
     const approvals = await adminApi(stack)("/log?action=approve");
     expect(approvals.body.entries[0]).toMatchObject({ userId: annId, outcome: "succeeded" });
-    expect(approvals.body.entries[0].actor).toMatch(/^cli:/);
+    expect(approvals.body.entries[0].actor).toBe(`cli:${os.userInfo().username}`);
   });
 
   it("approvals reject all leaves the platform as it is", async () => {
@@ -119,8 +122,8 @@ describe("plan and approvals CLI", () => {
     await drain();
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
-    await approvalsCommand(stack.service.db, ["reject", "all"], "cli:test");
-    await approvalsCommand(stack.service.db, ["list"], "cli:test");
+    await approvalsCommand(stack.service.db, ["reject", "all", "--as", "test"]);
+    await approvalsCommand(stack.service.db, ["list"]);
     vi.restoreAllMocks();
     expect(lines).toEqual(["Rejected 1 held action(s).", "Nothing is waiting for approval."]);
     await drain();
@@ -129,6 +132,8 @@ describe("plan and approvals CLI", () => {
       "bob@example.com",
     ]);
     expect((await plan("robert@example.com"))!.action).toContain("rejected by an admin");
+    const rejections = await adminApi(stack)("/log?action=reject");
+    expect(rejections.body.entries[0]).toMatchObject({ userName: "robert@example.com", actor: "cli:test" });
   });
 });
 
@@ -173,4 +178,30 @@ describe("only start and migrate change the schema", () => {
       expect((await cli("approvals", "list")).stdout).toContain("Nothing is waiting for approval.");
     },
   );
+});
+
+describe("token create is the documented first step", () => {
+  const name = `scim_cli_fresh_${process.pid}`;
+  const url = withDatabase(inject("adminDatabaseUrl"), name);
+  const admin = (sql: string) => adminQuery(inject("adminDatabaseUrl"), sql);
+  beforeAll(async () => {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin(`CREATE DATABASE ${name}`);
+  });
+  afterAll(async () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+
+  it("on a fresh database it migrates first, and the token it prints is stored", { timeout: 120_000 }, async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [path.join(ROOT, "bin/scim-connector.js"), "token", "create", "--name", "okta"],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "error" } },
+    );
+    const token = /\b(scim_[\w-]+)/.exec(stdout)?.[1];
+    expect(token).toBeDefined();
+    const rows = await adminQuery<{ name: string; token_prefix: string }>(
+      url,
+      `SELECT name, token_prefix FROM scim_tokens WHERE revoked_at IS NULL`,
+    );
+    expect(rows).toEqual([{ name: "okta", token_prefix: token!.slice(0, 10) }]);
+  });
 });

@@ -14,11 +14,11 @@ import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddre
 import { requireStrongAlgorithms } from "./samlAlgorithms.js";
 import { forgetLoginRequests, rememberLoginRequest, startedInThisBrowser } from "./samlLoginBinding.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
-import { parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
+import { parseRoleAttributes, parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
 
 /**
  * SAML 2.0 sign-in (SP-initiated): GET /saml/login → IdP → POST /saml/acs. Both the response
- * and the assertion must be signed by SAML_IDP_CERT; audience, Destination/Recipient, the time
+ * and the assertion must be signed by SAML_IDP_CERT (or SAML_IDP_CERT_NEXT during a rollover); audience, Destination/Recipient, the time
  * window and InResponseTo (one of our requests, started in this browser, used once) are
  * checked. Any rejection is a 401/403 page, never a 500. We start our own session (with a fresh
  * id) from the verified profile.
@@ -36,7 +36,7 @@ export function samlRouter(deps: Deps): Router {
   const { env } = deps;
   const acsUrl = env.SAML_CALLBACK_URL!;
   const rules: RoleRules = {
-    attribute: env.SAML_ROLE_ATTRIBUTE,
+    attributes: parseRoleAttributes(env.SAML_ROLE_ATTRIBUTE),
     adminValues: parseRoleValues(env.SAML_ADMIN_VALUES),
     viewerValues: parseRoleValues(env.SAML_VIEWER_VALUES),
   };
@@ -45,7 +45,10 @@ export function samlRouter(deps: Deps): Router {
     issuer: env.SAML_ISSUER!,
     audience: env.SAML_ISSUER!,
     callbackUrl: acsUrl,
-    idpCert: normalisePem(env.SAML_IDP_CERT!),
+    // During a rollover the IdP's next certificate is accepted too (docs/saml-okta.md, docs/saml-entra.md).
+    idpCert: env.SAML_IDP_CERT_NEXT
+      ? [normalisePem(env.SAML_IDP_CERT!), normalisePem(env.SAML_IDP_CERT_NEXT)]
+      : normalisePem(env.SAML_IDP_CERT!),
     wantAuthnResponseSigned: true,
     wantAssertionsSigned: true,
     acceptedClockSkewMs: CLOCK_SKEW_MS,

@@ -1,0 +1,66 @@
+import { parseArgs } from "node:util";
+import type { Database } from "../db/database.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { getPlatformBinding, type PlatformStateCounts } from "../db/platformBindingRepository.js";
+import { describePlatform, forgetPlatform, platformIdentity } from "../reconcile/platformBinding.js";
+import { cliActor } from "./actor.js";
+
+/**
+ * `scim-connector platform show` and `scim-connector platform forget --dry-run|--confirm [--as NAME]`:
+ * which platform the database reconciles with, and the explicit move to the platform PLATFORM_URL
+ * now names (docs/operations.md, "Changing the platform").
+ */
+export async function platformCommand(env: Env, db: Database, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: { "dry-run": { type: "boolean" }, confirm: { type: "boolean" }, as: { type: "string" } },
+  });
+  const target = platformIdentity(env.PLATFORM_URL);
+  if (sub === "show") {
+    const binding = await getPlatformBinding(db);
+    console.log(
+      binding
+        ? `This database reconciles with ${describePlatform(binding.platform)} (since ${binding.boundAt.toISOString()}).`
+        : "This database is bound to no platform yet; the first start with a platform records it.",
+    );
+    if (binding && binding.platform !== target)
+      console.log(
+        `PLATFORM_URL names ${describePlatform(target)}: the service will not start until you run \`scim-connector platform forget\`.`,
+      );
+    return;
+  }
+  if (sub !== "forget")
+    throw new Error("platform needs a subcommand: show, or forget --dry-run | --confirm [--as NAME]");
+  const dryRun = values["dry-run"] ?? false;
+  if (!dryRun && !values.confirm)
+    throw new Error(
+      "platform forget deletes what this database knows of the old platform's accounts: run it with --dry-run to see how many, then with --confirm",
+    );
+  const report = await forgetPlatform(db, target, { actor: cliActor(values.as), now: systemClock.now(), dryRun });
+  const from = report.from ? describePlatform(report.from) : "no platform";
+  if (report.from === target && !dryRun) console.log(`The database was already bound to ${describePlatform(target)}.`);
+  console.log(
+    `${dryRun ? "Would forget" : "Forgot"} what this database knew of ${from}: ${describeCounts(report.forgotten)}.`,
+  );
+  if (dryRun) {
+    console.log(
+      `Nothing was changed. With --confirm, the database is bound to ${describePlatform(target)} and every IdP user is reconciled afresh there.`,
+    );
+  } else {
+    console.log(
+      `Bound to ${describePlatform(target)}; ${report.usersQueued} IdP user(s) queued: the service's workers provision them there when it starts.`,
+    );
+  }
+}
+
+function describeCounts(c: PlatformStateCounts): string {
+  return [
+    `${c.accounts} platform account(s)`,
+    `${c.creating} unanswered create(s)`,
+    `${c.heldActions} held action(s)`,
+    `${c.queuedVerifications} queued verification(s)`,
+    `${c.quarantinedFamilies} quarantined endpoint famil${c.quarantinedFamilies === 1 ? "y" : "ies"}`,
+  ].join(", ");
+}
