@@ -32,6 +32,11 @@ const UPLOADS: { name: string; body: string; status: number }[] = [
     status: 400,
   },
   {
+    name: "a file part and no closing boundary, after a large field",
+    body: `${FIELD("a", "A".repeat(8000))}--X\r\nContent-Disposition: form-data; name="draft"; filename="m.yaml"\r\nContent-Type: text/yaml\r\n\r\nx\r\n`,
+    status: 400,
+  },
+  {
     name: "too many parts",
     body: `${Array.from({ length: 40 }, (_, n) => FIELD(`f${n}`, "v")).join("")}--X--\r\n`,
     status: 413,

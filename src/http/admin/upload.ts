@@ -38,14 +38,16 @@ export function draftUpload(maxBytes: number) {
     parser.on("field", (name, value) => {
       fields[name] = value;
     });
+    const unreadable = () => settle(() => renderMessagePage(res, 400, "Bad request", "The upload could not be read."));
     parser.on("file", (_name, stream) => {
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("limit", () => (tooLarge = true));
+      stream.on("error", unreadable); // a file cut short fails on its own stream, not only on the parser
     });
     parser.on("partsLimit", tooMany);
     parser.on("filesLimit", tooMany);
     parser.on("fieldsLimit", tooMany);
-    parser.on("error", () => settle(() => renderMessagePage(res, 400, "Bad request", "The upload could not be read.")));
+    parser.on("error", unreadable);
     parser.on("close", () =>
       settle(() => {
         if (tooLarge)
