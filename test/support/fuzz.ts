@@ -261,6 +261,12 @@ export type RawRequest = {
    */
   pieces?: { count: number; lateMs: number };
 };
+/**
+ * A request that got no answer. `whileSending`: its body was not all sent yet, which is where a
+ * server that answered early and closed (a reset racing its answer) and one that dropped the
+ * connection look alike.
+ */
+export type TransportError = Error & { whileSending?: boolean };
 export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
 
 /** A keep-alive HTTP client that sends exactly what it is given. */
@@ -286,7 +292,10 @@ export function rawClient(baseUrl: string, maxSockets = 16) {
         },
       );
       outgoing.on("timeout", () => outgoing.destroy(new Error(`timeout: ${req.method} ${req.path.slice(0, 200)}`)));
-      outgoing.on("error", reject);
+      outgoing.on("error", (error: TransportError) => {
+        error.whileSending = !outgoing.writableFinished;
+        reject(error);
+      });
       if (body && req.pieces) {
         outgoing.flushHeaders();
         void sendInPieces(outgoing, body, req.pieces);
