@@ -25,7 +25,8 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY config ./config
 # NODE_ENV=production: the image never mints or prints a token; it refuses to start without
-# SCIM_TOKEN (or a token made with `scim-connector token create`) and, without SAML, ADMIN_TOKEN.
+# SCIM_TOKEN (or a token made with `scim-connector token create`), without SAML ADMIN_TOKEN, and
+# METRICS_TOKEN (HOST=0.0.0.0 listens beyond loopback).
 RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080
