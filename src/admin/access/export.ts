@@ -6,8 +6,8 @@ import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow 
 
 /**
  * The access report as a file, streamed batch by batch with backpressure: memory stays one batch
- * of accounts whatever the report's size. CSV cells that start with = + - @ are prefixed so
- * spreadsheets do not run them.
+ * of accounts whatever the report's size. CSV cells are quoted and a formula trigger is neutralised
+ * wherever a spreadsheet could see a cell start (src/admin/csv.ts).
  */
 
 const ACCESS_CSV_COLUMNS = [
