@@ -47,6 +47,15 @@ export class FailedAuthThrottle {
     return throttled;
   }
 
+  /**
+   * True when failures from `address` (or from everyone) are already refused, as this process
+   * knows from memory: asked before a token is looked up, so a blocked sender's guesses cost no
+   * query. False when unsure (another replica's count, or not yet over): the lookup then decides.
+   */
+  blockedNow(address: string | undefined): boolean {
+    return inMemoryBlockMs(this.perAddress, addressKey(address)) > 0 || inMemoryBlockMs(this.everyone, "all") > 0;
+  }
+
   private async consume(
     limiter: RateLimiterAbstract,
     key: string,
@@ -75,6 +84,12 @@ export class FailedAuthThrottle {
       return { scope, retryAfterSeconds };
     }
   }
+}
+
+/** rate-limiter-flexible's in-memory block (inMemoryBlockOnConsumed, src/db/authThrottleStore.ts), which its types omit. */
+function inMemoryBlockMs(limiter: RateLimiterAbstract, key: string): number {
+  const store = limiter as RateLimiterAbstract & { getInMemoryBlockMsBeforeExpire?(rlKey: string): number };
+  return store.getInMemoryBlockMsBeforeExpire?.(limiter.getKey(key)) ?? 0;
 }
 
 export function failedAuthThrottle(
