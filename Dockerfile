@@ -27,8 +27,9 @@ COPY bin ./bin
 # NODE_ENV=production refuses to start until MAPPING_FILE names your own, mounted file.
 COPY config/mapping.example.yaml ./config/
 # NODE_ENV=production: the image never mints or prints a token; it refuses to start without
-# SCIM_TOKEN (or a token made with `scim-connector token create`) and, without SAML, ADMIN_TOKEN;
-# and without PLATFORM_URL or MAPPING_FILE (no embedded emulator, no demo mapping).
+# SCIM_TOKEN (or a token made with `scim-connector token create`), without SAML ADMIN_TOKEN, and
+# METRICS_TOKEN (HOST=0.0.0.0 listens beyond loopback); and without PLATFORM_URL or MAPPING_FILE
+# (no embedded emulator, no demo mapping).
 RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080

@@ -57,6 +57,13 @@ export class ForbiddenError extends AppError {
   }
 }
 
+/** The caller has work of this kind running already; the handler sets Retry-After. */
+export class TooManyRequestsError extends AppError {
+  constructor(message: string) {
+    super(message, 429, "tooMany");
+  }
+}
+
 /** Thrown by a repository when a write violates a unique constraint (SQLSTATE 23505). */
 export class UniqueViolationError extends ConflictError {
   constructor(

@@ -1,10 +1,14 @@
 /**
- * One CSV cell (RFC 4180 quoting) for the admin exports. A cell that starts with = + - @ (or a tab
- * or carriage return) is prefixed with ' so a spreadsheet shows it instead of running it.
+ * One CSV cell (RFC 4180) for the admin exports. Every cell is quoted, so a spreadsheet whose list
+ * separator is `;` (or a tab) does not split it; and a formula trigger (= + - @, or a tab or
+ * carriage return) that starts the cell, or starts a piece after any separator a spreadsheet
+ * might split on (`,` `;` `|` tab, line breaks), is prefixed with ' so it is shown, never run.
+ * `Mktg;=1+1;` becomes `"Mktg;'=1+1;"`.
  */
+const FORMULA_START = /(^|[,;|\t\r\n][ ]*)(?=[=+\-@\t\r])/g;
+
 export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = String(value);
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (value === null || value === undefined) return '""';
+  const text = String(value).replace(FORMULA_START, "$1'");
+  return `"${text.replace(/"/g, '""')}"`;
 }

@@ -30,8 +30,8 @@ export type VerifierCacheOptions = {
  * Two caches, so that a flood of made-up tokens can never push a good one out: valid tokens
  * (few: one per IdP connection, and an attacker cannot mint them) are kept in their own map, and
  * invalid ones in a bounded map where only other invalid ones compete for room. A repeated bad
- * token is answered from memory; each new bad token still costs one query, which the failed-auth
- * throttle (src/http/authThrottle.ts) bounds per address.
+ * token is answered from memory; each new bad token costs one query until its sender is over the
+ * failed-auth throttle (src/http/authThrottle.ts), and none after that.
  */
 export class ScimTokenVerifier {
   private readonly envHash: Buffer | undefined;
@@ -59,7 +59,7 @@ export class ScimTokenVerifier {
    * only when the database must be asked: every IdP request asks, and on Node 20 each promise
    * costs more while AsyncLocalStorage's hooks are on (docs/performance.md).
    */
-  verify(presented: string): boolean | Promise<boolean> {
+  verify(presented: string, senderBlocked?: () => boolean): boolean | Promise<boolean> {
     const hash = hashToken(presented);
     if (this.envHash && timingSafeEqual(hash, this.envHash)) return true;
     const key = hash.toString("hex");
@@ -67,6 +67,9 @@ export class ScimTokenVerifier {
     const known = this.valid.get(key);
     if (known && known.until > now) return this.touch(known.tokenId, now);
     if ((this.invalid.get(key) ?? 0) > now) return false;
+    // A token never seen valid, from a sender the failed-auth throttle already refuses: no query.
+    // (One seen valid, its cache lapsed, is still looked up: an IdP shares its addresses.)
+    if (!known && senderBlocked?.()) return false;
     return this.lookUp(hash, key, now);
   }
 

@@ -23,6 +23,7 @@ import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
+import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { startService } from "../service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
@@ -187,6 +188,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(embeddedDataDir(env)) : undefined);
   // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
   const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
+  assertMetricsTokenBeyondLoopback(effective.HOST, env.METRICS_TOKEN);
   const service = await startService({
     env: effective,
     databaseUrl: database.url,

@@ -1,6 +1,5 @@
 import { isIPv6 } from "node:net";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import type { Request, RequestHandler, Response } from "express";
 import type { Counter } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
@@ -47,6 +46,15 @@ export class FailedAuthThrottle {
     return throttled;
   }
 
+  /**
+   * True when failures from `address` (or from everyone) are already refused, as this process
+   * knows from memory: asked before a token is looked up, so a blocked sender's guesses cost no
+   * query. False when unsure (another replica's count, or not yet over): the lookup then decides.
+   */
+  blockedNow(address: string | undefined): boolean {
+    return inMemoryBlockMs(this.perAddress, addressKey(address)) > 0 || inMemoryBlockMs(this.everyone, "all") > 0;
+  }
+
   private async consume(
     limiter: RateLimiterAbstract,
     key: string,
@@ -75,6 +83,12 @@ export class FailedAuthThrottle {
       return { scope, retryAfterSeconds };
     }
   }
+}
+
+/** rate-limiter-flexible's in-memory block (inMemoryBlockOnConsumed, src/db/authThrottleStore.ts), which its types omit. */
+function inMemoryBlockMs(limiter: RateLimiterAbstract, key: string): number {
+  const store = limiter as RateLimiterAbstract & { getInMemoryBlockMsBeforeExpire?(rlKey: string): number };
+  return store.getInMemoryBlockMsBeforeExpire?.(limiter.getKey(key)) ?? 0;
 }
 
 export function failedAuthThrottle(
@@ -122,30 +136,33 @@ export function addressKey(address: string | undefined): string {
 }
 
 /**
- * A plain per-address request limit (every request counts, not only failures), for unauthenticated
- * routes that store something: GET /admin/saml/login. Past it `refuse` answers, with Retry-After set.
+ * A plain per-address request count (every request counts, not only failures), for unauthenticated
+ * routes that store something: true while the address is within `perMinute`. Past it the route
+ * stores nothing but still serves (GET /admin/saml/login signs its request id instead), so a crowd
+ * behind one address cannot lock anyone out. Counting failed: within (serve rather than refuse).
  */
-export function perAddressRequestLimit(
+export function perAddressAllowance(
   db: Database,
   spec: { name: string; perMinute: number },
-  refuse: (req: Request, res: Response, retryAfterSeconds: number) => void,
-): RequestHandler {
+): (address: string | undefined) => Promise<boolean> {
   const limiter = sharedRateLimiter(db, {
     keyPrefix: `requests:${spec.name}`,
     points: spec.perMinute,
     durationSeconds: 60,
   });
-  return async (req, res, next) => {
+  return async (address) => {
     try {
-      await limiter.consume(addressKey(req.ip));
+      await limiter.consume(addressKey(address));
+      return true;
     } catch (outcome) {
-      if (!(outcome instanceof RateLimiterRes)) return next(); // counting failed: serve rather than refuse everyone
-      const retryAfterSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+      if (!(outcome instanceof RateLimiterRes)) return true;
       if (outcome.consumedPoints === spec.perMinute + 1)
-        log.warn("http", "request rate limited", { route: spec.name, ip: req.ip, perMinute: spec.perMinute });
-      res.setHeader("Retry-After", String(retryAfterSeconds));
-      return refuse(req, res, retryAfterSeconds);
+        log.warn("http", "request allowance used up; storing nothing more", {
+          route: spec.name,
+          ip: address,
+          perMinute: spec.perMinute,
+        });
+      return false;
     }
-    next();
   };
 }

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Router, type Request } from "express";
 import type { ServiceMetrics } from "../metrics/index.js";
-import { isDirectLoopbackRequest } from "./admin/exposure.js";
+import { ConfigError } from "../config/env.js";
+import { isDirectLoopbackRequest, isLoopbackHost } from "./admin/exposure.js";
 
 /**
  * GET /metrics (Prometheus text). This service holds the keys to a company's dashboard, so even
@@ -41,4 +42,17 @@ function allowed(req: Request, expected: Buffer | undefined): boolean {
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
+}
+
+/**
+ * Without METRICS_TOKEN, /metrics trusts that a loopback caller with no forwarding header is on
+ * this machine; a forwarder that adds no header (socat, `ssh -L`, nginx `stream {}`) breaks that.
+ * On a loopback-only listener such a forwarder takes someone already on the host; beyond
+ * loopback the boot asks for the token instead of that trust (docs/operations.md, "Metrics").
+ */
+export function assertMetricsTokenBeyondLoopback(listenHost: string, token: string | undefined): void {
+  if (token || isLoopbackHost(listenHost)) return;
+  throw new ConfigError([
+    `METRICS_TOKEN: required when the service listens beyond loopback (HOST=${listenHost}); set a random secret of at least 16 characters (e.g. openssl rand -base64 32) for the scraper, or set HOST=127.0.0.1`,
+  ]);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { currentLogContext, isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
+import { currentLogContext, emitInLogContext, isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { methodLabel, statusClass } from "../metrics/scimRoutes.js";
 
@@ -29,8 +29,10 @@ export function localsOf(res: ServerResponse): RequestLocals {
  * sane incoming X-Request-Id, or a new one) and, on `finish`, logs its outcome and times it in the
  * SCIM latency histogram when the SCIM server named its route. The log context also carries the
  * response, so that a failure that escapes every handler (a throw in a discarded promise) can still
- * be answered: see src/processGuards.ts. One store and one listener per request, the listener built
- * once.
+ * be answered: see src/processGuards.ts. The request's and the response's events (a body chunk that
+ * arrives late, an abort, a drain) run in that context as well, so a parser or stream listener that
+ * throws fails its own request, not the process. One store and one listener per request, the
+ * listener built once.
  */
 export function requestContext(
   metrics?: ServiceMetrics,
@@ -52,7 +54,13 @@ export function requestContext(
     (res as WithLocals).locals = { requestId, started: performance.now() };
     res.setHeader("X-Request-Id", requestId);
     res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
-    withLogContext({ requestId, response: res }, next);
+    withLogContext({ requestId, response: res }, () => {
+      // The body's chunks, its end or abort, and the response's drain and close come from socket
+      // reads and writes that happen after this call: they run in the request's context too.
+      emitInLogContext(req);
+      emitInLogContext(res);
+      next();
+    });
   };
 }
 

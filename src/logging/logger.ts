@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { EventEmitter } from "node:events";
 import winston from "winston";
 
 /**
@@ -28,6 +29,39 @@ export function withLogContext<T>(context: Context, fn: () => T): T {
  */
 export function withoutLogContext<T>(fn: () => T): T {
   return contextStore.exit(fn);
+}
+
+/**
+ * Makes every event of `emitter` run in the log context current now, whichever async context
+ * emits it. A request's body arrives in later socket reads, whose callbacks run in the context of
+ * the connection, not of the request: without this a parser's or stream's listener that throws
+ * there would look like a failure outside any request (src/processGuards.ts).
+ */
+export function emitInLogContext(emitter: EventEmitter): void {
+  const context = contextStore.getStore();
+  if (!context) return;
+  const emit = emitter.emit;
+  emitter.emit = function (this: EventEmitter, ...args: Parameters<EventEmitter["emit"]>): boolean {
+    if (contextStore.getStore() === context) return emit.apply(this, args);
+    return contextStore.run(context, emitThrowingInContext, this, emit, args);
+  };
+}
+
+function emitThrowingInContext(
+  emitter: EventEmitter,
+  emit: EventEmitter["emit"],
+  args: Parameters<EventEmitter["emit"]>,
+): boolean {
+  try {
+    return emit.apply(emitter, args);
+  } catch (error) {
+    // An exception unwinding out of run() would reach the process handler in the emitter's
+    // context, not this one: thrown again from a tick of this context, it fails its request.
+    process.nextTick(() => {
+      throw error;
+    });
+    return false;
+  }
 }
 
 export function currentLogContext(): Context {

@@ -100,7 +100,7 @@ function httpChannel(
 function webhookChannel(url: string, secret: string | undefined): Channel {
   if (secret) registerSecretValue(secret);
   return httpChannel("webhook", url, webhookBody, (raw): Record<string, string> =>
-    secret ? { "x-signature-256": signatureOf(secret, raw) } : {},
+    secret ? { "x-signature": signatureOf(secret, raw, Math.floor(Date.now() / 1000)) } : {},
   );
 }
 
@@ -108,9 +108,14 @@ function jsonChannel(name: "slack" | "teams", url: string, body: (m: Notificatio
   return httpChannel(name, url, body, () => ({}));
 }
 
-/** `sha256=<hex HMAC-SHA256 of the raw body>`, as GitHub signs its webhooks. */
-export function signatureOf(secret: string, rawBody: string): string {
-  return `sha256=${createHmac("sha256", secret).update(rawBody, "utf8").digest("hex")}`;
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, as Stripe signs its webhooks: the
+ * time is signed with the body, so a receiver that refuses a `t` older than its tolerance
+ * (docs/operations.md) refuses a captured request replayed later.
+ */
+export function signatureOf(secret: string, rawBody: string, unixSeconds: number): string {
+  const mac = createHmac("sha256", secret).update(`${unixSeconds}.`, "utf8").update(rawBody, "utf8").digest("hex");
+  return `t=${unixSeconds},v1=${mac}`;
 }
 
 function emailChannel(smtpUrl: string, to: string, from: string): Channel {
@@ -149,11 +154,21 @@ function emailChannel(smtpUrl: string, to: string, from: string): Channel {
   };
 }
 
-/** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * The longest Retry-After a receiver is obeyed for. A longer one (a year, or digits past any date)
+ * is no retry plan: the delivery is parked with it as its error (src/notify/deliverer.ts).
+ */
+export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
+/**
+ * Retry-After as seconds or an HTTP date; undefined when absent or unreadable. Past
+ * MAX_RETRY_AFTER_MS the answer is Infinity, never a number no Date can hold.
+ */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
   if (!header) return undefined;
   const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+  const at = /^\d+$/.test(value) ? now + Number(value) * 1000 : Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  const ms = Math.max(0, at - now);
+  return ms > MAX_RETRY_AFTER_MS ? Infinity : ms;
 }

@@ -11,7 +11,7 @@ import {
 } from "../db/notificationRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
-import type { Channel } from "./channels.js";
+import { MAX_RETRY_AFTER_MS, type Channel } from "./channels.js";
 import type { ConditionChecks } from "./conditions.js";
 import type { NotificationMessage } from "./messages.js";
 
@@ -133,9 +133,12 @@ export class NotificationDeliverer extends LoopWorker {
         });
         return;
       }
-      const message = error instanceof Error ? error.message : String(error);
-      const park = delivery.attempts >= maxAttempts;
-      const wait = Math.max(this.backoffMs(delivery.attempts), (error as { retryAfterMs?: number }).retryAfterMs ?? 0);
+      const retryAfter = (error as { retryAfterMs?: number }).retryAfterMs ?? 0;
+      // A receiver asking for more than a day (MAX_RETRY_AFTER_MS) is parked now, with that as its error.
+      const tooLong = retryAfter === Infinity;
+      const message = `${error instanceof Error ? error.message : String(error)}${tooLong ? `; Retry-After beyond ${MAX_RETRY_AFTER_MS / 3_600_000} h` : ""}`;
+      const park = tooLong || delivery.attempts >= maxAttempts;
+      const wait = tooLong ? 0 : Math.max(this.backoffMs(delivery.attempts), retryAfter);
       await settleDelivery(db, key, {
         state: park ? "parked" : "pending",
         nextAttemptAt: new Date(clock.now().getTime() + wait),

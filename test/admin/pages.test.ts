@@ -71,7 +71,7 @@ describe("admin UI pages with data", () => {
     expect(csv.headers["content-disposition"]).toMatch(/attachment; filename="reconciliation-log-.*\.csv"/);
     expect(csv.text.split("\r\n")[0]).toBe("id,at,userName,action,outcome,trigger,platformStatus,callsSpent,actor");
     expect(csv.text).toContain(
-      "1,2026-11-20T09:15:00.000Z,ada@example.com,update,succeeded,added to group Engineering,200,1,",
+      '"1","2026-11-20T09:15:00.000Z","ada@example.com","update","succeeded","added to group Engineering","200","1",""',
     );
     const json = await agent.get("/admin/log/export.json");
     expect(JSON.parse(json.text)).toHaveLength(3);

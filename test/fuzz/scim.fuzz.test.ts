@@ -9,7 +9,8 @@ import { entraUser, fuzzCase, groupBody, oktaUser, type FuzzIds } from "./scimRe
 /**
  * Fuzzes the IdP-facing SCIM server of a started service over real HTTP (keep-alive, 16 in
  * flight): mutated Okta and Entra payloads, PATCH operations, filters, paths, huge and deeply
- * nested bodies, odd content types and invalid UTF-8. Whatever arrives: never a 5xx, every error
+ * nested bodies, odd content types and invalid UTF-8; one body in eight arrives after its head, in
+ * pieces. Whatever arrives: every request answered, never a 5xx, every error
  * is an RFC 7644 error body, the process stays up and memory stays bounded.
  *
  * Replay a failure with FUZZ_SEED=<seed printed below>; FUZZ_REQUESTS changes the count;
@@ -102,6 +103,7 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
       const kinds = new Map<string, number>();
       const failures: string[] = [];
       let sent = 0;
+      let inPieces = 0;
       const runRange = (from: number, to: number) =>
         runPool(to - from, CONCURRENCY, async (k) => {
           const i = from + k;
@@ -114,6 +116,11 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
               : { Authorization: `Bearer ${IDP_TOKEN.slice(0, -1)}?` }
             : { Authorization: `Bearer ${IDP_TOKEN}` };
           request.headers = { ...request.headers, ...authorization };
+          // One body in eight arrives after its head, in pieces: the body parser runs from later socket reads.
+          if (request.body !== undefined && Buffer.byteLength(request.body) < MAX_BODY_BYTES && i % 8 === 3) {
+            request.pieces = { count: 1 + (i % 4), lateMs: 5 + (i % 30) };
+            inPieces++;
+          }
           kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
           const label = () =>
             `#${i} ${kind} ${request.method} ${request.path.slice(0, 160)} ${String(request.body ?? "").slice(0, 200)}`;
@@ -163,7 +170,7 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
       const ready = await fetch(`${stack.service.url}/readyz`);
       const list = await idp(stack).send("get", "/Users?count=1");
       console.log(
-        `SCIM fuzz seed ${SEED}: ${sent} requests answered (${(sent / seconds).toFixed(0)}/s after warm-up), ` +
+        `SCIM fuzz seed ${SEED}: ${sent} requests answered (${(sent / seconds).toFixed(0)}/s after warm-up), ${inPieces} bodies late and in pieces, ` +
           `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}, kinds ${JSON.stringify(Object.fromEntries(kinds))}, ` +
           `5xx/failures ${failures.length}; RSS ${mb(before.rss)} → ${mb(after.rss)}, heap ${mb(before.heapUsed)} → ${mb(after.heapUsed)}`,
       );

@@ -69,8 +69,15 @@ describe("notifications", () => {
   const drain = async () => {
     while (await stack.service.reconciliation!.worker.runOnce());
   };
-  const verify = (r: { raw: string; headers: Record<string, unknown> }) =>
-    r.headers["x-signature-256"] === `sha256=${createHmac("sha256", SECRET).update(r.raw).digest("hex")}`;
+  /** The receiver's check of docs/operations.md: `t=<unix seconds>,v1=<hex HMAC of "t.body">`. */
+  const verify = (r: { raw: string; headers: Record<string, unknown> }) => {
+    const { t, v1 } = Object.fromEntries(
+      String(r.headers["x-signature"])
+        .split(",")
+        .map((p) => p.split("=")),
+    );
+    return v1 === createHmac("sha256", SECRET).update(`${t}.${r.raw}`).digest("hex");
+  };
 
   it("a breaker trip gives exactly one approval.required per channel, signed; deciding gives approval.decided with the same id", async () => {
     const scim = idp(stack);

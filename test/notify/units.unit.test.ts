@@ -84,9 +84,9 @@ describe("message shapes", () => {
   it("the webhook body is exactly the contract, and the signature is the HMAC of those bytes", () => {
     const raw = webhookBody(message);
     expect(Object.keys(JSON.parse(raw))).toEqual(["event", "id", "occurredAt", "summary", "details", "url"]);
-    // Known answer: HMAC-SHA256("key", "The quick brown fox jumps over the lazy dog").
-    expect(signatureOf("key", "The quick brown fox jumps over the lazy dog")).toBe(
-      "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8",
+    // Known answer: HMAC-SHA256("key", "1700000000.The quick brown fox jumps over the lazy dog"), by Python's hmac.
+    expect(signatureOf("key", "The quick brown fox jumps over the lazy dog", 1_700_000_000)).toBe(
+      "t=1700000000,v1=2f658d6aef4f246e91cd741bbcded7479e9605f9d41c9e248122a117e0e1765b",
     );
   });
 
@@ -120,6 +120,10 @@ describe("message shapes", () => {
     ["Tue, 24 Nov 2026 03:00:30 GMT", 30_000],
     ["Tue, 24 Nov 2026 02:00:00 GMT", 0],
     ["soon", undefined],
+    ["86400", 86_400_000],
+    ["86401", Infinity],
+    ["99999999999999999999999", Infinity],
+    ["Fri, 01 Jan 2100 00:00:00 GMT", Infinity],
   ])("Retry-After %j → %j ms", (header, ms) => {
     expect(retryAfterMs(header, Date.parse("2026-11-24T03:00:00Z"))).toBe(ms);
   });

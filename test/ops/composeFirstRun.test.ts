@@ -97,7 +97,7 @@ describe("docker compose: the documented first run", () => {
 
   it("compose refuses to start while .env lacks a value the connector needs", async () => {
     const dotenv = await documentedEnvFile();
-    for (const required of ["SCIM_TOKEN", "ADMIN_TOKEN", "PLATFORM_URL", "PLATFORM_SCIM_TOKEN", "POSTGRES_PASSWORD"]) {
+    for (const required of ["SCIM_TOKEN", "ADMIN_TOKEN", "METRICS_TOKEN", "PLATFORM_URL", "PLATFORM_SCIM_TOKEN", "POSTGRES_PASSWORD"]) {
       const { [required]: _, ...without } = dotenv;
       await expect(composeServices(without), required).rejects.toThrow(`required variable ${required} is missing`);
     }
@@ -118,7 +118,7 @@ describe("docker compose: the documented first run", () => {
       };
       const services = await composeServices(dotenv);
       const service = services.connector!;
-      // A value that interpolates to nothing (`${METRICS_TOKEN:-}`) is YAML null: compose passes no value.
+      // A value that interpolates to nothing (`${PLATFORM_API_KEY:-}`) is YAML null: compose passes no value.
       const given = Object.entries(service.environment).filter((e): e is [string, string] => e[1] !== null);
       const env: Record<string, string> = { ...(await imageEnv()), ...Object.fromEntries(given) };
       expect(env.NODE_ENV).toBe("production");

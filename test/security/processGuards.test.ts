@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { rawClient } from "../support/fuzz.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**
@@ -105,6 +106,39 @@ describe("a failure that escapes every handler does not stop the process", () =>
       expect(logged).toContain("planted");
     },
   );
+
+  it("an exception from a body listener when the body arrives after the head: tied to its request, the process serves on", async () => {
+    const c = connector!;
+    const requestId = `guarded-body-event-${Math.random().toString(36).slice(2)}`;
+    const client = rawClient(c.url, 1);
+    const res = await client
+      .send({
+        method: "POST",
+        path: "/scim/v2/Users",
+        headers: {
+          Authorization: `Bearer ${IDP_TOKEN}`,
+          "Content-Type": "application/scim+json",
+          "X-Request-Id": requestId,
+          "X-Test-Planted-Failure": "body-event",
+        },
+        body: JSON.stringify({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: "late@example.com" }),
+        pieces: { count: 2, lateMs: 300 },
+      })
+      .catch((error: Error) => ({ status: 0, headers: {}, body: Buffer.from(error.message) }));
+    client.close();
+    expect(res.status, c.output().slice(-2000)).toBe(500);
+    expect(res.body.toString("utf8")).toMatch(/"status":"500"/);
+
+    const scim = await fetch(`${c.url}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${IDP_TOKEN}` } });
+    expect(scim.status).toBe(200);
+    expect(c.child.exitCode).toBeNull();
+    const logged = c
+      .output()
+      .split("\n")
+      .find((line) => line.includes("planted body-event failure"));
+    expect(logged, c.output().slice(-2000)).toMatch(/uncaught exception while serving a request/);
+    expect(logged).toContain(requestId);
+  });
 
   // Last: it ends the process.
   it(

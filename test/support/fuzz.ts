@@ -1,4 +1,5 @@
 import http from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
 
 /**
  * Building blocks for fuzzing an HTTP service: a seeded PRNG (so a failing run can be replayed
@@ -253,7 +254,19 @@ export type RawRequest = {
   body?: Buffer | string;
   /** Send the body chunked (no Content-Length). */
   chunked?: boolean;
+  /**
+   * Send the body in `count` pieces, the first `lateMs` after the head and each next one `lateMs`
+   * after the one before: the server has started on the request before its body arrives, so the
+   * parser's events come from later socket reads.
+   */
+  pieces?: { count: number; lateMs: number };
 };
+/**
+ * A request that got no answer. `whileSending`: its body was not all sent yet, which is where a
+ * server that answered early and closed (a reset racing its answer) and one that dropped the
+ * connection look alike.
+ */
+export type TransportError = Error & { whileSending?: boolean };
 export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
 
 /** A keep-alive HTTP client that sends exactly what it is given. */
@@ -279,7 +292,15 @@ export function rawClient(baseUrl: string, maxSockets = 16) {
         },
       );
       outgoing.on("timeout", () => outgoing.destroy(new Error(`timeout: ${req.method} ${req.path.slice(0, 200)}`)));
-      outgoing.on("error", reject);
+      outgoing.on("error", (error: TransportError) => {
+        error.whileSending = !outgoing.writableFinished;
+        reject(error);
+      });
+      if (body && req.pieces) {
+        outgoing.flushHeaders();
+        void sendInPieces(outgoing, body, req.pieces);
+        return;
+      }
       if (body && req.chunked) {
         // A few chunks, so the server sees a streamed body.
         const step = Math.max(1, Math.ceil(body.length / 4));
@@ -288,6 +309,21 @@ export function rawClient(baseUrl: string, maxSockets = 16) {
       outgoing.end();
     });
   return { send, close: () => agent.destroy() };
+}
+
+async function sendInPieces(
+  outgoing: http.ClientRequest,
+  body: Buffer,
+  { count, lateMs }: { count: number; lateMs: number },
+): Promise<void> {
+  const step = Math.max(1, Math.ceil(body.length / count));
+  for (let i = 0; i < body.length; i += step) {
+    await delay(lateMs);
+    // The server may have answered and closed already: what it did not read is not sent.
+    if (outgoing.destroyed) return;
+    outgoing.write(body.subarray(i, i + step));
+  }
+  if (!outgoing.destroyed) outgoing.end();
 }
 
 /** Runs `count` tasks with at most `concurrency` in flight. */

@@ -4,7 +4,10 @@
 // in a discarded promise would: an unhandled rejection, or an exception thrown from a later
 // tick. Both happen in the request's async context, where the process policy must catch them.
 // `background` throws outside any request instead (in the context this file was loaded in), as a
-// broken background loop would. Test-only: the product has no such switch.
+// broken background loop would. `body-event` throws from a listener on the request's body stream,
+// attached before the app sees the request (as a parser's would be): when the body arrives after
+// the head, that listener runs from a later socket read, which the process policy must still tie
+// to its request. Test-only: the product has no such switch.
 import { AsyncResource } from "node:async_hooks";
 import http from "node:http";
 
@@ -29,4 +32,13 @@ http.ServerResponse.prototype.end = function (...args) {
       throw new Error("planted exception");
     });
   return this;
+};
+
+const emit = http.Server.prototype.emit;
+http.Server.prototype.emit = function (event, ...args) {
+  if (event === "request" && args[0].headers["x-test-planted-failure"] === "body-event")
+    args[0].once("data", () => {
+      throw new Error("planted body-event failure");
+    });
+  return emit.call(this, event, ...args);
 };

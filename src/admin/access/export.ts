@@ -1,13 +1,13 @@
-import { once } from "node:events";
-import type { Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { csvCell } from "../csv.js";
 import { describeReason } from "./grants.js";
 import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow } from "./report.js";
 
 /**
  * The access report as a file, streamed batch by batch with backpressure: memory stays one batch
- * of accounts whatever the report's size. CSV cells that start with = + - @ are prefixed so
- * spreadsheets do not run them.
+ * of accounts whatever the report's size. CSV cells are quoted and a formula trigger is neutralised
+ * wherever a spreadsheet could see a cell start (src/admin/csv.ts).
  */
 
 const ACCESS_CSV_COLUMNS = [
@@ -47,26 +47,31 @@ function accessCsvLine(row: AccessRow): string {
   return `${cells.map(csvCell).join(",")}\r\n`;
 }
 
-/** Writes the whole report to `out` (not ended); resolves with the number of rows. */
+/**
+ * Writes the whole report to `out` (not ended); resolves with the number of rows. Through
+ * `pipeline`, so a reader that goes away (a closed download) destroys the source: the batches
+ * being read are dropped and the promise rejects, instead of waiting for a drain that never comes.
+ */
 export async function writeAccessReport(
   options: AccessReportOptions,
   query: AccessQuery,
   format: "csv" | "json",
   out: Writable,
 ): Promise<number> {
-  const write = async (text: string) => {
-    if (!out.write(text)) await once(out, "drain");
-  };
   let count = 0;
-  await write(format === "csv" ? `${ACCESS_CSV_COLUMNS.join(",")}\r\n` : "[");
-  for await (const batch of accessRows(options, query)) {
-    let chunk = "";
-    for (const row of batch) {
-      chunk += format === "csv" ? accessCsvLine(row) : `${count ? "," : ""}\n${JSON.stringify(row)}`;
-      count++;
+  async function* text(): AsyncGenerator<string> {
+    yield format === "csv" ? `${ACCESS_CSV_COLUMNS.join(",")}\r\n` : "[";
+    for await (const batch of accessRows(options, query)) {
+      let chunk = "";
+      for (const row of batch) {
+        chunk += format === "csv" ? accessCsvLine(row) : `${count ? "," : ""}\n${JSON.stringify(row)}`;
+        count++;
+      }
+      yield chunk;
     }
-    await write(chunk);
+    if (format === "json") yield "\n]\n";
   }
-  if (format === "json") await write("\n]\n");
+  // Bytes, not objects: the source then holds one chunk ahead, not sixteen batches.
+  await pipeline(Readable.from(text(), { objectMode: false }), out, { end: false });
   return count;
 }

@@ -41,7 +41,8 @@ export function accessRoutes(sources: AdminDataSources): Router {
   router.get(["/access/export.csv", "/access/export.json"], async (req, res) => {
     if (!sources.access) throw new NotFoundError("The access report is not available in this build");
     const query = queryOf(formOf(req));
-    await sendAccessFile(res, sources.access, query, req.path.endsWith(".csv") ? "csv" : "json");
+    const format = req.path.endsWith(".csv") ? "csv" : "json";
+    await sendAccessFile(res, sources.access, query, format, req.adminActor?.name ?? "admin");
   });
   return router;
 }

@@ -5,7 +5,8 @@ import { renderMessagePage } from "./ui/render.js";
 /**
  * multipart/form-data for the one form that uploads a file (the draft mapping). Fields become
  * `req.body` (so the CSRF check reads `_csrf` as for any form); an uploaded file's text becomes
- * the `draft` field when it is not empty. Bounded: one file, at most `maxBytes`, a few fields.
+ * the `draft` field when it is not empty. Bounded: one file, at most `maxBytes`, a few fields; more
+ * parts than that answer 413. Answered once, whatever the parser reports after its first error.
  */
 export function draftUpload(maxBytes: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -22,26 +23,45 @@ export function draftUpload(maxBytes: number) {
     const fields: Record<string, string> = {};
     const chunks: Buffer[] = [];
     let tooLarge = false;
+    // busboy reports a broken part once per part, and closes after an error too: the first outcome
+    // answers, and the rest of the body is read and dropped.
+    let settled = false;
+    const settle = (answer: () => void) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(parser);
+      req.resume();
+      answer();
+    };
+    const tooMany = () =>
+      settle(() => renderMessagePage(res, 413, "Too large", "The upload has more parts than the form has fields."));
     parser.on("field", (name, value) => {
       fields[name] = value;
     });
+    const unreadable = () => settle(() => renderMessagePage(res, 400, "Bad request", "The upload could not be read."));
     parser.on("file", (_name, stream) => {
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("limit", () => (tooLarge = true));
+      stream.on("error", unreadable); // a file cut short fails on its own stream, not only on the parser
     });
-    parser.on("error", () => renderMessagePage(res, 400, "Bad request", "The upload could not be read."));
-    parser.on("close", () => {
-      if (tooLarge)
-        return renderMessagePage(
-          res,
-          413,
-          "Too large",
-          `The uploaded file is larger than ${Math.round(maxBytes / 1024)} KB.`,
-        );
-      const file = Buffer.concat(chunks).toString("utf8");
-      req.body = { ...fields, ...(file.trim() ? { draft: file } : {}) };
-      next();
-    });
+    parser.on("partsLimit", tooMany);
+    parser.on("filesLimit", tooMany);
+    parser.on("fieldsLimit", tooMany);
+    parser.on("error", unreadable);
+    parser.on("close", () =>
+      settle(() => {
+        if (tooLarge)
+          return renderMessagePage(
+            res,
+            413,
+            "Too large",
+            `The uploaded file is larger than ${Math.round(maxBytes / 1024)} KB.`,
+          );
+        const file = Buffer.concat(chunks).toString("utf8");
+        req.body = { ...fields, ...(file.trim() ? { draft: file } : {}) };
+        next();
+      }),
+    );
     req.pipe(parser);
   };
 }

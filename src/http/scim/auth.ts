@@ -10,7 +10,8 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
  * has been answered 401 with WWW-Authenticate (RFC 6750). A wrong token counts toward the
  * failed-auth throttle, by the client's address (`clientAddress`, which honours TRUST_PROXY); past
  * it the answer is 429 with Retry-After (a valid token always passes: see authThrottle.ts). A
- * token the verifier knows from memory (nearly every request) is let through synchronously.
+ * token the verifier knows from memory (nearly every request) is let through synchronously; an
+ * unknown one from an address the throttle already refuses is answered 429 without a lookup.
  */
 export function scimAuthenticator(
   verifier: ScimTokenVerifier,
@@ -38,7 +39,10 @@ export function scimAuthenticator(
   };
   return (req: IncomingMessage, res: ServerResponse): true | Promise<boolean> => {
     const match = BEARER.exec(req.headers.authorization ?? "");
-    const verified = match ? verifier.verify(match[1]!) : false;
+    // The throttle is asked before an unknown token is looked up (only then: the hot path asks nothing).
+    const verified = match
+      ? verifier.verify(match[1]!, throttle && (() => throttle.blockedNow(clientAddress(req))))
+      : false;
     if (verified === true) return true;
     if (verified === false) return refuse(req, res, match);
     return verified.then((valid) => valid || refuse(req, res, match));

@@ -3,7 +3,8 @@ import type { Database } from "../../../db/database.js";
 import { createAccessReport, type AccessQuery, type AccessReport } from "../../../admin/access/index.js";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../admin/access/query.js";
 import { accessDifferences, accessPage, accessTotals, decodeCursor } from "../../../admin/access/report.js";
-import { BadRequestError } from "../../../errors.js";
+import { actorForLog } from "../../../admin/actor.js";
+import { BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 
 /**
@@ -18,7 +19,7 @@ export function accessApiRouter(deps: { db: Database; mappingFile?: string }): R
   router.get("/access", async (req, res) => {
     const input = parseQuery(req.query);
     const query = toAccessQuery(input);
-    if (input.format) return sendAccessFile(res, report, query, input.format);
+    if (input.format) return sendAccessFile(res, report, query, input.format, actorOf(res));
     const cursor = decodeCursor(input.cursor);
     if (input.cursor && !cursor) throw new BadRequestError("cursor: not a cursor this API gave");
     const page = await accessPage(options, query, cursor, input.limit ?? 100);
@@ -36,6 +37,10 @@ export function accessApiRouter(deps: { db: Database; mappingFile?: string }): R
   return router;
 }
 
+function actorOf(res: Response): string {
+  return typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
+}
+
 function parseQuery(raw: unknown) {
   const result = accessQuerySchema.safeParse(withoutEmpty(raw as Record<string, unknown>));
   if (!result.success)
@@ -43,13 +48,28 @@ function parseQuery(raw: unknown) {
   return result.data;
 }
 
-/** Streams the report; a failure after the first byte can only cut the download short (and is logged). */
+/** Who is exporting now (this process): one export per user at a time. */
+const exporting = new Set<string>();
+/** What a second export is told to wait: exports of a large report take seconds, not minutes. */
+const EXPORT_RETRY_AFTER_SECONDS = 10;
+
+/**
+ * Streams the report, one export per `actor` at a time (a second answers 429 with Retry-After).
+ * A client that goes away ends the export (its batches are freed); a failure after the first
+ * byte can only cut the download short (and is logged).
+ */
 export async function sendAccessFile(
   res: Response,
   report: Pick<AccessReport, "export">,
   query: AccessQuery,
   format: "csv" | "json",
+  actor: string,
 ): Promise<void> {
+  if (exporting.has(actor)) {
+    res.setHeader("Retry-After", String(EXPORT_RETRY_AFTER_SECONDS));
+    throw new TooManyRequestsError("An export of the access report is already running for you; try again when it ends");
+  }
+  exporting.add(actor);
   const stamp = (query.at ?? new Date()).toISOString().slice(0, 10);
   res.setHeader("Content-Disposition", `attachment; filename="access-report-${stamp}.${format}"`);
   res.type(format === "csv" ? "text/csv" : "application/json");
@@ -57,8 +77,14 @@ export async function sendAccessFile(
     await report.export(query, format, res);
     res.end();
   } catch (error) {
+    if (res.destroyed && !res.writableFinished) {
+      log.info("admin", "access report download abandoned by the client", { actor: actorForLog(actor) });
+      return;
+    }
     if (!res.headersSent) throw error;
     log.error("admin", "access report export failed midway", { error });
     res.destroy();
+  } finally {
+    exporting.delete(actor);
   }
 }

@@ -1,12 +1,18 @@
 import { randomBytes } from "node:crypto";
-import { SAML, ValidateInResponseTo, type Profile, type SamlConfig } from "@node-saml/passport-saml";
+import {
+  SAML,
+  ValidateInResponseTo,
+  type CacheProvider,
+  type Profile,
+  type SamlConfig,
+} from "@node-saml/passport-saml";
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
 import type { Database } from "../../../db/database.js";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
-import { perAddressRequestLimit } from "../../authThrottle.js";
+import { perAddressAllowance } from "../../authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
@@ -14,6 +20,7 @@ import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddre
 import { requireStrongAlgorithms } from "./samlAlgorithms.js";
 import { forgetLoginRequests, rememberLoginRequest, startedInThisBrowser } from "./samlLoginBinding.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
+import { signedRequestId } from "./samlSignedRequestId.js";
 import { parseRoleAttributes, parseRoleValues, roleFromProfile, type RoleRules } from "./samlRoles.js";
 
 /**
@@ -40,6 +47,9 @@ export function samlRouter(deps: Deps): Router {
     adminValues: parseRoleValues(env.SAML_ADMIN_VALUES),
     viewerValues: parseRoleValues(env.SAML_VIEWER_VALUES),
   };
+  let secret: Promise<string> | undefined;
+  const signingSecret = () => (secret ??= deps.sessions.getCookieSecret());
+  const requestCache = new PgSamlRequestCache(deps.sessions, deps.clock, REQUEST_TTL_MS, signingSecret);
   const config: SamlConfig = {
     entryPoint: env.SAML_ENTRY_POINT!,
     issuer: env.SAML_ISSUER!,
@@ -55,7 +65,7 @@ export function samlRouter(deps: Deps): Router {
     maxAssertionAgeMs: REQUEST_TTL_MS,
     validateInResponseTo: ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: REQUEST_TTL_MS,
-    cacheProvider: new PgSamlRequestCache(deps.sessions, deps.clock, REQUEST_TTL_MS),
+    cacheProvider: requestCache,
     // Entra and Okta pick the authentication method (MFA, passwordless); asking for "password" breaks that.
     disableRequestedAuthnContext: true,
     signatureAlgorithm: "sha256",
@@ -92,28 +102,30 @@ export function samlRouter(deps: Deps): Router {
     res.type("application/samlmetadata+xml").send(saml.generateServiceProviderMetadata(null, null));
   });
 
-  // Anyone may start a sign-in, and each start stores a request id (kept REQUEST_TTL_MS): bounded per address.
-  const loginLimit = perAddressRequestLimit(
-    deps.db,
-    { name: "saml-login", perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE },
-    (_req, res, retryAfterSeconds) =>
-      renderMessagePage(
-        res,
-        429,
-        "Too many sign-in attempts",
-        `Too many single sign-on attempts from your address. Try again in ${retryAfterSeconds} s.`,
-      ),
-  );
+  // Anyone may start a sign-in, and a start stores its request id (kept REQUEST_TTL_MS): within an
+  // allowance per address. Past it the id is signed instead of stored, so the sign-in still works.
+  const withinAllowance = perAddressAllowance(deps.db, {
+    name: "saml-login",
+    perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE,
+  });
+  const notStored: CacheProvider = {
+    saveAsync: async (_key, value) => ({ value, createdAt: deps.clock.now().getTime() }),
+    getAsync: (key) => requestCache.getAsync(key),
+    removeAsync: (key) => requestCache.removeAsync(key),
+  };
 
-  router.get("/saml/login", loginLimit, async (req, res) => {
-    // One client per request so that this request's id is known here (for the browser binding).
-    const requestId = `_${randomBytes(20).toString("hex")}`;
+  router.get("/saml/login", async (req, res) => {
     try {
-      const url = await new SAML({ ...config, generateUniqueId: () => requestId }).getAuthorizeUrlAsync(
-        "",
-        undefined,
-        {},
-      );
+      const stored = await withinAllowance(req.ip);
+      // One client per request so that this request's id is known here (for the browser binding).
+      const requestId = stored
+        ? `_${randomBytes(20).toString("hex")}`
+        : signedRequestId(await signingSecret(), deps.clock.now());
+      const url = await new SAML({
+        ...config,
+        generateUniqueId: () => requestId,
+        ...(stored ? {} : { cacheProvider: notStored }),
+      }).getAuthorizeUrlAsync("", undefined, {});
       rememberLoginRequest(req, res, requestId, REQUEST_TTL_MS);
       res.redirect(302, url);
     } catch (error) {

@@ -1,11 +1,13 @@
 import type { CacheItem, CacheProvider } from "@node-saml/passport-saml";
 import type { Clock } from "../../../clock.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import { signedRequestIssuedAt } from "./samlSignedRequestId.js";
 
 /**
  * node-saml's InResponseTo cache, in PostgreSQL so that the replica receiving the IdP's POST
  * knows the AuthnRequest another replica sent. Entries older than `ttlMs` count as absent and
  * are deleted by the next save: anyone can start a sign-in, so rows must not outlive their use.
+ * A signed request id (a start past its address's allowance) is valid without a row.
  */
 export class PgSamlRequestCache implements CacheProvider {
   private lastConsumedPrune = 0;
@@ -14,6 +16,8 @@ export class PgSamlRequestCache implements CacheProvider {
     private readonly repo: AdminSessionRepository,
     private readonly clock: Clock,
     private readonly ttlMs: number,
+    /** The key of signed request ids (samlSignedRequestId.ts), which are valid without a row. */
+    private readonly signingSecret?: () => Promise<string>,
   ) {}
 
   async saveAsync(key: string, value: string): Promise<CacheItem | null> {
@@ -25,8 +29,11 @@ export class PgSamlRequestCache implements CacheProvider {
   }
 
   async getAsync(key: string): Promise<string | null> {
-    const sent = await this.repo.findAuthnRequest(key, new Date(this.clock.now().getTime() - this.ttlMs));
-    return sent ? sent.toISOString() : null;
+    const notBefore = new Date(this.clock.now().getTime() - this.ttlMs);
+    const sent =
+      (await this.repo.findAuthnRequest(key, notBefore)) ??
+      (this.signingSecret ? signedRequestIssuedAt(await this.signingSecret(), key) : undefined);
+    return sent && sent >= notBefore && sent <= this.clock.now() ? sent.toISOString() : null;
   }
 
   async removeAsync(key: string | null): Promise<string | null> {
