@@ -23,6 +23,7 @@ import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
 import { readCertificate } from "./notify/conditions.js";
 import { serverClasses, type ServerClasses } from "./http/serverClasses.js";
+import { HttpDrain } from "./http/drain.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -38,7 +39,13 @@ export type Service = {
   mirror?: MirrorSyncWorker;
   quarantine: PlatformQuarantine;
   notifications: Notifications;
-  close(): Promise<void>;
+  /** The first step of a graceful shutdown: /readyz answers 503 and answers say `Connection: close`; everything keeps serving. */
+  drain(): void;
+  /**
+   * Stops accepting, answers the requests in flight (cut off after `graceMs`; 0, the default: at
+   * once), stops the workers (each finishes or releases its claim) and closes the pools.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 };
 
 export type ServiceOptions = {
@@ -144,6 +151,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
 
   const classes = serverClasses();
   const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT, classes) : undefined;
+  const drain = new HttpDrain(server);
   const url = server ? serverUrl(server, env) : "";
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
@@ -180,9 +188,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,
     metrics,
+    draining: () => drain.isDraining,
   });
   classes?.adopt(app.express);
-  server?.on("request", app);
+  server?.on("request", drain.wrap(app));
   if (server) log.info("http", "listening", { url });
 
   return {
@@ -194,15 +203,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     mirror,
     quarantine,
     notifications,
-    async close() {
+    drain() {
+      drain.begin();
+    },
+    async close({ graceMs = 0 } = {}) {
       stopWatching();
       await scheduler?.stop();
-      if (server) {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      }
+      const { cutOff } = await drain.close(graceMs);
+      if (cutOff) log.warn("http", "requests still running at the shutdown deadline were cut off", { graceMs });
       await reconciliation?.worker.stop();
       await mirror?.stop();
       await notifications.deliverer.stop();

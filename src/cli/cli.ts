@@ -19,6 +19,7 @@ import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
 import { startService } from "../service.js";
+import { stopGracefullyOnSignals } from "./shutdown.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
 const USAGE = `Usage: scim-connector <command>
@@ -197,18 +198,16 @@ async function startAndPrintBanner(env: Env): Promise<void> {
       : env.PLATFORM_URL!,
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: shutting down…`);
-    await service.close();
-    await emulator?.running.close();
-    await database.embedded?.stop();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopGracefullyOnSignals({
+    delayMs: env.SHUTDOWN_DELAY_MS,
+    timeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    drain: () => service.drain(),
+    close: async (graceMs) => {
+      await service.close({ graceMs });
+      await emulator?.running.close();
+      await database.embedded?.stop();
+    },
+  });
 }
 
 async function startEmbeddedEmulator(env: Env) {

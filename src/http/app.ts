@@ -28,6 +28,8 @@ export type AppDeps = {
   adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
+  /** True once the process is shutting down: /readyz answers 503. */
+  draining?: () => boolean;
 };
 
 /**
@@ -62,7 +64,7 @@ function expressApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(healthRouter(deps.db));
+  app.use(healthRouter(deps.db, deps.draining));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use(

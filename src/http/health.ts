@@ -1,13 +1,20 @@
 import { Router } from "express";
 import type { Database } from "../db/database.js";
 
-/** /healthz: the process is alive. /readyz: the database answers and every migration is applied. */
-export function healthRouter(db: Database): Router {
+/**
+ * /healthz: the process is alive. /readyz: the database answers, every migration is applied, and
+ * the process is not shutting down (`draining`: from the first SIGTERM on, so load balancers stop sending).
+ */
+export function healthRouter(db: Database, draining: () => boolean = () => false): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
   router.get("/readyz", async (_req, res) => {
+    if (draining()) {
+      res.status(503).json({ status: "not ready", reason: "shutting down" });
+      return;
+    }
     try {
       await db.query("SELECT 1");
       if (!(await db.isMigrated())) {
