@@ -76,8 +76,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
   const db = await openPool(CONNECTION_NAMES.http, env.DATABASE_POOL_SIZE);
   try {
-    const applied = await db.migrate();
-    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    await bringSchemaUpToDate(db, env);
     await options.beforeListening?.(db);
   } catch (error) {
     await db.close();
@@ -218,6 +217,24 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       for (const pool of pools) await pool.close();
     },
   };
+}
+
+/**
+ * Migrates (MIGRATE_AT_BOOT, the default), or with a migration Job in charge checks that the
+ * schema is at least what this version needs and stops the boot with what to run when it is not.
+ */
+async function bringSchemaUpToDate(db: Database, env: Env): Promise<void> {
+  if (env.MIGRATE_AT_BOOT) {
+    const applied = await db.migrate(() => log.info("db", "another process is migrating the database; waiting for it"));
+    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    return;
+  }
+  const pending = await db.pendingMigrations();
+  if (pending.length)
+    throw new ConfigError([
+      `MIGRATE_AT_BOOT=false and the database schema is older than this version needs (pending: ${pending.join(", ")}): ` +
+        "run `scim-connector migrate` with this version (the migration Job) and start again, or set MIGRATE_AT_BOOT=true.",
+    ]);
 }
 
 /** The mirror worker's cycle runs its batch kinds side by side; the scheduler ticks one at a time. */

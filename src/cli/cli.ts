@@ -26,8 +26,9 @@ const USAGE = `Usage: scim-connector <command>
 
 Commands:
   start                      run the service (the default; what \`npm start\` does)
-  migrate                    apply database migrations and exit (\`start\` also does; the other
-                             commands need a migrated database)
+  migrate                    apply database migrations and exit (a migration Job; \`start\` also
+                             does unless MIGRATE_AT_BOOT=false; the other commands need a
+                             migrated database)
   token create --name NAME   create an IdP bearer token (shown once)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
@@ -57,7 +58,7 @@ export async function runCli(argv: string[]): Promise<void> {
       return start(env);
     case "migrate":
       return withDatabase(env, { migrates: true }, async (db) => {
-        const applied = await db.migrate();
+        const applied = await db.migrate(() => console.log("Another process is migrating the database; waiting…"));
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":

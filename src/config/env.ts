@@ -81,6 +81,11 @@ const envSchema = z
         .optional(),
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /**
+     * Whether `start` applies pending migrations (under an advisory lock). False: a migration Job runs
+     * `scim-connector migrate` first, and a process finding the schema older than it needs refuses to start.
+     */
+    MIGRATE_AT_BOOT: z.stringbool().default(true),
     EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
     SCIM_TOKEN: highEntropyToken,
     SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
