@@ -94,6 +94,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     budget: budgetPolicyFromEnv(env),
     quarantine,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
+    mappingAgreement: () => mappings.agreement(db),
   });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
@@ -188,6 +189,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminActions: admin.actions,
     metrics,
     draining: () => drain.isDraining,
+    mappingAgreement: () => mappings.agreement(db),
   });
   classes?.adopt(app.express);
   server?.on("request", drain.wrap(app));

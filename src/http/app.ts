@@ -7,6 +7,7 @@ import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
+import type { MappingAgreement } from "../mapping/store.js";
 import { failedAuthThrottle } from "./authThrottle.js";
 import { healthRouter } from "./health.js";
 import { metricsRouter } from "./metrics.js";
@@ -30,6 +31,8 @@ export type AppDeps = {
   metrics?: ServiceMetrics;
   /** True once the process is shutting down: /readyz answers 503. */
   draining?: () => boolean;
+  /** Whether this replica's mapping file is the mapping in force (/readyz detail). */
+  mappingAgreement?: () => Promise<MappingAgreement>;
 };
 
 /**
@@ -64,7 +67,7 @@ function expressApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(healthRouter(deps.db, deps.draining));
+  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use(

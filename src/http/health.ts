@@ -1,11 +1,17 @@
 import { Router } from "express";
 import type { Database } from "../db/database.js";
+import type { MappingAgreement } from "../mapping/store.js";
 
 /**
  * /healthz: the process is alive. /readyz: the database answers, every migration is applied, and
- * the process is not shutting down (`draining`: from the first SIGTERM on, so load balancers stop sending).
+ * the process is not shutting down (`draining`: from the first SIGTERM on, so load balancers stop sending);
+ * its `mapping` says whether this replica's mapping file is the one in force.
  */
-export function healthRouter(db: Database, draining: () => boolean = () => false): Router {
+export function healthRouter(
+  db: Database,
+  draining: () => boolean = () => false,
+  mappingAgreement?: () => Promise<MappingAgreement>,
+): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -21,7 +27,8 @@ export function healthRouter(db: Database, draining: () => boolean = () => false
         res.status(503).json({ status: "not ready", reason: "migrations pending" });
         return;
       }
-      res.json({ status: "ready" });
+      // A mapping file that is not the one in force leaves the process ready (it serves SCIM), and says so.
+      res.json({ status: "ready", ...(mappingAgreement ? { mapping: await mappingAgreement() } : {}) });
     } catch {
       res.status(503).json({ status: "not ready", reason: "database unreachable" });
     }

@@ -6,6 +6,7 @@ import { log } from "../logging/logger.js";
 import { mirrorLag } from "../mirror/status.js";
 import { QUARANTINED_FAMILIES, type PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { MappingAgreement } from "../mapping/store.js";
 import { queueStatus } from "../reconcile/queueStatus.js";
 
 /**
@@ -22,6 +23,8 @@ export type ScrapeSources = {
   quarantine: Pick<PlatformQuarantine, "list">;
   /** When SAML_IDP_CERT expires, if it is set and readable. */
   samlCertificateExpiresAt?: Date;
+  /** Whether this process's mapping file is the mapping in force. */
+  mappingAgreement?: () => Promise<MappingAgreement>;
 };
 
 const PREFIX = "scim_connector_";
@@ -107,6 +110,14 @@ export class ServiceMetrics {
         "saml_certificate_expires_at_seconds",
         "When the IdP's SAML signing certificate (SAML_IDP_CERT) expires (Unix time)",
       ),
+      mappingFileInForce: gauge(
+        "mapping_file_in_force",
+        "1 when this process's mapping file is the mapping in force; 0 when another replica put a different one in force",
+      ),
+      mappingPlanningPaused: gauge(
+        "mapping_planning_paused",
+        "1 while this process cannot read the mapping in force and plans nothing until its file matches",
+      ),
       databaseUp: gauge(
         "metrics_database_up",
         "0 when the last scrape could not read PostgreSQL (the stored gauges are then stale)",
@@ -130,12 +141,17 @@ export class ServiceMetrics {
     const now = clock.now();
     const g = this.gauges;
     try {
-      const [queue, mirror, quarantined, alerts] = await Promise.all([
+      const [queue, mirror, quarantined, alerts, mapping] = await Promise.all([
         queueStatus(db, budget, now),
         mirrorLag(db, now),
         quarantine.list(),
         alertFacts(db),
+        this.sources.mappingAgreement?.(),
       ]);
+      if (mapping) {
+        g.mappingFileInForce.set(mapping.planning === "file" ? 1 : 0);
+        g.mappingPlanningPaused.set(mapping.planning === "paused" ? 1 : 0);
+      }
       g.budgetLimit.set(queue.budget.limit);
       g.budgetUsed.set(queue.budget.used);
       g.budgetRemaining.set({ kind: "ordinary" }, queue.budget.remaining);
