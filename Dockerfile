@@ -30,6 +30,7 @@ COPY config ./config
 RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080
+# Every role listens on PORT (a process without `web` serves /healthz, /readyz and /metrics only).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/main.js"]

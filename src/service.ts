@@ -5,7 +5,7 @@ import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { createAccessReport } from "./admin/access/index.js";
 import { createAdminData } from "./admin/index.js";
-import { createApp } from "./http/app.js";
+import { createApp, createProbesApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
 import { createMirrorSync } from "./mirror/index.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
@@ -149,10 +149,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     : undefined;
   scheduler?.start();
 
-  const classes = serverClasses();
-  const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT, classes) : undefined;
+  // Every role listens: a process without `web` serves only /healthz, /readyz and /metrics there,
+  // so the image's health check and Prometheus reach workers and schedulers too.
+  const web = env.ROLES.has("web");
+  const classes = web ? serverClasses() : undefined;
+  const server = await listen(env.HOST, env.PORT, classes);
   const drain = new HttpDrain(server);
-  const url = server ? serverUrl(server, env) : "";
+  const url = serverUrl(server, env);
+  const probes = { env, db, metrics, draining: () => drain.isDraining, mappingAgreement: () => mappings.agreement(db) };
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
   const notifications = createNotifications({ env, db, clock, publicUrl, channels });
@@ -188,12 +192,12 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,
     metrics,
-    draining: () => drain.isDraining,
-    mappingAgreement: () => mappings.agreement(db),
+    draining: probes.draining,
+    mappingAgreement: probes.mappingAgreement,
   });
   classes?.adopt(app.express);
-  server?.on("request", drain.wrap(app));
-  if (server) log.info("http", "listening", { url });
+  server.on("request", drain.wrap(web ? app : createProbesApp(probes)));
+  log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", { url });
 
   return {
     url,

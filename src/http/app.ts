@@ -85,3 +85,21 @@ function expressApp(deps: AppDeps): Express {
   app.use(finalErrorHandler);
   return app;
 }
+
+/**
+ * What a process without the `web` role serves: /healthz, /readyz and /metrics (the same routers,
+ * with their context and their 404), so the image's health check and the scraper reach every role.
+ */
+export function createProbesApp(
+  deps: Pick<AppDeps, "env" | "db" | "metrics" | "draining" | "mappingAgreement">,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", deps.env.TRUST_PROXY);
+  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
+  if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
+  app.use(notFound);
+  app.use(finalErrorHandler);
+  const begin = requestContext(deps.metrics);
+  return (req, res) => begin(req, res, () => app(req, res));
+}

@@ -1,4 +1,4 @@
-import client, { Counter, Gauge, Histogram, Registry } from "prom-client";
+import client, { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { alertFacts } from "../db/notificationRepository.js";
@@ -40,6 +40,8 @@ export class ServiceMetrics {
 
   constructor(private readonly sources: ScrapeSources) {
     const registers = [this.registry];
+    // Process and Node.js metrics (CPU, memory, event-loop lag, GC, handles) under their standard names.
+    collectDefaultMetrics({ register: this.registry });
     this.reconcileOutcomes = new Counter({
       name: `${PREFIX}reconcile_outcomes_total`,
       help: "Reconciliation log entries written, by action and outcome",
