@@ -1,9 +1,10 @@
 # scim-connector image: `docker build -t scim-connector .`
+# Node.js 24 LTS (.nvmrc); CI runs the whole suite on it and on Node.js 20 (.ci/run).
 # Runs `node dist/main.js` as a non-root user; PostgreSQL comes from DATABASE_URL (see
 # docker-compose.yml and docs/operations.md).
 
 # --- build: all dependencies, TypeScript compiled to dist/ ---
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +15,7 @@ COPY migrations ./migrations
 RUN npm run build
 
 # --- runtime: production dependencies only, the build output, the CLI shim and the example mapping ---
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
     HOST=0.0.0.0
@@ -33,6 +34,7 @@ COPY config/mapping.example.yaml ./config/
 RUN ln -s /app/bin/scim-connector.js /usr/local/bin/scim-connector
 USER node
 EXPOSE 8080
+# Every role listens on PORT (a process without `web` serves /healthz, /readyz and /metrics only).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/main.js"]

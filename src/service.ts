@@ -5,7 +5,7 @@ import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { createAccessReport } from "./admin/access/index.js";
 import { createAdminData } from "./admin/index.js";
-import { createApp } from "./http/app.js";
+import { createApp, createProbesApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
 import { retentionPolicyFromEnv } from "./jobs/retention.js";
 import { createMirrorSync } from "./mirror/index.js";
@@ -24,6 +24,7 @@ import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
 import { readCertificate } from "./notify/conditions.js";
 import { serverClasses, type ServerClasses } from "./http/serverClasses.js";
+import { HttpDrain } from "./http/drain.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -39,7 +40,13 @@ export type Service = {
   mirror?: MirrorSyncWorker;
   quarantine: PlatformQuarantine;
   notifications: Notifications;
-  close(): Promise<void>;
+  /** The first step of a graceful shutdown: /readyz answers 503 and answers say `Connection: close`; everything keeps serving. */
+  drain(): void;
+  /**
+   * Stops accepting, answers the requests in flight (cut off after `graceMs`; 0, the default: at
+   * once), stops the workers (each finishes or releases its claim) and closes the pools.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 };
 
 export type ServiceOptions = {
@@ -70,8 +77,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   };
   const db = await openPool(CONNECTION_NAMES.http, env.DATABASE_POOL_SIZE);
   try {
-    const applied = await db.migrate();
-    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    await bringSchemaUpToDate(db, env);
     await options.beforeListening?.(db);
   } catch (error) {
     await db.close();
@@ -90,6 +96,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     quarantine,
     idpSilenceHours: env.IDP_SILENCE_HOURS,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
+    mappingAgreement: () => mappings.agreement(db),
   });
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
@@ -145,9 +152,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     : undefined;
   scheduler?.start();
 
-  const classes = serverClasses();
-  const server = env.ROLES.has("web") ? await listen(env.HOST, env.PORT, classes) : undefined;
-  const url = server ? serverUrl(server, env) : "";
+  // Every role listens: a process without `web` serves only /healthz, /readyz and /metrics there,
+  // so the image's health check and Prometheus reach workers and schedulers too.
+  const web = env.ROLES.has("web");
+  const classes = web ? serverClasses() : undefined;
+  const server = await listen(env.HOST, env.PORT, classes);
+  const drain = new HttpDrain(server);
+  const url = serverUrl(server, env);
+  const probes = { env, db, metrics, draining: () => drain.isDraining, mappingAgreement: () => mappings.agreement(db) };
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
   const notifications = createNotifications({ env, db, clock, publicUrl, channels });
@@ -183,10 +195,12 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
     adminActions: admin.actions,
     metrics,
+    draining: probes.draining,
+    mappingAgreement: probes.mappingAgreement,
   });
   classes?.adopt(app.express);
-  server?.on("request", app);
-  if (server) log.info("http", "listening", { url });
+  server.on("request", drain.wrap(web ? app : createProbesApp(probes)));
+  log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", { url });
 
   return {
     url,
@@ -197,15 +211,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     mirror,
     quarantine,
     notifications,
-    async close() {
+    drain() {
+      drain.begin();
+    },
+    async close({ graceMs = 0 } = {}) {
       stopWatching();
       await scheduler?.stop();
-      if (server) {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      }
+      const { cutOff } = await drain.close(graceMs);
+      if (cutOff) log.warn("http", "requests still running at the shutdown deadline were cut off", { graceMs });
       await reconciliation?.worker.stop();
       await mirror?.stop();
       await notifications.deliverer.stop();
@@ -213,6 +226,24 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       for (const pool of pools) await pool.close();
     },
   };
+}
+
+/**
+ * Migrates (MIGRATE_AT_BOOT, the default), or with a migration Job in charge checks that the
+ * schema is at least what this version needs and stops the boot with what to run when it is not.
+ */
+async function bringSchemaUpToDate(db: Database, env: Env): Promise<void> {
+  if (env.MIGRATE_AT_BOOT) {
+    const applied = await db.migrate(() => log.info("db", "another process is migrating the database; waiting for it"));
+    if (applied.length) log.info("db", "migrations applied", { migrations: applied });
+    return;
+  }
+  const pending = await db.pendingMigrations();
+  if (pending.length)
+    throw new ConfigError([
+      `MIGRATE_AT_BOOT=false and the database schema is older than this version needs (pending: ${pending.join(", ")}): ` +
+        "run `scim-connector migrate` with this version (the migration Job) and start again, or set MIGRATE_AT_BOOT=true.",
+    ]);
 }
 
 /** The mirror worker's cycle runs its batch kinds side by side; the scheduler ticks one at a time. */

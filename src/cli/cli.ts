@@ -25,14 +25,16 @@ import { accessReportCommand } from "./access.js";
 import { installProcessGuards } from "../processGuards.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { startService } from "../service.js";
+import { stopGracefullyOnSignals } from "./shutdown.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
 const USAGE = `Usage: scim-connector <command>
 
 Commands:
   start                      run the service (the default; what \`npm start\` does)
-  migrate                    apply database migrations and exit (\`start\` also does; the other
-                             commands need a migrated database)
+  migrate                    apply database migrations and exit (a migration Job; \`start\` also
+                             does unless MIGRATE_AT_BOOT=false; the other commands need a
+                             migrated database)
   token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
   token list                 list IdP tokens (never the tokens themselves)
   token revoke NAME|ID       revoke an IdP token
@@ -68,7 +70,7 @@ export async function runCli(argv: string[]): Promise<void> {
       return start(env);
     case "migrate":
       return withDatabase(env, { migrates: true }, async (db) => {
-        const applied = await db.migrate();
+        const applied = await db.migrate(() => console.log("Another process is migrating the database; waiting…"));
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":
@@ -223,18 +225,16 @@ async function startAndPrintBanner(env: Env): Promise<void> {
       : env.PLATFORM_URL!,
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: shutting down…`);
-    await service.close();
-    await emulator?.running.close();
-    await database.embedded?.stop();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopGracefullyOnSignals({
+    delayMs: env.SHUTDOWN_DELAY_MS,
+    timeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    drain: () => service.drain(),
+    close: async (graceMs) => {
+      await service.close({ graceMs });
+      await emulator?.running.close();
+      await database.embedded?.stop();
+    },
+  });
 }
 
 async function startEmbeddedEmulator(env: Env) {

@@ -47,6 +47,13 @@ const envSchema = z
     PORT: port(8080),
     HOST: z.string().default("0.0.0.0"),
     /**
+     * Graceful shutdown (docs/operations.md, "Stopping and upgrading"): on SIGTERM or SIGINT, /readyz
+     * answers 503 and the listener keeps serving this long, so load balancers stop sending first.
+     */
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(5_000),
+    /** The longest a shutdown takes, delay included: what is still running then is cut off (exit 1). */
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(25_000),
+    /**
      * Which proxies' X-Forwarded-* headers to believe (Express "trust proxy"): "loopback" (a proxy on
      * this host), a hop count, or comma-separated addresses/CIDRs of the TLS-terminating proxy.
      * Decides req.secure (the admin cookie's Secure flag) and the client address in logs.
@@ -74,6 +81,11 @@ const envSchema = z
         .optional(),
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /**
+     * Whether `start` applies pending migrations (under an advisory lock). False: a migration Job runs
+     * `scim-connector migrate` first, and a process finding the schema older than it needs refuses to start.
+     */
+    MIGRATE_AT_BOOT: z.stringbool().default(true),
     EMBEDDED_PG_DIR: z.string().default(".data/postgres"),
     SCIM_TOKEN: highEntropyToken,
     SCIM_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
@@ -241,6 +253,13 @@ const envSchema = z
     EMULATOR_REQUEST_ORIGINS: optionalString,
   })
   .superRefine((env, ctx) => {
+    if (env.SHUTDOWN_DELAY_MS >= env.SHUTDOWN_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["SHUTDOWN_TIMEOUT_MS"],
+        message: `must be more than SHUTDOWN_DELAY_MS (${env.SHUTDOWN_DELAY_MS}): the delay is part of it, and requests in flight need time after it; raise it or lower SHUTDOWN_DELAY_MS`,
+      });
+    }
     if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
       ctx.addIssue({
         code: "custom",

@@ -1,5 +1,5 @@
 import pg, { type Pool, type PoolClient } from "pg";
-import type { DataSource, QueryRunner } from "typeorm";
+import { MigrationExecutor, type DataSource, type QueryRunner } from "typeorm";
 import { sqlState } from "../errors.js";
 
 /**
@@ -8,6 +8,9 @@ import { sqlState } from "../errors.js";
  */
 
 const QUERYABLE: unique symbol = Symbol("Queryable");
+
+/** The session advisory lock `migrate` holds (one key; the budget ledger's is 7_429_001). */
+const MIGRATION_LOCK = 7_429_002;
 
 /** A row as pg hands it over; callers name its shape, as they would with pg itself. */
 type Row = any;
@@ -127,10 +130,45 @@ export class Database implements Queryable {
     if (this.source.isInitialized) await this.source.destroy();
   }
 
-  /** Applies pending migrations, each in its own transaction; the names applied. */
-  async migrate(): Promise<string[]> {
-    const applied = await this.source.runMigrations({ transaction: "each" });
-    return applied.map((m) => m.name);
+  /**
+   * Applies pending migrations, each in its own transaction; the names applied. Under a session
+   * advisory lock: of replicas starting together, one migrates and the others wait, then find
+   * nothing left to do (TypeORM's runner takes no lock; two at once failed on duplicate types).
+   * `onWait` is called when another process holds the lock.
+   */
+  async migrate(onWait?: () => void): Promise<string[]> {
+    // One connection holds the lock and runs the migrations (a pool of one must not wait on itself).
+    const runner = this.source.createQueryRunner();
+    try {
+      await runner.connect();
+      const [first] = (await runner.query(`SELECT pg_try_advisory_lock($1) AS ok`, [MIGRATION_LOCK])) as {
+        ok: boolean;
+      }[];
+      if (!first?.ok) {
+        onWait?.();
+        await runner.query(`SELECT pg_advisory_lock($1)`, [MIGRATION_LOCK]);
+      }
+      try {
+        const executor = new MigrationExecutor(this.source, runner);
+        executor.transaction = "each";
+        return (await executor.executePendingMigrations()).map((m) => m.name);
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock($1)`, [MIGRATION_LOCK]);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The known migrations not applied yet, in order (empty: the schema is what this version needs, or newer). */
+  async pendingMigrations(): Promise<string[]> {
+    const known = this.source.migrations.map((m) => m.name ?? m.constructor.name);
+    const [table] = await this.query<{ name: string | null }>(`SELECT to_regclass('typeorm_migrations')::text AS name`);
+    if (!table?.name) return known;
+    const applied = new Set(
+      (await this.query<{ name: string }>(`SELECT name FROM typeorm_migrations`)).map((row) => row.name),
+    );
+    return known.filter((name) => !applied.has(name));
   }
 
   /** True on a database no migration has touched yet (a fresh one): there is no older version to run under. */

@@ -21,6 +21,24 @@ export async function swapMappingState(
   });
 }
 
+/** The hash of the mapping recorded in force, or undefined before any was. */
+export async function mappingHashInForce(db: Database): Promise<string | undefined> {
+  const rows: { hash: string }[] = await db.prepared(
+    "mapping_hash_in_force",
+    `SELECT hash FROM mapping_state WHERE id = 1`,
+    [],
+  );
+  return rows[0]?.hash;
+}
+
+/** The mapping recorded in force (hash and YAML text), or undefined before any was. */
+export async function mappingInForce(db: Database): Promise<{ hash: string; sourceText: string } | undefined> {
+  const rows: { hash: string; sourceText: string }[] = await db.query(
+    `SELECT hash, source_text AS "sourceText" FROM mapping_state WHERE id = 1`,
+  );
+  return rows[0];
+}
+
 /** Every IdP group, as the mapping sees it. */
 export async function listGroupRefs(
   db: Database,

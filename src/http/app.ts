@@ -7,6 +7,7 @@ import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
+import type { MappingAgreement } from "../mapping/store.js";
 import { failedAuthThrottle } from "./authThrottle.js";
 import { healthRouter } from "./health.js";
 import { metricsRouter } from "./metrics.js";
@@ -28,6 +29,10 @@ export type AppDeps = {
   adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
+  /** True once the process is shutting down: /readyz answers 503. */
+  draining?: () => boolean;
+  /** Whether this replica's mapping file is the mapping in force (/readyz detail). */
+  mappingAgreement?: () => Promise<MappingAgreement>;
 };
 
 /**
@@ -62,7 +67,7 @@ function expressApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(healthRouter(deps.db));
+  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use(
@@ -79,4 +84,22 @@ function expressApp(deps: AppDeps): Express {
   app.use(notFound);
   app.use(finalErrorHandler);
   return app;
+}
+
+/**
+ * What a process without the `web` role serves: /healthz, /readyz and /metrics (the same routers,
+ * with their context and their 404), so the image's health check and the scraper reach every role.
+ */
+export function createProbesApp(
+  deps: Pick<AppDeps, "env" | "db" | "metrics" | "draining" | "mappingAgreement">,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", deps.env.TRUST_PROXY);
+  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
+  if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
+  app.use(notFound);
+  app.use(finalErrorHandler);
+  const begin = requestContext(deps.metrics);
+  return (req, res) => begin(req, res, () => app(req, res));
 }

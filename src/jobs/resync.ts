@@ -122,7 +122,7 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
     const { users, accounts } = batch;
     const next = read(users[users.length - 1]!.id);
     next.catch(() => undefined); // awaited below; keeps an early failure from going unhandled
-    const mapping = deps.mappings.current();
+    const mapping = await deps.mappings.inForce(db);
     const changed: string[] = [];
     for (const user of users) {
       const plan = planReconcile(

@@ -3,12 +3,41 @@ import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "./file.js";
 import { listIdpUserIds } from "../db/idpUserRepository.js";
-import { listGroupRefs, listUsersToRederive, swapMappingState } from "../db/mappingStateRepository.js";
+import {
+  listGroupRefs,
+  listUsersToRederive,
+  mappingHashInForce,
+  mappingInForce,
+  swapMappingState,
+} from "../db/mappingStateRepository.js";
 import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
 
 const MAX_RULES_NAMED = 5;
+
+/**
+ * How this replica's mapping file stands against the mapping recorded in force (shared by every
+ * replica): `planning` says which one the reconciler plans with, or that planning is paused
+ * because this version cannot read the one in force.
+ */
+export type MappingAgreement = {
+  fileVersion: string;
+  inForceVersion: string | undefined;
+  planning: "file" | "in force" | "paused";
+};
+
+/** Thrown instead of a plan while this replica cannot read the mapping in force (the worker retries later). */
+class MappingNotInForceError extends Error {
+  constructor(readonly agreement: MappingAgreement) {
+    super(
+      `this replica's mapping file (${agreement.fileVersion}) is not the mapping in force (${agreement.inForceVersion}), which this version cannot read: planning paused until they match`,
+    );
+    this.name = "MappingNotInForceError";
+  }
+}
+
+const version = (hash: string | undefined) => hash?.slice(0, 12);
 
 /**
  * The mapping in force. Loaded and validated at boot (a bad file stops the process); reloaded
@@ -19,6 +48,8 @@ const MAX_RULES_NAMED = 5;
 export class MappingStore {
   private mapping: Mapping;
   private text: string;
+  /** The mapping recorded in force when it is not this file's (parsed once per version), or why it cannot be read. */
+  private recorded: { hash: string; mapping?: Mapping; problems?: string[] } | undefined;
 
   private constructor(
     private readonly path: string,
@@ -40,6 +71,60 @@ export class MappingStore {
 
   sourceText(): string {
     return this.text;
+  }
+
+  /**
+   * The mapping to plan with: the one recorded in force, which every replica shares. Normally that
+   * is this replica's file; when another replica put a different file in force (a rollout under
+   * way, a file changed on one host only), this replica says so loudly and plans with the recorded
+   * one, or, when this version cannot read it, throws MappingNotInForceError: never a stale plan.
+   */
+  async inForce(db: Database): Promise<Mapping> {
+    const hash = await mappingHashInForce(db);
+    if (hash === undefined || hash === this.mapping.hash) return this.mapping;
+    const recorded = await this.readRecorded(db, hash);
+    if (recorded.mapping) return recorded.mapping;
+    throw new MappingNotInForceError(this.agreementWith(hash));
+  }
+
+  /** Whether this replica's file is the mapping in force (for /readyz and /metrics). */
+  async agreement(db: Database): Promise<MappingAgreement> {
+    const hash = await mappingHashInForce(db);
+    if (hash !== undefined && hash !== this.mapping.hash) await this.readRecorded(db, hash);
+    return this.agreementWith(hash);
+  }
+
+  private agreementWith(inForceHash: string | undefined): MappingAgreement {
+    const fileVersion = version(this.mapping.hash)!;
+    const inForceVersion = version(inForceHash);
+    if (inForceHash === undefined || inForceHash === this.mapping.hash)
+      return { fileVersion, inForceVersion, planning: "file" };
+    const unreadable = this.recorded?.hash === inForceHash && this.recorded.mapping === undefined;
+    return { fileVersion, inForceVersion, planning: unreadable ? "paused" : "in force" };
+  }
+
+  private async readRecorded(db: Database, hash: string): Promise<{ mapping?: Mapping }> {
+    if (this.recorded?.hash === hash) return this.recorded;
+    const state = await mappingInForce(db);
+    if (!state) return {};
+    try {
+      this.recorded = { hash: state.hash, mapping: parseMapping(state.sourceText, "mapping in force") };
+      log.warn("mapping", "this replica's mapping file is not the mapping in force; planning with the one in force", {
+        file: this.path,
+        fileVersion: version(this.mapping.hash),
+        inForceVersion: version(state.hash),
+      });
+    } catch (error) {
+      const problems = error instanceof MappingError ? error.problems : [String(error)];
+      this.recorded = { hash: state.hash, problems };
+      log.error("mapping", "this replica cannot read the mapping in force; planning paused until its file matches", {
+        file: this.path,
+        fileVersion: version(this.mapping.hash),
+        inForceVersion: version(state.hash),
+        problems,
+      });
+    }
+    return this.recorded;
   }
 
   /** Re-reads the file; returns the problems when it is invalid (the old mapping stays in force). */

@@ -1,4 +1,4 @@
-import client, { Counter, Gauge, Histogram, Registry } from "prom-client";
+import client, { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { alertFacts } from "../db/notificationRepository.js";
@@ -6,6 +6,7 @@ import { log } from "../logging/logger.js";
 import { mirrorLag } from "../mirror/status.js";
 import { QUARANTINED_FAMILIES, type PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { MappingAgreement } from "../mapping/store.js";
 import { queueStatus } from "../reconcile/queueStatus.js";
 
 /**
@@ -24,6 +25,8 @@ export type ScrapeSources = {
   samlCertificateExpiresAt?: Date;
   /** IDP_SILENCE_HOURS, exported so the alert rule follows the setting (0: off). */
   idpSilenceHours?: number;
+  /** Whether this process's mapping file is the mapping in force. */
+  mappingAgreement?: () => Promise<MappingAgreement>;
 };
 
 const PREFIX = "scim_connector_";
@@ -39,6 +42,8 @@ export class ServiceMetrics {
 
   constructor(private readonly sources: ScrapeSources) {
     const registers = [this.registry];
+    // Process and Node.js metrics (CPU, memory, event-loop lag, GC, handles) under their standard names.
+    collectDefaultMetrics({ register: this.registry });
     this.reconcileOutcomes = new Counter({
       name: `${PREFIX}reconcile_outcomes_total`,
       help: "Reconciliation log entries written, by action and outcome",
@@ -118,6 +123,14 @@ export class ServiceMetrics {
         "saml_certificate_expires_at_seconds",
         "When the IdP's SAML signing certificate (SAML_IDP_CERT) expires (Unix time)",
       ),
+      mappingFileInForce: gauge(
+        "mapping_file_in_force",
+        "1 when this process's mapping file is the mapping in force; 0 when another replica put a different one in force",
+      ),
+      mappingPlanningPaused: gauge(
+        "mapping_planning_paused",
+        "1 while this process cannot read the mapping in force and plans nothing until its file matches",
+      ),
       databaseUp: gauge(
         "metrics_database_up",
         "0 when the last scrape could not read PostgreSQL (the stored gauges are then stale)",
@@ -141,12 +154,17 @@ export class ServiceMetrics {
     const now = clock.now();
     const g = this.gauges;
     try {
-      const [queue, mirror, quarantined, alerts] = await Promise.all([
+      const [queue, mirror, quarantined, alerts, mapping] = await Promise.all([
         queueStatus(db, budget, now),
         mirrorLag(db, now),
         quarantine.list(),
         alertFacts(db),
+        this.sources.mappingAgreement?.(),
       ]);
+      if (mapping) {
+        g.mappingFileInForce.set(mapping.planning === "file" ? 1 : 0);
+        g.mappingPlanningPaused.set(mapping.planning === "paused" ? 1 : 0);
+      }
       g.budgetLimit.set(queue.budget.limit);
       g.budgetUsed.set(queue.budget.used);
       g.budgetRemaining.set({ kind: "ordinary" }, queue.budget.remaining);

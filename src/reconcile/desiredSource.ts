@@ -7,7 +7,7 @@ import type { DesiredState, DesiredStateSource } from "./ports.js";
 
 /**
  * The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in
- * force, and (on demand, for the log entry that applies it) the rules and groups behind each grant.
+ * force (the one recorded for every replica, which may not be this replica's file), and (on demand, for the log entry that applies it) the rules and groups behind each grant.
  */
 export class MappedDesiredState implements DesiredStateSource {
   constructor(
@@ -18,7 +18,7 @@ export class MappedDesiredState implements DesiredStateSource {
   async load(userId: string): Promise<DesiredState> {
     const user = await getUserForReconcile(this.db, userId);
     if (!user) return { exists: false, userName: null, desired: null };
-    const mapping = this.mappings.current();
+    const mapping = await this.mappings.inForce(this.db);
     const desired = desiredDashboardUser(user, user.groups, mapping);
     return {
       exists: true,

@@ -25,6 +25,15 @@ describe("loadEnv", () => {
     expect(problems).not.toContain("secret");
   });
 
+  it("drains for 5 s within 25 s by default, and refuses a delay that does not fit in the timeout", () => {
+    const env = loadEnv({});
+    expect([env.SHUTDOWN_DELAY_MS, env.SHUTDOWN_TIMEOUT_MS, env.MIGRATE_AT_BOOT]).toEqual([5_000, 25_000, true]);
+    expect(loadEnv({ MIGRATE_AT_BOOT: "false" }).MIGRATE_AT_BOOT).toBe(false);
+    expect(() => loadEnv({ SHUTDOWN_DELAY_MS: "30000", SHUTDOWN_TIMEOUT_MS: "30000" })).toThrow(
+      /SHUTDOWN_TIMEOUT_MS: must be more than SHUTDOWN_DELAY_MS \(30000\)/,
+    );
+  });
+
   it("treats empty strings as unset", () => {
     expect(loadEnv({ DATABASE_URL: "", SCIM_TOKEN: " " }).DATABASE_URL).toBeUndefined();
   });

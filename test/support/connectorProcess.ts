@@ -28,6 +28,8 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
       HOST: "127.0.0.1",
       PORT: String(port),
       RECONCILE_SETTLE_MS: "0",
+      // No load balancer to wait for: a SIGTERM closes at once (test/ops/gracefulShutdown.test.ts sets its own).
+      SHUTDOWN_DELAY_MS: "0",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
