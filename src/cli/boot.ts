@@ -50,12 +50,16 @@ export function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = proce
   if (problems.length) throw new ConfigError(problems);
 }
 
-export async function resolveDatabase(env: Env): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
+/** `callerHandlesSignals`: the caller stops the embedded server on SIGINT/SIGTERM itself, after its drain (`start`). */
+export async function resolveDatabase(
+  env: Env,
+  options: { callerHandlesSignals?: boolean } = {},
+): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL };
   if (env.NODE_ENV === "production") {
     throw new ConfigError([DATABASE_URL_REQUIRED]);
   }
-  const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR);
+  const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR, options);
   return { url: embedded.url, embedded };
 }
 

