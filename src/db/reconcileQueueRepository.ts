@@ -144,15 +144,24 @@ export async function setPriority(
   row: QueueRow,
   priority: number,
   action: string,
-  settle?: { until: Date; burstStartedAt: Date },
+  options: { settle?: { until: Date; burstStartedAt: Date }; notBefore?: Date } = {},
 ): Promise<void> {
+  const { settle, notBefore } = options;
   await db.query(
     `UPDATE reconcile_queue SET priority = $3, action = $4,
         settle_until = $5,
-        not_before = CASE WHEN $5::timestamptz IS NULL THEN not_before ELSE GREATEST(not_before, $5) END,
+        not_before = GREATEST(not_before, COALESCE($5, '-infinity'::timestamptz), COALESCE($7, '-infinity'::timestamptz)),
         burst_started_at = CASE WHEN $5::timestamptz IS NULL THEN burst_started_at ELSE COALESCE(burst_started_at, $6) END
       WHERE user_id = $1 AND generation = $2 AND priority IS NULL`,
-    [row.userId, row.generation, priority, action, settle?.until ?? null, settle?.burstStartedAt ?? null],
+    [
+      row.userId,
+      row.generation,
+      priority,
+      action,
+      settle?.until ?? null,
+      settle?.burstStartedAt ?? null,
+      notBefore ?? null,
+    ],
   );
 }
 
@@ -222,6 +231,21 @@ export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<bo
       [row.userId],
     );
   }
+  return rows.length > 0;
+}
+
+/**
+ * Keeps a claimed row for later (a stripped account's delete after the grace): not claimable
+ * before `at`, filed as `action`. False when the user was marked again meanwhile (the row is then
+ * classified anew, and the caller releases it).
+ */
+export async function requeueQueueRow(db: Queryable, row: QueueRow, at: Date, action: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE reconcile_queue SET not_before = $3, action = $4, claimed_by = NULL, claimed_at = NULL, settle_until = NULL,
+        burst_started_at = NULL, attempts = 0, last_error = NULL
+      WHERE user_id = $1 AND generation = $2 RETURNING user_id`,
+    [row.userId, row.generation, at, action],
+  );
   return rows.length > 0;
 }
 
