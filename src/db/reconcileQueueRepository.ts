@@ -288,19 +288,35 @@ export type QueueDepth = {
   oldestEnqueuedAt: Date | null;
   /** When the next grant waiting to settle goes out (null when none waits). */
   nextSettleAt: Date | null;
+  /** Stripped accounts whose DELETE waits for the grace to end (not in `byPriority`), and the next one due. */
+  pendingDeletes: { count: number; nextAt: Date | null };
 };
+
+/** Rows other than a stripped account waiting for its grace to end (classified `await-delete`, not yet marked again). */
+const NOT_PENDING_DELETE = `(action IS DISTINCT FROM 'await-delete' OR priority IS NULL)`;
 
 export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> {
   const rows: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[] =
     await db.query(
       `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready,
             count(*) FILTER (WHERE settle_until > $1)::int AS settling
-       FROM reconcile_queue WHERE parked_at IS NULL GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
+       FROM reconcile_queue WHERE parked_at IS NULL AND ${NOT_PENDING_DELETE}
+      GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
       [now],
     );
-  const meta: { parked: number; oldest: Date | null; next_settle: Date | null }[] = await db.query(
-    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest,
-            min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle FROM reconcile_queue`,
+  const meta: {
+    parked: number;
+    oldest: Date | null;
+    next_settle: Date | null;
+    deletes: number;
+    next_delete: Date | null;
+  }[] = await db.query(
+    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked,
+            min(enqueued_at) FILTER (WHERE parked_at IS NULL AND ${NOT_PENDING_DELETE}) AS oldest,
+            min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle,
+            count(*) FILTER (WHERE parked_at IS NULL AND NOT ${NOT_PENDING_DELETE})::int AS deletes,
+            min(not_before) FILTER (WHERE parked_at IS NULL AND NOT ${NOT_PENDING_DELETE}) AS next_delete
+       FROM reconcile_queue`,
     [now],
   );
   return {
@@ -308,6 +324,7 @@ export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> 
     parked: meta[0]?.parked ?? 0,
     oldestEnqueuedAt: meta[0]?.oldest ?? null,
     nextSettleAt: meta[0]?.next_settle ?? null,
+    pendingDeletes: { count: meta[0]?.deletes ?? 0, nextAt: meta[0]?.next_delete ?? null },
   };
 }
 
@@ -337,10 +354,15 @@ export async function isQueued(db: Queryable, userId: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-/** Deprovisions classified and waiting (the breaker counts them). */
-export async function countPendingDeprovisions(db: Queryable): Promise<number> {
+/**
+ * Deprovisions classified and waiting, and deletes whose grace has ended by `now` (the breaker
+ * counts them: a wave of strips comes due at once when its grace ends).
+ */
+export async function countPendingDeprovisions(db: Queryable, now: Date): Promise<number> {
   const rows: { n: number }[] = await db.query(
-    `SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`,
+    `SELECT count(*)::int AS n FROM reconcile_queue
+      WHERE priority = 0 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
+    [now],
   );
   return rows[0]?.n ?? 0;
 }

@@ -332,7 +332,7 @@ export class Reconciler {
     const [accounts, doneLastHour, queued, held] = await Promise.all([
       countAccounts(db),
       countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
-      countPendingDeprovisions(db),
+      countPendingDeprovisions(db, now),
       countUndecidedHolds(db, "deprovision"),
     ]);
     const pending = queued + held;
@@ -411,7 +411,7 @@ export class Reconciler {
       countAccounts(db),
       countDeprovisionsSince(db, hourAgo),
       countStripsToDeleteSince(db, hourAgo),
-      countPendingDeprovisions(db),
+      countPendingDeprovisions(db, now),
       countUndecidedHolds(db, "deprovision"),
     ]);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
@@ -606,7 +606,7 @@ export class Reconciler {
         },
         kind === "verify"
           ? undefined
-          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused),
+          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, { ...refused, kind }),
       );
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
