@@ -1,10 +1,28 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
+import { freePort } from "../../src/db/embedded.js";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
-import { ADMIN_TOKEN, adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
+import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { emulatorDump } from "../support/emulator.js";
+import {
+  ADMIN_TOKEN,
+  adminApi,
+  emulatorState,
+  IDP_TOKEN,
+  idp,
+  startStack,
+  TEST_MAPPING,
+  type Stack,
+} from "../support/stack.js";
+import { eventually } from "../support/wait.js";
 import { accountsNamed, requestsTo } from "./helpers.js";
 
 /**
@@ -335,5 +353,111 @@ describe("the breaker on a mass change", () => {
     await d.drain();
     expect((await d.calls()).del).toBe(before.del + 6);
     expect((await emulatorState(h.stack)).dashboardUsers.filter((u) => u.userName.startsWith("wave"))).toEqual([]);
+  });
+});
+
+describe("a pending delete when the process is killed during the grace", () => {
+  let database: TestDatabase;
+  let emulator: RunningEmulator;
+  let connector: ConnectorProcess | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    emulator = await startEmulator();
+  });
+  afterAll(async () => {
+    await connector?.kill("SIGKILL");
+    await emulator?.close();
+    await database?.drop();
+  });
+
+  it("deletes once, not before the grace ends, after a restart", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-grace-"));
+    const mappingFile = path.join(dir, "mapping.yaml");
+    await writeFile(mappingFile, TEST_MAPPING);
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: database.url,
+      PLATFORM_URL: emulator.url,
+      PLATFORM_SCIM_TOKEN: "dev-scim-token",
+      PLATFORM_REQUEST_ORIGIN: "grace-test",
+      SCIM_TOKEN: IDP_TOKEN,
+      ADMIN_TOKEN,
+      MAPPING_FILE: mappingFile,
+      RECONCILE_POLL_MS: "100",
+      // Long enough that the kill surely lands inside the grace (it is checked, not assumed).
+      RECONCILE_DEPROVISION_GRACE_MS: "8000",
+    };
+    connector = await spawnConnector(env, port);
+    const send = (method: string, p: string, body: unknown) =>
+      fetch(`${connector!.url}/scim/v2${p}`, {
+        method,
+        headers: { authorization: `Bearer ${IDP_TOKEN}`, "content-type": "application/scim+json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => {
+        const text = await r.text();
+        return { status: r.status, body: text ? JSON.parse(text) : null };
+      });
+    const user = await send("POST", "/Users", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "graced@example.com",
+      name: { givenName: "G", familyName: "R" },
+      active: true,
+    });
+    await send("POST", "/Groups", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "Marketing",
+      members: [{ value: user.body.id }],
+    });
+    const onPlatform = async () => (await emulatorDump(emulator.url)).dashboardUsers;
+    await eventually("the account", async () => (await onPlatform()).length === 1, { timeoutMs: 20_000 });
+    const platformId = (await onPlatform())[0]!.id;
+
+    const patched = await send("PATCH", `/Users/${user.body.id}`, {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: [{ op: "replace", value: { active: false } }],
+    });
+    expect(patched.status).toBeLessThan(300);
+    const stripped = async () =>
+      (
+        await database.db.query<{ delete_after: Date }>(
+          `SELECT delete_after FROM platform_accounts WHERE user_id = $1 AND delete_after IS NOT NULL`,
+          [user.body.id],
+        )
+      )[0];
+    // The strip done and its reconcile finished (no claim left on the user's row, if it has one).
+    const finished = async () =>
+      (
+        await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND claimed_by IS NOT NULL`, [
+          user.body.id,
+        ])
+      ).length === 0;
+    await eventually("the strip", async () => (await stripped()) !== undefined && (await finished()), {
+      timeoutMs: 20_000,
+    });
+    await connector.kill("SIGKILL");
+    const deleteAfter = (await stripped())!.delete_after;
+    expect(Date.now()).toBeLessThan(deleteAfter.getTime()); // the kill landed inside the grace
+    // The pending delete outlives the process: it is the user's queue row.
+    expect(
+      await database.db.query(`SELECT 1 FROM reconcile_queue WHERE user_id = $1 AND parked_at IS NULL`, [user.body.id]),
+    ).toHaveLength(1);
+    expect(await onPlatform()).toMatchObject([
+      { id: platformId, permissions: { companyPermissions: [], appGroup: [] } },
+    ]);
+
+    connector = await spawnConnector(env, port);
+    await eventually("the delete after the restart", async () => (await onPlatform()).length === 0, {
+      timeoutMs: 30_000,
+    });
+    expect(emulator.state.requestCounts.get("DELETE /scim/v2/Users/{id}") ?? 0).toBe(1);
+    const deleted = await database.db.query<{ at: Date; error: string | null }>(
+      `SELECT at, error FROM reconcile_log WHERE user_id = $1 AND action = 'deprovision' AND outcome = 'succeeded'`,
+      [user.body.id],
+    );
+    expect(deleted).toHaveLength(1);
+    expect(deleted[0]!.at.getTime()).toBeGreaterThanOrEqual(deleteAfter.getTime());
+    expect(deleted[0]!.error).toBe("account deleted after the grace");
+    expect((await database.db.query(`SELECT 1 FROM reconcile_queue`)).length).toBe(0);
   });
 });
