@@ -5,7 +5,7 @@
  * of the IdP and its own oracle of the mapping (bench/support/budgetWorld.ts).
  *
  *   npm run bench:budget [-- --users 5000 --days 7 --concurrency 16 --live]
- *   npm run bench:budget -- --idp okta|entra [--rate 3 --settle-ms 10000 --settle-max-ms 120000 --window both|on|off]
+ *   npm run bench:budget -- --idp okta|entra [--rate 3 --settle-ms 10000 --settle-max-ms 120000 --window both|on|off --budget N]
  *
  * Batched days (the default): each day's writes arrive 16 at a time and the reconciler converges
  * after the day; the minimum is one call per user whose desired dashboard user differs between
@@ -61,6 +61,8 @@ const { values } = parseArgs({
     "settle-ms": { type: "string" },
     "settle-max-ms": { type: "string" },
     window: { type: "string", default: "both" },
+    /** The connector's daily budget (PLATFORM_SCIM_DAILY_BUDGET); unlimited by default. A small one shows reductions with the ordinary budget spent. */
+    budget: { type: "string", default: "100000000" },
   },
 });
 const USERS = Number(values.users);
@@ -118,8 +120,9 @@ async function startStack(settleMs: number, clock?: Clock): Promise<Stack> {
       HOST: "127.0.0.1",
       SCIM_TOKEN: TOKEN,
       MAPPING_FILE: mappingFile,
-      // The bench measures calls per change, not the daily cap: the ledger must never defer work here.
-      PLATFORM_SCIM_DAILY_BUDGET: "100000000",
+      // The bench measures calls per change, not the daily cap: the ledger never defers work here
+      // unless --budget asks for a busy day (reductions with the ordinary budget spent).
+      PLATFORM_SCIM_DAILY_BUDGET: String(values.budget),
       RECONCILE_WORKERS: "4",
       RECONCILE_POLL_MS: "100",
       RECONCILE_SETTLE_MS: String(settleMs),
