@@ -9,6 +9,7 @@ import { loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
+import { signInLocally } from "../admin/harness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { emulatorDump } from "../support/emulator.js";
@@ -212,6 +213,11 @@ describe("strip now, delete later", () => {
     expect(text).toContain(`no permissions, deleted after ${deleteAt.toISOString()}`);
     expect(text).toContain(`Queue: pending delete at ${deleteAt.toISOString()}`);
     expect(await grantsOf("leaver@example.com")).toEqual([]);
+    const agent = request.agent(h.stack.service.url);
+    await signInLocally(agent);
+    const page = await agent.get(`/admin/users/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/stripped<\/span> Access removed .*the account is kept and will be deleted after /);
 
     // A minute before the grace ends (the clock also runs on in real time): nothing. At the end: one DELETE.
     h.clock.advance(deleteAt.getTime() - h.clock.now().getTime() - 60_000);
