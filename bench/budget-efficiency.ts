@@ -5,7 +5,7 @@
  * of the IdP and its own oracle of the mapping (bench/support/budgetWorld.ts).
  *
  *   npm run bench:budget [-- --users 5000 --days 7 --concurrency 16 --live]
- *   npm run bench:budget -- --idp okta|entra [--rate 3 --settle-ms 10000 --settle-max-ms 120000 --window both|on|off --budget N]
+ *   npm run bench:budget -- --idp okta|entra [--rate 3 --settle-ms 10000 --settle-max-ms 120000 --window both|on|off --budget N --reserve-percent 10]
  *
  * Batched days (the default): each day's writes arrive 16 at a time and the reconciler converges
  * after the day; the minimum is one call per user whose desired dashboard user differs between
@@ -63,6 +63,8 @@ const { values } = parseArgs({
     window: { type: "string", default: "both" },
     /** The connector's daily budget (PLATFORM_SCIM_DAILY_BUDGET); unlimited by default. A small one shows reductions with the ordinary budget spent. */
     budget: { type: "string", default: "100000000" },
+    /** PLATFORM_SCIM_BUDGET_RESERVE_PERCENT with --budget (the share only reductions may spend). */
+    "reserve-percent": { type: "string", default: "10" },
   },
 });
 const USERS = Number(values.users);
@@ -123,6 +125,7 @@ async function startStack(settleMs: number, clock?: Clock): Promise<Stack> {
       // The bench measures calls per change, not the daily cap: the ledger never defers work here
       // unless --budget asks for a busy day (reductions with the ordinary budget spent).
       PLATFORM_SCIM_DAILY_BUDGET: String(values.budget),
+      PLATFORM_SCIM_BUDGET_RESERVE_PERCENT: String(values["reserve-percent"]),
       RECONCILE_WORKERS: "4",
       RECONCILE_POLL_MS: "100",
       RECONCILE_SETTLE_MS: String(settleMs),
