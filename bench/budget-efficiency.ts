@@ -668,7 +668,7 @@ type PhaseFigures = {
   reductions: { minimum: number; spent: number };
   noChange: number;
   latencies: number[];
-  /** Per reduction step: from the IdP's request to the platform's first call for the user after it. */
+  /** Per reduction step of a user holding an account: from the IdP's request to the platform's first call for the user after it (Infinity: none in its burst). */
   revocations: number[];
   /** PUTs that left an account with no access (in `reductions`), and DELETEs after the grace (not in any bucket). */
   strips: number;
@@ -881,6 +881,9 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
       if (b.after === null) f.strips += b.calls.filter((c) => c.method === "PUT").length;
       if (bucket === f.grants && b.calls.length) f.latencies.push(Math.max(...b.calls.map((c) => c.at)) - b.end);
       for (const s of reductionSteps) {
+        // Only where the platform held an account to take access from (its last POST or DELETE was a POST).
+        const lastWrite = calls.findLast((c) => c.at <= s.at && (c.method === "POST" || c.method === "DELETE"));
+        if (lastWrite?.method !== "POST") continue;
         const first = b.calls.find((c) => c.at >= s.at);
         f.revocations.push(first ? first.at - s.at : Infinity);
       }
