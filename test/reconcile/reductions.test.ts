@@ -104,6 +104,8 @@ describe("strip now, delete later", () => {
     h = await harness({
       RECONCILE_SETTLE_MS: String(SETTLE_MS),
       RECONCILE_DEPROVISION_GRACE_MS: String(GRACE_MS),
+      // The clock is hours ahead of the wall clock by the leaver test; the admin session must outlive that.
+      ADMIN_SESSION_IDLE_MINUTES: "1440",
     });
     d = driver(h);
   });
@@ -456,14 +458,22 @@ describe("a pending delete when the process is killed during the grace", () => {
     await eventually("the delete after the restart", async () => (await onPlatform()).length === 0, {
       timeoutMs: 30_000,
     });
-    expect(emulator.state.requestCounts.get("DELETE /scim/v2/Users/{id}") ?? 0).toBe(1);
-    const deleted = await database.db.query<{ at: Date; error: string | null }>(
-      `SELECT at, error FROM reconcile_log WHERE user_id = $1 AND action = 'deprovision' AND outcome = 'succeeded'`,
-      [user.body.id],
+    const deletedEntries = () =>
+      database.db.query<{ at: Date; error: string | null }>(
+        `SELECT at, error FROM reconcile_log WHERE user_id = $1 AND action = 'deprovision' AND outcome = 'succeeded'`,
+        [user.body.id],
+      );
+    // The log entry is written just after the DELETE's answer: wait for it, then for the queue to empty.
+    await eventually("the delete's log entry", async () => (await deletedEntries()).length > 0, { timeoutMs: 20_000 });
+    await eventually(
+      "an empty queue",
+      async () => (await database.db.query(`SELECT 1 FROM reconcile_queue`)).length === 0,
+      { timeoutMs: 20_000 },
     );
+    expect(emulator.state.requestCounts.get("DELETE /scim/v2/Users/{id}") ?? 0).toBe(1);
+    const deleted = await deletedEntries();
     expect(deleted).toHaveLength(1);
     expect(deleted[0]!.at.getTime()).toBeGreaterThanOrEqual(deleteAfter.getTime());
     expect(deleted[0]!.error).toBe("account deleted after the grace");
-    expect((await database.db.query(`SELECT 1 FROM reconcile_queue`)).length).toBe(0);
   });
 });
