@@ -30,6 +30,8 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
       RECONCILE_SETTLE_MS: "0",
       // No load balancer to wait for: a SIGTERM closes at once (test/ops/gracefulShutdown.test.ts sets its own).
       SHUTDOWN_DELAY_MS: "0",
+      // Accounts are deleted at once unless a test is about the grace (it sets its own).
+      RECONCILE_DEPROVISION_GRACE_MS: "0",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
