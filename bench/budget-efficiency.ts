@@ -36,6 +36,7 @@ import {
   groupDefinition,
   mappingYaml,
   oracleDesired,
+  grantsOf,
   PRIMARY,
   prng,
   sameDesired,
@@ -197,6 +198,17 @@ function readAccount(account: PlatformAccount): DesiredDashboardUser {
       }))
       .sort((a, b) => byText(a.appGroupName, b.appGroupName)),
   };
+}
+
+/** The grants a platform account holds, read from the emulator's own shape with the same keys as the oracle's `grantsOf`. */
+function platformGrants(permissions: PlatformAccount["permissions"]): Set<string> {
+  return new Set([
+    ...permissions.companyPermissions.map((p) => `company:${p}`),
+    ...permissions.appGroup.flatMap((w) => [
+      ...(w.appGroupPermissions ?? []).map((p) => `${w.appGroupName}:${p}`),
+      ...(w.team ?? []).flatMap((t) => (t.teamPermissions ?? []).map((p) => `${w.appGroupName}/${t.teamName}:${p}`)),
+    ]),
+  ]);
 }
 
 /** An account kept with no access at all (stripped, its delete pending): what the oracle's "no account" allows. */
@@ -647,10 +659,20 @@ type Burst = {
   before: DesiredDashboardUser | null;
   after: DesiredDashboardUser | null;
   reduces: boolean;
-  calls: { at: number; method: string }[];
+  calls: Call[];
   /** Each IdP change in the burst, and whether it took access away. */
-  steps: { at: number; desired: DesiredDashboardUser | null; reduces: boolean }[];
+  steps: Step[];
 };
+/** One IdP change to a user: when, what the oracle wanted before and after it, and where the platform's journal stood when it was sent. */
+type Step = {
+  at: number;
+  before: DesiredDashboardUser | null;
+  desired: DesiredDashboardUser | null;
+  reduces: boolean;
+  journalAt: number;
+};
+/** A platform call for one account, from the emulator's journal: `index` in the journal, `held` the grants the account had once it was answered. */
+type Call = { at: number; method: string; index: number; held: Set<string> };
 type PacedResult = {
   label: string;
   phases: PhaseFigures[];
@@ -668,8 +690,16 @@ type PhaseFigures = {
   reductions: { minimum: number; spent: number };
   noChange: number;
   latencies: number[];
-  /** Per reduction step of a user holding an account: from the IdP's request to the platform's first call for the user after it (Infinity: none in its burst). */
+  /**
+   * Per change that took away access the platform held at that moment (by the emulator's journal):
+   * from the IdP's request to the platform call after which the platform no longer held any of it
+   * (Infinity: none by the end of the run).
+   */
   revocations: number[];
+  /** Changes that took access away which the platform did not hold (a grant still waiting, an account already stripped): nothing to revoke. */
+  revocationsNotHeld: number;
+  /** Access taken away that the IdP gave back before the platform removed it (never timed). */
+  revocationsUndone: number;
   /** PUTs that left an account with no access (in `reductions`), and DELETEs after the grace (not in any bucket). */
   strips: number;
   deferredDeletes: number;
@@ -763,7 +793,8 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
   };
 
   // Per user: when the IdP changed it and what the oracle wants after each change.
-  const touches = new Map<string, { at: number; desired: DesiredDashboardUser | null }[]>();
+  const touches = new Map<string, { at: number; desired: DesiredDashboardUser | null; journalAt: number }[]>();
+  const journal = stack.emulator.state.scimJournal!;
   const phases: { phase: string; from: number; to: number }[] = [];
   let wrong = 0;
   const strippedCount = { stripped: 0 };
@@ -780,7 +811,8 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
       requests++;
       for (const name of request.touches) {
         const list = touches.get(name) ?? touches.set(name, []).get(name)!;
-        list.push({ at, desired: oracleDesired(name, world.sent.get(name)!) });
+        // journalAt: the platform calls made before this change (the connector calls nothing while the IdP writes).
+        list.push({ at, desired: oracleDesired(name, world.sent.get(name)!), journalAt: journal.length });
       }
       await drain();
     }
@@ -796,19 +828,19 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
 
   // Platform calls per account as the platform received them: the emulator's own journal, at its
   // (simulated) clock, every request counted, none taken from the connector's ledger.
-  const journal = stack.emulator.state.scimJournal!;
   const received = scimCalls(stack.emulator);
   if (journal.length !== received)
     console.warn(`  the journal holds ${journal.length} of the ${received} SCIM requests the emulator counted`);
-  const callsOf = new Map<string, { at: number; method: string }[]>();
+  const callsOf = new Map<string, Call[]>();
   let unattributed = 0;
-  for (const call of journal) {
+  for (const [index, call] of journal.entries()) {
     if (!call.userName) {
       unattributed++;
       continue;
     }
     const key = call.userName.toLowerCase();
-    (callsOf.get(key) ?? callsOf.set(key, []).get(key)!).push({ at: call.at, method: call.method });
+    const held = call.permissionsAfter ? platformGrants(call.permissionsAfter) : new Set<string>();
+    (callsOf.get(key) ?? callsOf.set(key, []).get(key)!).push({ at: call.at, method: call.method, index, held });
   }
   await stack.close();
 
@@ -819,6 +851,8 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
     noChange: 0,
     latencies: [],
     revocations: [],
+    revocationsNotHeld: 0,
+    revocationsUndone: 0,
     strips: 0,
     deferredDeletes: 0,
     recreated: 0,
@@ -837,7 +871,7 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
     for (const t of list) {
       const open = bursts[bursts.length - 1];
       const reduces = takesAccessAway(before, t.desired);
-      const step = { at: t.at, desired: t.desired, reduces };
+      const step: Step = { at: t.at, before, desired: t.desired, reduces, journalAt: t.journalAt };
       if (open && t.at - open.end <= burstWindowMs) {
         open.end = t.at;
         open.after = t.desired;
@@ -847,6 +881,7 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
       before = t.desired;
     }
     const calls = callsOf.get(name.toLowerCase()) ?? [];
+    const steps = bursts.flatMap((b) => b.steps);
     callsOf.delete(name.toLowerCase());
     for (const [i, call] of calls.entries()) {
       // Destroyed and re-created: a DELETE of this user's account followed by a POST of a new one.
@@ -880,12 +915,25 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
       bucket.spent += b.calls.length;
       if (b.after === null) f.strips += b.calls.filter((c) => c.method === "PUT").length;
       if (bucket === f.grants && b.calls.length) f.latencies.push(Math.max(...b.calls.map((c) => c.at)) - b.end);
-      for (const s of reductionSteps) {
-        // Only where the platform held an account to take access from (its last POST or DELETE was a POST).
-        const lastWrite = calls.findLast((c) => c.at <= s.at && (c.method === "POST" || c.method === "DELETE"));
-        if (lastWrite?.method !== "POST") continue;
-        const first = b.calls.find((c) => c.at >= s.at);
-        f.revocations.push(first ? first.at - s.at : Infinity);
+    }
+    for (const [i, s] of steps.entries()) {
+      if (!s.reduces) continue;
+      const f = phaseOf(s.at);
+      // What this change took away that the platform held when the IdP sent it.
+      const heldThen = calls.findLast((c) => c.index < s.journalAt)?.held ?? new Set<string>();
+      const kept = grantsOf(s.desired);
+      const revoked = [...grantsOf(s.before)].filter((g) => !kept.has(g) && heldThen.has(g));
+      if (!revoked.length) {
+        f.revocationsNotHeld++;
+        continue;
+      }
+      const removed = calls.find((c) => c.index >= s.journalAt && revoked.every((g) => !c.held.has(g)));
+      const regranted = steps.slice(i + 1).find((t) => revoked.some((g) => grantsOf(t.desired).has(g)));
+      if (regranted && (!removed || regranted.journalAt <= removed.index)) f.revocationsUndone++;
+      else {
+        f.revocations.push(removed ? removed.at - s.at : Infinity);
+        if (!removed)
+          console.warn(`  never revoked on the platform: ${revoked.join(", ")} of ${name}, taken away at ${iso(s.at)}`);
       }
     }
   }
@@ -903,6 +951,7 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
   };
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
 const ratio = (a: number, b: number) => (b === 0 ? (a === 0 ? "1.00" : "∞") : (a / b).toFixed(2));
 const percentile = (xs: number[], p: number) => {
   if (!xs.length) return NaN;
@@ -923,15 +972,18 @@ async function pacedIdp(dialect: Dialect): Promise<void> {
     `Minimum: per burst of a user's changes (bursts end after ${SETTLE_MS / 1000} s of quiet) whose desired dashboard user differs between its start and its end, from the bench's own oracle: one call per change that takes access away (reductions are immediate), plus one if grants follow it; one call for a burst that only adds access.`,
   );
   console.log(
-    "Calls are counted on the emulator (its journal of SCIM requests, at its clock), per account. Strips (a PUT leaving no access) are in the reductions and shown apart; deletes after the grace are counted apart, outside the minimum.\n",
+    "Calls are counted on the emulator (its journal of SCIM requests, at its clock), per account. Strips (a PUT leaving no access) are in the reductions and shown apart; deletes after the grace are counted apart, outside the minimum.",
   );
   console.log(
-    "run                                  phase              grants: min  spent  ÷min   reductions: min  spent  ÷min   strips  deferred deletes  destroyed+re-created  no-op  before 1st  grant latency p50 / p99  revocation p50 / p99",
+    "Revocation latency: from an IdP change that takes away access the platform held at that moment (by the journal) to the platform call after which it held none of it; 'not held': changes that took away only what the platform never held (nothing to revoke); 'undone': the IdP gave it back before the platform removed it.\n",
+  );
+  console.log(
+    "run                                  phase              grants: min  spent  ÷min   reductions: min  spent  ÷min   strips  deferred deletes  destroyed+re-created  no-op  before 1st  grant latency p50 / p99  revocation p50 / p99 (n)  not held  undone",
   );
   for (const run of runs) {
     for (const f of run.phases) {
       console.log(
-        `${run.label.padEnd(36)} ${f.phase.padEnd(18)} ${String(f.grants.minimum).padStart(12)} ${String(f.grants.spent).padStart(6)} ${ratio(f.grants.spent, f.grants.minimum).padStart(5)}   ${String(f.reductions.minimum).padStart(15)} ${String(f.reductions.spent).padStart(6)} ${ratio(f.reductions.spent, f.reductions.minimum).padStart(5)}   ${String(f.strips).padStart(6)}  ${String(f.deferredDeletes).padStart(16)}  ${String(f.recreated).padStart(20)}  ${String(f.noChange).padStart(5)}  ${String(f.beforeFirstBurst).padStart(10)}  ${`${seconds(percentile(f.latencies, 50))} / ${seconds(percentile(f.latencies, 99))}`.padStart(23)}  ${`${seconds(percentile(f.revocations, 50))} / ${seconds(percentile(f.revocations, 99))}`.padStart(20)}`,
+        `${run.label.padEnd(36)} ${f.phase.padEnd(18)} ${String(f.grants.minimum).padStart(12)} ${String(f.grants.spent).padStart(6)} ${ratio(f.grants.spent, f.grants.minimum).padStart(5)}   ${String(f.reductions.minimum).padStart(15)} ${String(f.reductions.spent).padStart(6)} ${ratio(f.reductions.spent, f.reductions.minimum).padStart(5)}   ${String(f.strips).padStart(6)}  ${String(f.deferredDeletes).padStart(16)}  ${String(f.recreated).padStart(20)}  ${String(f.noChange).padStart(5)}  ${String(f.beforeFirstBurst).padStart(10)}  ${`${seconds(percentile(f.latencies, 50))} / ${seconds(percentile(f.latencies, 99))}`.padStart(23)}  ${`${seconds(percentile(f.revocations, 50))} / ${seconds(percentile(f.revocations, 99))} (${f.revocations.length})`.padStart(24)}  ${String(f.revocationsNotHeld).padStart(8)}  ${String(f.revocationsUndone).padStart(6)}`,
       );
     }
   }

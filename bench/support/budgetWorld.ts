@@ -108,20 +108,24 @@ export function oracleDesired(userName: string, u: UserState): DesiredDashboardU
   };
 }
 
+/** Every single grant of a desired user, as `company:<p>`, `<workspace>:<p>` and `<workspace>/<team>:<p>` (none for no account). */
+export function grantsOf(d: DesiredDashboardUser | null): Set<string> {
+  if (!d) return new Set();
+  return new Set([
+    ...d.companyPermissions.map((p) => `company:${p}`),
+    ...d.workspaces.flatMap((w) => [
+      ...w.appGroupPermissions.map((p) => `${w.appGroupName}:${p}`),
+      ...w.team.flatMap((t) => t.teamPermissions.map((p) => `${w.appGroupName}/${t.teamName}:${p}`)),
+    ]),
+  ]);
+}
+
 /** Whether going from `before` to `after` takes any access away (a deprovision, a lost permission, workspace or team). */
 export function takesAccessAway(before: DesiredDashboardUser | null, after: DesiredDashboardUser | null): boolean {
   if (!before) return false;
   if (!after) return true;
-  const grants = (d: DesiredDashboardUser) =>
-    new Set([
-      ...d.companyPermissions.map((p) => `company:${p}`),
-      ...d.workspaces.flatMap((w) => [
-        ...w.appGroupPermissions.map((p) => `${w.appGroupName}:${p}`),
-        ...w.team.flatMap((t) => t.teamPermissions.map((p) => `${w.appGroupName}/${t.teamName}:${p}`)),
-      ]),
-    ]);
-  const now = grants(after);
-  return [...grants(before)].some((g) => !now.has(g));
+  const now = grantsOf(after);
+  return [...grantsOf(before)].some((g) => !now.has(g));
 }
 
 export const sameDesired = (a: DesiredDashboardUser | null, b: DesiredDashboardUser | null) => isDeepStrictEqual(a, b);

@@ -1,5 +1,5 @@
 import { ManualClock } from "../clock.js";
-import { DashboardUserStore } from "./dashboardUsers.js";
+import { DashboardUserStore, type DashboardUser } from "./dashboardUsers.js";
 import { FaultList } from "./faults.js";
 import { presentProfile, ProfileStore } from "./profiles.js";
 import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./rateLimits.js";
@@ -28,7 +28,17 @@ export type PreferenceCenter = {
 export type DataIntegration = Record<string, unknown> & { integration_id: string };
 export type SyncJob = Record<string, unknown>;
 
-export type ScimJournalEntry = { at: number; method: string; userName: string | null };
+/**
+ * One SCIM user request as the platform saw it. `status` and `permissionsAfter` are filled in when
+ * the answer has left: what the platform then holds for `userName` (null: no account).
+ */
+export type ScimJournalEntry = {
+  at: number;
+  method: string;
+  userName: string | null;
+  status?: number;
+  permissionsAfter?: DashboardUser["permissions"] | null;
+};
 
 /** Requests kept in the log behind `GET /_emulator/requests` (between this and twice as many). */
 const REQUEST_LOG_SIZE = 20_000;

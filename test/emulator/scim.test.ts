@@ -261,6 +261,24 @@ describe("the SCIM journal (benchmarks count calls per account with it)", () => 
     expect(journal.every((e) => Math.abs(e.at - c.emulator.state.nowMs()) < 60_000)).toBe(true);
   });
 
+  it("says for each request its status and what the platform then held for the userName (bench:budget's revocations)", async () => {
+    const journal = c.emulator.state.scimJournal!;
+    journal.length = 0;
+    const created = await c.scim("POST", "/scim/v2/Users", dashboardUser("ann@example.com"));
+    const id = created.body.id as string;
+    const emptied = { companyPermissions: [], appGroup: [] };
+    await c.scim("PUT", `/scim/v2/Users/${id}`, dashboardUser("ann@example.com", { permissions: emptied }));
+    await c.scim("POST", "/scim/v2/Users", dashboardUser("ann@example.com"));
+    await c.scim("DELETE", `/scim/v2/Users/${id}`);
+    await expect.poll(() => journal.filter((e) => e.status !== undefined).length).toBe(4);
+    expect(journal.map((e) => [e.method, e.status, e.permissionsAfter])).toEqual([
+      ["POST", 201, created.body.permissions],
+      ["PUT", 200, emptied],
+      ["POST", 409, emptied], // refused: the account is unchanged
+      ["DELETE", 204, null],
+    ]);
+  });
+
   it("is off unless asked for", async () => {
     const plain = await startClient();
     await plain.scim("POST", "/scim/v2/Users", dashboardUser("jo@example.com"));

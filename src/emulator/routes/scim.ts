@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from "express";
 import { rateLimit, requireScimToken } from "../auth.js";
 import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
 import { scimError, sendJson } from "../http.js";
+import type { ScimJournalEntry } from "../state.js";
 import type { RouteContext } from "./context.js";
 
 /**
@@ -36,8 +37,17 @@ function parseBody(req: Request): DashboardUserInput {
 
 export function scimRoutes({ state, auth, route }: RouteContext): void {
   const users = state.dashboardUsers;
-  const journal: RequestHandler = (req, _res, next) => {
-    state.scimJournal?.push({ at: state.nowMs(), method: req.method, userName: subjectOf(req) });
+  const journal: RequestHandler = (req, res, next) => {
+    if (state.scimJournal) {
+      const entry: ScimJournalEntry = { at: state.nowMs(), method: req.method, userName: subjectOf(req) };
+      state.scimJournal.push(entry);
+      // When the answer has left: its status and what the platform then holds for the userName.
+      res.once("close", () => {
+        entry.status = res.statusCode;
+        const held = entry.userName === null ? undefined : users.findByUserName(entry.userName);
+        entry.permissionsAfter = held ? structuredClone(held.permissions) : null;
+      });
+    }
     next();
   };
   const subjectOf = (req: Request): string | null => {
