@@ -20,14 +20,17 @@ export class HttpDrain {
     this.draining = true;
   }
 
-  /** `handle` with the draining answers marked `Connection: close` (Node then ends the connection after them). */
-  wrap(
-    handle: (req: IncomingMessage, res: ServerResponse) => void,
-  ): (req: IncomingMessage, res: ServerResponse) => void {
-    return (req, res) => {
+  /**
+   * `handle` with the draining answers marked `Connection: close` (Node then ends the connection
+   * after them). The wrapper keeps the handler's own properties (the app's `express`), so what
+   * inspects the server's request listener (the security suite's route enumeration) finds the app.
+   */
+  wrap<H extends (req: IncomingMessage, res: ServerResponse) => void>(handle: H): H {
+    const wrapped = (req: IncomingMessage, res: ServerResponse) => {
       if (this.draining) res.setHeader("Connection", "close");
       handle(req, res);
     };
+    return Object.assign(wrapped, handle);
   }
 
   /**

@@ -125,11 +125,10 @@ describe("drift.found and resync.failed", () => {
       clock: { now: () => new Date() },
       policies: { onEmailChange: "hold" as const },
       mappings: new Proxy(stack.service.mappings, {
+        // The resync plans with the mapping in force (MappingStore.inForce).
         get: (target, name) =>
-          name === "current"
-            ? () => {
-                throw new Error("mapping unreadable");
-              }
+          name === "inForce"
+            ? () => Promise.reject(new Error("mapping unreadable"))
             : Reflect.get(target, name),
       }),
     };
