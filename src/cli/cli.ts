@@ -22,6 +22,7 @@ import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBi
 import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
+import { auditCommand } from "./audit.js";
 import { installProcessGuards } from "../processGuards.js";
 import { startService } from "../service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
@@ -52,6 +53,8 @@ Commands:
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
+  audit verify               re-compute the reconciliation log's hash chain; names the first
+                             entry that does not match (exit 1)
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -84,6 +87,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "access-report":
       return withDatabase(env, { migrates: false }, (db) => accessReportCommand(env, db, rest));
+    case "audit":
+      return withDatabase(env, { migrates: false }, (db) => auditCommand(db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:
