@@ -3,7 +3,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
-import { writeLogEntry } from "../../src/db/reconcileLogRepository.js";
+import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
@@ -121,5 +121,19 @@ describe("the reconciliation log's hash chain", () => {
     } finally {
       await Promise.all(replicas.map((db) => db.close()));
     }
+  });
+
+  it("retention deletes the log's oldest entries and the rest still verifies", async () => {
+    const ids = await logIds();
+    const [{ at }] = await stack.service.db.query<{ at: Date }>(`SELECT at FROM reconcile_log WHERE id = $1`, [
+      ids[Math.floor(ids.length / 2)],
+    ]);
+    const removed = await deleteLogOlderThan(stack.service.db, at);
+    expect(removed).toBeGreaterThan(0);
+    const kept = await logIds();
+    expect(kept.length).toBe(ids.length - removed);
+    const result = await auditVerify();
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.stdout).toContain(`reconcile_log: ${kept.length} entries verified`);
   });
 });
