@@ -14,6 +14,8 @@ export class AuditChain1763700001600 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE reconcile_log ADD COLUMN chain_hash text`);
+    // When the change an entry carries out was queued: the evidence pack's IdP-to-platform latencies.
+    await q.query(`ALTER TABLE reconcile_log ADD COLUMN queued_at timestamptz`);
     await q.query(`
       CREATE TABLE audit_chains (
         name text PRIMARY KEY,
@@ -31,6 +33,6 @@ export class AuditChain1763700001600 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE audit_chains`);
-    await q.query(`ALTER TABLE reconcile_log DROP COLUMN chain_hash`);
+    await q.query(`ALTER TABLE reconcile_log DROP COLUMN chain_hash, DROP COLUMN queued_at`);
   }
 }

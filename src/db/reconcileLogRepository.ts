@@ -43,9 +43,11 @@ export type LogEntryInput = {
   callsSpent?: number;
   error?: string | null;
   actor?: string | null;
+  /** When the change that led to this entry was queued (an IdP change: when the IdP sent it); the evidence pack's latencies. */
+  queuedAt?: Date | null;
 };
 
-export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons">> & { id: string; at: Date };
+export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons" | "queuedAt">> & { id: string; at: Date };
 
 type Row = {
   id: string;
@@ -100,8 +102,8 @@ export async function writeLogEntry(db: Database | Queryable, e: LogEntryInput):
   if (db instanceof Database) return db.transaction((tx) => writeLogEntry(tx, e));
   await appendToChain(db, RECONCILE_LOG_CHAIN, async () => {
     const [row] = await db.query<Record<string, unknown> & { id: string }>(
-      `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+      `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons, queued_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
       [
         e.at,
         e.reconcileId ?? null,
@@ -118,6 +120,7 @@ export async function writeLogEntry(db: Database | Queryable, e: LogEntryInput):
         e.error ? e.error.slice(0, 2000) : null,
         e.actor ?? null,
         e.reasons ? JSON.stringify(e.reasons) : null,
+        e.queuedAt ?? null,
       ],
     );
     return { id: row!.id, canonical: canonicalRow(row!) };

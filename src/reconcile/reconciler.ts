@@ -96,6 +96,8 @@ type Run = {
   reasons?: () => ExplainedGrant[];
   calls: number;
   lastStatus: number | null;
+  /** When the user was first queued since its last reconcile (for an IdP change, when the IdP sent it). */
+  queuedAt: Date | null;
 };
 
 /**
@@ -115,7 +117,7 @@ export class Reconciler {
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null = null,
-    options: { verifyRun?: string | null } = {},
+    options: { verifyRun?: string | null; queuedAt?: Date | null } = {},
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
@@ -141,6 +143,7 @@ export class Reconciler {
         ...(reasons ? { reasons } : {}),
         calls: 0,
         lastStatus: null,
+        queuedAt: options.queuedAt ?? null,
       };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
@@ -396,6 +399,7 @@ export class Reconciler {
       before: account.lastApplied,
       calls: 0,
       lastStatus: null,
+      queuedAt: null,
     };
     let outcome: HttpOutcome;
     try {
@@ -528,6 +532,7 @@ export class Reconciler {
       callsSpent: run.calls,
       error: extra.error,
       actor: run.actor,
+      queuedAt: run.queuedAt,
     });
     this.deps.onLogged?.(action, outcome);
     run.calls = 0; // each entry reports the calls spent since the previous one
