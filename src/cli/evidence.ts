@@ -24,7 +24,8 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
     return;
   }
   const window = parseEvidenceWindow(values.from, values.to);
-  const file = values.out ?? `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
+  const file =
+    values.out ?? `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
   const manifest = await writeEvidencePack(
     { db, mappingFile: env.MAPPING_FILE, signingKey: env.EVIDENCE_SIGNING_KEY, now: () => systemClock.now() },
     window,
@@ -44,7 +45,8 @@ export async function evidenceVerifyCommand(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   const [file] = positionals;
-  if (!file) throw new Error("evidence verify needs the pack's file: scim-connector evidence verify FILE [--public-key PEM]");
+  if (!file)
+    throw new Error("evidence verify needs the pack's file: scim-connector evidence verify FILE [--public-key PEM]");
   const publicKey = values["public-key"] ? readPublicKey(values["public-key"]) : undefined;
   const verdict = await verifyEvidencePack(createReadStream(file), publicKey);
   if (!verdict.ok) {

@@ -15,7 +15,7 @@ export type ChainedTable = { chain: string; table: string };
 export const RECONCILE_LOG_CHAIN: ChainedTable = { chain: "reconcile_log", table: "reconcile_log" };
 
 /** The hash an entry carries, following `previous`. */
-export function linkHash(previous: string, canonical: string): string {
+function linkHash(previous: string, canonical: string): string {
   return createHash("sha256").update(previous).update("\n").update(canonical, "utf8").digest("hex");
 }
 
@@ -57,15 +57,21 @@ export async function appendToChain(
   return hash;
 }
 
-export type ChainHead = { chain: string; anchorId: string; anchorHash: string; headId: string; headHash: string };
+type ChainHead = { chain: string; anchorId: string; anchorHash: string; headId: string; headHash: string };
 
-export async function readChainHead(db: Queryable, chained: ChainedTable): Promise<ChainHead | undefined> {
+async function readChainHead(db: Queryable, chained: ChainedTable): Promise<ChainHead | undefined> {
   const [row] = await db.query<{ anchor_id: string; anchor_hash: string; head_id: string; head_hash: string }>(
     `SELECT anchor_id, anchor_hash, head_id, head_hash FROM audit_chains WHERE name = $1`,
     [chained.chain],
   );
   return row
-    ? { chain: chained.chain, anchorId: row.anchor_id, anchorHash: row.anchor_hash, headId: row.head_id, headHash: row.head_hash }
+    ? {
+        chain: chained.chain,
+        anchorId: row.anchor_id,
+        anchorHash: row.anchor_hash,
+        headId: row.head_id,
+        headHash: row.head_hash,
+      }
     : undefined;
 }
 
@@ -91,7 +97,8 @@ const BATCH = 2000;
 /** Re-computes every hash of the chain in id order; the first entry that does not match is named. */
 export async function verifyChain(db: Queryable, chained: ChainedTable): Promise<ChainVerdict> {
   const head = await readChainHead(db, chained);
-  if (!head) return { ok: false, chain: chained.chain, entries: 0, entryId: null, problem: "the chain has no head row" };
+  if (!head)
+    return { ok: false, chain: chained.chain, entries: 0, entryId: null, problem: "the chain has no head row" };
   const [{ n: beforeChain } = { n: 0 }] = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM ${chained.table} WHERE id <= $1`,
     [head.anchorId],
@@ -112,7 +119,8 @@ export async function verifyChain(db: Queryable, chained: ChainedTable): Promise
       [previousId],
     );
     for (const row of rows) {
-      if (row.chain_hash === null) return fail(row.id, `entry ${row.id} has no chain hash: it was written outside the chain`);
+      if (row.chain_hash === null)
+        return fail(row.id, `entry ${row.id} has no chain hash: it was written outside the chain`);
       if (linkHash(previousHash, canonicalRow(row)) !== row.chain_hash)
         return fail(
           row.id,

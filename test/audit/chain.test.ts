@@ -97,7 +97,9 @@ describe("the reconciliation log's hash chain", () => {
       `UPDATE audit_chains SET anchor_id = head_id, anchor_hash = head_hash WHERE name = 'reconcile_log'`,
     );
     const replicas = await Promise.all(
-      ["a", "b"].map(() => openDatabase({ url: stack.database.url, poolSize: 4, applicationName: CONNECTION_NAMES.cli })),
+      ["a", "b"].map(() =>
+        openDatabase({ url: stack.database.url, poolSize: 4, applicationName: CONNECTION_NAMES.cli }),
+      ),
     );
     try {
       const before = (await logIds()).length;

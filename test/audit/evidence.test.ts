@@ -46,7 +46,13 @@ describe("the evidence pack", () => {
     const root = path.resolve(import.meta.dirname, "../..");
     return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), ...args], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error", ...env },
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.database.url,
+        MAPPING_FILE: stack.mappingFile,
+        LOG_LEVEL: "error",
+        ...env,
+      },
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code: number; stdout: string; stderr: string }) => ({

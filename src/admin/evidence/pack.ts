@@ -17,15 +17,22 @@ import { EVIDENCE_SECTIONS, type EvidenceSection, type EvidenceWindow } from "./
  * the manifest's Ed25519 signature.
  */
 
-export const MANIFEST = "manifest.json";
-export const SIGNATURE = "manifest.sig";
+const MANIFEST = "manifest.json";
+const SIGNATURE = "manifest.sig";
 
 type ManifestFile = { path: string; sha256: string; bytes: number; description: string; controls: string[] };
 export type Manifest = {
   format: "scim-connector-evidence/1";
   window: { from: string; to: string };
   generatedAt: string;
-  chain: { name: string; verified: boolean; entries: number; headId: string | null; headHash: string | null; problem?: string };
+  chain: {
+    name: string;
+    verified: boolean;
+    entries: number;
+    headId: string | null;
+    headHash: string | null;
+    problem?: string;
+  };
   sections: { name: string; files: ManifestFile[] }[];
   publicKey: string;
 };
@@ -76,7 +83,14 @@ export async function writeEvidencePack(deps: EvidenceDeps, window: EvidenceWind
       generatedAt: deps.now().toISOString(),
       chain: chain.ok
         ? { name: chain.chain, verified: true, entries: chain.entries, headId: chain.headId, headHash: chain.headHash }
-        : { name: chain.chain, verified: false, entries: chain.entries, headId: null, headHash: null, problem: chain.problem },
+        : {
+            name: chain.chain,
+            verified: false,
+            entries: chain.entries,
+            headId: null,
+            headHash: null,
+            problem: chain.problem,
+          },
       sections,
       publicKey: createPublicKey(deps.signingKey).export({ type: "spki", format: "pem" }).toString(),
     };
@@ -132,7 +146,11 @@ export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject)
     return { ok: false, problems: [`not a readable pack: ${(error as Error).message}`], keyFromPack: !publicKey };
   }
   if (!manifestBytes || !signatureText)
-    return { ok: false, problems: [`the pack has no ${manifestBytes ? SIGNATURE : MANIFEST}`], keyFromPack: !publicKey };
+    return {
+      ok: false,
+      problems: [`the pack has no ${manifestBytes ? SIGNATURE : MANIFEST}`],
+      keyFromPack: !publicKey,
+    };
   const problems: string[] = [];
   let manifest: Manifest;
   try {
@@ -147,7 +165,9 @@ export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject)
     return { ok: false, problems: [`${MANIFEST} names no readable public key`], keyFromPack: true, manifest };
   }
   if (!verify(null, manifestBytes, key, Buffer.from(signatureText.trim(), "base64")))
-    problems.push(`the signature of ${MANIFEST} does not verify with ${publicKey ? "the given public key" : "the key it names"}`);
+    problems.push(
+      `the signature of ${MANIFEST} does not verify with ${publicKey ? "the given public key" : "the key it names"}`,
+    );
   const listed = new Set<string>();
   for (const section of manifest.sections ?? [])
     for (const file of section.files) {

@@ -15,9 +15,9 @@ import { triggerLabel } from "../format.js";
  */
 
 export type EvidenceWindow = { from: Date; to: Date };
-export type EvidenceContext = { db: Database; access: AccessReportOptions; window: EvidenceWindow };
+type EvidenceContext = { db: Database; access: AccessReportOptions; window: EvidenceWindow };
 
-export type EvidenceFile = {
+type EvidenceFile = {
   path: string;
   description: string;
   controls: string[];
@@ -32,7 +32,7 @@ async function write(out: Writable, text: string): Promise<void> {
 }
 
 /** An entry's changes in words; a created or removed account's field-by-field changes are left out. */
-export function changesInWords(changes: Change[]): string {
+function changesInWords(changes: Change[]): string {
   const account = changes.some((c) => c.kind === "account");
   return changes
     .filter((c) => !(account && c.kind === "set"))
@@ -43,7 +43,7 @@ export function changesInWords(changes: Change[]): string {
 const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(",")}\r\n`;
 
 /** One change in words, as an auditor reads it. */
-export function changeInWords(change: Change): string {
+function changeInWords(change: Change): string {
   if (change.kind === "account") return change.new === "present" ? "account created" : "account removed";
   if (change.kind === "set") return `${change.path} changed from "${change.old ?? ""}" to "${change.new ?? ""}"`;
   const parts = [
@@ -54,7 +54,7 @@ export function changeInWords(change: Change): string {
 }
 
 /** A successful entry that took access away: a deprovision, or an update that removed a permission. */
-export function isReduction(entry: EvidenceLogEntry): boolean {
+function isReduction(entry: EvidenceLogEntry): boolean {
   if (entry.outcome !== "succeeded") return false;
   if (entry.action === "deprovision") return true;
   return entry.changes.some(
@@ -78,7 +78,10 @@ const changes: EvidenceFile = {
   description: "Every reconciliation-log entry in the window, in words, with its chain hash",
   controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.16", "ISO27001 A.5.18"],
   async write({ db, window }, out) {
-    await write(out, csvLine(["logId", "at", "userName", "action", "outcome", "why", "what", "actor", "error", "chainHash"]));
+    await write(
+      out,
+      csvLine(["logId", "at", "userName", "action", "outcome", "why", "what", "actor", "error", "chainHash"]),
+    );
     for await (const batch of logWindow(db, window.from, window.to)) {
       const lines = batch.map((e) =>
         csvLine([
@@ -101,7 +104,8 @@ const changes: EvidenceFile = {
 
 const revocations: EvidenceFile = {
   path: "revocations/revocations.csv",
-  description: "Each removal or reduction of access in the window, when it was asked for and when the platform applied it",
+  description:
+    "Each removal or reduction of access in the window, when it was asked for and when the platform applied it",
   controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"],
   async write({ db, window }, out) {
     await write(out, csvLine(["logId", "userName", "what", "why", "queuedAt", "appliedAt", "latencyMs"]));

@@ -18,6 +18,8 @@ function parseBound(text: string, name: string, endOfDay: boolean): Date {
   const dateOnly = DATE_ONLY.test(text);
   const at = new Date(dateOnly ? `${text}T00:00:00.000Z` : text);
   if (!(dateOnly || TIME_WITH_OFFSET.test(text)) || Number.isNaN(at.getTime()))
-    throw new Error(`${name} must be an ISO 8601 date, or a time with its offset (2026-06-30 or 2026-06-30T12:00:00Z), not "${text}"`);
+    throw new Error(
+      `${name} must be an ISO 8601 date, or a time with its offset (2026-06-30 or 2026-06-30T12:00:00Z), not "${text}"`,
+    );
   return dateOnly && endOfDay ? new Date(at.getTime() + 86_400_000) : at;
 }
