@@ -8,8 +8,9 @@ import { Readable } from "node:stream";
 import { promisify } from "node:util";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeEvidencePack } from "../../src/admin/evidence/pack.js";
-import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import request from "supertest";
+import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { ADMIN_TOKEN, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 
 /**
  * The evidence pack over a real reconcile workload against the emulator: `scim-connector evidence`
@@ -66,7 +67,7 @@ describe("the evidence pack", () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "evidence-test-"));
     await writeFile(path.join(dir, "operator.pub"), operator.publicKey);
-    stack = await startStack();
+    stack = await startStack({ env: { EVIDENCE_SIGNING_KEY: operator.privateKey } });
     const api = idp(stack);
     const users = [];
     for (const name of ["ann", "bob", "cid"]) users.push(await api.createUser(`${name}@example.com`));
@@ -155,5 +156,29 @@ describe("the evidence pack", () => {
     expect(verified.stderr).toContain("the signature of manifest.json does not verify with the given public key");
     // The same pack is whole: with the key it names, it verifies.
     expect((await cli(["evidence", "verify", out])).code).toBe(0);
+  });
+
+  it("the admin API answers GET and POST /admin/api/evidence with the signed pack, and a bad window with 400", async () => {
+    const { createPublicKey } = await import("node:crypto");
+    const query = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+    for (const method of ["GET", "POST"]) {
+      const res = await fetch(`${stack.service.url}/admin/api/evidence?${query}`, {
+        method,
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-disposition")).toMatch(/attachment; filename="evidence-.*\.tar"/);
+      const body = Buffer.from(await res.arrayBuffer());
+      const verdict = await verifyEvidencePack(Readable.from([body]), createPublicKey(operator.publicKey));
+      expect(verdict).toMatchObject({ ok: true, problems: [] });
+      expect(verdict.manifest!.sections.map((s) => s.name)).toEqual(["access", "changes", "revocations", "mapping"]);
+    }
+    const bad = await request(stack.service.url)
+      .get(`/admin/api/evidence?from=yesterday&to=${encodeURIComponent(to)}`)
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("from must be an ISO 8601 date");
+    const unauthenticated = await request(stack.service.url).get(`/admin/api/evidence?${query}`);
+    expect(unauthenticated.status).toBe(401);
   });
 });
