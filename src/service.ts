@@ -187,6 +187,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       mappingFile: env.MAPPING_FILE,
+      ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
       reconcileNow: admin.apiReconcileNow,
       resync: resyncDeps,
       quarantine,

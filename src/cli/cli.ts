@@ -22,6 +22,8 @@ import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBi
 import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
+import { auditCommand } from "./audit.js";
+import { evidenceCommand, evidenceVerifyCommand } from "./evidence.js";
 import { installProcessGuards } from "../processGuards.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { startService } from "../service.js";
@@ -55,6 +57,14 @@ Commands:
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
+  audit verify               re-compute the reconciliation log's hash chain; names the first
+                             entry that does not match (exit 1)
+  evidence --from DATE --to DATE [--out FILE]
+                             write a signed evidence pack (a tar) for the window: access reports
+                             at both ends, every change in words, revocations and their latency,
+                             the mapping; needs EVIDENCE_SIGNING_KEY
+  evidence verify FILE [--public-key PEM|FILE]
+                             check a pack's signature and every file's SHA-256 (exit 1)
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -64,6 +74,7 @@ export async function runCli(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  if (command === "evidence" && rest[0] === "verify") return evidenceVerifyCommand(rest.slice(1));
   const env = loadEnvOrExit();
   switch (command) {
     case "start":
@@ -87,6 +98,10 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "access-report":
       return withDatabase(env, { migrates: false }, (db) => accessReportCommand(env, db, rest));
+    case "audit":
+      return withDatabase(env, { migrates: false }, (db) => auditCommand(db, rest));
+    case "evidence":
+      return withDatabase(env, { migrates: false }, (db) => evidenceCommand(env, db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:

@@ -1,3 +1,5 @@
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { z } from "zod";
 
 /**
@@ -26,6 +28,37 @@ const highEntropyToken = optionalString.pipe(
     })
     .optional(),
 );
+
+/**
+ * EVIDENCE_SIGNING_KEY: an Ed25519 private key, as PEM text or the path of a PEM file, that signs
+ * evidence packs' manifests (docs/access-review.md, "Evidence"). Checked at boot; never logged.
+ */
+const ed25519PrivateKey = optionalString.transform((raw, ctx): KeyObject | undefined => {
+  if (raw === undefined) return undefined;
+  let pem = raw.replaceAll("\\n", "\n");
+  if (!pem.includes("-----BEGIN")) {
+    try {
+      pem = readFileSync(raw.trim(), "utf8");
+    } catch {
+      ctx.addIssue({
+        code: "custom",
+        message: "is neither a PEM private key nor a readable file; make one with: openssl genpkey -algorithm ed25519",
+      });
+      return z.NEVER;
+    }
+  }
+  try {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType === "ed25519") return key;
+  } catch {
+    /* reported below */
+  }
+  ctx.addIssue({
+    code: "custom",
+    message: "must be an Ed25519 private key in PEM (make one with: openssl genpkey -algorithm ed25519)",
+  });
+  return z.NEVER;
+});
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
@@ -225,6 +258,7 @@ const envSchema = z
     NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
 
     ADMIN_TOKEN: highEntropyToken,
+    EVIDENCE_SIGNING_KEY: ed25519PrivateKey,
     SAML_ENTRY_POINT: optionalString,
     SAML_ISSUER: optionalString,
     SAML_IDP_CERT: optionalString,

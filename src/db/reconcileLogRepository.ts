@@ -1,4 +1,5 @@
-import type { Database, Queryable } from "./database.js";
+import { Database, type Queryable } from "./database.js";
+import { advanceChainAnchor, appendToChain, canonicalRow, RECONCILE_LOG_CHAIN } from "./auditChain.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
@@ -42,9 +43,11 @@ export type LogEntryInput = {
   callsSpent?: number;
   error?: string | null;
   actor?: string | null;
+  /** When the change that led to this entry was queued (an IdP change: when the IdP sent it); the evidence pack's latencies. */
+  queuedAt?: Date | null;
 };
 
-export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons">> & { id: string; at: Date };
+export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons" | "queuedAt">> & { id: string; at: Date };
 
 type Row = {
   id: string;
@@ -91,28 +94,37 @@ const mapEntry = (r: Row): LogEntry => ({
   after: r.after,
 });
 
-export async function writeLogEntry(db: Queryable, e: LogEntryInput): Promise<void> {
-  await db.query(
-    `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-    [
-      e.at,
-      e.reconcileId ?? null,
-      e.userId ?? null,
-      e.userName ?? null,
-      e.action,
-      e.outcome,
-      JSON.stringify(e.trigger ?? {}),
-      JSON.stringify(e.changes ?? []),
-      e.before ? JSON.stringify(e.before) : null,
-      e.after ? JSON.stringify(e.after) : null,
-      e.platformStatus ?? null,
-      e.callsSpent ?? 0,
-      e.error ? e.error.slice(0, 2000) : null,
-      e.actor ?? null,
-      e.reasons ? JSON.stringify(e.reasons) : null,
-    ],
-  );
+/**
+ * Appends an entry to the log and to its hash chain, in the caller's transaction (or in one of its
+ * own when handed the Database), so no entry is written outside the chain.
+ */
+export async function writeLogEntry(db: Database | Queryable, e: LogEntryInput): Promise<void> {
+  if (db instanceof Database) return db.transaction((tx) => writeLogEntry(tx, e));
+  await appendToChain(db, RECONCILE_LOG_CHAIN, async () => {
+    const [row] = await db.query<Record<string, unknown> & { id: string }>(
+      `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons, queued_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+      [
+        e.at,
+        e.reconcileId ?? null,
+        e.userId ?? null,
+        e.userName ?? null,
+        e.action,
+        e.outcome,
+        JSON.stringify(e.trigger ?? {}),
+        JSON.stringify(e.changes ?? []),
+        e.before ? JSON.stringify(e.before) : null,
+        e.after ? JSON.stringify(e.after) : null,
+        e.platformStatus ?? null,
+        e.callsSpent ?? 0,
+        e.error ? e.error.slice(0, 2000) : null,
+        e.actor ?? null,
+        e.reasons ? JSON.stringify(e.reasons) : null,
+        e.queuedAt ?? null,
+      ],
+    );
+    return { id: row!.id, canonical: canonicalRow(row!) };
+  });
 }
 
 /** What the log can be filtered on, by the admin API and the admin UI alike. */
@@ -239,7 +251,20 @@ export async function countDeprovisionsSince(db: Queryable, since: Date): Promis
   return rows[0]?.n ?? 0;
 }
 
+/**
+ * Deletes the log's oldest entries, up to the first one at or after `cutoff` (the chain loses only
+ * its start), and moves the chain's anchor past them in the same transaction.
+ */
 export async function deleteLogOlderThan(db: Database, cutoff: Date): Promise<number> {
-  const rows = await db.query(`DELETE FROM reconcile_log WHERE at < $1 RETURNING 1`, [cutoff]);
-  return rows.length;
+  return db.transaction(async (tx) => {
+    const [last] = await tx.query<{ id: string | null }>(
+      `SELECT max(id)::text AS id FROM reconcile_log
+        WHERE id < coalesce((SELECT min(id) FROM reconcile_log WHERE at >= $1), 9223372036854775807)`,
+      [cutoff],
+    );
+    if (!last?.id) return 0;
+    await tx.query(`SELECT 1 FROM audit_chains WHERE name = $1 FOR UPDATE`, [RECONCILE_LOG_CHAIN.chain]);
+    await advanceChainAnchor(tx, RECONCILE_LOG_CHAIN, last.id);
+    return tx.execute(`DELETE FROM reconcile_log WHERE id <= $1`, [last.id]);
+  });
 }

@@ -105,6 +105,8 @@ type Run = {
   why?: string;
   calls: number;
   lastStatus: number | null;
+  /** When the user was first queued since its last reconcile (for an IdP change, when the IdP sent it). */
+  queuedAt: Date | null;
 };
 
 /**
@@ -124,7 +126,7 @@ export class Reconciler {
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null = null,
-    options: { verifyRun?: string | null } = {},
+    options: { verifyRun?: string | null; queuedAt?: Date | null } = {},
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
@@ -151,6 +153,7 @@ export class Reconciler {
         why: active === undefined ? "deleted in the IdP" : active ? "no mapped group left" : "deactivated in the IdP",
         calls: 0,
         lastStatus: null,
+        queuedAt: options.queuedAt ?? null,
       };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
@@ -541,6 +544,7 @@ export class Reconciler {
       before: account.lastApplied,
       calls: 0,
       lastStatus: null,
+      queuedAt: null,
     };
     let outcome: HttpOutcome;
     try {
@@ -673,6 +677,7 @@ export class Reconciler {
       callsSpent: run.calls,
       error: extra.error,
       actor: run.actor,
+      queuedAt: run.queuedAt,
     });
     this.deps.onLogged?.(action, outcome);
     run.calls = 0; // each entry reports the calls spent since the previous one

@@ -232,7 +232,10 @@ export class ReconcileWorker {
   private async workClaimed(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
-      result = await this.reconciler.reconcile(row.userId, row.trigger, actor, { verifyRun: row.verifyRun });
+      result = await this.reconciler.reconcile(row.userId, row.trigger, actor, {
+        verifyRun: row.verifyRun,
+        queuedAt: row.enqueuedAt,
+      });
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error; // the claim is given back (work); another pass retries
       result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import type { Database } from "../../../db/database.js";
 import { z } from "zod";
@@ -18,6 +19,7 @@ import { presentHold } from "../../../admin/approvals.js";
 import { presentLogEntry } from "../../../admin/log.js";
 import { presentBudget, presentQueue } from "../../../admin/queue.js";
 import { accessApiRouter } from "./access.js";
+import { evidenceApiRouter } from "./evidence.js";
 import { requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
@@ -44,6 +46,8 @@ export type AdminApiDeps = {
   onMirrorRequeue?: () => void;
   /** Where the mapping in force was read from (the access report names rules by file and line). */
   mappingFile?: string;
+  /** Signs evidence packs (EVIDENCE_SIGNING_KEY); without it GET/POST /evidence answer 409. */
+  evidenceSigningKey?: KeyObject;
 };
 
 const logQuery = z.object({
@@ -116,6 +120,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   });
 
   router.use(accessApiRouter(deps));
+  router.use(evidenceApiRouter(deps));
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
   router.use(
     mirrorAdminRouter({

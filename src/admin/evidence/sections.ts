@@ -1,0 +1,195 @@
+import { once } from "node:events";
+import type { Writable } from "node:stream";
+import type { Database } from "../../db/database.js";
+import { logWindow, mappingInForce, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
+import type { Change } from "../../reconcile/diff.js";
+import { writeAccessReport } from "../access/export.js";
+import type { AccessReportOptions } from "../access/report.js";
+import { csvCell } from "../csv.js";
+import { triggerLabel } from "../format.js";
+
+/**
+ * The evidence pack's contents, as a list of sections (docs/access-review.md, "Evidence"). Each
+ * file names the controls it evidences; a later section (campaigns) is one more entry in
+ * EVIDENCE_SECTIONS.
+ */
+
+export type EvidenceWindow = { from: Date; to: Date };
+type EvidenceContext = { db: Database; access: AccessReportOptions; window: EvidenceWindow };
+
+type EvidenceFile = {
+  path: string;
+  description: string;
+  controls: string[];
+  /** Writes the file's bytes to `out` (not ended). */
+  write(context: EvidenceContext, out: Writable): Promise<void>;
+};
+
+export type EvidenceSection = { name: string; files: EvidenceFile[] };
+
+async function write(out: Writable, text: string): Promise<void> {
+  if (!out.write(text)) await once(out, "drain");
+}
+
+/** An entry's changes in words; a created or removed account's field-by-field changes are left out. */
+function changesInWords(changes: Change[]): string {
+  const account = changes.some((c) => c.kind === "account");
+  return changes
+    .filter((c) => !(account && c.kind === "set"))
+    .map(changeInWords)
+    .join("; ");
+}
+
+const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(",")}\r\n`;
+
+/** One change in words, as an auditor reads it. */
+function changeInWords(change: Change): string {
+  if (change.kind === "account") return change.new === "present" ? "account created" : "account removed";
+  if (change.kind === "set") return `${change.path} changed from "${change.old ?? ""}" to "${change.new ?? ""}"`;
+  const parts = [
+    ...(change.added.length ? [`granted ${change.added.join(", ")}`] : []),
+    ...(change.removed.length ? [`removed ${change.removed.join(", ")}`] : []),
+  ];
+  return `${change.path}: ${parts.join("; ")}`;
+}
+
+/** A successful entry that took access away: a deprovision, or an update that removed a permission. */
+function isReduction(entry: EvidenceLogEntry): boolean {
+  if (entry.outcome !== "succeeded") return false;
+  if (entry.action === "deprovision") return true;
+  return entry.changes.some(
+    (c) => (c.kind === "account" && c.new === "absent") || (c.kind === "permissions" && c.removed.length > 0),
+  );
+}
+
+const latencyMs = (e: EvidenceLogEntry) => (e.queuedAt ? e.at.getTime() - e.queuedAt.getTime() : null);
+
+const accessAt = (which: "from" | "to"): EvidenceFile => ({
+  path: `access/access-${which === "from" ? "at-start" : "at-end"}.csv`,
+  description: `The access report (who held what on the platform, and why) as of the window's ${which === "from" ? "start" : "end"}`,
+  controls: ["SOC2 CC6.1", "SOC2 CC6.2", "ISO27001 A.5.15", "ISO27001 A.5.18"],
+  async write(context, out) {
+    await writeAccessReport(context.access, { at: context.window[which] }, "csv", out);
+  },
+});
+
+const changes: EvidenceFile = {
+  path: "changes/changes.csv",
+  description: "Every reconciliation-log entry in the window, in words, with its chain hash",
+  controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.16", "ISO27001 A.5.18"],
+  async write({ db, window }, out) {
+    await write(
+      out,
+      csvLine(["logId", "at", "userName", "action", "outcome", "why", "what", "actor", "error", "chainHash"]),
+    );
+    for await (const batch of logWindow(db, window.from, window.to)) {
+      const lines = batch.map((e) =>
+        csvLine([
+          e.id,
+          e.at.toISOString(),
+          e.userName,
+          e.action,
+          e.outcome,
+          triggerLabel(e.trigger),
+          changesInWords(e.changes),
+          e.actor,
+          e.error,
+          e.chainHash,
+        ]),
+      );
+      await write(out, lines.join(""));
+    }
+  },
+};
+
+const revocations: EvidenceFile = {
+  path: "revocations/revocations.csv",
+  description:
+    "Each removal or reduction of access in the window, when it was asked for and when the platform applied it",
+  controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"],
+  async write({ db, window }, out) {
+    await write(out, csvLine(["logId", "userName", "what", "why", "queuedAt", "appliedAt", "latencyMs"]));
+    for await (const batch of logWindow(db, window.from, window.to)) {
+      const lines = batch
+        .filter(isReduction)
+        .map((e) =>
+          csvLine([
+            e.id,
+            e.userName,
+            changesInWords(e.changes) || e.action,
+            triggerLabel(e.trigger),
+            e.queuedAt?.toISOString() ?? "not recorded",
+            e.at.toISOString(),
+            latencyMs(e) ?? "",
+          ]),
+        );
+      await write(out, lines.join(""));
+    }
+  },
+};
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : null;
+
+const latency: EvidenceFile = {
+  path: "revocations/latency.json",
+  description: "How long reductions took from the change being queued to the platform applying it (p50, p95, p99, max)",
+  controls: ["SOC2 CC6.3", "ISO27001 A.5.18"],
+  async write({ db, window }, out) {
+    const figures: number[] = [];
+    let unrecorded = 0;
+    for await (const batch of logWindow(db, window.from, window.to))
+      for (const e of batch.filter(isReduction)) {
+        const ms = latencyMs(e);
+        if (ms === null) unrecorded++;
+        else figures.push(ms);
+      }
+    figures.sort((a, b) => a - b);
+    const summary = {
+      reductions: figures.length + unrecorded,
+      withoutQueueTime: unrecorded,
+      latencyMs: {
+        p50: percentile(figures, 50),
+        p95: percentile(figures, 95),
+        p99: percentile(figures, 99),
+        max: figures.at(-1) ?? null,
+      },
+    };
+    await write(out, `${JSON.stringify(summary, null, 2)}\n`);
+  },
+};
+
+const mappingFile: EvidenceFile = {
+  path: "mapping/mapping-in-force.yaml",
+  description: "The mapping (IdP groups to platform permissions) in force when the pack was written, with its hash",
+  controls: ["SOC2 CC6.1", "ISO27001 A.5.15"],
+  async write({ db }, out) {
+    const mapping = await mappingInForce(db);
+    await write(
+      out,
+      mapping
+        ? `# sha256 ${mapping.hash}, applied ${mapping.appliedAt.toISOString()}\n${mapping.sourceText}`
+        : "# no mapping has been applied\n",
+    );
+  },
+};
+
+const mappingChanges: EvidenceFile = {
+  path: "mapping/mapping-changes.csv",
+  description: "The mapping versions applied during the window (the log's mapping entries)",
+  controls: ["SOC2 CC6.1", "ISO27001 A.5.15"],
+  async write({ db, window }, out) {
+    await write(out, csvLine(["logId", "at", "outcome", "what", "actor"]));
+    for await (const batch of logWindow(db, window.from, window.to))
+      for (const e of batch.filter((x) => x.action === "mapping"))
+        await write(out, csvLine([e.id, e.at.toISOString(), e.outcome, triggerLabel(e.trigger), e.actor]));
+  },
+};
+
+export const EVIDENCE_SECTIONS: EvidenceSection[] = [
+  { name: "access", files: [accessAt("from"), accessAt("to")] },
+  { name: "changes", files: [changes] },
+  { name: "revocations", files: [revocations, latency] },
+  { name: "mapping", files: [mappingFile, mappingChanges] },
+];

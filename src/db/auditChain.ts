@@ -1,0 +1,141 @@
+import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
+import type { Queryable } from "./database.js";
+
+/**
+ * Hash chains over append-only tables (docs/access-review.md, "The tamper-evident log"). An entry's
+ * `chain_hash` is SHA-256(hash before it, "\n", its canonical bytes); the chain's head row in
+ * `audit_chains` is locked by each append until the transaction ends, so appends from any replica
+ * take one order, and the table's ids (drawn after the lock) follow it.
+ */
+
+/** A chained table: its chain's name in audit_chains, and the table whose `id` orders it. */
+export type ChainedTable = { chain: string; table: string };
+
+export const RECONCILE_LOG_CHAIN: ChainedTable = { chain: "reconcile_log", table: "reconcile_log" };
+
+/** The hash an entry carries, following `previous`. */
+function linkHash(previous: string, canonical: string): string {
+  return createHash("sha256").update(previous).update("\n").update(canonical, "utf8").digest("hex");
+}
+
+/**
+ * An entry's canonical bytes: its columns as read back from PostgreSQL (RFC 8785 JSON, dates in
+ * ISO 8601), without `id` (the chain orders entries) and `chain_hash`. Null columns are left out, so
+ * a nullable column added later leaves older entries' bytes as they were.
+ */
+export function canonicalRow(row: Record<string, unknown>): string {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key === "id" || key === "chain_hash" || value === null || value === undefined) continue;
+    fields[key] = value instanceof Date ? value.toISOString() : value;
+  }
+  return canonicalize(fields)!;
+}
+
+/**
+ * Appends one entry to `chained`'s chain in the caller's transaction: locks the head, lets `insert`
+ * write the entry (returning its id and canonical bytes), stores the entry's hash and moves the head.
+ */
+export async function appendToChain(
+  tx: Queryable,
+  chained: ChainedTable,
+  insert: () => Promise<{ id: string; canonical: string }>,
+): Promise<string> {
+  const [head] = await tx.query<{ head_hash: string }>(
+    `SELECT head_hash FROM audit_chains WHERE name = $1 FOR UPDATE`,
+    [chained.chain],
+  );
+  if (!head) throw new Error(`The audit chain ${chained.chain} has no head row (run the migrations).`);
+  const entry = await insert();
+  const hash = linkHash(head.head_hash, entry.canonical);
+  await tx.query(
+    `WITH entry AS (UPDATE ${chained.table} SET chain_hash = $1 WHERE id = $2)
+     UPDATE audit_chains SET head_id = $2, head_hash = $1 WHERE name = $3`,
+    [hash, entry.id, chained.chain],
+  );
+  return hash;
+}
+
+type ChainHead = { chain: string; anchorId: string; anchorHash: string; headId: string; headHash: string };
+
+async function readChainHead(db: Queryable, chained: ChainedTable): Promise<ChainHead | undefined> {
+  const [row] = await db.query<{ anchor_id: string; anchor_hash: string; head_id: string; head_hash: string }>(
+    `SELECT anchor_id, anchor_hash, head_id, head_hash FROM audit_chains WHERE name = $1`,
+    [chained.chain],
+  );
+  return row
+    ? {
+        chain: chained.chain,
+        anchorId: row.anchor_id,
+        anchorHash: row.anchor_hash,
+        headId: row.head_id,
+        headHash: row.head_hash,
+      }
+    : undefined;
+}
+
+/**
+ * Moves the anchor past entries about to be deleted from the chain's start (retention), in the
+ * caller's transaction: the first entry kept then follows the hash of the last one deleted.
+ */
+export async function advanceChainAnchor(tx: Queryable, chained: ChainedTable, lastDeletedId: string): Promise<void> {
+  await tx.query(
+    `UPDATE audit_chains c SET anchor_id = e.id, anchor_hash = coalesce(e.chain_hash, c.anchor_hash)
+       FROM (SELECT id, chain_hash FROM ${chained.table} WHERE id = $2) e
+      WHERE c.name = $1 AND e.id > c.anchor_id`,
+    [chained.chain, lastDeletedId],
+  );
+}
+
+export type ChainVerdict =
+  | { ok: true; chain: string; entries: number; headId: string; headHash: string; beforeChain: number }
+  | { ok: false; chain: string; entries: number; entryId: string | null; problem: string };
+
+const BATCH = 2000;
+
+/** Re-computes every hash of the chain in id order; the first entry that does not match is named. */
+export async function verifyChain(db: Queryable, chained: ChainedTable): Promise<ChainVerdict> {
+  const head = await readChainHead(db, chained);
+  if (!head)
+    return { ok: false, chain: chained.chain, entries: 0, entryId: null, problem: "the chain has no head row" };
+  const [{ n: beforeChain } = { n: 0 }] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${chained.table} WHERE id <= $1`,
+    [head.anchorId],
+  );
+  let previousHash = head.anchorHash;
+  let previousId = head.anchorId;
+  let entries = 0;
+  const fail = (entryId: string | null, problem: string): ChainVerdict => ({
+    ok: false,
+    chain: chained.chain,
+    entries,
+    entryId,
+    problem,
+  });
+  for (;;) {
+    const rows = await db.query<Record<string, unknown> & { id: string; chain_hash: string | null }>(
+      `SELECT * FROM ${chained.table} WHERE id > $1 ORDER BY id LIMIT ${BATCH}`,
+      [previousId],
+    );
+    for (const row of rows) {
+      if (row.chain_hash === null)
+        return fail(row.id, `entry ${row.id} has no chain hash: it was written outside the chain`);
+      if (linkHash(previousHash, canonicalRow(row)) !== row.chain_hash)
+        return fail(
+          row.id,
+          `entry ${row.id} does not match its hash: it was changed, or the entry before it (after ${previousId}) was removed or changed`,
+        );
+      previousHash = row.chain_hash;
+      previousId = row.id;
+      entries += 1;
+    }
+    if (rows.length < BATCH) break;
+  }
+  if (previousId !== head.headId || previousHash !== head.headHash)
+    return fail(
+      previousId,
+      `the chain ends at entry ${previousId} but its head is entry ${head.headId}: entries after ${previousId} were removed`,
+    );
+  return { ok: true, chain: chained.chain, entries, headId: head.headId, headHash: head.headHash, beforeChain };
+}

@@ -1,0 +1,64 @@
+import type { KeyObject } from "node:crypto";
+import { Router, type Request, type Response } from "express";
+import type { Clock } from "../../../clock.js";
+import type { Database } from "../../../db/database.js";
+import { writeEvidencePack } from "../../../admin/evidence/pack.js";
+import { parseEvidenceWindow } from "../../../admin/evidence/window.js";
+import { AppError, BadRequestError } from "../../../errors.js";
+import { log } from "../../../logging/logger.js";
+
+/**
+ * GET or POST /evidence?from=DATE&to=DATE: the signed evidence pack (docs/access-review.md,
+ * "Evidence") as a tar download, streamed. Behind the admin token (the admin role).
+ */
+export function evidenceApiRouter(deps: {
+  db: Database;
+  clock: Clock;
+  mappingFile?: string;
+  evidenceSigningKey?: KeyObject;
+}): Router {
+  const router = Router();
+  const send = async (req: Request, res: Response) => {
+    const signingKey = deps.evidenceSigningKey;
+    if (!signingKey)
+      throw new AppError(
+        "Evidence packs need EVIDENCE_SIGNING_KEY (an Ed25519 private key, PEM or a file path) in the service's environment",
+        409,
+      );
+    const window = windowOf(req);
+    const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
+    res.setHeader("Content-Disposition", `attachment; filename="${name}"`);
+    res.type("application/x-tar");
+    try {
+      await writeEvidencePack(
+        {
+          db: deps.db,
+          signingKey,
+          now: () => deps.clock.now(),
+          ...(deps.mappingFile ? { mappingFile: deps.mappingFile } : {}),
+        },
+        window,
+        res,
+      );
+    } catch (error) {
+      if (!res.headersSent) throw error;
+      log.error("admin", "evidence pack failed midway", { error });
+      res.destroy();
+    }
+  };
+  router.get("/evidence", send);
+  router.post("/evidence", send);
+  return router;
+}
+
+function windowOf(req: Request) {
+  const text = (name: string) => {
+    const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
+    return typeof value === "string" ? value : undefined;
+  };
+  try {
+    return parseEvidenceWindow(text("from"), text("to"));
+  } catch (error) {
+    throw new BadRequestError((error as Error).message);
+  }
+}
