@@ -13,6 +13,7 @@ import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { log } from "./logging/logger.js";
 import {
   budgetPolicyFromEnv,
+  reconcilePoliciesFromEnv,
   createPlatformTransport,
   createReconciliation,
   type PlatformTarget,
@@ -128,7 +129,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   if (runMirror) mirror!.start();
 
   const budget = reconciliation?.budget ?? budgetPolicyFromEnv(env);
-  const resyncDeps = { db, clock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
+  const resyncDeps = { db, clock, mappings, policies: reconcilePoliciesFromEnv(env) };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
     ? new Scheduler(

@@ -21,6 +21,8 @@ export type OverviewData = {
   queue: { priority: string; depth: number; settling: number }[];
   /** Grants waiting to settle, and when the next one goes out. */
   settling?: { count: number; nextAt: Date | null };
+  /** Stripped accounts waiting for the grace to end before their DELETE. */
+  pendingDeletes?: { count: number; nextAt: Date | null };
   /** e.g. "about 2 days at today's pace"; undefined when the queue is empty. */
   queueEta?: string;
   failures: { userId?: string; userName: string; error: string; at: Date }[];
@@ -78,6 +80,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     callsPerDay: chartDays(now, calls),
     queue: queueByPriority(queue.pending),
     settling: queue.settling,
+    pendingDeletes: queue.pendingDeletes,
     queueEta: etaText(now, queue.eta, formatTime),
     failures,
     held,

@@ -23,6 +23,7 @@ export function presentQueue(q: QueueStatus) {
     pending: q.pending,
     total: q.total,
     settling: { count: q.settling.count, nextAt: q.settling.nextAt },
+    pendingDeletes: { count: q.pendingDeletes.count, nextAt: q.pendingDeletes.nextAt },
     parked: q.parked,
     oldestEnqueuedAt: q.oldestEnqueuedAt,
     eta: q.eta,

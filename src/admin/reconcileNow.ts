@@ -18,6 +18,12 @@ export function reconcileNowReport(
     };
   }
   switch (result.kind) {
+    case "requeue":
+      return {
+        outcome: "succeeded",
+        message: `Reconciled ${userName}: access removed; the account is kept until ${result.at.toISOString()}, then deleted.`,
+        error: null,
+      };
     case "done":
       return {
         outcome: "succeeded",

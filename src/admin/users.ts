@@ -37,6 +37,8 @@ export type UserDetail = {
   matchedRules: { rule: string; grants: string }[];
   desired: unknown;
   lastApplied: unknown;
+  /** The account was stripped of all access and is kept; deleted after `deleteAfter` (null: kept, an adopted account). */
+  stripped?: { since: Date; deleteAfter: Date | null };
   queued: boolean;
   log: LogRow[];
 };
@@ -103,9 +105,16 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     })),
     desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)) ?? undefined,
     lastApplied: permissionTree(account?.lastApplied) ?? undefined,
+    ...strippedOf(account),
     queued: row.queued,
     log: log.map(presentLogRow),
   };
+}
+
+function strippedOf(account: PlatformAccount | undefined): Pick<UserDetail, "stripped"> {
+  return account?.strippedAt
+    ? { stripped: { since: account.strippedAt, deleteAfter: account.deleteAfter ?? null } }
+    : {};
 }
 
 /** A user the IdP deleted while the platform still has their account: nothing is desired any more. */
@@ -123,6 +132,7 @@ async function deletedUserDetail(
     matchedRules: [],
     desired: undefined,
     lastApplied: permissionTree(account.lastApplied) ?? undefined,
+    ...strippedOf(account),
     queued: await isQueued(deps.db, account.userId),
     log,
   };

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { Database } from "../db/database.js";
-import { systemClock } from "../clock.js";
+import { systemClock, type Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { listHolds, type Hold } from "../db/holdRepository.js";
 import { findUserIdByUserName } from "../db/idpUserRepository.js";
@@ -12,6 +12,7 @@ import { MappedDesiredState } from "../reconcile/desiredSource.js";
 import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
 import { MappingStore } from "../mapping/store.js";
 import type { Plan, Policies } from "../reconcile/planner.js";
+import { reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { planUser } from "../reconcile/reconciler.js";
 import { cliActor } from "./actor.js";
 
@@ -40,11 +41,12 @@ export async function buildPlanReport(
   mappings: MappingStore,
   policies: Policies,
   userName: string,
+  clock: Clock = systemClock,
 ): Promise<PlanReport | undefined> {
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
   const [current, entry] = await Promise.all([
-    planUser({ db, source: new MappedDesiredState(db, mappings), policies }, userId),
+    planUser({ db, source: new MappedDesiredState(db, mappings), policies, clock }, userId),
     getQueueEntry(db, userId),
   ]);
   const { plan, account, desired, hold } = current;
@@ -70,6 +72,8 @@ function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueu
   if (entry.settleUntil && entry.settleUntil > now) {
     return `waiting to settle until ${entry.settleUntil.toISOString()} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
   }
+  if (entry.action === "await-delete" && entry.notBefore > now)
+    return `pending delete at ${entry.notBefore.toISOString()} (a stripped account, deleted when the grace ends)`;
   if (entry.notBefore > now)
     return `deferred until ${entry.notBefore.toISOString()} (a retry, a platform pause or the budget)`;
   return "queued, ready to go";
@@ -96,12 +100,25 @@ function describeAction(plan: Plan, hold: Hold | undefined): string {
     case "resolve-create":
       return `resolve an unanswered create: 1 lookup by userName, then ${plan.desired ? "adopt it (a PUT only if it differs) or create it" : "delete what it finds"}`;
     case "update":
-      return `update: 1 PUT of the complete resource${plan.reduction ? " (a permission reduction: queued ahead of creates)" : ""}`;
+      return `update: 1 PUT of the complete resource${plan.reduction ? " (a reduction: at once, from the reserve, queued ahead of creates)" : ""}`;
+    case "strip":
+      return `strip: 1 PUT with no permissions at once (a reduction, from the reserve); the account is kept${plan.deleteAfter ? ` and deleted after ${plan.deleteAfter.toISOString()} unless access is granted again` : " (an adopted account: never deleted)"}`;
+    case "await-delete":
+      return `stripped: the account has no permissions and is kept; it will be deleted after ${plan.deleteAfter.toISOString()} (1 DELETE) unless access is granted again${waiting}${approved}`;
     case "deprovision":
       return `deprovision: 1 DELETE, may use the reserve; subject to the mass-deprovision breaker${waiting}${approved}`;
+    case "recreate":
+      return `recreate: the userName changed; 1 DELETE of the old account, then 1 POST of the new one, in the same pass${waiting}`;
     case "email-change":
-      return `needs an admin: the userName changed and the platform cannot rename; approving deletes and re-creates the account (2 calls)${waiting}${approved}`;
+      return `needs an admin: the userName changed and the platform cannot rename; approving deletes and re-creates the account (2 calls)${plan.interim ? "; meanwhile 1 PUT applies the rest of the change under the current userName" : ""}${waiting}${approved}`;
   }
+}
+
+/** ", stripped …" for an account kept with no permissions, and when it will be deleted. */
+function strippedText(account: PlatformAccount): string {
+  if (!account.strippedAt) return "";
+  const until = account.deleteAfter ? `deleted after ${account.deleteAfter.toISOString()}` : "kept (adopted)";
+  return `, stripped ${account.strippedAt.toISOString()}: no permissions, ${until}`;
 }
 
 export function formatPlanReport(report: PlanReport): string {
@@ -113,7 +130,7 @@ export function formatPlanReport(report: PlanReport): string {
   ];
   const account = report.account;
   const where = account
-    ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""})`
+    ? ` (platform id ${account.platformId ?? "none yet"}, ${account.state}${account.appliedAt ? `, applied ${account.appliedAt.toISOString()}` : ""}${strippedText(account)})`
     : "";
   lines.push(
     "",
@@ -158,7 +175,7 @@ export async function planCommand(env: Env, db: Database, args: string[]): Promi
   const userName = positionals[0];
   if (!userName) throw new Error("plan needs a userName, for example: scim-connector plan ann@example.com");
   const mappings = await MappingStore.load(env.MAPPING_FILE);
-  const report = await buildPlanReport(db, mappings, { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE }, userName);
+  const report = await buildPlanReport(db, mappings, reconcilePoliciesFromEnv(env), userName);
   if (!report) {
     process.stderr.write(`No IdP user or platform account with the userName "${userName}".\n`);
     process.exitCode = 1;

@@ -6,7 +6,7 @@ import { getBudgetStatus } from "../db/budgetRepository.js";
 import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.js";
 import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
-import { budgetPolicyFromEnv } from "../reconcile/index.js";
+import { budgetPolicyFromEnv, reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { MappingStore } from "../mapping/store.js";
 import { cliActor } from "./actor.js";
 
@@ -23,7 +23,7 @@ export async function resyncCommand(env: Env, db: Database, args: string[]): Pro
   const dryRun = values["dry-run"] ?? false;
   const verify = values.verify ?? false;
   const mappings = await MappingStore.load(env.MAPPING_FILE);
-  const deps = { db, clock: systemClock, mappings, policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE } };
+  const deps = { db, clock: systemClock, mappings, policies: reconcilePoliciesFromEnv(env) };
   const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: cliActor(values.as) });
   console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`);
   const run = await runPlanPhase(deps, runId, progressReporter(process.stderr));

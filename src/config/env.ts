@@ -96,6 +96,20 @@ const envSchema = z
     PLATFORM_SCIM_BUDGET_WINDOW: z.enum(["utc-day", "rolling-24h"]).default("utc-day"),
     /** What a changed userName (email) does: held for an admin, or delete + create. */
     RECONCILE_ON_EMAIL_CHANGE: z.enum(["hold", "recreate"]).default("hold"),
+    /**
+     * Strip now, delete later: an account whose user lost all access (no mapped group left, or
+     * deactivated) is PUT with no permissions at once and DELETEd only this long after (0: delete at
+     * once). 24 h outlasts Entra's incremental cycles (about 40 min, longer when busy or in
+     * quarantine) and an Okta admin's separate clicks for a move, a mis-click or a rehire the same day.
+     */
+    RECONCILE_DEPROVISION_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(90 * 86_400_000)
+      .default(86_400_000),
+    /** An account found on the platform (a 409 on create), not created by the connector: stripped and kept, or deleted like the others. */
+    RECONCILE_ON_ADOPTED_DEPROVISION: z.enum(["strip", "delete"]).default("strip"),
     /** Reconciles in flight at once per process (0 turns the worker off in this process). */
     RECONCILE_WORKERS: z.coerce.number().int().min(0).max(16).default(3),
     RECONCILE_POLL_MS: z.coerce.number().int().min(50).default(1_000),

@@ -34,7 +34,7 @@ export async function debitBudget(
       [
         now,
         debit.action,
-        debit.kind === "deprovision",
+        debit.kind === "reduction",
         debit.userId ?? null,
         debit.reconcileId ?? null,
         debit.runId ?? null,

@@ -226,6 +226,14 @@ export async function countQueuedUsers(q: Queryable): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** Queued users whose change takes access away (deprovision and reduction priorities; pending deletes excluded). */
+export async function countQueuedReductions(q: Queryable): Promise<number> {
+  const rows = (await q.query(
+    `SELECT count(*)::int AS n FROM reconcile_queue WHERE parked_at IS NULL AND priority <= 1 AND action IS DISTINCT FROM 'await-delete'`,
+  )) as { n: number }[];
+  return rows[0]?.n ?? 0;
+}
+
 /** The first drifted accounts logged since a run started (one full resync runs at a time), for drift.found. */
 export async function firstDriftedUserNames(q: Queryable, since: Date, limit = 5): Promise<string[]> {
   const rows = (await q.query(

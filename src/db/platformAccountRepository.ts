@@ -19,6 +19,8 @@ type Row = {
   applied_at: Date | null;
   last_verified_at: Date | null;
   created_by_connector: boolean;
+  stripped_at: Date | null;
+  delete_after: Date | null;
 };
 
 const mapAccount = (r: Row): PlatformAccount => ({
@@ -30,6 +32,8 @@ const mapAccount = (r: Row): PlatformAccount => ({
   appliedAt: r.applied_at,
   lastVerifiedAt: r.last_verified_at,
   createdByConnector: r.created_by_connector,
+  strippedAt: r.stripped_at,
+  deleteAfter: r.delete_after,
 });
 
 export async function getAccount(db: Queryable, userId: string): Promise<PlatformAccount | undefined> {
@@ -51,22 +55,28 @@ export async function markCreating(db: Queryable, userId: string, userName: stri
   );
 }
 
-/** The platform holds `applied` under `platformId` for this user (after a create, adopt or update). */
+/**
+ * The platform holds `applied` under `platformId` for this user (after a create, adopt or update).
+ * With `stripped`, `applied` is the account with no permissions, kept until `deleteAfter` (null:
+ * kept); any other write ends the stripped state.
+ */
 export async function recordApplied(
   db: Queryable,
   userId: string,
   platformId: string,
   applied: DesiredDashboardUser,
   now: Date,
-  options: { createdByConnector?: boolean; verified?: boolean } = {},
+  options: { createdByConnector?: boolean; verified?: boolean; stripped?: { deleteAfter: Date | null } } = {},
 ): Promise<void> {
   await db.query(
-    `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at, created_by_connector, last_verified_at, updated_at)
-     VALUES ($1, $2, $3, 'active', $4, $5, $6, CASE WHEN $7 THEN $5::timestamptz END, $5)
+    `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at, created_by_connector, last_verified_at, updated_at, stripped_at, delete_after)
+     VALUES ($1, $2, $3, 'active', $4, $5, $6, CASE WHEN $7 THEN $5::timestamptz END, $5, CASE WHEN $8 THEN $5::timestamptz END, $9)
      ON CONFLICT (user_id) DO UPDATE SET user_name = EXCLUDED.user_name, platform_id = EXCLUDED.platform_id, state = 'active',
        last_applied = EXCLUDED.last_applied, applied_at = EXCLUDED.applied_at,
        created_by_connector = platform_accounts.created_by_connector OR EXCLUDED.created_by_connector,
-       last_verified_at = COALESCE(EXCLUDED.last_verified_at, platform_accounts.last_verified_at), updated_at = EXCLUDED.updated_at`,
+       last_verified_at = COALESCE(EXCLUDED.last_verified_at, platform_accounts.last_verified_at), updated_at = EXCLUDED.updated_at,
+       stripped_at = CASE WHEN $8 THEN COALESCE(platform_accounts.stripped_at, EXCLUDED.stripped_at) END,
+       delete_after = EXCLUDED.delete_after`,
     [
       userId,
       applied.userName,
@@ -75,6 +85,8 @@ export async function recordApplied(
       now,
       options.createdByConnector ?? true,
       options.verified ?? false,
+      options.stripped !== undefined,
+      options.stripped?.deleteAfter ?? null,
     ],
   );
 }
@@ -86,6 +98,15 @@ export async function removeAccount(db: Queryable, userId: string): Promise<void
 export async function countAccounts(db: Queryable): Promise<number> {
   const rows: { n: number }[] = await db.query(
     `SELECT count(*)::int AS n FROM platform_accounts WHERE platform_id IS NOT NULL`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Accounts stripped since `since` that are to be deleted after the grace (the breaker's wave of strips). */
+export async function countStripsToDeleteSince(db: Queryable, since: Date): Promise<number> {
+  const rows: { n: number }[] = await db.query(
+    `SELECT count(*)::int AS n FROM platform_accounts WHERE stripped_at >= $1 AND delete_after IS NOT NULL`,
+    [since],
   );
   return rows[0]?.n ?? 0;
 }

@@ -144,15 +144,24 @@ export async function setPriority(
   row: QueueRow,
   priority: number,
   action: string,
-  settle?: { until: Date; burstStartedAt: Date },
+  options: { settle?: { until: Date; burstStartedAt: Date }; notBefore?: Date } = {},
 ): Promise<void> {
+  const { settle, notBefore } = options;
   await db.query(
     `UPDATE reconcile_queue SET priority = $3, action = $4,
         settle_until = $5,
-        not_before = CASE WHEN $5::timestamptz IS NULL THEN not_before ELSE GREATEST(not_before, $5) END,
+        not_before = GREATEST(not_before, COALESCE($5, '-infinity'::timestamptz), COALESCE($7, '-infinity'::timestamptz)),
         burst_started_at = CASE WHEN $5::timestamptz IS NULL THEN burst_started_at ELSE COALESCE(burst_started_at, $6) END
       WHERE user_id = $1 AND generation = $2 AND priority IS NULL`,
-    [row.userId, row.generation, priority, action, settle?.until ?? null, settle?.burstStartedAt ?? null],
+    [
+      row.userId,
+      row.generation,
+      priority,
+      action,
+      settle?.until ?? null,
+      settle?.burstStartedAt ?? null,
+      notBefore ?? null,
+    ],
   );
 }
 
@@ -225,6 +234,21 @@ export async function completeQueueRow(db: Queryable, row: QueueRow): Promise<bo
   return rows.length > 0;
 }
 
+/**
+ * Keeps a claimed row for later (a stripped account's delete after the grace): not claimable
+ * before `at`, filed as `action`. False when the user was marked again meanwhile (the row is then
+ * classified anew, and the caller releases it).
+ */
+export async function requeueQueueRow(db: Queryable, row: QueueRow, at: Date, action: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE reconcile_queue SET not_before = $3, action = $4, claimed_by = NULL, claimed_at = NULL, settle_until = NULL,
+        burst_started_at = NULL, attempts = 0, last_error = NULL
+      WHERE user_id = $1 AND generation = $2 RETURNING user_id`,
+    [row.userId, row.generation, at, action],
+  );
+  return rows.length > 0;
+}
+
 /** Gives back a claim this worker could not finish (a statement failed); any worker may take the row again. */
 export async function releaseClaim(db: Queryable, userId: string, workerId: number): Promise<void> {
   await db.query(
@@ -264,19 +288,35 @@ export type QueueDepth = {
   oldestEnqueuedAt: Date | null;
   /** When the next grant waiting to settle goes out (null when none waits). */
   nextSettleAt: Date | null;
+  /** Stripped accounts whose DELETE waits for the grace to end (not in `byPriority`), and the next one due. */
+  pendingDeletes: { count: number; nextAt: Date | null };
 };
+
+/** Rows other than a stripped account waiting for its grace to end (classified `await-delete`, not yet marked again). */
+const NOT_PENDING_DELETE = `(action IS DISTINCT FROM 'await-delete' OR priority IS NULL)`;
 
 export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> {
   const rows: { priority: number | null; action: string | null; pending: number; ready: number; settling: number }[] =
     await db.query(
       `SELECT priority, action, count(*)::int AS pending, count(*) FILTER (WHERE not_before <= $1)::int AS ready,
             count(*) FILTER (WHERE settle_until > $1)::int AS settling
-       FROM reconcile_queue WHERE parked_at IS NULL GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
+       FROM reconcile_queue WHERE parked_at IS NULL AND ${NOT_PENDING_DELETE}
+      GROUP BY priority, action ORDER BY priority NULLS FIRST, action`,
       [now],
     );
-  const meta: { parked: number; oldest: Date | null; next_settle: Date | null }[] = await db.query(
-    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked, min(enqueued_at) FILTER (WHERE parked_at IS NULL) AS oldest,
-            min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle FROM reconcile_queue`,
+  const meta: {
+    parked: number;
+    oldest: Date | null;
+    next_settle: Date | null;
+    deletes: number;
+    next_delete: Date | null;
+  }[] = await db.query(
+    `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked,
+            min(enqueued_at) FILTER (WHERE parked_at IS NULL AND ${NOT_PENDING_DELETE}) AS oldest,
+            min(settle_until) FILTER (WHERE parked_at IS NULL AND settle_until > $1) AS next_settle,
+            count(*) FILTER (WHERE parked_at IS NULL AND NOT ${NOT_PENDING_DELETE})::int AS deletes,
+            min(not_before) FILTER (WHERE parked_at IS NULL AND NOT ${NOT_PENDING_DELETE}) AS next_delete
+       FROM reconcile_queue`,
     [now],
   );
   return {
@@ -284,6 +324,7 @@ export async function queueDepth(db: Queryable, now: Date): Promise<QueueDepth> 
     parked: meta[0]?.parked ?? 0,
     oldestEnqueuedAt: meta[0]?.oldest ?? null,
     nextSettleAt: meta[0]?.next_settle ?? null,
+    pendingDeletes: { count: meta[0]?.deletes ?? 0, nextAt: meta[0]?.next_delete ?? null },
   };
 }
 
@@ -313,10 +354,15 @@ export async function isQueued(db: Queryable, userId: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-/** Deprovisions classified and waiting (the breaker counts them). */
-export async function countPendingDeprovisions(db: Queryable): Promise<number> {
+/**
+ * Deprovisions classified and waiting, and deletes whose grace has ended by `now` (the breaker
+ * counts them: a wave of strips comes due at once when its grace ends).
+ */
+export async function countPendingDeprovisions(db: Queryable, now: Date): Promise<number> {
   const rows: { n: number }[] = await db.query(
-    `SELECT count(*)::int AS n FROM reconcile_queue WHERE priority = 0 AND action = 'deprovision' AND parked_at IS NULL`,
+    `SELECT count(*)::int AS n FROM reconcile_queue
+      WHERE priority = 0 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
+    [now],
   );
   return rows[0]?.n ?? 0;
 }

@@ -20,6 +20,8 @@ export type EmulatorOptions = {
   clock?: Clock;
   /** The SCIM family's daily budget (default 5,000, as documented); benchmarks lift it. */
   scimDailyLimit?: number;
+  /** Keep a journal of every SCIM user request (benchmarks count calls per account with it; unbounded). */
+  scimJournal?: boolean;
 };
 
 export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
@@ -27,6 +29,7 @@ export type RunningEmulator = { url: string; close(): Promise<void>; state: Emul
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), {
     scimDailyLimit: options.scimDailyLimit,
+    scimJournal: options.scimJournal,
   });
   const app = createEmulatorApp(state, buildAuthConfig(options));
   const server = createServer({ keepAliveTimeout: 65_000 }, app);

@@ -28,6 +28,8 @@ export type PreferenceCenter = {
 export type DataIntegration = Record<string, unknown> & { integration_id: string };
 export type SyncJob = Record<string, unknown>;
 
+export type ScimJournalEntry = { at: number; method: string; userName: string | null };
+
 /** Requests kept in the log behind `GET /_emulator/requests` (between this and twice as many). */
 const REQUEST_LOG_SIZE = 20_000;
 
@@ -51,12 +53,19 @@ export class EmulatorState {
 
   /** The SCIM family's daily budget; 5,000 as documented unless a benchmark lifts it. */
   readonly scimDaily: RateLimitRule;
+  /**
+   * With `scimJournal`: every authenticated SCIM user request as it arrived, at the emulator's
+   * clock, with the userName it concerns (from the body, the filter, or the account its id names;
+   * null for an id the platform does not hold). Benchmarks count calls per account from it.
+   */
+  readonly scimJournal: ScimJournalEntry[] | undefined;
 
   constructor(
     readonly clock: ManualClock,
-    options: { scimDailyLimit?: number } = {},
+    options: { scimDailyLimit?: number | undefined; scimJournal?: boolean | undefined } = {},
   ) {
     this.scimDaily = { ...RATE_LIMITS.scimDaily, limit: options.scimDailyLimit ?? RATE_LIMITS.scimDaily.limit };
+    this.scimJournal = options.scimJournal ? [] : undefined;
   }
 
   nowMs(): number {

@@ -129,6 +129,7 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
         desiredDashboardUser(user, user.groups, mapping),
         accounts.get(user.id),
         deps.policies,
+        { now: deps.clock.now() },
       );
       if (plan.action === "none") continue;
       summary[plan.action] = (summary[plan.action] ?? 0) + 1;

@@ -5,14 +5,18 @@ export function callsOf(plan: Plan): number {
   switch (plan.action) {
     case "none":
     case "forget":
-    case "email-change":
+    case "await-delete":
       return 0;
+    case "email-change":
+      return plan.interim ? 1 : 0; // only the rename waits for an admin
     case "create":
     case "update":
+    case "strip":
     case "deprovision":
       return 1;
     case "resolve-create":
-      return 2; // a lookup, then a create or a delete
+    case "recreate":
+      return 2; // a lookup, then a create or a delete; a delete, then a create
   }
 }
 

@@ -26,7 +26,11 @@ export type ExplainedGrant = Grant & { reasons: GrantReason[] };
 
 export const grantKey = (g: Grant): string => JSON.stringify([g.scope, g.workspace, g.team, g.permission]);
 
-/** Every grant a held dashboard user carries: company, workspace, permission set, team permissions and the department. */
+/**
+ * Every grant a held dashboard user carries: company, workspace, permission set, team permissions
+ * and the department. The department is listed only beside some access: on its own (a stripped
+ * account, kept with no permissions until its delete) it grants nothing.
+ */
 export function grantsOf(user: DesiredDashboardUser): Grant[] {
   const grants: Grant[] = user.companyPermissions.map((permission) => ({
     scope: "company",
@@ -44,7 +48,8 @@ export function grantsOf(user: DesiredDashboardUser): Grant[] {
       for (const permission of team.teamPermissions)
         grants.push({ scope: "team", workspace, team: team.teamName, permission });
   }
-  if (user.department) grants.push({ scope: "department", workspace: null, team: null, permission: user.department });
+  if (user.department && grants.length)
+    grants.push({ scope: "department", workspace: null, team: null, permission: user.department });
   return grants;
 }
 

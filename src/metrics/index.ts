@@ -80,6 +80,10 @@ export class ServiceMetrics {
         "reconcile_queue_settling",
         "Users whose grants wait for them to be quiet before one call (the settle window)",
       ),
+      queuePendingDeletes: gauge(
+        "reconcile_pending_deletes",
+        "Stripped accounts (no permissions, kept) whose DELETE waits for RECONCILE_DEPROVISION_GRACE_MS to end",
+      ),
       queueParked: gauge("reconcile_queue_parked", "Users parked after a terminal failure (need an admin)"),
       mirrorPending: gauge("mirror_pending_rows", "Mirror changes not yet pushed, by mirror table", ["table"]),
       mirrorOldest: gauge(
@@ -155,6 +159,7 @@ export class ServiceMetrics {
       g.queueDepth.reset();
       for (const p of queue.pending) g.queueDepth.inc({ priority: p.name }, p.count);
       g.queueSettling.set(queue.settling.count);
+      g.queuePendingDeletes.set(queue.pendingDeletes.count);
       g.queueParked.set(queue.parked);
       g.mirrorPending.reset();
       g.mirrorOldest.reset();

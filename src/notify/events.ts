@@ -1,6 +1,7 @@
 import { undecidedHoldCounts } from "../db/holdRepository.js";
-import { windowStart, type BudgetPolicy } from "../reconcile/budget.js";
+import { windowStart, type BudgetPolicy, type SpendKind } from "../reconcile/budget.js";
 import {
+  countQueuedReductions,
   countQueuedUsers,
   enqueueNotification,
   firstDriftedUserNames,
@@ -122,14 +123,18 @@ export function quarantineEnded(now: Date, row: { family: string; since: Date },
   };
 }
 
-/** Call in the transaction of a refused budget debit (live work, not verification). */
+/**
+ * Call in the transaction of a refused budget debit (live work, not verification). A refused
+ * reduction means the reserve itself is spent: it is told apart, once per window too, saying that
+ * reductions (access still to be taken away) are waiting.
+ */
 export async function budgetRefused(
   q: Queryable,
   now: Date,
   policy: BudgetPolicy,
-  refused: { used: number; resetsAt: Date },
+  refused: { used: number; resetsAt: Date; kind: SpendKind },
 ): Promise<void> {
-  const backlog = await countQueuedUsers(q);
+  const [backlog, reductions] = await Promise.all([countQueuedUsers(q), countQueuedReductions(q)]);
   await notify(
     q,
     budgetExhausted(now, {
@@ -137,22 +142,44 @@ export async function budgetRefused(
       used: refused.used,
       limit: policy.limit,
       backlog,
+      reductions,
+      reserveSpent: refused.kind === "reduction",
       resetsAt: refused.resetsAt,
     }),
   );
 }
 
-/** At most once per budget window: the window's start is in the key (a rolling window: its UTC day). */
+/** At most once per budget window, and once more if the reserve is spent: the window's start is in the key (a rolling window: its UTC day). */
 export function budgetExhausted(
   now: Date,
-  budget: { windowStart: Date; used: number; limit: number; backlog: number; resetsAt: Date },
+  budget: {
+    windowStart: Date;
+    used: number;
+    limit: number;
+    backlog: number;
+    resetsAt: Date;
+    /** Queued users whose change takes access away (they go first when the budget allows). */
+    reductions?: number;
+    reserveSpent?: boolean;
+  },
 ): NotificationInput {
+  const reductions = budget.reductions ?? 0;
+  const waiting = reductions
+    ? `; ${reductions} reduction${reductions === 1 ? "" : "s"} of access waiting (first in line)`
+    : "";
   return {
-    key: `budget:${budget.windowStart.toISOString().slice(0, 10)}`,
+    key: `budget:${budget.windowStart.toISOString().slice(0, 10)}${budget.reserveSpent ? ":reserve" : ""}`,
     event: EVENTS.budgetExhausted,
     occurredAt: now,
-    summary: `Platform budget spent (${budget.used}/${budget.limit}); ${budget.backlog} users wait until ${budget.resetsAt.toISOString()}`,
-    details: { used: budget.used, limit: budget.limit, backlog: budget.backlog, eta: budget.resetsAt.toISOString() },
+    summary: `Platform budget ${budget.reserveSpent ? "and its reserve " : ""}spent (${budget.used}/${budget.limit}); ${budget.backlog} users wait until ${budget.resetsAt.toISOString()}${waiting}`,
+    details: {
+      used: budget.used,
+      limit: budget.limit,
+      backlog: budget.backlog,
+      reductionsWaiting: reductions,
+      reserveSpent: budget.reserveSpent ?? false,
+      eta: budget.resetsAt.toISOString(),
+    },
     linkPath: "/admin",
   };
 }

@@ -6,7 +6,7 @@ export type BudgetWindow = "utc-day" | "rolling-24h";
 
 export type BudgetPolicy = {
   limit: number;
-  /** Kept for deprovisioning only. */
+  /** Kept for reductions of access only (docs/reconciler.md, "The budget ledger"). */
   reserve: number;
   window: BudgetWindow;
   /** Kept free of drift verification, for live changes later in the window. */
@@ -37,15 +37,19 @@ export function nextUtcMidnight(now: Date): Date {
   return new Date(windowStart(now, "utc-day").getTime() + DAY_MS);
 }
 
-/** What a platform call is spent on: a deprovision (may use the reserve), a live change or lookup, or drift verification. */
-export type SpendKind = "deprovision" | "ordinary" | "verify";
+/**
+ * What a platform call is spent on: a reduction of access (a lost permission, workspace or team,
+ * a strip, a delete; may use the reserve), a live change or lookup, or drift verification.
+ * Whatever takes access away is a reduction, whoever decided it (the IdP, an access review).
+ */
+export type SpendKind = "reduction" | "ordinary" | "verify";
 
 /**
- * How many calls a request of this kind may bring the window's total up to: deprovisions may
- * use the reserve; verification may not use the reserve nor the headroom kept for live changes.
+ * How many calls a request of this kind may bring the window's total up to: reductions may use
+ * the reserve; verification may not use the reserve nor the headroom kept for live changes.
  */
 export function allowance(policy: BudgetPolicy, kind: SpendKind): number {
-  if (kind === "deprovision") return policy.limit;
+  if (kind === "reduction") return policy.limit;
   if (kind === "verify") return policy.limit - policy.reserve - policy.verifyHeadroom;
   return policy.limit - policy.reserve;
 }

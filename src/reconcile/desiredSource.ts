@@ -24,6 +24,7 @@ export class MappedDesiredState implements DesiredStateSource {
       exists: true,
       userName: user.userName,
       desired,
+      active: user.active,
       ...(desired ? { reasons: () => explainGrants(desired, user.groups, mapping, user.department) } : {}),
     };
   }

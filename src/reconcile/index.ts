@@ -8,6 +8,7 @@ import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
 import type { MappingStore } from "../mapping/store.js";
+import type { Policies } from "./planner.js";
 import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
 import { ReconcileWorker } from "./worker.js";
 
@@ -21,6 +22,15 @@ export function budgetPolicyFromEnv(env: Env): BudgetPolicy {
     env.PLATFORM_SCIM_BUDGET_WINDOW,
     env.RESYNC_VERIFY_HEADROOM_PERCENT,
   );
+}
+
+/** The planner's policies as configured (the service, the resync and the CLI plan alike). */
+export function reconcilePoliciesFromEnv(env: Env): Policies {
+  return {
+    onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE,
+    deprovisionGraceMs: env.RECONCILE_DEPROVISION_GRACE_MS,
+    onAdoptedDeprovision: env.RECONCILE_ON_ADOPTED_DEPROVISION,
+  };
 }
 
 export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy };
@@ -73,7 +83,7 @@ export function createReconciliation(options: {
     platform: scim,
     source: new MappedDesiredState(db, options.mappings),
     budget,
-    policies: { onEmailChange: env.RECONCILE_ON_EMAIL_CHANGE },
+    policies: reconcilePoliciesFromEnv(env),
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },
     drift: env.RESYNC_DRIFT,
     ...(options.onLogged ? { onLogged: options.onLogged } : {}),

@@ -3,6 +3,8 @@ import type { HttpFailure } from "../platform/http.js";
 /** What a reconcile tells the worker (the controller-runtime shape). */
 export type ReconcileResult =
   | { kind: "done" }
+  /** done for now; the same queue row comes back at `at` (a stripped account's delete after the grace) */
+  | { kind: "requeue"; at: Date }
   /** a failure worth retrying with backoff */
   | { kind: "retry"; error: string }
   /** the platform asked us to wait */

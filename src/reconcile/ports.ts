@@ -27,6 +27,8 @@ export type DesiredState = {
   exists: boolean;
   userName: string | null;
   desired: DesiredDashboardUser | null;
+  /** Whether the IdP user is active (absent when it no longer exists); words why `desired` is null. */
+  active?: boolean;
   /** Why `desired` has each grant (rules, groups), computed on demand from the same IdP state and mapping. */
   reasons?: () => ExplainedGrant[];
 };

@@ -25,6 +25,8 @@ export type QueueStatus = {
   total: number;
   /** Grants waiting to settle, and when the next one goes out (null when none waits). */
   settling: { count: number; nextAt: Date | null };
+  /** Stripped accounts whose DELETE waits for the grace (counted apart from `pending` and `total`), and the next one due. */
+  pendingDeletes: { count: number; nextAt: Date | null };
   parked: number;
   oldestEnqueuedAt: Date | null;
   /** When the pending work should be done at the current budget (null when nothing waits). */
@@ -52,5 +54,14 @@ export async function queueStatus(db: Database, policy: BudgetPolicy, now: Date)
     [etaOrdinary, etaDeprovisions].filter((d): d is Date => d !== null).sort((a, b) => b.getTime() - a.getTime())[0] ??
     null;
   const settling = { count: pending.reduce((sum, p) => sum + p.settling, 0), nextAt: depth.nextSettleAt };
-  return { pending, total, settling, parked: depth.parked, oldestEnqueuedAt: depth.oldestEnqueuedAt, eta, budget };
+  return {
+    pending,
+    total,
+    settling,
+    pendingDeletes: depth.pendingDeletes,
+    parked: depth.parked,
+    oldestEnqueuedAt: depth.oldestEnqueuedAt,
+    eta,
+    budget,
+  };
 }

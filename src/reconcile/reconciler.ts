@@ -6,6 +6,7 @@ import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from 
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import {
   countAccounts,
+  countStripsToDeleteSince,
   getAccount,
   markCreating,
   markVerified,
@@ -29,7 +30,7 @@ import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
-import { planReconcile, type Plan, type Policies } from "./planner.js";
+import { planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
 
 export type ReconcilerDeps = {
@@ -55,6 +56,8 @@ export type UserPlan = {
   reasons: (() => ExplainedGrant[]) | undefined;
   /** The IdP userName, or null when the IdP user no longer exists. */
   userName: string | null;
+  /** Whether the IdP user is active (undefined when it no longer exists). */
+  active: boolean | undefined;
   hold: Hold | undefined;
 };
 
@@ -63,7 +66,7 @@ export type UserPlan = {
  * on, the worker's classification and `scim-connector plan` (which has no platform to call).
  */
 export async function planUser(
-  deps: Pick<ReconcilerDeps, "db" | "source" | "policies">,
+  deps: Pick<ReconcilerDeps, "db" | "source" | "policies" | "clock">,
   userId: string,
 ): Promise<UserPlan> {
   const [state, account, hold] = await Promise.all([
@@ -72,11 +75,15 @@ export async function planUser(
     getHold(deps.db, userId),
   ]);
   return {
-    plan: planReconcile(state.desired, account, deps.policies),
+    plan: planReconcile(state.desired, account, deps.policies, {
+      now: deps.clock.now(),
+      idpDeleted: !state.exists,
+    }),
     account,
     desired: state.desired,
     reasons: state.reasons,
     userName: state.userName,
+    active: state.active,
     hold,
   };
 }
@@ -94,6 +101,8 @@ type Run = {
   before: DesiredDashboardUser | null;
   /** Why the desired state has each grant (stored with the entry that applies it). */
   reasons?: () => ExplainedGrant[];
+  /** Why the user should have no account, in words (for a strip or a deprovision). */
+  why?: string;
   calls: number;
   lastStatus: number | null;
 };
@@ -123,7 +132,7 @@ export class Reconciler {
       const unverified = options.verifyRun
         ? await this.verify(userId, options.verifyRun, reconcileId, trigger)
         : undefined;
-      const { plan, account, hold, reasons } = await this.plan(userId);
+      const { plan, account, hold, reasons, active } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
         // account anyway); an account with nothing to change waits for spare budget.
@@ -139,6 +148,7 @@ export class Reconciler {
         userName: account?.userName ?? null,
         before: account?.lastApplied ?? null,
         ...(reasons ? { reasons } : {}),
+        why: active === undefined ? "deleted in the IdP" : active ? "no mapped group left" : "deactivated in the IdP",
         calls: 0,
         lastStatus: null,
       };
@@ -161,7 +171,7 @@ export class Reconciler {
     account: PlatformAccount | undefined,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
-    if (hold && !(plan.action === "deprovision" || plan.action === "email-change")) await this.dropHold(run.userId);
+    if (hold && !KEEPS_HOLD.has(plan.action)) await this.dropHold(run.userId);
     switch (plan.action) {
       case "none":
         return { kind: "done" };
@@ -173,9 +183,16 @@ export class Reconciler {
       case "resolve-create":
         return this.resolveCreate(run, account!, plan.desired);
       case "update":
-        return this.update(run, plan.platformId, plan.desired, plan.changes);
+        return this.update(run, plan.platformId, plan.desired, plan.changes, plan.reduction);
+      case "strip":
+        return this.strip(run, plan, hold);
+      case "await-delete":
+        // Never early: the row comes back when the grace ends (a restart keeps it: it is the queue row).
+        return { kind: "requeue", at: plan.deleteAfter };
       case "deprovision":
-        return this.deprovisionGuarded(run, plan.platformId, plan.changes, hold);
+        return this.deprovisionGuarded(run, plan.platformId, plan.changes, hold, plan.reason);
+      case "recreate":
+        return this.recreate(run, plan, hold);
       case "email-change":
         return this.emailChange(run, plan, hold);
     }
@@ -257,13 +274,19 @@ export class Reconciler {
     return desired ? this.create(run, desired, diffDashboardUsers(null, desired)) : { kind: "done" };
   }
 
+  /** One PUT of the complete resource; a reduction is funded from the reserve (it never waits for budget). */
   private async update(
     run: Run,
     platformId: string,
     desired: DesiredDashboardUser,
     changes: Change[],
+    reduction: boolean,
   ): Promise<ReconcileResult> {
-    const outcome = await this.deps.platform.replaceUser(platformId, desired, this.spend(run, "update", "ordinary"));
+    const outcome = await this.deps.platform.replaceUser(
+      platformId,
+      desired,
+      this.spend(run, "update", reduction ? "reduction" : "ordinary"),
+    );
     this.note(run, outcome);
     if (outcome.kind === "ok") {
       await recordApplied(this.deps.db, run.userId, platformId, desired, this.deps.clock.now());
@@ -285,47 +308,155 @@ export class Reconciler {
     platformId: string,
     changes: Change[],
     hold: Hold | undefined,
+    reason: DeprovisionReason,
   ): Promise<ReconcileResult> {
-    if (hold?.kind === "deprovision" && hold.decision !== "approved") return { kind: "done" }; // waiting for, or refused by, an admin
-    if (hold?.kind !== "deprovision") {
-      const { db, clock, breaker } = this.deps;
-      const now = clock.now();
-      // The wave is what waits in the queue plus what is already held: without the held ones, a
-      // wave would be held only until the rest of it fit under the threshold, which then ran.
-      const [accounts, doneLastHour, queued, held] = await Promise.all([
-        countAccounts(db),
-        countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
-        countPendingDeprovisions(db),
-        countUndecidedHolds(db, "deprovision"),
-      ]);
-      const pending = queued + held;
-      if (shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) {
-        await this.hold({
-          userId: run.userId,
-          kind: "deprovision",
-          userName: run.userName ?? "",
-          detail: { platformId, changes },
-          now,
-        });
-        await this.write(run, "hold", "held", changes, {
-          error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
-        });
-        return { kind: "done" };
-      }
-    }
-    return this.deprovision(run, platformId, changes);
+    if (await this.breakerHolds(run, platformId, changes, hold)) return { kind: "done" };
+    return this.deprovision(run, platformId, changes, DEPROVISION_WORDS[reason]);
   }
 
-  private async deprovision(run: Run, platformId: string, changes: Change[]): Promise<ReconcileResult> {
-    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(run, "deprovision", "deprovision"));
+  /**
+   * The mass-deprovision breaker in front of a DELETE (what cannot be undone): true when the
+   * delete must not go out now (waiting for, or refused by, an admin, or held here).
+   */
+  private async breakerHolds(
+    run: Run,
+    platformId: string,
+    changes: Change[],
+    hold: Hold | undefined,
+  ): Promise<boolean> {
+    if (hold?.kind === "deprovision") return hold.decision !== "approved"; // waiting for, or refused by, an admin
+    const { db, clock, breaker } = this.deps;
+    const now = clock.now();
+    // The wave is what waits in the queue plus what is already held: without the held ones, a
+    // wave would be held only until the rest of it fit under the threshold, which then ran.
+    const [accounts, doneLastHour, queued, held] = await Promise.all([
+      countAccounts(db),
+      countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
+      countPendingDeprovisions(db, now),
+      countUndecidedHolds(db, "deprovision"),
+    ]);
+    const pending = queued + held;
+    if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
+    await this.hold({
+      userId: run.userId,
+      kind: "deprovision",
+      userName: run.userName ?? "",
+      detail: { platformId, changes },
+      now,
+    });
+    await this.write(run, "hold", "held", changes, {
+      error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
+    });
+    return true;
+  }
+
+  /**
+   * Strip now, delete later: PUT the account with no permissions (a reduction, from the reserve)
+   * and keep it; its queue row comes back when the grace ends. A wave of strips does not wait
+   * (taking access away is never held), but it trips the breaker for the deletes that would
+   * follow: each strip past the threshold holds its account's later DELETE for an admin.
+   */
+  private async strip(
+    run: Run,
+    plan: Extract<Plan, { action: "strip" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
+    const { db, clock, platform } = this.deps;
+    const outcome = await platform.replaceUser(plan.platformId, plan.stripped, this.spend(run, "strip", "reduction"));
+    this.note(run, outcome);
+    if (outcome.kind === "http_error" && outcome.status === 404) {
+      await removeAccount(db, run.userId);
+      await deleteHold(db, run.userId);
+      await this.write(run, "deprovision", "succeeded", plan.changes, {
+        after: null,
+        error: "access removed: the account was already gone from the platform",
+      });
+      return { kind: "done" };
+    }
+    if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status)) {
+      await this.write(run, "update", "failed", plan.changes, {
+        error: `the platform refused an account with no permissions (${outcome.status}: ${errorDetail(outcome.body)}); deleting it at once instead`,
+      });
+      log.warn("reconcile", "platform refused a stripped account; deleting it at once", { status: outcome.status });
+      return this.deprovisionGuarded(run, plan.platformId, diffDashboardUsers(run.before, null), hold, "no-grace");
+    }
+    if (outcome.kind !== "ok") return this.fail(run, "update", plan.changes, resultOfFailure(outcome), outcome);
+    const now = clock.now();
+    await recordApplied(db, run.userId, plan.platformId, plan.stripped, now, {
+      stripped: { deleteAfter: plan.deleteAfter },
+    });
+    const kept = plan.deleteAfter ? `account kept until ${plan.deleteAfter.toISOString()}` : "adopted account kept";
+    await this.write(run, "update", "succeeded", plan.changes, {
+      after: plan.stripped,
+      reasons: [],
+      error: `access removed: ${run.why ?? "no access left"}; ${kept}`,
+    });
+    log.info("reconcile", "access removed; account kept", {
+      deleteAfter: plan.deleteAfter?.toISOString() ?? null,
+    });
+    if (plan.forget) {
+      await removeAccount(db, run.userId);
+      return { kind: "done" };
+    }
+    if (!plan.deleteAfter) return { kind: "done" };
+    await this.holdWaveOfStrips(run, plan, now);
+    return { kind: "requeue", at: plan.deleteAfter };
+  }
+
+  /** A mass strip: hold this account's later DELETE for an admin (the strip itself has gone out). */
+  private async holdWaveOfStrips(run: Run, plan: Extract<Plan, { action: "strip" }>, now: Date): Promise<void> {
+    const { db, breaker } = this.deps;
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const [accounts, deleted, stripped, queued, held] = await Promise.all([
+      countAccounts(db),
+      countDeprovisionsSince(db, hourAgo),
+      countStripsToDeleteSince(db, hourAgo),
+      countPendingDeprovisions(db, now),
+      countUndecidedHolds(db, "deprovision"),
+    ]);
+    if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
+    const changes = diffDashboardUsers(plan.stripped, null);
+    await this.hold({
+      userId: run.userId,
+      kind: "deprovision",
+      userName: run.userName ?? "",
+      detail: { platformId: plan.platformId, changes },
+      now,
+    });
+    await this.write(run, "hold", "held", changes, {
+      error: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
+    });
+  }
+
+  private async deprovision(run: Run, platformId: string, changes: Change[], words?: string): Promise<ReconcileResult> {
+    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(run, "deprovision", "reduction"));
     this.note(run, outcome);
     if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
       await removeAccount(this.deps.db, run.userId);
       await deleteHold(this.deps.db, run.userId);
-      await this.write(run, "deprovision", "succeeded", changes, { after: null });
+      await this.write(run, "deprovision", "succeeded", changes, { after: null, ...(words ? { error: words } : {}) });
       return { kind: "done" };
     }
     return this.fail(run, "deprovision", changes, resultOfFailure(outcome), outcome);
+  }
+
+  /** RECONCILE_ON_EMAIL_CHANGE=recreate: the DELETE (behind the breaker), then the create, in the same pass. */
+  private async recreate(
+    run: Run,
+    plan: Extract<Plan, { action: "recreate" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
+    const gone = diffDashboardUsers(run.before, null);
+    if (await this.breakerHolds(run, plan.platformId, gone, hold)) return { kind: "done" };
+    const removed = await this.deprovision(
+      run,
+      plan.platformId,
+      gone,
+      "userName changed: the old account is deleted and a new one created",
+    );
+    if (removed.kind !== "done") return removed;
+    run.before = null;
+    return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
   }
 
   /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
@@ -339,6 +470,20 @@ export class Reconciler {
       if (removed.kind !== "done") return removed;
       run.before = null;
       return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+    }
+    if (plan.interim) {
+      // Only the rename waits: grants and reductions reach the account under its current userName.
+      run.userName = plan.interim.desired.userName;
+      const applied = await this.update(
+        run,
+        plan.platformId,
+        plan.interim.desired,
+        plan.interim.changes,
+        plan.interim.reduction,
+      );
+      if (applied.kind !== "done") return applied;
+      run.before = plan.interim.desired;
+      run.userName = plan.desired.userName;
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { clock } = this.deps;
@@ -461,7 +606,7 @@ export class Reconciler {
         },
         kind === "verify"
           ? undefined
-          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, refused),
+          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, { ...refused, kind }),
       );
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
       run.calls++;
@@ -538,12 +683,28 @@ function runIdOf(trigger: DirtyTrigger): string | null {
   return trigger.kind === "resync" ? trigger.runId : null;
 }
 
+/** Plans that keep an existing hold (the others make it moot: the user is entitled again). */
+const KEEPS_HOLD = new Set<Plan["action"]>(["deprovision", "email-change", "strip", "await-delete", "recreate"]);
+
+/** The log's words for a DELETE, by why it happens. */
+const DEPROVISION_WORDS: Record<DeprovisionReason, string | undefined> = {
+  "idp-deleted": "deleted in the IdP: account deleted at once",
+  "grace-ended": "account deleted after the grace",
+  "no-grace": undefined,
+};
+
+/** A 4xx that says the request itself was refused (not auth, not a missing account, not a pause). */
+function refusedAsInvalid(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 404, 408, 409, 429].includes(status);
+}
+
 function actionOf(plan: Plan): LogAction {
   switch (plan.action) {
     case "create":
     case "resolve-create":
       return "create";
     case "deprovision":
+    case "recreate":
       return "deprovision";
     case "email-change":
       return "needs-admin";

@@ -32,6 +32,7 @@ export const END_OF_WINDOW_GUARD_MS = 10_000;
  */
 export function waitsToSettle(plan: Plan, trigger: DirtyTrigger, verifyRun: string | null): boolean {
   if (trigger.kind !== "idp" || verifyRun) return false;
+  if (plan.action === "email-change") return plan.interim !== null && !plan.interim.reduction;
   return plan.action === "create" || (plan.action === "update" && !plan.reduction);
 }
 

@@ -10,6 +10,7 @@ import {
   markUsersDirty,
   parkQueueRow,
   releaseClaim,
+  requeueQueueRow,
   setPriority,
   type QueueRow,
 } from "../db/reconcileQueueRepository.js";
@@ -166,14 +167,12 @@ export class ReconcileWorker {
           settle && waitsToSettle(plan, row.trigger, row.verifyRun)
             ? settleDeadline({ now, burstStartedAt: row.burstStartedAt, policy: settle, budgetResetsAt })
             : null;
-        // Free work (forget, holds) is filed first: it costs no budget.
-        await setPriority(
-          this.db,
-          row,
-          priority ?? PRIORITY.deprovision,
-          plan.action,
-          until ? { until, burstStartedAt: row.burstStartedAt ?? now } : undefined,
-        );
+        // Free work (forget, holds) is filed first: it costs no budget. A stripped account's
+        // delete is filed for when its grace ends (the row is the pending delete).
+        await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action, {
+          ...(until ? { settle: { until, burstStartedAt: row.burstStartedAt ?? now } } : {}),
+          ...(plan.action === "await-delete" ? { notBefore: plan.deleteAfter } : {}),
+        });
       }
     }
     return rows.length;
@@ -243,6 +242,10 @@ export class ReconcileWorker {
     switch (result.kind) {
       case "done":
         await completeQueueRow(this.db, row);
+        break;
+      case "requeue":
+        // Marked again meanwhile: classified anew instead (the planner finds the pending delete itself).
+        if (!(await requeueQueueRow(this.db, row, result.at, "await-delete"))) await completeQueueRow(this.db, row);
         break;
       case "retry":
         await deferQueueRow(this.db, row.userId, new Date(now.getTime() + retryDelayMs(row.attempts)), {

@@ -233,3 +233,38 @@ describe("parseUserNameFilter (pure)", () => {
     expect(parseUserNameFilter(input)).toBe(expected);
   });
 });
+
+describe("the SCIM journal (benchmarks count calls per account with it)", () => {
+  let c: Client;
+  beforeAll(async () => {
+    c = await startClient({ scimJournal: true });
+  });
+  afterAll(() => c.close());
+
+  it("records every SCIM user request at the emulator's clock with the userName it concerns", async () => {
+    const created = await c.scim("POST", "/scim/v2/Users", dashboardUser("jo@example.com"));
+    const id = created.body.id as string;
+    await c.scim("GET", `/scim/v2/Users?filter=${encodeURIComponent('userName eq "jo@example.com"')}`);
+    await c.scim("PUT", `/scim/v2/Users/${id}`, dashboardUser("jo@example.com"));
+    await c.scim("POST", "/scim/v2/Users", dashboardUser("jo@example.com")); // a 409 is a call too
+    await c.scim("DELETE", `/scim/v2/Users/${id}`);
+    await c.scim("DELETE", `/scim/v2/Users/${id}`); // the account is gone: no userName
+    const journal = c.emulator.state.scimJournal!;
+    expect(journal.map((e) => [e.method, e.userName])).toEqual([
+      ["POST", "jo@example.com"],
+      ["GET", "jo@example.com"],
+      ["PUT", "jo@example.com"],
+      ["POST", "jo@example.com"],
+      ["DELETE", "jo@example.com"],
+      ["DELETE", null],
+    ]);
+    expect(journal.every((e) => Math.abs(e.at - c.emulator.state.nowMs()) < 60_000)).toBe(true);
+  });
+
+  it("is off unless asked for", async () => {
+    const plain = await startClient();
+    await plain.scim("POST", "/scim/v2/Users", dashboardUser("jo@example.com"));
+    expect(plain.emulator.state.scimJournal).toBeUndefined();
+    await plain.close();
+  });
+});

@@ -60,6 +60,8 @@ describe("budget.exhausted", () => {
       used: 4,
       limit: 5,
       backlog: 3,
+      reductionsWaiting: 0,
+      reserveSpent: false,
       eta: nextUtcMidnight(clock.now()).toISOString(),
     });
 

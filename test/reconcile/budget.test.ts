@@ -40,7 +40,7 @@ describe("budget ledger (PostgreSQL)", () => {
     await database.db.query(`DELETE FROM budget_debits`);
   });
 
-  it("never lets concurrent debits pass the limit, and keeps the reserve for deprovisions", async () => {
+  it("never lets concurrent debits pass the limit, and keeps the reserve for reductions", async () => {
     const policy = budgetPolicy(20, 10, "utc-day");
     const now = new Date();
     const results = await Promise.all(
@@ -52,7 +52,7 @@ describe("budget ledger (PostgreSQL)", () => {
 
     const deprovisions = await Promise.all(
       Array.from({ length: 5 }, () =>
-        debitBudget(database.db, policy, now, { action: "deprovision", kind: "deprovision" }),
+        debitBudget(database.db, policy, now, { action: "deprovision", kind: "reduction" }),
       ),
     );
     expect(deprovisions.filter((r) => r.ok)).toHaveLength(2);

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { diffDashboardUsers, isReduction } from "../../src/reconcile/diff.js";
-import { planReconcile, priorityOf, PRIORITY, type AccountState } from "../../src/reconcile/planner.js";
+import {
+  isReductionPlan,
+  planReconcile,
+  priorityOf,
+  PRIORITY,
+  strippedUser,
+  type AccountState,
+  type Policies,
+} from "../../src/reconcile/planner.js";
 
 const alice: DesiredDashboardUser = {
   userName: "alice@example.com",
@@ -30,6 +38,8 @@ const active = (lastApplied: DesiredDashboardUser | null, userName = "alice@exam
   lastApplied,
 });
 const policies = { onEmailChange: "hold" as const };
+const now = new Date("2026-11-24T12:00:00Z");
+const HOUR = 3_600_000;
 
 describe("planReconcile", () => {
   const cases: {
@@ -100,16 +110,120 @@ describe("planReconcile", () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const plan = planReconcile(c.desired, c.account, policies);
+      const plan = planReconcile(c.desired, c.account, policies, { now });
       expect(plan.action).toBe(c.action);
       expect(priorityOf(plan)).toBe(c.priority);
     });
   }
 
-  it("with onEmailChange=recreate an email change deletes first (the next reconcile creates)", () => {
-    expect(
-      planReconcile({ ...alice, userName: "new@example.com" }, active(alice), { onEmailChange: "recreate" }).action,
-    ).toBe("deprovision");
+  it("with onEmailChange=recreate an email change deletes and creates in one plan", () => {
+    const plan = planReconcile(
+      { ...alice, userName: "new@example.com" },
+      active(alice),
+      { onEmailChange: "recreate" },
+      { now },
+    );
+    expect(plan.action).toBe("recreate");
+    expect(priorityOf(plan)).toBe(PRIORITY.deprovision);
+  });
+
+  it("a held email change applies the rest of the change under the current userName", () => {
+    const plan = planReconcile({ ...withFewer, userName: "new@example.com" }, active(alice), policies, { now });
+    expect(plan).toMatchObject({
+      action: "email-change",
+      interim: { desired: { ...withFewer, userName: alice.userName }, reduction: true },
+    });
+    expect(priorityOf(plan)).toBe(PRIORITY.reduction);
+    expect(isReductionPlan(plan)).toBe(true);
+  });
+});
+
+describe("planReconcile: strip now, delete later", () => {
+  const grace = { onEmailChange: "hold" as const, deprovisionGraceMs: HOUR };
+  const stripped = (deleteAfter: Date | null, createdByConnector = true): AccountState => ({
+    ...active(strippedUser(active(alice))),
+    strippedAt: now,
+    deleteAfter,
+    createdByConnector,
+  });
+  it.each<{
+    name: string;
+    desired: DesiredDashboardUser | null;
+    account: AccountState;
+    policies: Policies;
+    idpDeleted?: boolean;
+    expected: Record<string, unknown>;
+  }>([
+    {
+      name: "grace 0 keeps the immediate delete",
+      desired: null,
+      account: active(alice),
+      policies,
+      expected: { action: "deprovision", reason: "no-grace" },
+    },
+    {
+      name: "no access left: strip now, delete after the grace",
+      desired: null,
+      account: active(alice),
+      policies: grace,
+      expected: {
+        action: "strip",
+        deleteAfter: new Date(now.getTime() + HOUR),
+        stripped: { userName: alice.userName, companyPermissions: [], workspaces: [] },
+      },
+    },
+    {
+      name: "deleted in the IdP: delete at once",
+      desired: null,
+      account: active(alice),
+      policies: grace,
+      idpDeleted: true,
+      expected: { action: "deprovision", reason: "idp-deleted" },
+    },
+    {
+      name: "stripped, within the grace: wait",
+      desired: null,
+      account: stripped(new Date(now.getTime() + 1)),
+      policies: grace,
+      expected: { action: "await-delete" },
+    },
+    {
+      name: "stripped, grace ended: delete",
+      desired: null,
+      account: stripped(now),
+      policies: grace,
+      expected: { action: "deprovision", reason: "grace-ended" },
+    },
+    {
+      name: "stripped, access granted again: one PUT on the same account",
+      desired: alice,
+      account: stripped(new Date(now.getTime() + 1)),
+      policies: grace,
+      expected: { action: "update", platformId: "p1", reduction: false },
+    },
+    {
+      name: "adopted, strip policy: stripped and never deleted",
+      desired: null,
+      account: { ...active(alice), createdByConnector: false },
+      policies: { ...grace, onAdoptedDeprovision: "strip" },
+      expected: { action: "strip", deleteAfter: null, forget: false },
+    },
+    {
+      name: "adopted and stripped: nothing more",
+      desired: null,
+      account: stripped(null, false),
+      policies: { ...grace, onAdoptedDeprovision: "strip" },
+      expected: { action: "none" },
+    },
+    {
+      name: "adopted, delete policy: like the connector's own",
+      desired: null,
+      account: { ...active(alice), createdByConnector: false },
+      policies: { ...grace, onAdoptedDeprovision: "delete" },
+      expected: { action: "strip", deleteAfter: new Date(now.getTime() + HOUR) },
+    },
+  ])("$name", ({ desired, account, policies: p, idpDeleted, expected }) => {
+    expect(planReconcile(desired, account, p, { now, ...(idpDeleted ? { idpDeleted } : {}) })).toMatchObject(expected);
   });
 });
 

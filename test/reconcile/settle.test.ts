@@ -86,7 +86,7 @@ describe("settleDeadline and waitsToSettle (pure)", () => {
     { name: "a reduction", plan: { ...grant, reduction: true }, trigger: idpTrigger, verifyRun: null, waits: false },
     {
       name: "a deprovision",
-      plan: { action: "deprovision", platformId: "p", changes: [] },
+      plan: { action: "deprovision", platformId: "p", changes: [], reason: "no-grace" },
       trigger: idpTrigger,
       verifyRun: null,
       waits: false,

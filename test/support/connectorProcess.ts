@@ -28,6 +28,8 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
       HOST: "127.0.0.1",
       PORT: String(port),
       RECONCILE_SETTLE_MS: "0",
+      // Accounts are deleted at once unless a test is about the grace (it sets its own).
+      RECONCILE_DEPROVISION_GRACE_MS: "0",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -52,6 +52,8 @@ export async function startStack(
     RECONCILE_POLL_MS: "100",
     // Grants apply at once unless a test is about the settle window (test/reconcile/settle.test.ts).
     RECONCILE_SETTLE_MS: "0",
+    // Accounts are deleted at once unless a test is about the grace (test/reconcile/reductions.test.ts).
+    RECONCILE_DEPROVISION_GRACE_MS: "0",
     ...options.env,
   });
   const service = await startService({

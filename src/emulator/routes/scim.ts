@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, RequestHandler } from "express";
 import { rateLimit, requireScimToken } from "../auth.js";
 import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
 import { scimError, sendJson } from "../http.js";
@@ -35,8 +35,20 @@ function parseBody(req: Request): DashboardUserInput {
 }
 
 export function scimRoutes({ state, auth, route }: RouteContext): void {
-  const guard = [requireScimToken(auth), rateLimit(state, state.scimDaily, { scim: true })];
   const users = state.dashboardUsers;
+  const journal: RequestHandler = (req, _res, next) => {
+    state.scimJournal?.push({ at: state.nowMs(), method: req.method, userName: subjectOf(req) });
+    next();
+  };
+  const subjectOf = (req: Request): string | null => {
+    if (req.params.id !== undefined) return users.get(String(req.params.id))?.userName ?? null;
+    if (req.method === "POST") {
+      const body = req.body as { userName?: unknown } | undefined;
+      return typeof body?.userName === "string" ? body.userName : null;
+    }
+    return typeof req.query.filter === "string" ? (parseUserNameFilter(req.query.filter) ?? null) : null;
+  };
+  const guard = [requireScimToken(auth), journal, rateLimit(state, state.scimDaily, { scim: true })];
 
   route("post", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
     const created = users.create(parseBody(req), state.clock.now());

@@ -58,6 +58,14 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
               {data.settling.nextAt ? ` · the next goes at ${formatTime(data.settling.nextAt)}` : ""}
             </p>
           ) : null}
+          {data.pendingDeletes && data.pendingDeletes.count > 0 ? (
+            <p>
+              {data.pendingDeletes.count.toLocaleString("en")} pending delete
+              {data.pendingDeletes.count === 1 ? "" : "s"} (access already removed; the account is kept until its grace
+              ends)
+              {data.pendingDeletes.nextAt ? ` · the next at ${formatTime(data.pendingDeletes.nextAt)}` : ""}
+            </p>
+          ) : null}
           <DataTable
             rows={data.queue}
             empty="The queue is empty."

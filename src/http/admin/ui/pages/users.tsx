@@ -83,6 +83,14 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
         </Section>
       </div>
       <Section title="Last applied → desired">
+        {user.stripped ? (
+          <p>
+            <Badge tone="warn">stripped</Badge> Access removed {formatTime(user.stripped.since)}; the account is kept
+            {user.stripped.deleteAfter
+              ? ` and will be deleted after ${formatTime(user.stripped.deleteAfter)} unless access is granted again.`
+              : " (an adopted account: never deleted by the connector)."}
+          </p>
+        ) : null}
         <DiffView before={user.lastApplied} after={user.desired} showUnchanged />
       </Section>
       <Section title="Log entries">
