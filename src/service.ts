@@ -141,6 +141,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
           retention: retentionPolicyFromEnv(env),
           staleAfterMs: 60_000,
+          campaigns: {
+            remindMs: env.CAMPAIGN_REMIND_HOURS * 3_600_000,
+            undecidedAction: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+          },
         },
       )
     : undefined;
@@ -175,6 +179,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     adminApi: {
       budget,
       mappingFile: env.MAPPING_FILE,
+      campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
       reconcileNow: admin.apiReconcileNow,
       resync: resyncDeps,
       quarantine,

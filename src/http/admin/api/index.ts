@@ -18,6 +18,7 @@ import { presentHold } from "../../../admin/approvals.js";
 import { presentLogEntry } from "../../../admin/log.js";
 import { presentBudget, presentQueue } from "../../../admin/queue.js";
 import { accessApiRouter } from "./access.js";
+import { campaignsApiRouter } from "./campaigns.js";
 import { requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
@@ -44,6 +45,8 @@ export type AdminApiDeps = {
   onMirrorRequeue?: () => void;
   /** Where the mapping in force was read from (the access report names rules by file and line). */
   mappingFile?: string;
+  /** CAMPAIGN_UNDECIDED_AT_CLOSE: what closing a campaign does with undecided items. */
+  campaignUndecidedAtClose?: "keep" | "revoke";
 };
 
 const logQuery = z.object({
@@ -116,6 +119,9 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   });
 
   router.use(accessApiRouter(deps));
+  router.use(
+    campaignsApiRouter({ db: deps.db, clock: deps.clock, undecidedAtClose: deps.campaignUndecidedAtClose ?? "keep" }),
+  );
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
   router.use(
     mirrorAdminRouter({
