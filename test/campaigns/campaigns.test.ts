@@ -209,13 +209,16 @@ describe("an access campaign over two workspaces with two reviewers", () => {
       databaseUrl: stack.database.url,
       platform: { url: stack.emulator.url, scimToken: "dev-scim-token", apiKey: "dev-api-key", requestOrigin: "t" },
     });
-    // Carol's Marketing grant changes (she leaves Sales): alice is untouched, carol reconciled; then a full resync.
     const run = await api().post("/resync", {});
     expect(run.status).toBe(202);
     await eventually(
       "the resync planned",
       async () => (await api().get(`/runs/${run.body.runId}`)).body.status === "succeeded",
     );
+    // The resync plans the fillers' creates (waiting for budget), but no update: it honours the deny too.
+    const planned = (await api().get(`/runs/${run.body.runId}`)).body.plan as Record<string, number>;
+    expect(planned.create).toBeGreaterThan(0);
+    expect(planned.update ?? 0).toBe(0);
     // Reconcile alice now: with the deny honoured, nothing is to be done.
     const now = await api().post(`/users/${users["alice@example.com"]}/reconcile`, {});
     expect(now.status).toBe(200);
