@@ -22,6 +22,7 @@ import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBi
 import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
+import { campaignCommand } from "./campaign.js";
 import { installProcessGuards } from "../processGuards.js";
 import { startService } from "../service.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
@@ -52,6 +53,11 @@ Commands:
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
+  campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups]
+                 [--workspace W] [--permission P] [--group G]... [--reviewer WHO[@@WORKSPACE]]...
+  campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]
+  campaign close <id>        access certification campaigns (WHO: a SAML NameID or role:admin);
+                             --as NAME: the reviewer acting (default: the OS account)
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -84,6 +90,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => approvalsCommand(db, rest));
     case "access-report":
       return withDatabase(env, { migrates: false }, (db) => accessReportCommand(env, db, rest));
+    case "campaign":
+      return withDatabase(env, { migrates: false }, (db) => campaignCommand(env, db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:

@@ -1,7 +1,9 @@
+import { Writable } from "node:stream";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService } from "../../src/service.js";
+import { campaignCommand } from "../../src/cli/campaign.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
@@ -248,11 +250,37 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     expect((await api().get(`/denies?user=${users["alice@example.com"]}&active=true`)).body.denies).toEqual([]);
   });
 
+  it("the CLI lists, shows a reviewer's items and decides them, as the API does", async () => {
+    const cli = async (...args: string[]) => {
+      let text = "";
+      const out = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          text += chunk.toString();
+          done();
+        },
+      });
+      await campaignCommand(loadEnv({ MAPPING_FILE: stack.mappingFile }), stack.database.db, args, out);
+      return JSON.parse(text);
+    };
+    const list = await cli("list");
+    expect(list).toMatchObject([{ id: campaignId, status: "open", counts: { items: 9, kept: 2, revoked: 1 } }]);
+    const shown = await cli("show", campaignId, "--as", "us.owner@example.com", "--open");
+    expect(shown.items.map((i: Item) => i.userName)).toEqual(["bob@example.com", "bob@example.com"]);
+    const decided = await cli("decide", campaignId, "keep", shown.items[0].id, "--as", "us.owner@example.com");
+    expect(decided).toMatchObject({ decided: 1, decision: "keep" });
+    const items = (await api().get(`/campaigns/${campaignId}/items?as=us.owner@example.com&decision=keep`)).body
+      .items as (Item & { decidedBy: string })[];
+    expect(items.find((i) => i.id === shown.items[0].id)?.decidedBy).toBe("us.owner@example.com");
+    await expect(
+      cli("decide", campaignId, "revoke", shown.items[1].id, "--as", "us.owner@example.com"),
+    ).rejects.toThrow(/comment/);
+  });
+
   it("closes, reporting undecided items as kept; a closed campaign takes no decision", async () => {
     const closed = await api().post(`/campaigns/${campaignId}/close`, {});
     expect(closed.body).toMatchObject({
       status: "closed",
-      closeSummary: { kept: 2, revoked: 1, undecided: 6, undecidedAction: "keep" },
+      closeSummary: { kept: 3, revoked: 1, undecided: 5, undecidedAction: "keep" },
     });
     const late = await api().post(`/campaigns/${campaignId}/decisions`, {
       decision: "keep",
