@@ -6,6 +6,7 @@ import { startService } from "../../src/service.js";
 import { campaignCommand } from "../../src/cli/campaign.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { signInLocally } from "../admin/harness.js";
 
 /**
  * Access campaigns end to end (docs/access-review.md, "Campaigns"): the items frozen at start, a
@@ -187,6 +188,13 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     }[];
     expect(log.find((e) => e.action === "revoke")?.error).toBe(
       'send_campaigns_canvases in EU Production revoked in campaign "Q4 review" by eu.owner@example.com: moved to the data team',
+    );
+    const agent = request.agent(stack.service.url);
+    await signInLocally(agent);
+    const page = await agent.get(`/admin/users/${users["alice@example.com"]}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(
+      "send_campaigns_canvases in EU Production: revoked in campaign &quot;Q4 review&quot;, by eu.owner@example.com, on ",
     );
     const [notification] = await stack.database.db.query<{ summary: string; details: { groups: string[] } }>(
       `SELECT summary, details FROM notification_outbox WHERE event = 'campaign.revoked'`,
