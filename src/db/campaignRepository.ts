@@ -166,7 +166,8 @@ function reviewerCase(reviewers: readonly ReviewerRule[], fallback: string, add:
     const who = add(reviewerKey(r));
     return r.workspace ? `WHEN g.workspace = ${add(r.workspace)} THEN ${who}` : `WHEN true THEN ${who}`;
   });
-  return `CASE ${arms.join(" ")} ELSE ${add(fallback)} END`;
+  // With no reviewer rules every item goes to the fallback (a CASE needs at least one WHEN).
+  return arms.length ? `CASE ${arms.join(" ")} ELSE ${add(fallback)} END` : add(fallback);
 }
 
 /** How a reviewer is stored on an item: `name:<SAML NameID>` or `role:<role>`. */
