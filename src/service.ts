@@ -148,6 +148,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
           retention: retentionPolicyFromEnv(env),
           staleAfterMs: 60_000,
+          campaigns: {
+            remindMs: env.CAMPAIGN_REMIND_HOURS * 3_600_000,
+            undecidedAction: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+          },
         },
       )
     : undefined;
@@ -188,6 +192,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       budget,
       mappingFile: env.MAPPING_FILE,
       ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
+      campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
       reconcileNow: admin.apiReconcileNow,
       resync: resyncDeps,
       quarantine,

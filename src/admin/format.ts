@@ -90,10 +90,13 @@ export function triggerLabel(trigger: unknown): string {
     case "admin": {
       const actor = textOf(t, "actor") ?? "an admin";
       if (t.via === "approval") return `approved by ${actor}`;
+      if (t.via === "campaign") return `revoked in a campaign by ${actor}`;
       if (textOf(t, "hold")) return `held ${textOf(t, "hold")} decided by ${actor}`;
       if (textOf(t, "runId")) return `resync started by ${actor}`;
       return `reconcile now by ${actor}`;
     }
+    case "campaign":
+      return "access campaign";
     default:
       return typeof t.kind === "string" ? t.kind : "—";
   }

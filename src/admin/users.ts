@@ -7,6 +7,9 @@ import {
   type AdminUserRow,
 } from "../db/idpUserRepository.js";
 import { isQueued } from "../db/reconcileQueueRepository.js";
+import { listActiveDenies } from "../db/denyRepository.js";
+import { applyDenies } from "../mapping/denies.js";
+import { grantWords } from "../reconcile/desiredSource.js";
 import { isUuid } from "../ids.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
@@ -39,6 +42,8 @@ export type UserDetail = {
   lastApplied: unknown;
   /** The account was stripped of all access and is kept; deleted after `deleteAfter` (null: kept, an adopted account). */
   stripped?: { since: Date; deleteAfter: Date | null };
+  /** Active campaign denies, in words: "<grant>: revoked in campaign …, by …, on …" (removed from `desired`). */
+  denies?: string[];
   queued: boolean;
   log: LogRow[];
 };
@@ -84,12 +89,13 @@ export async function usersPage(
  */
 export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
   if (!isUuid(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
-  const [row, stored, user, account, log] = await Promise.all([
+  const [row, stored, user, account, log, denies] = await Promise.all([
     getUserRow(deps.db, id),
     getIdpUser(deps.db, id),
     getUserForReconcile(deps.db, id),
     getAccount(deps.db, id),
     listUserLog(deps.db, id, USER_LOG_SHOWN),
+    listActiveDenies(deps.db, [id]).then((m) => m.get(id) ?? []),
   ]);
   if (!row || !stored || !user) return account ? deletedUserDetail(deps, account, log.map(presentLogRow)) : undefined;
   const mapping = deps.mappings.current();
@@ -103,7 +109,15 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
       rule: matchedRuleText(m),
       grants: ruleGrantsText(m.rule),
     })),
-    desired: permissionTree(desiredDashboardUser(user, user.groups, mapping)) ?? undefined,
+    desired: permissionTree(applyDenies(desiredDashboardUser(user, user.groups, mapping), denies).desired) ?? undefined,
+    ...(denies.length
+      ? {
+          denies: denies.map(
+            (d) =>
+              `${grantWords(d)}: revoked in campaign "${d.campaignName}", by ${d.decidedBy}, on ${d.decidedAt.toISOString()} (${d.comment})`,
+          ),
+        }
+      : {}),
     lastApplied: permissionTree(account?.lastApplied) ?? undefined,
     ...strippedOf(account),
     queued: row.queued,

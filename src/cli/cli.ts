@@ -24,6 +24,7 @@ import { resyncCommand } from "./resync.js";
 import { accessReportCommand } from "./access.js";
 import { auditCommand } from "./audit.js";
 import { evidenceCommand, evidenceVerifyCommand } from "./evidence.js";
+import { campaignCommand } from "./campaign.js";
 import { installProcessGuards } from "../processGuards.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { startService } from "../service.js";
@@ -65,6 +66,11 @@ Commands:
                              the mapping; needs EVIDENCE_SIGNING_KEY
   evidence verify FILE [--public-key PEM|FILE]
                              check a pack's signature and every file's SHA-256 (exit 1)
+  campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups]
+                 [--workspace W] [--permission P] [--group G]... [--reviewer WHO[@@WORKSPACE]]...
+  campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]
+  campaign close <id>        access certification campaigns (WHO: a SAML NameID or role:admin);
+                             --as NAME: the reviewer acting (default: the OS account)
   emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
 `;
 
@@ -102,6 +108,8 @@ export async function runCli(argv: string[]): Promise<void> {
       return withDatabase(env, { migrates: false }, (db) => auditCommand(db, rest));
     case "evidence":
       return withDatabase(env, { migrates: false }, (db) => evidenceCommand(env, db, rest));
+    case "campaign":
+      return withDatabase(env, { migrates: false }, (db) => campaignCommand(env, db, rest));
     case "emulator":
       return runEmulatorCommand(env, rest);
     default:

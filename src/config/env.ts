@@ -161,6 +161,10 @@ const envSchema = z
     RECONCILE_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
     /** Data retention (docs/operations.md): days a deactivated, unchanged IdP user keeps names and profile (0: forever). */
     RETENTION_DEACTIVATED_USER_DAYS: z.coerce.number().int().min(0).default(0),
+    /** Access campaigns (docs/access-review.md): hours before the due date that reviewers with open items are reminded (0: no reminder). */
+    CAMPAIGN_REMIND_HOURS: z.coerce.number().min(0).default(48),
+    /** What a campaign's close does with undecided items: keep them (reported as undecided) or revoke them. */
+    CAMPAIGN_UNDECIDED_AT_CLOSE: z.enum(["keep", "revoke"]).default("keep"),
     /** Days of budget ledger kept (0: forever); at least 2, as the budget's window may span two UTC days. */
     RETENTION_BUDGET_DEBITS_DAYS: z.coerce
       .number()

@@ -22,7 +22,10 @@ export type LogAction =
   | "reconcile-now"
   | "resync"
   | "mapping"
-  | "platform-change";
+  | "platform-change"
+  | "campaign"
+  | "revoke"
+  | "deny-ended";
 export type LogOutcome =
   "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
 

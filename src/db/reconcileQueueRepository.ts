@@ -10,7 +10,7 @@ export type DirtyTrigger =
   | { kind: "idp"; requestId?: string; method?: string; resource?: string; change?: IdpChange }
   | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[] }
   | { kind: "resync"; runId: string }
-  | { kind: "admin"; actor: string; via?: "approval" };
+  | { kind: "admin"; actor: string; via?: "approval" | "campaign"; campaignId?: string };
 
 /** What the IdP request did to this user. */
 export type IdpChange =

@@ -5,6 +5,8 @@ import type { Clock } from "../clock.js";
 import { ConflictError } from "../errors.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { listUsersWithGroups } from "../db/idpUserRepository.js";
+import { listActiveDenies } from "../db/denyRepository.js";
+import { applyDenies } from "../mapping/denies.js";
 import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
@@ -111,30 +113,29 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
   let queued = run.usersQueued;
   // The next batch is read while this one is planned and written (the database and the CPU overlap).
   const read = (after: string | undefined) =>
-    listUsersWithGroups(db, after, BATCH).then(async (users) => ({
-      users,
-      accounts: await getAccounts(
-        db,
-        users.map((u) => u.id),
-      ),
-    }));
+    listUsersWithGroups(db, after, BATCH).then(async (users) => {
+      const ids = users.map((u) => u.id);
+      const [accounts, denies] = await Promise.all([getAccounts(db, ids), listActiveDenies(db, ids)]);
+      return { users, accounts, denies };
+    });
   for (let batch = await read(run.cursor ?? undefined); batch.users.length;) {
-    const { users, accounts } = batch;
+    const { users, accounts, denies } = batch;
     const next = read(users[users.length - 1]!.id);
     next.catch(() => undefined); // awaited below; keeps an early failure from going unhandled
     const mapping = await deps.mappings.inForce(db);
     const changed: string[] = [];
     for (const user of users) {
-      const plan = planReconcile(
+      // A campaign's revoke holds through a resync; a deny the IdP no longer grants ends at the user's reconcile.
+      const { desired, notGranted } = applyDenies(
         desiredDashboardUser(user, user.groups, mapping),
-        accounts.get(user.id),
-        deps.policies,
-        { now: deps.clock.now() },
+        denies.get(user.id) ?? [],
       );
+      if (notGranted.length) changed.push(user.id);
+      const plan = planReconcile(desired, accounts.get(user.id), deps.policies, { now: deps.clock.now() });
       if (plan.action === "none") continue;
+      if (!notGranted.length) changed.push(user.id);
       summary[plan.action] = (summary[plan.action] ?? 0) + 1;
       summary.calls = (summary.calls ?? 0) + callsOf(plan);
-      changed.push(user.id);
     }
     const withAccounts = users.filter((u) => accounts.get(u.id)?.platformId).map((u) => u.id);
     if (run.verify) summary.verify = (summary.verify ?? 0) + withAccounts.length;

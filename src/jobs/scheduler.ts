@@ -14,6 +14,7 @@ import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
 import { applyRetention, type RetentionPolicy } from "./retention.js";
+import { campaignPass } from "../admin/campaigns/index.js";
 
 export type SchedulerOptions = {
   /** Cron expression in UTC, or "off". */
@@ -25,6 +26,8 @@ export type SchedulerOptions = {
   retention: RetentionPolicy;
   /** A phase-1 owner silent this long is presumed dead and its run is taken over. */
   staleAfterMs: number;
+  /** Access campaigns: remind reviewers this long before the due date (0: never); what closing does with undecided items. */
+  campaigns?: { remindMs: number; undecidedAction: "keep" | "revoke" };
 };
 
 /** The most recent time the schedule fired at or before `now`, or undefined for "off". Pure. */
@@ -48,7 +51,7 @@ export function assertCron(cron: string): void {
 /**
  * The scheduler role: fires the resync cron once across all replicas (the first replica to
  * insert the slot wins), resumes a run whose phase-1 owner died, closes runs whose verification
- * is done, and trims the reconciliation log.
+ * is done, trims the reconciliation log, and reminds and closes access campaigns at their due date.
  */
 export class Scheduler extends LoopWorker {
   protected readonly loop: BackgroundLoop;
@@ -71,11 +74,15 @@ export class Scheduler extends LoopWorker {
     });
   }
 
-  /** One tick: the cron, a run to resume or close, the log to trim. */
+  /** One tick: the cron, a run to resume or close, the log to trim, campaigns to remind or close. */
   async tick(): Promise<void> {
     await this.fireCron();
     await this.superviseRunningRun();
     await this.trimLog();
+    if (this.options.campaigns) {
+      const done = await campaignPass(this.deps, this.options.campaigns);
+      if (done.reminded || done.closed) log.info("scheduler", "access campaigns reminded or closed", done);
+    }
   }
 
   private async fireCron(): Promise<void> {

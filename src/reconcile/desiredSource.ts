@@ -1,5 +1,9 @@
+import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
+import { endDenies, listActiveDenies, type AccessDeny } from "../db/denyRepository.js";
 import { getUserForReconcile } from "../db/idpUserRepository.js";
+import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { applyDenies } from "../mapping/denies.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { explainGrants } from "../mapping/reasons.js";
 import type { MappingStore } from "../mapping/store.js";
@@ -7,19 +11,31 @@ import type { DesiredState, DesiredStateSource } from "./ports.js";
 
 /**
  * The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in
- * force (the one recorded for every replica, which may not be this replica's file), and (on demand, for the log entry that applies it) the rules and groups behind each grant.
+ * force (the one recorded for every replica, which may not be this replica's file), less the grants
+ * an access campaign revoked (active denies), and (on demand, for the log entry that applies it) the
+ * rules and groups behind each grant.
+ *
+ * With `endDenies` (the reconciler's own source), a deny whose grant no rule gives any more ends
+ * here, logged: the IdP admin removed the membership at the source, which is what the revoke asked.
+ * Read-only callers (the `plan` command) leave it for the reconciler.
  */
 export class MappedDesiredState implements DesiredStateSource {
   constructor(
     private readonly db: Database,
     private readonly mappings: MappingStore,
+    private readonly endDenies?: { clock: Clock },
   ) {}
 
   async load(userId: string): Promise<DesiredState> {
-    const user = await getUserForReconcile(this.db, userId);
+    const [user, denies] = await Promise.all([
+      getUserForReconcile(this.db, userId),
+      listActiveDenies(this.db, [userId]).then((m) => m.get(userId) ?? []),
+    ]);
     if (!user) return { exists: false, userName: null, desired: null };
     const mapping = await this.mappings.inForce(this.db);
-    const desired = desiredDashboardUser(user, user.groups, mapping);
+    const applied = applyDenies(desiredDashboardUser(user, user.groups, mapping), denies);
+    if (applied.notGranted.length && this.endDenies) await this.endUngranted(applied.notGranted, this.endDenies.clock);
+    const desired = applied.desired;
     return {
       exists: true,
       userName: user.userName,
@@ -28,4 +44,38 @@ export class MappedDesiredState implements DesiredStateSource {
       ...(desired ? { reasons: () => explainGrants(desired, user.groups, mapping, user.department) } : {}),
     };
   }
+
+  private async endUngranted(denies: AccessDeny[], clock: Clock): Promise<void> {
+    const at = clock.now();
+    await this.db.transaction(async (tx) => {
+      for (const deny of await endDenies(
+        tx,
+        denies.map((d) => d.id),
+        { at, reason: "idp-no-longer-grants", by: null },
+      )) {
+        await writeLogEntry(tx, {
+          at,
+          userId: deny.userId,
+          userName: deny.userName,
+          action: "deny-ended",
+          outcome: "succeeded",
+          trigger: { kind: "campaign", campaignId: deny.campaignId, denyId: deny.id },
+          error: `deny ended: the IdP no longer grants ${grantWords(deny)} (revoked in campaign "${deny.campaignName}" by ${deny.decidedBy} on ${deny.decidedAt.toISOString()})`,
+        });
+      }
+    });
+  }
+}
+
+/** A grant in words: "admin (company)", "export_user_data in EU Production", "basic_access in team Lifecycle of EU Production". */
+export function grantWords(g: {
+  scope: string;
+  workspace: string | null;
+  team: string | null;
+  permission: string;
+}): string {
+  if (g.scope === "company") return `${g.permission} (company)`;
+  if (g.scope === "team") return `${g.permission} in team ${g.team} of ${g.workspace}`;
+  if (g.scope === "permissionSet") return `permission set ${g.permission} in ${g.workspace}`;
+  return `${g.permission} in ${g.workspace}`;
 }

@@ -81,7 +81,7 @@ export function createReconciliation(options: {
     db,
     clock,
     platform: scim,
-    source: new MappedDesiredState(db, options.mappings),
+    source: new MappedDesiredState(db, options.mappings, { clock }),
     budget,
     policies: reconcilePoliciesFromEnv(env),
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },

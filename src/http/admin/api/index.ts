@@ -20,6 +20,7 @@ import { presentLogEntry } from "../../../admin/log.js";
 import { presentBudget, presentQueue } from "../../../admin/queue.js";
 import { accessApiRouter } from "./access.js";
 import { evidenceApiRouter } from "./evidence.js";
+import { campaignsApiRouter } from "./campaigns.js";
 import { requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
@@ -48,6 +49,8 @@ export type AdminApiDeps = {
   mappingFile?: string;
   /** Signs evidence packs (EVIDENCE_SIGNING_KEY); without it GET/POST /evidence answer 409. */
   evidenceSigningKey?: KeyObject;
+  /** CAMPAIGN_UNDECIDED_AT_CLOSE: what closing a campaign does with undecided items. */
+  campaignUndecidedAtClose?: "keep" | "revoke";
 };
 
 const logQuery = z.object({
@@ -121,6 +124,9 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
 
   router.use(accessApiRouter(deps));
   router.use(evidenceApiRouter(deps));
+  router.use(
+    campaignsApiRouter({ db: deps.db, clock: deps.clock, undecidedAtClose: deps.campaignUndecidedAtClose ?? "keep" }),
+  );
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
   router.use(
     mirrorAdminRouter({

@@ -91,6 +91,15 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
               : " (an adopted account: never deleted by the connector)."}
           </p>
         ) : null}
+        {user.denies?.length ? (
+          <ul>
+            {user.denies.map((words) => (
+              <li>
+                <Badge tone="warn">revoked</Badge> {words}
+              </li>
+            ))}
+          </ul>
+        ) : null}
         <DiffView before={user.lastApplied} after={user.desired} showUnchanged />
       </Section>
       <Section title="Log entries">

@@ -1,0 +1,65 @@
+import { z } from "zod";
+import type { Clock } from "../../clock.js";
+import type { Database, Queryable } from "../../db/database.js";
+import { getCampaign, type Campaign } from "../../db/campaignRepository.js";
+import { BadRequestError, NotFoundError } from "../../errors.js";
+import { isUuid } from "../../ids.js";
+
+/** What the campaign use cases share: their collaborators, input schemas and lookups. */
+
+export type CampaignDeps = { db: Database; clock: Clock };
+/** Who acts: the SAML NameID (or CLI/API name) and the admin role. */
+export type Reviewer = { name: string; role: string };
+
+const reviewerRule = z
+  .object({
+    name: z.string().trim().min(1).max(320).optional(),
+    role: z.enum(["admin", "viewer"]).optional(),
+    workspace: z.string().trim().min(1).max(200).optional(),
+  })
+  .refine((r) => (r.name === undefined) !== (r.role === undefined), "give a reviewer's name or a role (one of them)");
+
+export const startCampaignSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  scope: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("everything") }),
+    z.object({ kind: z.literal("company-admins") }),
+    z.object({ kind: z.literal("workspace"), workspace: z.string().trim().min(1).max(200) }),
+    z.object({ kind: z.literal("permission"), permission: z.string().trim().min(1).max(200) }),
+    z.object({ kind: z.literal("groups"), groups: z.array(z.string().trim().min(1).max(256)).min(1).max(100) }),
+  ]),
+  dueAt: z.iso.datetime({ offset: true }),
+  reviewers: z.array(reviewerRule).max(50).default([]),
+  /** A SAML NameID, or `role:admin` / `role:viewer`. */
+  fallbackReviewer: z.string().trim().min(1).max(320),
+});
+
+export const decideSchema = z
+  .object({
+    items: z
+      .array(z.string().regex(/^\d{1,18}$/, "an item id"))
+      .min(1)
+      .max(1000),
+    decision: z.enum(["keep", "revoke"]),
+    comment: z.string().trim().max(2000).optional(),
+  })
+  .refine((d) => d.decision !== "revoke" || (d.comment ?? "") !== "", {
+    message: "a revoke needs a comment saying why",
+    path: ["comment"],
+  });
+
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success)
+    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+  return result.data;
+}
+
+export const fallbackKey = (fallback: string) => (fallback.startsWith("role:") ? fallback : `name:${fallback}`);
+export const keysOf = (who: Reviewer) => [`name:${who.name}`, `role:${who.role}`];
+
+export async function campaignOr404(db: Queryable, id: string, forUpdate = false): Promise<Campaign> {
+  const campaign = isUuid(id) ? await getCampaign(db, id, forUpdate) : undefined;
+  if (!campaign) throw new NotFoundError("No campaign with that id");
+  return campaign;
+}

@@ -1,0 +1,215 @@
+import type { Queryable } from "../../db/database.js";
+import {
+  countCampaignItems,
+  getCampaign,
+  listCampaignsDue,
+  listCampaignsToRemind,
+  lockOpenItems,
+  lockUndecidedItems,
+  markCampaignClosed,
+  markCampaignReminded,
+  recordDecisions,
+  type Campaign,
+  type CampaignItem,
+} from "../../db/campaignRepository.js";
+import { endDenies, insertDenies } from "../../db/denyRepository.js";
+import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
+import { writeLogEntry } from "../../db/reconcileLogRepository.js";
+import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
+import { campaignClosed, campaignReminder, campaignRevoked, notify } from "../../notify/events.js";
+import { grantWords } from "../../reconcile/desiredSource.js";
+import { campaignOr404, decideSchema, keysOf, parseInput, type CampaignDeps, type Reviewer } from "./common.js";
+import { groupsOf, presentCampaign, presentDeny } from "./present.js";
+
+/** Decisions on a campaign's items, its close, lifting a deny, and the scheduler's pass (reminders, closing at the due date). */
+
+/**
+ * Records keep or revoke on items still open. A reviewer decides their own items; an admin any.
+ * Each revoke opens a deny, is logged in words, marks the user dirty (not held by the settle
+ * window: an admin trigger) and is notified (`campaign.revoked`).
+ */
+export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
+  const input = parseInput(decideSchema, raw);
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const campaign = await campaignOr404(tx, id, true);
+    if (campaign.closedAt) throw new ConflictError(`Campaign "${campaign.name}" is closed`);
+    const items = await lockOpenItems(tx, id, input.items);
+    const mine = new Set(keysOf(who));
+    const foreign = items.filter((i) => !mine.has(i.reviewer));
+    if (foreign.length && who.role !== "admin")
+      throw new ForbiddenError(`Items ${foreign.map((i) => i.id).join(", ")} are for another reviewer`);
+    const decided = items.map((i) => i.id);
+    await recordDecisions(tx, decided, {
+      decision: input.decision,
+      comment: input.comment ?? null,
+      by: who.name,
+      at: now,
+    });
+    if (input.decision === "revoke")
+      await revoke(tx, campaign, items, { by: who.name, comment: input.comment!, at: now });
+    const skipped = input.items.filter((i) => !decided.includes(i));
+    return { decided: decided.length, decision: input.decision, skipped };
+  });
+}
+
+async function revoke(
+  tx: Queryable,
+  campaign: Campaign,
+  items: readonly CampaignItem[],
+  d: { by: string; comment: string; at: Date },
+): Promise<void> {
+  if (!items.length) return;
+  await insertDenies(
+    tx,
+    items.map((i) => ({
+      userId: i.userId,
+      userName: i.userName,
+      scope: i.scope,
+      workspace: i.workspace,
+      team: i.team,
+      permission: i.permission,
+      campaignId: campaign.id,
+      campaignName: campaign.name,
+      itemId: i.id,
+      decidedBy: d.by,
+      decidedAt: d.at,
+      comment: d.comment,
+    })),
+  );
+  for (const i of items) {
+    await writeLogEntry(tx, {
+      at: d.at,
+      userId: i.userId,
+      userName: i.userName,
+      action: "revoke",
+      outcome: "succeeded",
+      trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
+      actor: d.by,
+      error: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
+    });
+    await notify(
+      tx,
+      campaignRevoked(d.at, {
+        itemId: i.id,
+        campaignId: campaign.id,
+        campaignName: campaign.name,
+        userName: i.userName,
+        grant: grantWords(i),
+        groups: groupsOf(i),
+        by: d.by,
+        comment: d.comment,
+      }),
+    );
+  }
+  await markUsersDirty(
+    tx,
+    items.map((i) => i.userId),
+    { kind: "admin", actor: d.by, via: "campaign", campaignId: campaign.id },
+  );
+}
+
+/**
+ * Closes a campaign: undecided items are kept and reported (CAMPAIGN_UNDECIDED_AT_CLOSE=keep, the
+ * default) or revoked. Idempotent: a closed campaign answers its summary.
+ */
+export async function closeCampaign(
+  deps: CampaignDeps,
+  id: string,
+  closedBy: string,
+  undecidedAction: "keep" | "revoke",
+) {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const campaign = await campaignOr404(tx, id, true);
+    if (campaign.closedAt) return presentCampaign(campaign);
+    const undecided = await lockUndecidedItems(tx, id);
+    if (undecidedAction === "revoke") {
+      const comment = `undecided when the campaign closed (${now.toISOString()})`;
+      await recordDecisions(
+        tx,
+        undecided.map((i) => i.id),
+        { decision: "revoke", comment, by: closedBy, at: now },
+      );
+      await revoke(tx, campaign, undecided, { by: closedBy, comment, at: now });
+    }
+    const counts = await countCampaignItems(tx, id);
+    const summary = {
+      kept: counts.kept,
+      revoked: counts.revoked,
+      undecided: undecided.length,
+      undecidedAction,
+    };
+    await markCampaignClosed(tx, id, { at: now, by: closedBy, summary });
+    await writeLogEntry(tx, {
+      at: now,
+      action: "campaign",
+      outcome: "succeeded",
+      trigger: { kind: "campaign", campaignId: id },
+      actor: closedBy,
+      error: `campaign "${campaign.name}" closed by ${closedBy}: ${summary.kept} kept, ${summary.revoked} revoked, ${summary.undecided} undecided (${undecidedAction === "keep" ? "kept, reported" : "revoked at close"})`,
+    });
+    await notify(tx, campaignClosed(now, { id, name: campaign.name, ...summary }));
+    return presentCampaign((await getCampaign(tx, id))!);
+  });
+}
+
+/** An admin lifts a deny: the mapping's grant comes back at the user's next reconcile (queued now). */
+export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
+  if (!/^\d{1,18}$/.test(denyId)) throw new NotFoundError("No deny with that id");
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const [ended] = await endDenies(tx, [denyId], { at: now, reason: "lifted", by });
+    if (!ended) throw new NotFoundError("No active deny with that id");
+    await writeLogEntry(tx, {
+      at: now,
+      userId: ended.userId,
+      userName: ended.userName,
+      action: "deny-ended",
+      outcome: "succeeded",
+      trigger: { kind: "admin", actor: by },
+      actor: by,
+      error: `deny lifted by ${by}: ${grantWords(ended)} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
+    });
+    await markUsersDirty(tx, [ended.userId], { kind: "admin", actor: by });
+    return presentDeny(ended);
+  });
+}
+
+/**
+ * The scheduler's pass: reminds reviewers with open items `remindMs` before the due date (once
+ * per campaign), and closes campaigns at their due date.
+ */
+export async function campaignPass(
+  deps: CampaignDeps,
+  settings: { remindMs: number; undecidedAction: "keep" | "revoke" },
+): Promise<{ reminded: number; closed: number }> {
+  const now = deps.clock.now();
+  let reminded = 0;
+  if (settings.remindMs > 0) {
+    for (const c of await listCampaignsToRemind(deps.db, now, settings.remindMs)) {
+      await deps.db.transaction(async (tx) => {
+        if (!(await markCampaignReminded(tx, c.id, now))) return;
+        const counts = await countCampaignItems(tx, c.id);
+        if (counts.open === 0) return;
+        await notify(
+          tx,
+          campaignReminder(now, {
+            id: c.id,
+            name: c.name,
+            dueAt: c.dueAt,
+            open: counts.open,
+            reviewers: counts.byReviewer,
+          }),
+        );
+        reminded++;
+      });
+    }
+  }
+  let closed = 0;
+  for (const c of await listCampaignsDue(deps.db, now)) {
+    await closeCampaign(deps, c.id, "scheduler (due date)", settings.undecidedAction);
+    closed++;
+  }
+  return { reminded, closed };
+}

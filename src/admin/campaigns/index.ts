@@ -1,0 +1,115 @@
+import { z } from "zod";
+import {
+  getCampaignItems,
+  insertCampaign,
+  listCampaignItems,
+  listCampaigns,
+  countCampaignItems,
+  type ItemFilter,
+} from "../../db/campaignRepository.js";
+import { listDenies } from "../../db/denyRepository.js";
+import { writeLogEntry } from "../../db/reconcileLogRepository.js";
+import { BadRequestError, ForbiddenError } from "../../errors.js";
+import {
+  campaignOr404,
+  fallbackKey,
+  keysOf,
+  parseInput,
+  startCampaignSchema,
+  type CampaignDeps,
+  type Reviewer,
+} from "./common.js";
+import { presentCampaign, presentDeny, presentItem } from "./present.js";
+
+/**
+ * Access certification campaigns (docs/access-review.md, "Campaigns"): the one implementation the
+ * admin pages, the JSON API and the CLI call. Starting, listing and reading here; decisions,
+ * closing and the scheduler's pass in decisions.ts. A "revoke" opens a local deny
+ * (src/mapping/denies.ts) and marks the user dirty with an admin trigger, so the reconciler takes
+ * the grant away at once as a reduction funded from the reserve.
+ */
+
+export type { CampaignDeps, Reviewer } from "./common.js";
+export { campaignPass, closeCampaign, decideItems, liftDeny } from "./decisions.js";
+
+/** Starts a campaign: its items frozen from the applied states in one statement. */
+export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy: string) {
+  const input = parseInput(startCampaignSchema, raw);
+  const now = deps.clock.now();
+  const dueAt = new Date(input.dueAt);
+  if (dueAt <= now) throw new BadRequestError("dueAt: must be in the future");
+  const startedMs = Date.now();
+  const result = await deps.db.transaction(async (tx) => {
+    const started = await insertCampaign(tx, {
+      name: input.name,
+      scope: input.scope,
+      reviewers: input.reviewers,
+      fallbackReviewer: fallbackKey(input.fallbackReviewer),
+      dueAt,
+      startedBy,
+      startedAt: now,
+    });
+    await writeLogEntry(tx, {
+      at: now,
+      action: "campaign",
+      outcome: "succeeded",
+      trigger: { kind: "campaign", campaignId: started.campaign.id },
+      actor: startedBy,
+      error: `campaign "${input.name}" started by ${startedBy}: ${started.items} items, due ${dueAt.toISOString()}`,
+    });
+    return started;
+  });
+  return { ...presentCampaign(result.campaign), items: result.items, startMs: Date.now() - startedMs };
+}
+
+export async function campaignList(deps: CampaignDeps) {
+  return (await listCampaigns(deps.db)).map((c) => ({ ...presentCampaign(c), counts: c.counts }));
+}
+
+export async function campaignDetail(deps: CampaignDeps, id: string) {
+  const campaign = await campaignOr404(deps.db, id);
+  const counts = await countCampaignItems(deps.db, id);
+  return { ...presentCampaign(campaign), counts };
+}
+
+const itemsQuerySchema = z.object({
+  /** `mine` (default): the items this reviewer is to decide; `all`: every item (admins). */
+  reviewer: z.enum(["mine", "all"]).default("mine"),
+  user: z.string().max(320).optional(),
+  workspace: z.string().max(200).optional(),
+  permission: z.string().max(200).optional(),
+  decision: z.enum(["open", "keep", "revoke"]).optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,18}$/)
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** One page of a campaign's items: a reviewer's own by default. */
+export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
+  const q = parseInput(itemsQuerySchema, raw);
+  await campaignOr404(deps.db, id);
+  if (q.reviewer === "all" && who.role !== "admin") throw new ForbiddenError("Only admins see every reviewer's items");
+  const filter: ItemFilter = {
+    ...(q.reviewer === "mine" ? { reviewers: keysOf(who) } : {}),
+    ...(q.user ? { user: q.user } : {}),
+    ...(q.workspace ? { workspace: q.workspace } : {}),
+    ...(q.permission ? { permission: q.permission } : {}),
+    ...(q.decision ? { decision: q.decision } : {}),
+  };
+  let after: { userName: string; id: string } | undefined;
+  if (q.cursor) {
+    const [item] = await getCampaignItems(deps.db, id, [q.cursor]);
+    if (!item) throw new BadRequestError("cursor: not a cursor this API gave");
+    after = { userName: item.userName, id: item.id };
+  }
+  const items = await listCampaignItems(deps.db, id, filter, after, q.limit + 1);
+  const page = items.slice(0, q.limit);
+  return { items: page.map(presentItem), nextCursor: items.length > q.limit ? page.at(-1)!.id : null };
+}
+
+/** The denies, active first; of one user when given. */
+export async function denyList(deps: CampaignDeps, filter: { userId?: string; activeOnly?: boolean }) {
+  return (await listDenies(deps.db, filter, 1000)).map(presentDeny);
+}

@@ -1,0 +1,75 @@
+import type { Campaign, CampaignItem } from "../../db/campaignRepository.js";
+import { reviewerKey } from "../../db/campaignRepository.js";
+import type { AccessDeny } from "../../db/denyRepository.js";
+import { grantWords } from "../../reconcile/desiredSource.js";
+
+/** Campaigns, items and denies in their API shape (the pages, the JSON API and the CLI show these). */
+
+export function presentCampaign(c: Campaign) {
+  return {
+    id: c.id,
+    name: c.name,
+    scope: c.scope,
+    reviewers: c.reviewers.map((r) => ({ reviewer: reviewerKey(r), workspace: r.workspace ?? null })),
+    fallbackReviewer: c.fallbackReviewer,
+    dueAt: c.dueAt.toISOString(),
+    startedBy: c.startedBy,
+    startedAt: c.startedAt.toISOString(),
+    remindedAt: c.remindedAt?.toISOString() ?? null,
+    closedAt: c.closedAt?.toISOString() ?? null,
+    closedBy: c.closedBy,
+    closeSummary: c.closeSummary,
+    status: c.closedAt ? "closed" : "open",
+  };
+}
+
+export function presentItem(i: CampaignItem) {
+  return {
+    id: i.id,
+    userId: i.userId,
+    userName: i.userName,
+    scope: i.scope,
+    workspace: i.workspace,
+    team: i.team,
+    permission: i.permission,
+    grant: grantWords(i),
+    rules: (i.reasons ?? []).flatMap((r) =>
+      "rule" in r ? [{ line: r.rule.line, file: r.rule.file, description: r.rule.description, groups: r.groups }] : [],
+    ),
+    groups: groupsOf(i),
+    appliedAt: i.appliedAt?.toISOString() ?? null,
+    appliedByLogId: i.appliedByLogId,
+    verifiedAt: i.verifiedAt?.toISOString() ?? null,
+    reviewer: i.reviewer,
+    decision: i.decision,
+    comment: i.comment,
+    decidedBy: i.decidedBy,
+    decidedAt: i.decidedAt?.toISOString() ?? null,
+  };
+}
+
+export const groupsOf = (i: CampaignItem) => [
+  ...new Set((i.reasons ?? []).flatMap((r) => ("rule" in r ? r.groups : []))),
+];
+
+export function presentDeny(d: AccessDeny) {
+  return {
+    id: d.id,
+    userId: d.userId,
+    userName: d.userName,
+    scope: d.scope,
+    workspace: d.workspace,
+    team: d.team,
+    permission: d.permission,
+    grant: grantWords(d),
+    words: `revoked in campaign "${d.campaignName}", by ${d.decidedBy}, on ${d.decidedAt.toISOString()}`,
+    campaignId: d.campaignId,
+    campaignName: d.campaignName,
+    decidedBy: d.decidedBy,
+    decidedAt: d.decidedAt.toISOString(),
+    comment: d.comment,
+    endedAt: d.endedAt?.toISOString() ?? null,
+    endReason: d.endReason,
+    endedBy: d.endedBy,
+  };
+}

@@ -1,0 +1,127 @@
+import type { Writable } from "node:stream";
+import { parseArgs } from "node:util";
+import {
+  campaignDetail,
+  campaignItems,
+  campaignList,
+  closeCampaign,
+  decideItems,
+  startCampaign,
+  type CampaignDeps,
+} from "../admin/campaigns/index.js";
+import { systemClock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import type { Database } from "../db/database.js";
+import { cliActor } from "./actor.js";
+
+/**
+ * `scim-connector campaign start|list|show|decide|close` (docs/access-review.md, "Campaigns"):
+ * the same use cases as the admin pages and the JSON API, answers as JSON on stdout. `--as` names
+ * the reviewer (their SAML NameID); the log records `cli:<name>`, as for approvals.
+ */
+export async function campaignCommand(
+  env: Env,
+  db: Database,
+  args: string[],
+  out: Writable = process.stdout,
+): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      as: { type: "string" },
+      name: { type: "string" },
+      scope: { type: "string" },
+      workspace: { type: "string" },
+      permission: { type: "string" },
+      group: { type: "string", multiple: true },
+      due: { type: "string" },
+      reviewer: { type: "string", multiple: true },
+      fallback: { type: "string" },
+      all: { type: "boolean" },
+      open: { type: "boolean" },
+      comment: { type: "string" },
+      limit: { type: "string" },
+    },
+  });
+  const deps: CampaignDeps = { db, clock: systemClock };
+  const name = values.as?.trim();
+  const actor = cliActor(values.as);
+  const who = { name: name || actor, role: "admin" };
+  const print = (value: unknown): void => void out.write(`${JSON.stringify(value, null, 2)}\n`);
+  switch (sub) {
+    case "start":
+      return print(
+        await startCampaign(
+          deps,
+          {
+            name: values.name,
+            scope: scopeOf(values),
+            dueAt: values.due,
+            reviewers: (values.reviewer ?? []).map(reviewerOf),
+            fallbackReviewer: values.fallback,
+          },
+          actor,
+        ),
+      );
+    case "list":
+      return print(await campaignList(deps));
+    case "show": {
+      const id = required(positionals[0], "campaign show <id>");
+      const detail = await campaignDetail(deps, id);
+      const items = await campaignItems(deps, id, who, {
+        reviewer: values.all ? "all" : "mine",
+        ...(values.open ? { decision: "open" } : {}),
+        limit: values.limit ?? "1000",
+      });
+      return print({ ...detail, items: items.items, nextCursor: items.nextCursor });
+    }
+    case "decide": {
+      const [id, decision, ...items] = positionals;
+      return print(
+        await decideItems(deps, required(id, "campaign decide <id> keep|revoke <itemId>..."), who, {
+          decision,
+          items,
+          ...(values.comment !== undefined ? { comment: values.comment } : {}),
+        }),
+      );
+    }
+    case "close":
+      return print(
+        await closeCampaign(
+          deps,
+          required(positionals[0], "campaign close <id>"),
+          actor,
+          env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+        ),
+      );
+    default:
+      throw new Error("Use: campaign start|list|show|decide|close (scim-connector --help)");
+  }
+}
+
+function required(value: string | undefined, usage: string): string {
+  if (!value) throw new Error(`Use: scim-connector ${usage}`);
+  return value;
+}
+
+function scopeOf(v: { scope?: string; workspace?: string; permission?: string; group?: string[] }): unknown {
+  switch (v.scope ?? "everything") {
+    case "workspace":
+      return { kind: "workspace", workspace: v.workspace };
+    case "permission":
+      return { kind: "permission", permission: v.permission };
+    case "groups":
+      return { kind: "groups", groups: v.group ?? [] };
+    default:
+      return { kind: v.scope ?? "everything" };
+  }
+}
+
+/** `jane@example.com`, `role:admin`, or either with `@@<workspace>`: `eu.owner@example.com@@EU Production`. */
+function reviewerOf(text: string): Record<string, string> {
+  const [who = "", workspace] = text.split("@@");
+  const base: Record<string, string> = who.startsWith("role:") ? { role: who.slice(5) } : { name: who };
+  return workspace ? { ...base, workspace } : base;
+}

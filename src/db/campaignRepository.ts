@@ -1,0 +1,378 @@
+import type { Queryable } from "./database.js";
+import type { ExplainedGrant } from "../mapping/reasons.js";
+import { likePrefix } from "./sql.js";
+
+/**
+ * Access campaigns and their items (src/admin/campaigns.ts). Items are frozen at start in one
+ * INSERT … SELECT over the applied states (platform_accounts.last_applied), with the reasons the
+ * reconciler stored with the log entry that applied each state.
+ */
+
+type Db = Queryable;
+
+type CampaignScope =
+  | { kind: "everything" }
+  | { kind: "company-admins" }
+  | { kind: "workspace"; workspace: string }
+  | { kind: "permission"; permission: string }
+  | { kind: "groups"; groups: string[] };
+
+/** Who reviews which items: the first entry whose workspace matches (or that names none). */
+type ReviewerRule = { name?: string | undefined; role?: string | undefined; workspace?: string | undefined };
+
+export type CloseSummary = { kept: number; revoked: number; undecided: number; undecidedAction: "keep" | "revoke" };
+
+export type Campaign = {
+  id: string;
+  name: string;
+  scope: CampaignScope;
+  reviewers: ReviewerRule[];
+  fallbackReviewer: string;
+  dueAt: Date;
+  startedBy: string;
+  startedAt: Date;
+  remindedAt: Date | null;
+  closedAt: Date | null;
+  closedBy: string | null;
+  closeSummary: CloseSummary | null;
+};
+
+type CampaignRow = {
+  id: string;
+  name: string;
+  scope: CampaignScope;
+  reviewers: ReviewerRule[];
+  fallback_reviewer: string;
+  due_at: Date;
+  started_by: string;
+  started_at: Date;
+  reminded_at: Date | null;
+  closed_at: Date | null;
+  closed_by: string | null;
+  close_summary: CloseSummary | null;
+};
+
+const mapCampaign = (r: CampaignRow): Campaign => ({
+  id: r.id,
+  name: r.name,
+  scope: r.scope,
+  reviewers: r.reviewers,
+  fallbackReviewer: r.fallback_reviewer,
+  dueAt: r.due_at,
+  startedBy: r.started_by,
+  startedAt: r.started_at,
+  remindedAt: r.reminded_at,
+  closedAt: r.closed_at,
+  closedBy: r.closed_by,
+  closeSummary: r.close_summary,
+});
+
+export type CampaignItem = {
+  id: string;
+  campaignId: string;
+  userId: string;
+  userName: string;
+  scope: "company" | "workspace" | "permissionSet" | "team";
+  workspace: string | null;
+  team: string | null;
+  permission: string;
+  reasons: ExplainedGrant["reasons"] | null;
+  appliedAt: Date | null;
+  appliedByLogId: string | null;
+  verifiedAt: Date | null;
+  reviewer: string;
+  decision: "keep" | "revoke" | null;
+  comment: string | null;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+};
+
+type ItemRow = {
+  id: string;
+  campaign_id: string;
+  user_id: string;
+  user_name: string;
+  scope: CampaignItem["scope"];
+  workspace: string | null;
+  team: string | null;
+  permission: string;
+  reasons: CampaignItem["reasons"];
+  applied_at: Date | null;
+  applied_by_log_id: string | null;
+  verified_at: Date | null;
+  reviewer: string;
+  decision: CampaignItem["decision"];
+  comment: string | null;
+  decided_by: string | null;
+  decided_at: Date | null;
+};
+
+const mapItem = (r: ItemRow): CampaignItem => ({
+  id: String(r.id),
+  campaignId: r.campaign_id,
+  userId: r.user_id,
+  userName: r.user_name,
+  scope: r.scope,
+  workspace: r.workspace,
+  team: r.team,
+  permission: r.permission,
+  reasons: r.reasons,
+  appliedAt: r.applied_at,
+  appliedByLogId: r.applied_by_log_id === null ? null : String(r.applied_by_log_id),
+  verifiedAt: r.verified_at,
+  reviewer: r.reviewer,
+  decision: r.decision,
+  comment: r.comment,
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at,
+});
+
+/** One row per grant of every held account (the department is no grant of access, so no item). */
+const HELD_GRANTS = `
+  held AS (SELECT user_id, user_name, last_applied AS h, last_verified_at FROM platform_accounts
+            WHERE platform_id IS NOT NULL AND last_applied IS NOT NULL),
+  grants AS (
+    SELECT user_id, user_name, last_verified_at, 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
+      FROM held, jsonb_array_elements_text(h->'companyPermissions') p
+    UNION ALL
+    SELECT user_id, user_name, last_verified_at, 'workspace', w->>'appGroupName', NULL, p
+      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
+    UNION ALL
+    SELECT user_id, user_name, last_verified_at, 'permissionSet', w->>'appGroupName', NULL, p
+      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
+    UNION ALL
+    SELECT user_id, user_name, last_verified_at, 'team', w->>'appGroupName', t->>'teamName', p
+      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements(w->'team') t, jsonb_array_elements_text(t->'teamPermissions') p)`;
+
+function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
+  switch (scope.kind) {
+    case "everything":
+      return "true";
+    case "company-admins":
+      return `g.scope = 'company' AND g.permission = 'admin'`;
+    case "workspace":
+      return `g.workspace = ${add(scope.workspace)}`;
+    case "permission":
+      return `g.permission = ${add(scope.permission)}`;
+    case "groups":
+      return `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups ig ON ig.id = m.group_id
+                       WHERE m.user_id = g.user_id AND lower(ig.display_name) = ANY(${add(scope.groups.map((n) => n.toLowerCase()))}::text[]))`;
+  }
+}
+
+/** The reviewer of an item: the first rule whose workspace matches (or names none), else the fallback. */
+function reviewerCase(reviewers: readonly ReviewerRule[], fallback: string, add: (v: unknown) => string): string {
+  const arms = reviewers.map((r) => {
+    const who = add(reviewerKey(r));
+    return r.workspace ? `WHEN g.workspace = ${add(r.workspace)} THEN ${who}` : `WHEN true THEN ${who}`;
+  });
+  // With no reviewer rules every item goes to the fallback (a CASE needs at least one WHEN).
+  return arms.length ? `CASE ${arms.join(" ")} ELSE ${add(fallback)} END` : add(fallback);
+}
+
+/** How a reviewer is stored on an item: `name:<SAML NameID>` or `role:<role>`. */
+export function reviewerKey(r: { name?: string | undefined; role?: string | undefined }): string {
+  return r.name ? `name:${r.name}` : `role:${r.role}`;
+}
+
+/** Creates the campaign and freezes its items in one statement each; returns it with its item count. */
+export async function insertCampaign(
+  tx: Db,
+  c: Omit<Campaign, "id" | "remindedAt" | "closedAt" | "closedBy" | "closeSummary">,
+): Promise<{ campaign: Campaign; items: number }> {
+  const [row] = (await tx.query(
+    `INSERT INTO campaigns (name, scope, reviewers, fallback_reviewer, due_at, started_by, started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+    [
+      c.name,
+      JSON.stringify(c.scope),
+      JSON.stringify(c.reviewers),
+      c.fallbackReviewer,
+      c.dueAt,
+      c.startedBy,
+      c.startedAt,
+    ],
+  )) as CampaignRow[];
+  const campaign = mapCampaign(row!);
+  const params: unknown[] = [campaign.id];
+  const add = (v: unknown) => `$${params.push(v)}`;
+  const where = scopeWhere(c.scope, add);
+  const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
+  // The log entry that applied the state held now carries the reasons for each of its grants.
+  const inserted = (await tx.query(
+    `WITH ${HELD_GRANTS}
+     INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
+     SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission,
+            jsonb_path_query_first(l.reasons, '$[*] ? (@.scope == $s && @.workspace == $w && @.team == $t && @.permission == $p)',
+              jsonb_build_object('s', g.scope, 'w', g.workspace, 't', g.team, 'p', g.permission)) -> 'reasons',
+            l.at, l.id, g.last_verified_at, ${reviewer}
+       FROM grants g
+       LEFT JOIN LATERAL (
+         SELECT id, at, reasons FROM reconcile_log
+          WHERE user_id = g.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
+          ORDER BY at DESC, id DESC LIMIT 1) l ON true
+      WHERE ${where}
+     RETURNING 1`,
+    params,
+  )) as unknown[];
+  return { campaign, items: inserted.length };
+}
+
+export async function getCampaign(db: Db, id: string, forUpdate = false): Promise<Campaign | undefined> {
+  const rows = (await db.query(`SELECT * FROM campaigns WHERE id = $1 ${forUpdate ? "FOR UPDATE" : ""}`, [
+    id,
+  ])) as CampaignRow[];
+  return rows[0] && mapCampaign(rows[0]);
+}
+
+export type CampaignCounts = { items: number; kept: number; revoked: number; open: number };
+
+export async function listCampaigns(db: Db): Promise<(Campaign & { counts: CampaignCounts })[]> {
+  const rows = (await db.query(
+    `SELECT c.*, coalesce(n.items, 0) AS items, coalesce(n.kept, 0) AS kept, coalesce(n.revoked, 0) AS revoked
+       FROM campaigns c LEFT JOIN LATERAL (
+         SELECT count(*)::int AS items, count(*) FILTER (WHERE decision = 'keep')::int AS kept,
+                count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
+           FROM campaign_items WHERE campaign_id = c.id) n ON true
+      ORDER BY c.started_at DESC`,
+  )) as (CampaignRow & { items: number; kept: number; revoked: number })[];
+  return rows.map((r) => ({
+    ...mapCampaign(r),
+    counts: { items: r.items, kept: r.kept, revoked: r.revoked, open: r.items - r.kept - r.revoked },
+  }));
+}
+
+export async function countCampaignItems(
+  db: Db,
+  campaignId: string,
+): Promise<CampaignCounts & { byReviewer: Record<string, number> }> {
+  const rows = (await db.query(
+    `SELECT reviewer, count(*)::int AS items, count(*) FILTER (WHERE decision = 'keep')::int AS kept,
+            count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
+       FROM campaign_items WHERE campaign_id = $1 GROUP BY reviewer`,
+    [campaignId],
+  )) as { reviewer: string; items: number; kept: number; revoked: number }[];
+  const total = { items: 0, kept: 0, revoked: 0, open: 0, byReviewer: {} as Record<string, number> };
+  for (const r of rows) {
+    total.items += r.items;
+    total.kept += r.kept;
+    total.revoked += r.revoked;
+    const open = r.items - r.kept - r.revoked;
+    total.open += open;
+    if (open) total.byReviewer[r.reviewer] = open;
+  }
+  return total;
+}
+
+export type ItemFilter = {
+  reviewers?: string[];
+  user?: string;
+  workspace?: string;
+  permission?: string;
+  decision?: "keep" | "revoke" | "open";
+};
+
+/** One page of items in userName order, after the item `afterId` of that order. */
+export async function listCampaignItems(
+  db: Db,
+  campaignId: string,
+  filter: ItemFilter,
+  after: { userName: string; id: string } | undefined,
+  limit: number,
+): Promise<CampaignItem[]> {
+  const params: unknown[] = [campaignId];
+  const add = (v: unknown) => `$${params.push(v)}`;
+  const where = ["campaign_id = $1"];
+  if (filter.reviewers) where.push(`reviewer = ANY(${add(filter.reviewers)}::text[])`);
+  if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
+  if (filter.workspace) where.push(`workspace = ${add(filter.workspace)}`);
+  if (filter.permission) where.push(`permission = ${add(filter.permission)}`);
+  if (filter.decision === "open") where.push(`decision IS NULL`);
+  else if (filter.decision) where.push(`decision = ${add(filter.decision)}`);
+  if (after) where.push(`(user_name, id) > (${add(after.userName)}, ${add(after.id)}::bigint)`);
+  const rows = (await db.query(
+    `SELECT * FROM campaign_items WHERE ${where.join(" AND ")} ORDER BY user_name, id LIMIT ${add(limit)}`,
+    params,
+  )) as ItemRow[];
+  return rows.map(mapItem);
+}
+
+/** The items given, locked, that are still undecided. */
+export async function lockOpenItems(tx: Db, campaignId: string, itemIds: readonly string[]): Promise<CampaignItem[]> {
+  const rows = (await tx.query(
+    `SELECT * FROM campaign_items WHERE campaign_id = $1 AND id = ANY($2::bigint[]) AND decision IS NULL ORDER BY id FOR UPDATE`,
+    [campaignId, itemIds],
+  )) as ItemRow[];
+  return rows.map(mapItem);
+}
+
+export async function getCampaignItems(
+  db: Db,
+  campaignId: string,
+  itemIds: readonly string[],
+): Promise<CampaignItem[]> {
+  const rows = (await db.query(`SELECT * FROM campaign_items WHERE campaign_id = $1 AND id = ANY($2::bigint[])`, [
+    campaignId,
+    itemIds,
+  ])) as ItemRow[];
+  return rows.map(mapItem);
+}
+
+export async function recordDecisions(
+  tx: Db,
+  itemIds: readonly string[],
+  decision: { decision: "keep" | "revoke"; comment: string | null; by: string; at: Date },
+): Promise<void> {
+  await tx.query(
+    `UPDATE campaign_items SET decision = $2, comment = $3, decided_by = $4, decided_at = $5 WHERE id = ANY($1::bigint[])`,
+    [itemIds, decision.decision, decision.comment, decision.by, decision.at],
+  );
+}
+
+/** Undecided items of a campaign, locked, for its close. */
+export async function lockUndecidedItems(tx: Db, campaignId: string): Promise<CampaignItem[]> {
+  const rows = (await tx.query(
+    `SELECT * FROM campaign_items WHERE campaign_id = $1 AND decision IS NULL ORDER BY user_name, id FOR UPDATE`,
+    [campaignId],
+  )) as ItemRow[];
+  return rows.map(mapItem);
+}
+
+export async function markCampaignClosed(
+  tx: Db,
+  id: string,
+  closed: { at: Date; by: string; summary: CloseSummary },
+): Promise<void> {
+  await tx.query(`UPDATE campaigns SET closed_at = $2, closed_by = $3, close_summary = $4 WHERE id = $1`, [
+    id,
+    closed.at,
+    closed.by,
+    JSON.stringify(closed.summary),
+  ]);
+}
+
+/** Open campaigns due by `at` (the scheduler closes them). */
+export async function listCampaignsDue(db: Db, at: Date): Promise<Campaign[]> {
+  const rows = (await db.query(`SELECT * FROM campaigns WHERE closed_at IS NULL AND due_at <= $1 ORDER BY due_at`, [
+    at,
+  ])) as CampaignRow[];
+  return rows.map(mapCampaign);
+}
+
+/** Open campaigns not yet reminded whose due date is within `before` of `at`. */
+export async function listCampaignsToRemind(db: Db, at: Date, beforeMs: number): Promise<Campaign[]> {
+  const rows = (await db.query(
+    `SELECT * FROM campaigns WHERE closed_at IS NULL AND reminded_at IS NULL AND due_at > $1 AND due_at <= $1 + make_interval(secs => $2::double precision / 1000)
+      ORDER BY due_at`,
+    [at, beforeMs],
+  )) as CampaignRow[];
+  return rows.map(mapCampaign);
+}
+
+export async function markCampaignReminded(tx: Db, id: string, at: Date): Promise<boolean> {
+  const rows = (await tx.query(
+    `UPDATE campaigns SET reminded_at = $2 WHERE id = $1 AND reminded_at IS NULL RETURNING id`,
+    [id, at],
+  )) as unknown[];
+  return rows.length > 0;
+}

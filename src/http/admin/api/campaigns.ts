@@ -1,0 +1,76 @@
+import { Router, type Request, type Response } from "express";
+import {
+  campaignDetail,
+  campaignItems,
+  campaignList,
+  closeCampaign,
+  decideItems,
+  denyList,
+  liftDeny,
+  startCampaign,
+  type CampaignDeps,
+  type Reviewer,
+} from "../../../admin/campaigns/index.js";
+import { BadRequestError } from "../../../errors.js";
+import { isUuid } from "../../../ids.js";
+
+/**
+ * Access campaigns over the JSON API (docs/access-review.md, "Campaigns"). The bearer token is the
+ * admin's; `as` (query or body) names the reviewer it acts for (their SAML NameID), as the CLI's
+ * `--as` does, so a reviewer's own items and decisions are theirs.
+ */
+export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "keep" | "revoke" }): Router {
+  const router = Router();
+
+  router.get("/campaigns", async (_req, res) => {
+    res.json({ campaigns: await campaignList(deps) });
+  });
+
+  router.post("/campaigns", async (req, res) => {
+    res.status(201).json(await startCampaign(deps, body(req), reviewerOf(req, res).name));
+  });
+
+  router.get("/campaigns/:id", async (req, res) => {
+    res.json(await campaignDetail(deps, String(req.params.id)));
+  });
+
+  router.get("/campaigns/:id/items", async (req, res) => {
+    res.json(await campaignItems(deps, String(req.params.id), reviewerOf(req, res), req.query));
+  });
+
+  router.post("/campaigns/:id/decisions", async (req, res) => {
+    res.json(await decideItems(deps, String(req.params.id), reviewerOf(req, res), body(req)));
+  });
+
+  router.post("/campaigns/:id/close", async (req, res) => {
+    res.json(await closeCampaign(deps, String(req.params.id), reviewerOf(req, res).name, deps.undecidedAtClose));
+  });
+
+  router.get("/denies", async (req, res) => {
+    const userId = typeof req.query.user === "string" ? req.query.user : undefined;
+    if (userId !== undefined && !isUuid(userId)) throw new BadRequestError("user: a user id");
+    res.json({
+      denies: await denyList(deps, { ...(userId ? { userId } : {}), activeOnly: req.query.active === "true" }),
+    });
+  });
+
+  router.post("/denies/:id/lift", async (req, res) => {
+    res.json(await liftDeny(deps, String(req.params.id), reviewerOf(req, res).name));
+  });
+  return router;
+}
+
+function body(req: Request): Record<string, unknown> {
+  const value: unknown = req.body;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new BadRequestError("Send a JSON object (Content-Type: application/json)");
+  return value as Record<string, unknown>;
+}
+
+function reviewerOf(req: Request, res: Response): Reviewer {
+  const raw: unknown = req.method === "GET" ? req.query.as : (req.body as { as?: unknown } | undefined)?.as;
+  const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
+  if (raw === undefined) return { name: actor, role: "admin" };
+  if (typeof raw !== "string" || !raw.trim() || raw.length > 320) throw new BadRequestError("as: a reviewer's name");
+  return { name: raw.trim(), role: "admin" };
+}
