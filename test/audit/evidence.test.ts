@@ -35,6 +35,13 @@ async function untar(bytes: Buffer): Promise<Map<string, string>> {
   return files;
 }
 
+/** The cells of one CSV line as a spreadsheet reads them (exported cells are always quoted, "" is a quote). */
+function csvCells(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((m) =>
+    m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2]!,
+  );
+}
+
 describe("the evidence pack", () => {
   let stack: Stack;
   let dir: string;
@@ -111,14 +118,14 @@ describe("the evidence pack", () => {
         .trim()
         .split("\r\n")
         .slice(1)
-        .map((l) => l.split(",")[0]),
+        .map((l) => csvCells(l)[0]),
     );
     expect([...endUsers].sort()).toEqual(holders);
     expect(files.get("access/access-at-start.csv")!.trim().split("\r\n")).toHaveLength(1);
     // ann's removal is a revocation, with the time the IdP's change was queued and its latency.
     const revocations = files.get("revocations/revocations.csv")!.trim().split("\r\n").slice(1);
     expect(revocations).toHaveLength(1);
-    const [, userName, what, why, queuedAt, appliedAt, latencyMs] = revocations[0]!.split(",");
+    const [, userName, what, why, queuedAt, appliedAt, latencyMs] = csvCells(revocations[0]!);
     expect([userName, what]).toEqual(["ann@example.com", "account removed; companyPermissions: removed admin"]);
     expect(why).toContain("Platform Admins");
     expect(Number(latencyMs)).toBe(new Date(appliedAt!).getTime() - new Date(queuedAt!).getTime());
