@@ -127,9 +127,7 @@ describe("drift.found and resync.failed", () => {
       mappings: new Proxy(stack.service.mappings, {
         // The resync plans with the mapping in force (MappingStore.inForce).
         get: (target, name) =>
-          name === "inForce"
-            ? () => Promise.reject(new Error("mapping unreadable"))
-            : Reflect.get(target, name),
+          name === "inForce" ? () => Promise.reject(new Error("mapping unreadable")) : Reflect.get(target, name),
       }),
     };
     const runId = await createRun(deps, { dryRun: false, verify: false, trigger: "api", actor: "test" });

@@ -97,7 +97,14 @@ describe("docker compose: the documented first run", () => {
 
   it("compose refuses to start while .env lacks a value the connector needs", async () => {
     const dotenv = await documentedEnvFile();
-    for (const required of ["SCIM_TOKEN", "ADMIN_TOKEN", "METRICS_TOKEN", "PLATFORM_URL", "PLATFORM_SCIM_TOKEN", "POSTGRES_PASSWORD"]) {
+    for (const required of [
+      "SCIM_TOKEN",
+      "ADMIN_TOKEN",
+      "METRICS_TOKEN",
+      "PLATFORM_URL",
+      "PLATFORM_SCIM_TOKEN",
+      "POSTGRES_PASSWORD",
+    ]) {
       const { [required]: _, ...without } = dotenv;
       await expect(composeServices(without), required).rejects.toThrow(`required variable ${required} is missing`);
     }
