@@ -29,7 +29,7 @@ const run = promisify(execFile);
 /** The `KEY=value` lines of the `.env` the documented block writes, with its `$(openssl rand …)` run. */
 async function documentedEnvFile(): Promise<Record<string, string>> {
   const doc = await readFile(path.join(ROOT, "docs/operations.md"), "utf8");
-  const block = /<!-- compose-first-run -->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
+  const block = /<!-- compose-first-run -->\n+```sh\n([\s\S]*?)```/.exec(doc)?.[1];
   if (!block) throw new Error("docs/operations.md has no compose-first-run block");
   const env = /cat > \.env <<EOF\n([\s\S]*?)\nEOF/.exec(block)?.[1];
   if (!env) throw new Error("the compose-first-run block writes no .env");
