@@ -26,6 +26,7 @@ import { channelsFromEnv, createNotifications, type Notifications } from "./noti
 import { readCertificate } from "./notify/conditions.js";
 import { serverClasses, type ServerClasses } from "./http/serverClasses.js";
 import { HttpDrain } from "./http/drain.js";
+import { answerClientError } from "./http/clientError.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
@@ -282,6 +283,7 @@ async function listen(host: string, port: number, classes: ServerClasses | undef
     ? createServer({ IncomingMessage: classes.IncomingMessage, ServerResponse: classes.ServerResponse })
     : createServer();
   server.keepAliveTimeout = 65_000;
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());

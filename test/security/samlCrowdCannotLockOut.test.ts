@@ -1,11 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
+import { spawnSamlConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
-import { IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 
 /**
  * Everyone behind one office NAT or ingress shares an address. 50 single sign-on starts from it
@@ -31,19 +27,11 @@ describe("a crowd behind one address cannot lock its admins out of single sign-o
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-saml-crowd-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
-    connector = await spawnConnector({
-      DATABASE_URL: database.url,
-      SCIM_TOKEN: IDP_TOKEN,
-      MAPPING_FILE: mappingFile,
-      RECONCILE_WORKERS: "0",
-      RESYNC_CRON: "off",
-      SAML_ENTRY_POINT: "https://idp.example.test/sso",
-      SAML_ISSUER: SP_ENTITY,
-      SAML_IDP_CERT: idp.cert,
-      SAML_CALLBACK_URL: ACS,
+    connector = await spawnSamlConnector({
+      databaseUrl: database.url,
+      idpCert: idp.cert,
+      issuer: SP_ENTITY,
+      callbackUrl: ACS,
     });
   }, 90_000);
   afterAll(async () => {

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { freePort } from "../../src/db/embedded.js";
+import { IDP_TOKEN, TEST_MAPPING } from "./stack.js";
 
 /**
  * The connector as a real child process (`bin/scim-connector.js start`), for tests that kill,
@@ -66,4 +69,30 @@ export async function spawnConnector(env: Record<string, string>, port?: number)
       await exited;
     },
   };
+}
+
+/**
+ * The connector in SAML mode as a child process, with the test mapping and no reconcile workers
+ * or resync: the setup of the security tests that sign in through SAML against a real process.
+ */
+export async function spawnSamlConnector(options: {
+  databaseUrl: string;
+  idpCert: string;
+  issuer: string;
+  callbackUrl: string;
+}): Promise<ConnectorProcess> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-saml-"));
+  const mappingFile = path.join(dir, "mapping.yaml");
+  await writeFile(mappingFile, TEST_MAPPING);
+  return spawnConnector({
+    DATABASE_URL: options.databaseUrl,
+    SCIM_TOKEN: IDP_TOKEN,
+    MAPPING_FILE: mappingFile,
+    RECONCILE_WORKERS: "0",
+    RESYNC_CRON: "off",
+    SAML_ENTRY_POINT: "https://idp.example.test/sso",
+    SAML_ISSUER: options.issuer,
+    SAML_IDP_CERT: options.idpCert,
+    SAML_CALLBACK_URL: options.callbackUrl,
+  });
 }
