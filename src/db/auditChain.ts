@@ -20,6 +20,17 @@ function linkHash(previous: string, canonical: string): string {
 }
 
 /**
+ * A column's value in JSON: dates in ISO 8601, and the infinite timestamps PostgreSQL allows (read
+ * by pg as ±Infinity, which JSON cannot hold) as strings, so that no entry can
+ * fail to be chained after the platform call it records.
+ */
+function canonicalValue(value: unknown): unknown {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? "invalid date" : value.toISOString();
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  return value;
+}
+
+/**
  * An entry's canonical bytes: its columns as read back from PostgreSQL (RFC 8785 JSON, dates in
  * ISO 8601), without `id` (the chain orders entries) and `chain_hash`. Null columns are left out, so
  * a nullable column added later leaves older entries' bytes as they were.
@@ -28,7 +39,7 @@ export function canonicalRow(row: Record<string, unknown>): string {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
     if (key === "id" || key === "chain_hash" || value === null || value === undefined) continue;
-    fields[key] = value instanceof Date ? value.toISOString() : value;
+    fields[key] = canonicalValue(value);
   }
   return canonicalize(fields)!;
 }
