@@ -82,7 +82,12 @@ export type QueueRow = {
   priority: number | null;
   trigger: DirtyTrigger;
   attempts: number;
-  enqueuedAt: Date;
+  /**
+   * When the work this row holds was first queued: its enqueue time, or for a row a full resync
+   * queued (enqueued at -infinity, to order by when each account was last verified) the time it
+   * was last marked.
+   */
+  queuedAt: Date;
   /** A full resync asked for this user's account to be checked against the platform. */
   verifyRun: string | null;
   /** When the current burst of grants was first held to settle (null: none held). */
@@ -95,7 +100,7 @@ type Row = {
   priority: number | null;
   trigger: DirtyTrigger;
   attempts: number;
-  enqueued_at: Date;
+  queued_at: Date;
   verify_run: string | null;
   burst_started_at: Date | null;
 };
@@ -105,12 +110,13 @@ const mapRow = (r: Row): QueueRow => ({
   priority: r.priority,
   trigger: r.trigger,
   attempts: r.attempts,
-  enqueuedAt: r.enqueued_at,
+  queuedAt: r.queued_at,
   verifyRun: r.verify_run,
   burstStartedAt: r.burst_started_at,
 });
 
-const COLUMNS = "user_id, generation, priority, trigger, attempts, enqueued_at, verify_run, burst_started_at";
+const COLUMNS = `user_id, generation, priority, trigger, attempts,
+  CASE WHEN enqueued_at = '-infinity' THEN marked_at ELSE enqueued_at END AS queued_at, verify_run, burst_started_at`;
 
 /**
  * Workers hold a session-level advisory lock (WORKER_LOCK_CLASS, workerId) for as long as they

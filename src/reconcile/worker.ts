@@ -234,7 +234,7 @@ export class ReconcileWorker {
     try {
       result = await this.reconciler.reconcile(row.userId, row.trigger, actor, {
         verifyRun: row.verifyRun,
-        queuedAt: row.enqueuedAt,
+        queuedAt: row.queuedAt,
       });
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error; // the claim is given back (work); another pass retries
