@@ -107,8 +107,10 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
   /**
    * One trial's IdP burst, paced over about 1.5 s so a kill can land while it pushes: four
    * joiners, then changes to six random users, in order; the model follows each answered request.
+   * On a loaded machine the connector may not have the work the kill needs queued by then, so the
+   * IdP goes on changing random users until `killed()` (at most 20 s), as an IdP's steady trickle.
    */
-  async function burst(trial: number): Promise<void> {
+  async function burst(trial: number, killed: () => boolean): Promise<void> {
     const joiners: string[] = [];
     for (let k = 0; k < 4; k++) {
       const userName = `k${trial}-${k}@example.com`;
@@ -123,7 +125,8 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
     );
     for (const u of joiners) model.users.get(u)!.groups.add("Marketing");
     const names = [...model.users.keys()];
-    for (let k = 0; k < 6; k++) {
+    const started = Date.now();
+    for (let k = 0; k < 6 || (!killed() && Date.now() - started < 20_000); k++) {
       await delay(80);
       const user = model.users.get(names[Math.floor(Math.random() * names.length)]!)!;
       const move = Math.floor(Math.random() * 4);
@@ -212,8 +215,10 @@ describe(`SIGKILL mid-work, ${TRIALS} trials`, () => {
       }
       etl.start(60);
       let pushing = true;
-      const pushed = burst(trial).finally(() => (pushing = false));
+      let killed = false;
+      const pushed = burst(trial, () => killed).finally(() => (pushing = false));
       const kill = await killMidWork(() => pushing);
+      killed = true;
       expect(kill, "the kill landed mid-work").toMatchObject({ killed: true, idpPushing: true });
       // The poll that chose the moment saw work by construction; what counts is what the kill left.
       expect(kill.queuedAfterKill, "reconciles left to the restarted connector").toBeGreaterThan(0);
