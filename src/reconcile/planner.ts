@@ -128,24 +128,28 @@ function planRemoval(account: AccountState, platformId: string, policies: Polici
   });
   if (!keep && facts.idpDeleted) return deprovision("idp-deleted");
   if (!keep && graceMs <= 0) return deprovision("no-grace");
-  if (!account.strippedAt) {
-    const stripped = strippedUser(account);
-    return {
-      action: "strip",
-      platformId,
-      stripped,
-      changes: diffDashboardUsers(before, stripped),
-      deleteAfter: keep ? null : new Date(facts.now.getTime() + graceMs),
-      forget: keep && facts.idpDeleted === true,
-    };
-  }
+  const stripped = strippedUser(account);
+  const changes = diffDashboardUsers(before, stripped);
+  const strip = (deleteAfter: Date | null): Plan => ({
+    action: "strip",
+    platformId,
+    stripped,
+    changes,
+    deleteAfter,
+    forget: keep && facts.idpDeleted === true,
+  });
+  if (!account.strippedAt) return strip(keep ? null : new Date(facts.now.getTime() + graceMs));
+  // A stripped account holds access again only by drift (someone granted it on the platform and an
+  // enforcing verification recorded it): it is stripped again, its delete keeping its time.
   if (keep) {
+    if (changes.length > 0) return strip(null);
     return facts.idpDeleted
       ? { action: "forget", reason: "deleted in the IdP; the adopted account stays on the platform, stripped" }
       : { action: "none", reason: "stripped; an adopted account is kept (RECONCILE_ON_ADOPTED_DEPROVISION=strip)" };
   }
   const deleteAfter = account.deleteAfter ?? facts.now;
   if (facts.now.getTime() >= deleteAfter.getTime()) return deprovision("grace-ended");
+  if (changes.length > 0) return strip(deleteAfter);
   return { action: "await-delete", platformId, deleteAfter };
 }
 

@@ -569,7 +569,13 @@ export class Reconciler {
           : "the account is missing on the platform",
       });
       if (enforce) {
-        if (observed) await recordApplied(db, userId, account.platformId, observed, clock.now(), { verified: true });
+        // A stripped account stays stripped, its delete at the same time: verifying changes nothing
+        // of what the IdP grants (the planner strips what drift put back).
+        if (observed)
+          await recordApplied(db, userId, account.platformId, observed, clock.now(), {
+            verified: true,
+            stripped: account.strippedAt ? { deleteAfter: account.deleteAfter ?? null } : undefined,
+          });
         else await removeAccount(db, userId);
       }
     }

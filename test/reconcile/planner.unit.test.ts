@@ -202,6 +202,27 @@ describe("planReconcile: strip now, delete later", () => {
       expected: { action: "update", platformId: "p1", reduction: false },
     },
     {
+      name: "stripped, access put back on the platform (drift): strip again, the delete at the same time",
+      desired: null,
+      account: { ...stripped(new Date(now.getTime() + 1)), lastApplied: alice },
+      policies: grace,
+      expected: { action: "strip", deleteAfter: new Date(now.getTime() + 1), stripped: { companyPermissions: [] } },
+    },
+    {
+      name: "stripped, access put back on the platform (drift), grace ended: delete",
+      desired: null,
+      account: { ...stripped(now), lastApplied: alice },
+      policies: grace,
+      expected: { action: "deprovision", reason: "grace-ended" },
+    },
+    {
+      name: "adopted and stripped, access put back on the platform (drift): strip again, never deleted",
+      desired: null,
+      account: { ...stripped(null, false), lastApplied: alice },
+      policies: { ...grace, onAdoptedDeprovision: "strip" },
+      expected: { action: "strip", deleteAfter: null },
+    },
+    {
       name: "adopted, strip policy: stripped and never deleted",
       desired: null,
       account: { ...active(alice), createdByConnector: false },

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -7,6 +8,7 @@ import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";
+import { insertRun, queueVerifications, setRunPhase } from "../../src/db/resyncRepository.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
 import { signInLocally } from "../admin/harness.js";
@@ -23,6 +25,7 @@ import {
   TEST_MAPPING,
   type Stack,
 } from "../support/stack.js";
+import { BY_HAND } from "../support/drift.js";
 import { eventually } from "../support/wait.js";
 import { accountsNamed, requestsTo } from "./helpers.js";
 
@@ -236,6 +239,63 @@ describe("strip now, delete later", () => {
       error: "account deleted after the grace",
     });
     expect((await adminApi(h.stack)("/queue")).body.pendingDeletes).toEqual({ count: 0, nextAt: null });
+  });
+
+  it("access put back by hand on a stripped account: the verification at the grace's end deletes it, without a new grace", async () => {
+    const { id, platformId } = await d.provisioned("drifter@example.com", ["Marketing"]);
+    await d.setActive(id, false);
+    await d.drain();
+    const deleteAfterOf = async () =>
+      (
+        await h.stack.database.db.query<{ delete_after: Date }>(
+          `SELECT delete_after FROM platform_accounts WHERE user_id = $1`,
+          [id],
+        )
+      )[0]!.delete_after;
+    const deleteAt = await deleteAfterOf();
+    // Someone makes the kept account a company admin in the platform's UI, half-way through the grace.
+    const kept = await d.account("drifter@example.com");
+    expect(
+      (
+        await request(h.stack.emulator.url)
+          .put(`/scim/v2/Users/${platformId}`)
+          .set(BY_HAND)
+          .send({
+            schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+            userName: kept!.userName,
+            name: { givenName: "D", familyName: "Test" },
+            department: "marketing",
+            permissions: { companyPermissions: ["admin"], appGroup: [] },
+          })
+      ).status,
+    ).toBe(200);
+    const runId = randomUUID();
+    await h.stack.database.db.transaction(async (tx) => {
+      await insertRun(tx, {
+        id: runId,
+        dryRun: false,
+        verify: true,
+        trigger: "api",
+        actor: null,
+        startedAt: h.clock.now(),
+        owner: "test",
+        usersTotal: 1,
+      });
+      await setRunPhase(tx, runId, "verify", { verifyTotal: 1 });
+      expect(await queueVerifications(tx, runId, [id])).toBe(1);
+    });
+    // The check waits with the pending delete (the row is not claimable before the grace's end).
+    await d.drain();
+    expect((await d.account("drifter@example.com"))?.permissions.companyPermissions).toEqual(["admin"]);
+    expect((await deleteAfterOf()).toISOString()).toBe(deleteAt.toISOString());
+    const before = await d.calls();
+    h.clock.advance(deleteAt.getTime() - h.clock.now().getTime());
+    await d.drain();
+    const log = await d.logOf("drifter@example.com");
+    expect(log.at(-2)).toMatchObject({ action: "drift", outcome: "enforced" });
+    expect(log.at(-1)).toMatchObject({ action: "deprovision", outcome: "succeeded" });
+    expect(await d.account("drifter@example.com")).toBeUndefined();
+    expect(await d.calls()).toEqual({ ...before, del: before.del + 1 });
   });
 
   it("a user deleted in the IdP is deleted on the platform at once", async () => {

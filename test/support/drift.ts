@@ -8,7 +8,7 @@ import { emulatorState, idp, waitForQueueIdle, type Stack } from "./stack.js";
  */
 
 // A person at the platform's own SCIM API, not the connector.
-const BY_HAND = {
+export const BY_HAND = {
   Authorization: "Bearer dev-scim-token",
   "X-Request-Origin": "someone-by-hand",
   "Content-Type": "application/json",
