@@ -62,6 +62,11 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
   return { ...presentCampaign(result.campaign), items: result.items, startMs: Date.now() - startedMs };
 }
 
+export type CampaignSummary = Awaited<ReturnType<typeof campaignList>>[number];
+export type CampaignView = Awaited<ReturnType<typeof campaignDetail>>;
+export type CampaignItemsPage = Awaited<ReturnType<typeof campaignItems>>;
+export type DenyView = ReturnType<typeof presentDeny>;
+
 export async function campaignList(deps: CampaignDeps) {
   return (await listCampaigns(deps.db)).map((c) => ({ ...presentCampaign(c), counts: c.counts }));
 }
@@ -73,8 +78,13 @@ export async function campaignDetail(deps: CampaignDeps, id: string) {
 }
 
 const itemsQuerySchema = z.object({
-  /** `mine` (default): the items this reviewer is to decide; `all`: every item (admins). */
-  reviewer: z.enum(["mine", "all"]).default("mine"),
+  /**
+   * `mine` (default): the items this reviewer is to decide; `all`: every item (admins); a reviewer
+   * as items store it (`name:<NameID>`, `role:<role>`): that reviewer's items (admins, or their own).
+   */
+  reviewer: z
+    .union([z.enum(["mine", "all"]), z.string().regex(/^(name|role):.{1,320}$/, "mine, all, name:… or role:…")])
+    .default("mine"),
   user: z.string().max(320).optional(),
   workspace: z.string().max(200).optional(),
   permission: z.string().max(200).optional(),
@@ -90,9 +100,11 @@ const itemsQuerySchema = z.object({
 export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
   const q = parseInput(itemsQuerySchema, raw);
   await campaignOr404(deps.db, id);
-  if (q.reviewer === "all" && who.role !== "admin") throw new ForbiddenError("Only admins see every reviewer's items");
+  const own = keysOf(who);
+  if (q.reviewer !== "mine" && !own.includes(q.reviewer) && who.role !== "admin")
+    throw new ForbiddenError("Only admins see other reviewers' items");
   const filter: ItemFilter = {
-    ...(q.reviewer === "mine" ? { reviewers: keysOf(who) } : {}),
+    ...(q.reviewer === "mine" ? { reviewers: own } : q.reviewer === "all" ? {} : { reviewers: [q.reviewer] }),
     ...(q.user ? { user: q.user } : {}),
     ...(q.workspace ? { workspace: q.workspace } : {}),
     ...(q.permission ? { permission: q.permission } : {}),
@@ -109,7 +121,11 @@ export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewe
   return { items: page.map(presentItem), nextCursor: items.length > q.limit ? page.at(-1)!.id : null };
 }
 
-/** The denies, active first; of one user when given. */
-export async function denyList(deps: CampaignDeps, filter: { userId?: string; activeOnly?: boolean }) {
-  return (await listDenies(deps.db, filter, 1000)).map(presentDeny);
+/** The denies, active first; of one user or one campaign when given. */
+export async function denyList(
+  deps: CampaignDeps,
+  filter: { userId?: string; campaignId?: string; activeOnly?: boolean },
+  limit = 1000,
+) {
+  return (await listDenies(deps.db, filter, limit)).map(presentDeny);
 }
