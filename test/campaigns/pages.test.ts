@@ -154,6 +154,8 @@ describe("the campaign pages over HTTP", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain("alice@example.com");
     expect(page.text).not.toContain("bob@example.com");
+    // The counts are the reviewer's own items (the page never counts the whole campaign for them).
+    expect(page.text).toContain("<dt>Items to review</dt><dd>2: 2 open, 0 kept, 0 revoked</dd>");
     // No reviewer filter for a viewer, and every reviewer's items are refused to them.
     expect(page.text).not.toContain('name="reviewer"');
     expect((await agent.get(`/admin/campaigns/${campaignId}?reviewer=all`)).status).toBe(403);

@@ -63,7 +63,7 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
 }
 
 export type CampaignSummary = Awaited<ReturnType<typeof campaignList>>[number];
-export type CampaignView = Awaited<ReturnType<typeof campaignDetail>>;
+export type CampaignSummaryView = Awaited<ReturnType<typeof campaignOf>>;
 export type CampaignItemsPage = Awaited<ReturnType<typeof campaignItems>>;
 export type DenyView = ReturnType<typeof presentDeny>;
 
@@ -96,8 +96,22 @@ const itemsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-/** One page of a campaign's items: a reviewer's own by default. */
-export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
+/** A campaign without its counts (they read every item: the campaign page counts only the items it shows). */
+export async function campaignOf(deps: CampaignDeps, id: string) {
+  return presentCampaign(await campaignOr404(deps.db, id));
+}
+
+/**
+ * One page of a campaign's items: a reviewer's own by default. With `counts`, also the open, kept
+ * and revoked items of the same reviewers (the whole campaign for `all`), as the campaign page shows.
+ */
+export async function campaignItems(
+  deps: CampaignDeps,
+  id: string,
+  who: Reviewer,
+  raw: unknown,
+  options: { counts?: boolean } = {},
+) {
   const q = parseInput(itemsQuerySchema, raw);
   await campaignOr404(deps.db, id);
   const own = keysOf(who);
@@ -116,9 +130,18 @@ export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewe
     if (!item) throw new BadRequestError("cursor: not a cursor this API gave");
     after = { userName: item.userName, id: item.id };
   }
-  const items = await listCampaignItems(deps.db, id, filter, after, q.limit + 1);
+  const [items, counts] = await Promise.all([
+    listCampaignItems(deps.db, id, filter, after, q.limit + 1),
+    options.counts ? countCampaignItems(deps.db, id, filter.reviewers) : undefined,
+  ]);
   const page = items.slice(0, q.limit);
-  return { items: page.map(presentItem), nextCursor: items.length > q.limit ? page.at(-1)!.id : null };
+  return {
+    items: page.map(presentItem),
+    nextCursor: items.length > q.limit ? page.at(-1)!.id : null,
+    ...(counts
+      ? { counts: { items: counts.items, open: counts.open, kept: counts.kept, revoked: counts.revoked } }
+      : {}),
+  };
 }
 
 /** The denies, active first; of one user or one campaign when given. */

@@ -1,8 +1,8 @@
 import { Router, type Request, type Response } from "express";
 import {
-  campaignDetail,
   campaignItems,
   campaignList,
+  campaignOf,
   closeCampaign,
   decideItems,
   denyList,
@@ -74,13 +74,15 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const form = formOf(req);
     const who = reviewerOf(req);
     const admin = can(req.adminActor!.role, "campaign");
-    const campaign = await campaignDetail(deps, id);
+    const campaign = await campaignOf(deps, id);
     const [items, denies] = await Promise.all([
-      campaignItems(deps, id, who, {
-        ...form,
-        reviewer: form.reviewer ?? (admin ? "all" : "mine"),
-        limit: String(PAGE_SIZE),
-      }),
+      campaignItems(
+        deps,
+        id,
+        who,
+        { ...form, reviewer: form.reviewer ?? (admin ? "all" : "mine"), limit: String(PAGE_SIZE) },
+        { counts: true },
+      ),
       admin ? denyList(deps, { campaignId: id }, 200) : null,
     ]);
     renderPage(

@@ -1,4 +1,4 @@
-import type { CampaignItemsPage, CampaignView, DenyView } from "../../../../admin/campaigns/index.js";
+import type { CampaignItemsPage, CampaignSummaryView, DenyView } from "../../../../admin/campaigns/index.js";
 import { ActionButton, Badge, CsrfField, Facts, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { DataTable } from "../components/table.js";
@@ -21,7 +21,7 @@ export const CAMPAIGN_FORM_FIELDS = ["reviewer", "decision", "workspace", "permi
 type Item = CampaignItemsPage["items"][number];
 
 export function CampaignPage(props: {
-  campaign: CampaignView;
+  campaign: CampaignSummaryView;
   items: CampaignItemsPage;
   denies: DenyView[] | null;
   form: CampaignForm;
@@ -29,6 +29,7 @@ export function CampaignPage(props: {
   ctx: PageContext;
 }) {
   const { campaign, items, form, ctx } = props;
+  const counts = items.counts;
   const base = `${ctx.basePath}/campaigns/${campaign.id}`;
   const admin = can(ctx.actor.role, "campaign");
   const open = campaign.status === "open";
@@ -43,8 +44,8 @@ export function CampaignPage(props: {
           ["Due", formatTime(campaign.dueAt)],
           ["Started", `${formatTime(campaign.startedAt)} by ${campaign.startedBy}`],
           [
-            "Items",
-            `${campaign.counts.items}: ${campaign.counts.open} open, ${campaign.counts.kept} kept, ${campaign.counts.revoked} revoked`,
+            form.reviewer === "all" || (admin && !form.reviewer) ? "Items" : "Items to review",
+            counts ? `${counts.items}: ${counts.open} open, ${counts.kept} kept, ${counts.revoked} revoked` : "—",
           ],
           [
             "Status",
