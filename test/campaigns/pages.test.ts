@@ -46,6 +46,8 @@ describe("the campaign pages over HTTP", () => {
   let stack: Stack;
   let keys: IdpKeys;
   let campaignId: string;
+  /** A moment the deny was in force (read back as of then once it is lifted). */
+  let afterRevoke: string;
   const evidenceKey = generateKeyPairSync("ed25519");
 
   const api = (path: string) =>
@@ -200,6 +202,7 @@ describe("the campaign pages over HTTP", () => {
       .send({ _csrf: csrf, item: canvases.id, comment: "moved to the data team" });
     expect(revoked.status).toBe(303);
     expect((await agent.get(revoked.headers.location!)).text).toContain("Revoked 1 item.");
+    afterRevoke = new Date().toISOString();
 
     await eventually("the revoke on the platform", async () =>
       (await euPermissions("alice@example.com")).every((p) => p !== "send_campaigns_canvases"),
@@ -259,6 +262,13 @@ describe("the campaign pages over HTTP", () => {
     await eventually("the grant back on the platform", async () =>
       (await euPermissions("alice@example.com")).includes("send_campaigns_canvases"),
     );
+    // The access report now shows no deny; as of a moment it was in force, it does.
+    type Row = { permission: string; deny: { decidedBy: string } | null };
+    const canvases = (rows: Row[]) => rows.find((r) => r.permission === "send_campaigns_canvases")!;
+    const now = (await api("/access?user=alice")).body.rows as Row[];
+    expect(canvases(now).deny).toBeNull();
+    const then = (await api(`/access?user=alice&at=${encodeURIComponent(afterRevoke)}`)).body.rows as Row[];
+    expect(canvases(then).deny).toMatchObject({ decidedBy: "vic@example.com" });
 
     const closed = await agent.post(`/admin/campaigns/${campaignId}/close`).type("form").send({ _csrf: csrf });
     expect(closed.status).toBe(303);
