@@ -181,6 +181,22 @@ describe("the campaign pages over HTTP", () => {
     expect(noComment.status).toBe(400);
     expect(noComment.text).toContain("a revoke needs a comment");
 
+    // Bad input is a clear 4xx page, never a 500.
+    for (const [path, status] of [
+      [`/admin/campaigns/${campaignId}?cursor=abc`, 400],
+      [`/admin/campaigns/${campaignId}?decision=maybe`, 400],
+      [`/admin/campaigns/${campaignId}?reviewer=name%3A`, 400],
+      ["/admin/campaigns/not-a-campaign", 404],
+    ] as const)
+      expect([path, (await agent.get(path)).status]).toEqual([path, status]);
+    for (const item of ["abc", "1".repeat(19)]) {
+      const bad = await agent.post(`/admin/campaigns/${campaignId}/keep`).type("form").send({ _csrf: csrf, item });
+      expect([item, bad.status]).toEqual([item, 400]);
+    }
+    expect(
+      (await agent.post("/admin/campaigns/not-a-campaign/keep").type("form").send({ _csrf: csrf, item: "1" })).status,
+    ).toBe(404);
+
     expect((await api(`/campaigns/${campaignId}`)).body.counts).toMatchObject({ open: 4, kept: 0, revoked: 0 });
     expect((await api("/denies")).body.denies).toEqual([]);
   });

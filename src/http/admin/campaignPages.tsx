@@ -199,7 +199,7 @@ function selected(req: Request): string[] {
 function decidedWords(result: { decided: number; skipped: string[] }, verb: string): string {
   const items = (n: number) => `${n} item${n === 1 ? "" : "s"}`;
   const skipped = result.skipped.length
-    ? ` ${items(result.skipped.length)} already decided were left as they were.`
+    ? ` ${items(result.skipped.length)} no longer open (decided meanwhile, or not in this campaign) were left as they were.`
     : "";
   return `${verb} ${items(result.decided)}.${skipped}`;
 }
