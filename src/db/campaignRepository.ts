@@ -242,15 +242,17 @@ export async function listCampaigns(db: Db): Promise<(Campaign & { counts: Campa
   }));
 }
 
+/** The campaign's counts, or those of some reviewers' items only (a range of the review index). */
 export async function countCampaignItems(
   db: Db,
   campaignId: string,
+  reviewers?: readonly string[],
 ): Promise<CampaignCounts & { byReviewer: Record<string, number> }> {
   const rows = (await db.query(
     `SELECT reviewer, count(*)::int AS items, count(*) FILTER (WHERE decision = 'keep')::int AS kept,
             count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
-       FROM campaign_items WHERE campaign_id = $1 GROUP BY reviewer`,
-    [campaignId],
+       FROM campaign_items WHERE campaign_id = $1 ${reviewers ? "AND reviewer = ANY($2::text[])" : ""} GROUP BY reviewer`,
+    reviewers ? [campaignId, reviewers] : [campaignId],
   )) as { reviewer: string; items: number; kept: number; revoked: number }[];
   const total = { items: 0, kept: 0, revoked: 0, open: 0, byReviewer: {} as Record<string, number> };
   for (const r of rows) {

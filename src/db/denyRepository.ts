@@ -93,12 +93,41 @@ export async function insertDenies(tx: Db, denies: readonly NewDeny[]): Promise<
 }
 
 /** The active denies of these users. */
-export async function listActiveDenies(db: Db, userIds: readonly string[]): Promise<Map<string, AccessDeny[]>> {
+export function listActiveDenies(db: Db, userIds: readonly string[]): Promise<Map<string, AccessDeny[]>> {
+  return listDeniesInForce(db, userIds);
+}
+
+/** Every deny (active first, then the most recent), optionally of one user or one campaign. */
+export async function listDenies(
+  db: Db,
+  filter: { userId?: string; campaignId?: string; activeOnly?: boolean },
+  limit: number,
+): Promise<AccessDeny[]> {
+  const rows = (await db.query(
+    `SELECT * FROM access_denies WHERE ($1::uuid IS NULL OR user_id = $1::uuid) AND ($2::uuid IS NULL OR campaign_id = $2::uuid)
+        AND (NOT $3 OR ended_at IS NULL)
+      ORDER BY ended_at IS NOT NULL, decided_at DESC, id DESC LIMIT $4`,
+    [filter.userId ?? null, filter.campaignId ?? null, filter.activeOnly ?? false, limit],
+  )) as Row[];
+  return rows.map(mapDeny);
+}
+
+/**
+ * The denies in force for these users now (`at` absent) or at `at`: decided by then and not
+ * ended by then. The access report shows them on the rows of the grants they remove.
+ */
+export async function listDeniesInForce(
+  db: Db,
+  userIds: readonly string[],
+  at?: Date,
+): Promise<Map<string, AccessDeny[]>> {
   const byUser = new Map<string, AccessDeny[]>();
   if (!userIds.length) return byUser;
   const rows = (await db.query(
-    `SELECT * FROM access_denies WHERE user_id = ANY($1::uuid[]) AND ended_at IS NULL ORDER BY id`,
-    [userIds],
+    at
+      ? `SELECT * FROM access_denies WHERE user_id = ANY($1::uuid[]) AND decided_at <= $2 AND (ended_at IS NULL OR ended_at > $2) ORDER BY id`
+      : `SELECT * FROM access_denies WHERE user_id = ANY($1::uuid[]) AND ended_at IS NULL ORDER BY id`,
+    at ? [userIds, at] : [userIds],
   )) as Row[];
   for (const r of rows) {
     let list = byUser.get(r.user_id);
@@ -106,20 +135,6 @@ export async function listActiveDenies(db: Db, userIds: readonly string[]): Prom
     list.push(mapDeny(r));
   }
   return byUser;
-}
-
-/** Every deny (active first, then the most recent), optionally of one user. */
-export async function listDenies(
-  db: Db,
-  filter: { userId?: string; activeOnly?: boolean },
-  limit: number,
-): Promise<AccessDeny[]> {
-  const rows = (await db.query(
-    `SELECT * FROM access_denies WHERE ($1::uuid IS NULL OR user_id = $1::uuid) AND (NOT $2 OR ended_at IS NULL)
-      ORDER BY ended_at IS NOT NULL, decided_at DESC, id DESC LIMIT $3`,
-    [filter.userId ?? null, filter.activeOnly ?? false, limit],
-  )) as Row[];
-  return rows.map(mapDeny);
 }
 
 /** Ends active denies; returns those it ended (a deny already ended by someone else is not returned). */

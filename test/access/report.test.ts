@@ -140,9 +140,10 @@ describe("access report against the emulator", () => {
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified,reasonsAsOf",
+      "userName,scope,workspace,team,permission,groups,rules,firstAppliedAt,appliedByLogId,verified,reasonsAsOf,denied",
     );
-    expect(new Set(lines.slice(1).map((l) => cells(l).at(-1)))).toEqual(new Set(["applied"]));
+    // No grant is denied here: the added `denied` column is empty on every row.
+    expect(new Set(lines.slice(1).map((l) => cells(l).slice(-2).join("|")))).toEqual(new Set(["applied|"]));
     // Yesterday both ann and bob were in Support; today only ann is.
     expect(
       lines
@@ -271,7 +272,7 @@ describe("access report against the emulator", () => {
           .trim()
           .split("\r\n")
           .slice(1)
-          .map((l) => cells(l).at(-1)),
+          .map((l) => cells(l).at(-2)), // reasonsAsOf, before the added `denied` column
       ).toEqual(["current", "current"]);
     } finally {
       for (const r of saved)

@@ -2,7 +2,13 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { csvCell } from "../csv.js";
 import { describeReason } from "./grants.js";
-import { accessRows, type AccessQuery, type AccessReportOptions, type AccessRow } from "./report.js";
+import {
+  accessRows,
+  type AccessQuery,
+  type AccessReportOptions,
+  type AccessRow,
+  type AccessRowDeny,
+} from "./report.js";
 
 /**
  * The access report as a file, streamed batch by batch with backpressure: memory stays one batch
@@ -22,6 +28,7 @@ const ACCESS_CSV_COLUMNS = [
   "appliedByLogId",
   "verified",
   "reasonsAsOf",
+  "denied",
 ] as const;
 
 function accessCsvLine(row: AccessRow): string {
@@ -43,8 +50,15 @@ function accessCsvLine(row: AccessRow): string {
     row.appliedByLogId,
     row.verifiedAt?.toISOString() ?? "not verified since",
     row.reasonsAsOf,
+    row.deny ? deniedWords(row.deny) : "",
   ];
   return `${cells.map(csvCell).join(",")}\r\n`;
+}
+
+/** A deny in the CSV's `denied` column: its words and the reviewer's comment. */
+function deniedWords(deny: AccessRowDeny): string {
+  const where = deny.onPlatform ? " (still on the platform: its removal is queued)" : "";
+  return `${deny.words}${where}: ${deny.comment}`;
 }
 
 /**

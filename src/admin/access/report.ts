@@ -15,11 +15,14 @@ import {
   type HeldFilter,
   type IdpFacts,
 } from "../../db/accessRepository.js";
+import { listDeniesInForce, type AccessDeny } from "../../db/denyRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
+import { matchingRules } from "../../mapping/match.js";
 import {
   explainGrants,
   grantKey,
   grantsOf,
+  reasonsFor,
   type ExplainedGrant,
   type Grant,
   type GrantReason,
@@ -60,7 +63,38 @@ export type AccessRow = Grant & {
   appliedByLogId: string | null;
   /** The verification that covers this grant (null: not verified since it was applied). */
   verifiedAt: Date | null;
+  /** A campaign's deny in force on this grant (null: none). */
+  deny: AccessRowDeny | null;
 };
+
+/**
+ * A deny on a row, in words ("revoked in campaign …, by …, on …"). `onPlatform`: the platform still
+ * held the grant (its removal was queued); otherwise the row is the grant the IdP would give, kept
+ * off the platform by the deny.
+ */
+export type AccessRowDeny = {
+  id: string;
+  campaignId: string | null;
+  campaignName: string;
+  decidedBy: string;
+  decidedAt: Date;
+  comment: string;
+  words: string;
+  onPlatform: boolean;
+};
+
+function rowDeny(d: AccessDeny, onPlatform: boolean): AccessRowDeny {
+  return {
+    id: d.id,
+    campaignId: d.campaignId,
+    campaignName: d.campaignName,
+    decidedBy: d.decidedBy,
+    decidedAt: d.decidedAt,
+    comment: d.comment,
+    words: `revoked in campaign "${d.campaignName}", by ${d.decidedBy}, on ${d.decidedAt.toISOString()}`,
+    onPlatform,
+  };
+}
 
 type Context = { query: AccessQuery; mapping: Mapping | null; verifyingRunAt: Date | null };
 
@@ -109,6 +143,7 @@ type Batch = {
   accounts: HeldAccount[];
   history: Awaited<ReturnType<typeof listAppliedHistory>>;
   idp: Awaited<ReturnType<typeof listIdpFacts>>;
+  denies: Map<string, AccessDeny[]>;
 };
 
 /** The next accounts after `cursor`, with their applied history and IdP facts (one query each). */
@@ -124,10 +159,14 @@ async function fetchBatch(
     byId && query.at
       ? await listHeldAccountsById(db, { ...filter, at: query.at }, cursor?.userId, size)
       : await listHeldAccounts(db, filter, cursor, size);
-  if (!accounts.length) return { accounts, history: new Map(), idp: new Map() };
+  if (!accounts.length) return { accounts, history: new Map(), idp: new Map(), denies: new Map() };
   const ids = accounts.map((a) => a.userId);
-  const [history, idp] = await Promise.all([listAppliedHistory(db, ids, query.at), listIdpFacts(db, ids)]);
-  return { accounts, history, idp };
+  const [history, idp, denies] = await Promise.all([
+    listAppliedHistory(db, ids, query.at),
+    listIdpFacts(db, ids),
+    listDeniesInForce(db, ids, query.at),
+  ]);
+  return { accounts, history, idp, denies };
 }
 
 const lastOf = (accounts: HeldAccount[]): HeldCursor => ({
@@ -136,9 +175,10 @@ const lastOf = (accounts: HeldAccount[]): HeldCursor => ({
 });
 
 /** The rows of a batch, per account in order. */
-function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] {
+function rowsOf(ctx: Context, { accounts, history, idp, denies }: Batch): AccessRow[][] {
   return accounts.map((account) => {
     const rows: AccessRow[] = [];
+    const denied = new Map((denies.get(account.userId) ?? []).map((d) => [grantKey(d), d]));
     const since = grantSince(history.get(account.userId) ?? []);
     const facts = idp.get(account.userId);
     // Today: the account's own verification; as of a past moment: the last verifying run by then.
@@ -156,11 +196,40 @@ function rowsOf(ctx: Context, { accounts, history, idp }: Batch): AccessRow[][] 
         firstAppliedAt: start?.since ?? null,
         appliedByLogId: start?.logId ?? null,
         verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
+        deny: null,
+      };
+      const deny = denied.get(grantKey(grant));
+      if (deny) {
+        row.deny = rowDeny(deny, true);
+        denied.delete(grantKey(grant));
+      }
+      if (rowMatches(row, ctx.query)) rows.push(row);
+    }
+    // The grants the platform no longer holds because of a deny: shown where the grant would be.
+    for (const deny of denied.values()) {
+      const { scope, workspace, team, permission } = deny;
+      const grant: Grant = { scope, workspace, team, permission };
+      const row: AccessRow = {
+        ...grant,
+        userId: account.userId,
+        userName: account.userName,
+        reasons: deniedReasons(ctx, grant, facts),
+        reasonsAsOf: "current",
+        firstAppliedAt: null,
+        appliedByLogId: null,
+        verifiedAt: null,
+        deny: rowDeny(deny, false),
       };
       if (rowMatches(row, ctx.query)) rows.push(row);
     }
     return rows;
   });
+}
+
+/** Why the IdP would give a denied grant: the mapping in force and the user's groups now. */
+function deniedReasons(ctx: Context, grant: Grant, facts: IdpFacts | undefined): GrantReason[] {
+  if (!ctx.mapping || !facts) return [];
+  return reasonsFor(grant, matchingRules(facts.groups, ctx.mapping), ctx.mapping, facts.department);
 }
 
 /** Each grant the account holds, with the rules and groups that give it under the mapping in force and the groups now. */

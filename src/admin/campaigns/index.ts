@@ -62,6 +62,11 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
   return { ...presentCampaign(result.campaign), items: result.items, startMs: Date.now() - startedMs };
 }
 
+export type CampaignSummary = Awaited<ReturnType<typeof campaignList>>[number];
+export type CampaignSummaryView = Awaited<ReturnType<typeof campaignOf>>;
+export type CampaignItemsPage = Awaited<ReturnType<typeof campaignItems>>;
+export type DenyView = ReturnType<typeof presentDeny>;
+
 export async function campaignList(deps: CampaignDeps) {
   return (await listCampaigns(deps.db)).map((c) => ({ ...presentCampaign(c), counts: c.counts }));
 }
@@ -73,8 +78,13 @@ export async function campaignDetail(deps: CampaignDeps, id: string) {
 }
 
 const itemsQuerySchema = z.object({
-  /** `mine` (default): the items this reviewer is to decide; `all`: every item (admins). */
-  reviewer: z.enum(["mine", "all"]).default("mine"),
+  /**
+   * `mine` (default): the items this reviewer is to decide; `all`: every item (admins); a reviewer
+   * as items store it (`name:<NameID>`, `role:<role>`): that reviewer's items (admins, or their own).
+   */
+  reviewer: z
+    .union([z.enum(["mine", "all"]), z.string().regex(/^(name|role):.{1,320}$/, "mine, all, name:… or role:…")])
+    .default("mine"),
   user: z.string().max(320).optional(),
   workspace: z.string().max(200).optional(),
   permission: z.string().max(200).optional(),
@@ -86,13 +96,29 @@ const itemsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-/** One page of a campaign's items: a reviewer's own by default. */
-export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
+/** A campaign without its counts (they read every item: the campaign page counts only the items it shows). */
+export async function campaignOf(deps: CampaignDeps, id: string) {
+  return presentCampaign(await campaignOr404(deps.db, id));
+}
+
+/**
+ * One page of a campaign's items: a reviewer's own by default. With `counts`, also the open, kept
+ * and revoked items of the same reviewers (the whole campaign for `all`), as the campaign page shows.
+ */
+export async function campaignItems(
+  deps: CampaignDeps,
+  id: string,
+  who: Reviewer,
+  raw: unknown,
+  options: { counts?: boolean } = {},
+) {
   const q = parseInput(itemsQuerySchema, raw);
   await campaignOr404(deps.db, id);
-  if (q.reviewer === "all" && who.role !== "admin") throw new ForbiddenError("Only admins see every reviewer's items");
+  const own = keysOf(who);
+  if (q.reviewer !== "mine" && !own.includes(q.reviewer) && who.role !== "admin")
+    throw new ForbiddenError("Only admins see other reviewers' items");
   const filter: ItemFilter = {
-    ...(q.reviewer === "mine" ? { reviewers: keysOf(who) } : {}),
+    ...(q.reviewer === "mine" ? { reviewers: own } : q.reviewer === "all" ? {} : { reviewers: [q.reviewer] }),
     ...(q.user ? { user: q.user } : {}),
     ...(q.workspace ? { workspace: q.workspace } : {}),
     ...(q.permission ? { permission: q.permission } : {}),
@@ -104,12 +130,25 @@ export async function campaignItems(deps: CampaignDeps, id: string, who: Reviewe
     if (!item) throw new BadRequestError("cursor: not a cursor this API gave");
     after = { userName: item.userName, id: item.id };
   }
-  const items = await listCampaignItems(deps.db, id, filter, after, q.limit + 1);
+  const [items, counts] = await Promise.all([
+    listCampaignItems(deps.db, id, filter, after, q.limit + 1),
+    options.counts ? countCampaignItems(deps.db, id, filter.reviewers) : undefined,
+  ]);
   const page = items.slice(0, q.limit);
-  return { items: page.map(presentItem), nextCursor: items.length > q.limit ? page.at(-1)!.id : null };
+  return {
+    items: page.map(presentItem),
+    nextCursor: items.length > q.limit ? page.at(-1)!.id : null,
+    ...(counts
+      ? { counts: { items: counts.items, open: counts.open, kept: counts.kept, revoked: counts.revoked } }
+      : {}),
+  };
 }
 
-/** The denies, active first; of one user when given. */
-export async function denyList(deps: CampaignDeps, filter: { userId?: string; activeOnly?: boolean }) {
-  return (await listDenies(deps.db, filter, 1000)).map(presentDeny);
+/** The denies, active first; of one user or one campaign when given. */
+export async function denyList(
+  deps: CampaignDeps,
+  filter: { userId?: string; campaignId?: string; activeOnly?: boolean },
+  limit = 1000,
+) {
+  return (await listDenies(deps.db, filter, limit)).map(presentDeny);
 }

@@ -2,6 +2,8 @@ import { Router, type Request } from "express";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../admin/access/index.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { sendAccessFile } from "./api/access.js";
+import { sendEvidencePack, type EvidenceDeps } from "./api/evidence.js";
+import { requireAction } from "./policy.js";
 import { pageContext, renderPage } from "./ui/render.js";
 import { ACCESS_FORM_FIELDS, AccessPage, type AccessForm } from "./ui/pages/access.js";
 import type { AdminDataSources } from "../../admin/sources.js";
@@ -29,20 +31,36 @@ function queryOf(form: AccessForm) {
   return toAccessQuery(parsed.data);
 }
 
-/** GET /access (the page) and /access/export.csv|json (the whole filtered report, streamed). */
-export function accessRoutes(sources: AdminDataSources): Router {
+/**
+ * GET /access (the page), /access/export.csv|json (the whole filtered report, streamed) and, for
+ * admins, /access/evidence?from=&to= (the signed evidence pack, as /admin/api/evidence writes it: a
+ * download with no side effect, so a GET).
+ */
+export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps): Router {
   const router = Router();
   router.get("/access", async (req, res) => {
     if (!sources.access) throw new NotFoundError("The access report is not available in this build");
     const form = formOf(req);
     const data = await sources.access.page(queryOf(form), form.cursor, PAGE_SIZE, form.totals === "1");
-    renderPage(res, "Access review", <AccessPage data={data} form={form} ctx={pageContext(req)} />, { nav: "access" });
+    const page = (
+      <AccessPage
+        data={data}
+        form={form}
+        evidence={{ signingKey: evidence.evidenceSigningKey !== undefined }}
+        ctx={pageContext(req)}
+      />
+    );
+    renderPage(res, "Access review", page, { nav: "access" });
   });
   router.get(["/access/export.csv", "/access/export.json"], async (req, res) => {
     if (!sources.access) throw new NotFoundError("The access report is not available in this build");
     const query = queryOf(formOf(req));
     const format = req.path.endsWith(".csv") ? "csv" : "json";
     await sendAccessFile(res, sources.access, query, format, req.adminActor?.name ?? "admin");
+  });
+  router.get("/access/evidence", requireAction("evidence"), async (req, res) => {
+    const date = (name: string) => (typeof req.query[name] === "string" ? req.query[name] : undefined);
+    await sendEvidencePack(evidence, date("from"), date("to"), res);
   });
   return router;
 }

@@ -17,6 +17,7 @@ import { issueCsrfToken, verifyCsrf } from "./csrf.js";
 import { draftUpload } from "./upload.js";
 import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
+import { campaignRoutes } from "./campaignPages.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
@@ -108,7 +109,15 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
   router.use(verifyCsrf);
   router.use(issueCsrfToken);
-  router.use(pagesRouter(deps.sources));
+  router.use(
+    pagesRouter(deps.sources, {
+      db: deps.db,
+      clock: deps.clock,
+      mappingFile: env.MAPPING_FILE,
+      ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
+    }),
+  );
+  router.use(campaignRoutes({ db: deps.db, clock: deps.clock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE }));
   router.use(actionsRouter(deps.actions));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);

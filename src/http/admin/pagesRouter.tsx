@@ -14,9 +14,10 @@ import { RunsPage } from "./ui/pages/runs.js";
 import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
 import { sendLogExport } from "./logExport.js";
 import type { AdminDataSources } from "../../admin/sources.js";
+import type { EvidenceDeps } from "./api/evidence.js";
 
 /** The read-only pages (every signed-in role may read). Handlers: parse, fetch from the source, render. */
-export function pagesRouter(sources: AdminDataSources): Router {
+export function pagesRouter(sources: AdminDataSources, evidence: EvidenceDeps): Router {
   const router = Router();
 
   router.get("/", async (req, res) => {
@@ -70,7 +71,7 @@ export function pagesRouter(sources: AdminDataSources): Router {
     });
   });
 
-  router.use(accessRoutes(sources));
+  router.use(accessRoutes(sources, evidence));
 
   const simple = (
     path: string,

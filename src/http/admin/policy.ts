@@ -4,16 +4,19 @@ import { actorForLog, type AdminActor, type AdminRole } from "../../admin/actor.
 import { renderMessagePage } from "./ui/render.js";
 
 /**
- * Every admin UI authorization rule lives here. A viewer reads; an admin also approves held
- * changes, reconciles on demand, starts resyncs, resumes quarantined families
- * and sends test notifications.
+ * Every admin UI authorization rule lives here. A viewer reads and reviews; an admin also approves
+ * held changes, reconciles on demand, starts resyncs, resumes quarantined families, sends test
+ * notifications, starts and closes access campaigns, lifts their denies and downloads evidence packs. Which campaign
+ * items a reviewer may decide is the campaign use case's rule (src/admin/campaigns/decisions.ts:
+ * their own items; an admin any), not a role's.
  */
 
-export type AdminAction = "read" | "approve" | "reconcile" | "resync" | "resume" | "notifyTest";
+export type AdminAction =
+  "read" | "review" | "approve" | "reconcile" | "resync" | "resume" | "notifyTest" | "campaign" | "evidence";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
-  viewer: new Set(["read"]),
-  admin: new Set(["read", "approve", "reconcile", "resync", "resume", "notifyTest"]),
+  viewer: new Set(["read", "review"]),
+  admin: new Set(["read", "review", "approve", "reconcile", "resync", "resume", "notifyTest", "campaign", "evidence"]),
 };
 
 export function can(role: AdminRole | undefined, action: AdminAction): boolean {
@@ -47,9 +50,12 @@ export function requireAction(action: AdminAction) {
 
 const ACTION_WORDS: Record<AdminAction, string> = {
   read: "read this page",
+  review: "decide access campaign items",
   approve: "approve or reject held changes",
   reconcile: "reconcile users on demand",
   resync: "start a full resync",
   resume: "resume a quarantined platform family",
   notifyTest: "send test notifications",
+  campaign: "start or close access campaigns or lift their denies",
+  evidence: "download evidence packs",
 };

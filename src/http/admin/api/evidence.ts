@@ -11,54 +11,68 @@ import { log } from "../../../logging/logger.js";
  * GET or POST /evidence?from=DATE&to=DATE: the signed evidence pack (docs/access-review.md,
  * "Evidence") as a tar download, streamed. Behind the admin token (the admin role).
  */
-export function evidenceApiRouter(deps: {
+
+export type EvidenceDeps = {
   db: Database;
   clock: Clock;
   mappingFile?: string;
   evidenceSigningKey?: KeyObject;
-}): Router {
+};
+
+export function evidenceApiRouter(deps: EvidenceDeps): Router {
   const router = Router();
-  const send = async (req: Request, res: Response) => {
-    const signingKey = deps.evidenceSigningKey;
-    if (!signingKey)
-      throw new AppError(
-        "Evidence packs need EVIDENCE_SIGNING_KEY (an Ed25519 private key, PEM or a file path) in the service's environment",
-        409,
-      );
-    const window = windowOf(req);
-    const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
-    res.setHeader("Content-Disposition", `attachment; filename="${name}"`);
-    res.type("application/x-tar");
-    try {
-      await writeEvidencePack(
-        {
-          db: deps.db,
-          signingKey,
-          now: () => deps.clock.now(),
-          ...(deps.mappingFile ? { mappingFile: deps.mappingFile } : {}),
-        },
-        window,
-        res,
-      );
-    } catch (error) {
-      if (!res.headersSent) throw error;
-      log.error("admin", "evidence pack failed midway", { error });
-      res.destroy();
-    }
+  const send = (req: Request, res: Response) => {
+    const text = (name: string) => {
+      const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
+      return typeof value === "string" ? value : undefined;
+    };
+    return sendEvidencePack(deps, text("from"), text("to"), res);
   };
   router.get("/evidence", send);
   router.post("/evidence", send);
   return router;
 }
 
-function windowOf(req: Request) {
-  const text = (name: string) => {
-    const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
-    return typeof value === "string" ? value : undefined;
-  };
+/**
+ * Streams the signed pack for the window as an attachment: the one way the API and the Access
+ * review page's "Evidence pack" button answer. A missing key (409) or a bad window (400) is thrown
+ * before anything is sent; a failure midway cuts the download (a tar without its end is no pack).
+ */
+export async function sendEvidencePack(
+  deps: EvidenceDeps,
+  from: string | undefined,
+  to: string | undefined,
+  res: Response,
+): Promise<void> {
+  const signingKey = deps.evidenceSigningKey;
+  if (!signingKey)
+    throw new AppError(
+      "Evidence packs need EVIDENCE_SIGNING_KEY (an Ed25519 private key, PEM or a file path) in the service's environment",
+      409,
+    );
+  let window;
   try {
-    return parseEvidenceWindow(text("from"), text("to"));
+    window = parseEvidenceWindow(from, to);
   } catch (error) {
     throw new BadRequestError((error as Error).message);
+  }
+  const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
+  res.setHeader("Content-Disposition", `attachment; filename="${name}"`);
+  res.type("application/x-tar");
+  try {
+    await writeEvidencePack(
+      {
+        db: deps.db,
+        signingKey,
+        now: () => deps.clock.now(),
+        ...(deps.mappingFile ? { mappingFile: deps.mappingFile } : {}),
+      },
+      window,
+      res,
+    );
+  } catch (error) {
+    if (!res.headersSent) throw error;
+    log.error("admin", "evidence pack failed midway", { error });
+    res.destroy();
   }
 }

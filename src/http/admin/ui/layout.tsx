@@ -5,7 +5,7 @@ import type { AdminActor } from "../../../admin/actor.js";
 export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
 export type NavKey =
-  "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access";
+  "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access" | "campaigns";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
@@ -13,6 +13,7 @@ const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "users", label: "Users", path: "/users" },
   { key: "mapping", label: "Mapping", path: "/mapping" },
   { key: "access", label: "Access review", path: "/access" },
+  { key: "campaigns", label: "Campaigns", path: "/campaigns" },
   { key: "approvals", label: "Approvals", path: "/approvals" },
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },

@@ -2,6 +2,7 @@ import type { AccessPageData, AccessRow } from "../../../../admin/access/index.j
 import { describeReason } from "../../../../admin/access/grants.js";
 import { Badge, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
+import { can } from "../../policy.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 
@@ -27,7 +28,17 @@ function where(row: AccessRow): string {
   return [row.workspace, row.team].filter(Boolean).join(" › ") || "—";
 }
 
-export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: AccessForm; ctx: PageContext }) {
+export function AccessPage({
+  data,
+  form,
+  evidence,
+  ctx,
+}: {
+  data: AccessPageData;
+  form: AccessForm;
+  evidence: { signingKey: boolean };
+  ctx: PageContext;
+}) {
   const base = `${ctx.basePath}/access`;
   const kept = new URLSearchParams(ACCESS_FORM_FIELDS.flatMap((k) => (form[k] ? [[k, form[k]!]] : [])));
   const link = (extra: Record<string, string>) =>
@@ -76,9 +87,9 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
             cell: (r) => (
               <span>
                 <Badge>{SCOPE_LABEL[r.scope]}</Badge> <code>{r.permission}</code>
+                {r.deny ? <DenyNote deny={r.deny} ctx={ctx} /> : null}
               </span>
             ),
-            nowrap: true,
           },
           { label: "Workspace › team", cell: where },
           {
@@ -109,12 +120,24 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
           },
           {
             label: "Held since",
-            cell: (r) => (r.firstAppliedAt ? formatTime(r.firstAppliedAt) : "before the log's retention"),
+            cell: (r) =>
+              r.firstAppliedAt
+                ? formatTime(r.firstAppliedAt)
+                : r.deny && !r.deny.onPlatform
+                  ? "not held (denied)"
+                  : "before the log's retention",
             nowrap: true,
           },
           {
             label: "Verified",
-            cell: (r) => (r.verifiedAt ? formatTime(r.verifiedAt) : <Badge tone="warn">not verified since</Badge>),
+            cell: (r) =>
+              r.verifiedAt ? (
+                formatTime(r.verifiedAt)
+              ) : r.deny && !r.deny.onPlatform ? (
+                "—"
+              ) : (
+                <Badge tone="warn">not verified since</Badge>
+              ),
             nowrap: true,
           },
         ]}
@@ -125,6 +148,7 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
           <a href={link({ cursor: data.nextCursor })}>Next →</a>
         </nav>
       ) : null}
+      {can(ctx.actor.role, "evidence") ? <EvidenceForm signingKey={evidence.signingKey} ctx={ctx} /> : null}
       <Section title="Totals per workspace × permission">
         {data.totals === null ? (
           <p>
@@ -174,5 +198,53 @@ export function AccessPage({ data, form, ctx }: { data: AccessPageData; form: Ac
         />
       </Section>
     </div>
+  );
+}
+
+/** A denied grant: "revoked in campaign …, by …, on …", linked to the campaign. */
+function DenyNote({ deny, ctx }: { deny: NonNullable<AccessRow["deny"]>; ctx: PageContext }) {
+  return (
+    <span class="deny">
+      <br />
+      <Badge tone="bad">{deny.onPlatform ? "revoked, removal queued" : "revoked"}</Badge>{" "}
+      {deny.campaignId ? <a href={`${ctx.basePath}/campaigns/${deny.campaignId}`}>{deny.words}</a> : deny.words}
+      <span class="hint"> · {deny.comment}</span>
+    </span>
+  );
+}
+
+/**
+ * The evidence pack download (admins): a GET form, since writing the pack changes nothing. Without
+ * EVIDENCE_SIGNING_KEY the page says so instead of offering a button that can only fail.
+ */
+function EvidenceForm({ signingKey, ctx }: { signingKey: boolean; ctx: PageContext }) {
+  return (
+    <Section title="Evidence pack" id="evidence">
+      {signingKey ? (
+        <form method="get" action={`${ctx.basePath}/access/evidence`} class="filters">
+          <label>
+            <span>From (UTC day)</span>
+            <input type="date" name="from" required />
+          </label>
+          <label>
+            <span>To (UTC day, included)</span>
+            <input type="date" name="to" required />
+          </label>
+          <button type="submit" class="button">
+            Download the evidence pack
+          </button>
+        </form>
+      ) : (
+        <p class="hint">
+          Evidence packs are signed: set EVIDENCE_SIGNING_KEY (an Ed25519 private key, PEM or a file path) in the
+          service's environment to download them here or with <code>scim-connector evidence</code>.
+        </p>
+      )}
+      <p class="hint">
+        One signed archive for the window: the access report at its start and end, every change in words, the
+        revocations and how long each took to reach the platform, the mapping in force. Check it with{" "}
+        <code>scim-connector evidence verify FILE</code>.
+      </p>
+    </Section>
   );
 }

@@ -1,0 +1,44 @@
+import request from "supertest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccessReport, type AccessReport } from "../../src/admin/access/index.js";
+import { signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
+
+/**
+ * The Access review page's "Evidence pack" form without EVIDENCE_SIGNING_KEY: the page says what
+ * to set instead of offering a button that can only fail, and the download answers 409 naming the
+ * setting. (With a key, the download and its verification: test/campaigns/pages.test.ts.)
+ */
+describe("the evidence pack button without a signing key", () => {
+  let h: AdminHarness;
+  let agent: request.Agent;
+  let report: AccessReport | undefined;
+  beforeAll(async () => {
+    // The real access report, over the harness's own (empty) database, made once that exists.
+    h = await startAdminHarness(
+      {},
+      {
+        access: {
+          page: (...args) => report!.page(...args),
+          export: (...args) => report!.export(...args),
+        },
+      },
+    );
+    report = createAccessReport({ db: h.database.db });
+    agent = request.agent(h.app);
+    await signInLocally(agent);
+  });
+  afterAll(async () => {
+    await h?.database.drop();
+  });
+
+  it("the page names EVIDENCE_SIGNING_KEY instead of the button, and the download answers 409 saying so", async () => {
+    const page = await agent.get("/admin/access");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Evidence pack");
+    expect(page.text).toContain("set EVIDENCE_SIGNING_KEY");
+    expect(page.text).not.toContain("Download the evidence pack");
+    const download = await agent.get("/admin/access/evidence?from=2026-01-01&to=2026-01-31");
+    expect(download.status).toBe(409);
+    expect(download.text).toContain("Evidence packs need EVIDENCE_SIGNING_KEY");
+  });
+});
