@@ -1,5 +1,5 @@
 import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { listUsersWithGroups } from "../db/idpUserRepository.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";

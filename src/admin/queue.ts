@@ -1,4 +1,4 @@
-import type { BudgetStatus } from "../db/budgetRepository.js";
+import type { BudgetStatus } from "../reconcile/budgetLedger.js";
 import type { QueueStatus } from "../reconcile/queueStatus.js";
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { debitBudget } from "../db/budgetRepository.js";
+import { debitBudget } from "./budgetLedger.js";
 import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import {

@@ -15,7 +15,7 @@ import {
   type QueueRow,
 } from "../db/reconcileQueueRepository.js";
 import type { WorkerLease } from "../db/workerLease.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
 import { BackgroundLoop } from "../backgroundLoop.js";
 import { isTransientDatabaseError } from "../errors.js";

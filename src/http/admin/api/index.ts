@@ -3,7 +3,7 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
-import { getBudgetStatus } from "../../../db/budgetRepository.js";
+import { getBudgetStatus } from "../../../reconcile/budgetLedger.js";
 import { listHolds } from "../../../db/holdRepository.js";
 import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
 import { AppError, BadRequestError, NotFoundError, sqlState } from "../../../errors.js";
