@@ -184,6 +184,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     quarantine,
     notifications,
   });
+  const access = createAccessReport({ db, mappingFile: env.MAPPING_FILE });
   const app = createApp({
     env,
     db,
@@ -191,6 +192,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     publicUrl,
     adminApi: {
       budget,
+      access,
       mappingFile: env.MAPPING_FILE,
       ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
       campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
@@ -200,7 +202,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       notifications,
       onMirrorRequeue: () => mirror?.notify(),
     },
-    adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
+    adminSources: { ...admin.sources, access },
     adminActions: admin.actions,
     metrics,
     draining: probes.draining,

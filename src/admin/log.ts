@@ -1,6 +1,7 @@
 import { getAccount } from "../db/platformAccountRepository.js";
 import {
   getLogEntry,
+  listLog,
   listLogPage,
   type LogEntry,
   type LogFilterFields,
@@ -167,9 +168,42 @@ export async function logExport(deps: AdminDataDeps, filter: LogFilter): Promise
   return page.rows.map(presentLogRow);
 }
 
+/** The JSON API's filters (GET /admin/api/log): ISO times, and a cursor rather than a page number. */
+export type LogQuery = Omit<LogFilter, "from" | "to" | "page"> & {
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+};
+
+/** GET /admin/api/log: presented entries, newest first, and the cursor of the next page. */
+export async function logEntries(
+  deps: Pick<AdminDataDeps, "db">,
+  q: LogQuery,
+): Promise<{ entries: LogEntryView[]; nextCursor: string | null }> {
+  const page = await listLog(deps.db, {
+    ...q,
+    since: q.since ? new Date(q.since) : undefined,
+    until: q.until ? new Date(q.until) : undefined,
+    before: q.cursor,
+  });
+  return { entries: page.entries.map(presentLogEntry), nextCursor: page.nextCursor };
+}
+
+/** One entry as the JSON API presents it; undefined when no entry has that id. */
+export async function logEntryView(deps: Pick<AdminDataDeps, "db">, id: string): Promise<LogEntryView | undefined> {
+  const entry = await findEntry(deps, id);
+  return entry && presentLogEntry(entry);
+}
+
+/** A bigint id; anything else cannot exist (and is not sent to PostgreSQL). */
+async function findEntry(deps: Pick<AdminDataDeps, "db">, id: string): Promise<LogEntry | undefined> {
+  if (!/^\d{1,18}$/.test(id)) return undefined;
+  return getLogEntry(deps.db, id);
+}
+
 export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntryDetail | undefined> {
-  if (!/^\d{1,18}$/.test(id)) return undefined; // a bigint id; anything else cannot exist
-  const entry = await getLogEntry(deps.db, id);
+  const entry = await findEntry(deps, id);
   if (!entry) return undefined;
   const account = entry.userId ? await getAccount(deps.db, entry.userId) : undefined;
   const trees = logEntryTrees(entry);
