@@ -8,7 +8,7 @@ import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { MappingAgreement } from "../mapping/store.js";
-import { failedAuthThrottle } from "./authThrottle.js";
+import { failedAuthThrottle } from "../auth/authThrottle.js";
 import { healthRouter } from "./health.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";

@@ -35,7 +35,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly reconcileOutcomes: Counter<"action" | "outcome">;
   readonly scimRequestDuration: Histogram<"method" | "route" | "status_class">;
-  /** Failed authentications and those refused by the throttles (src/http/authThrottle.ts), this process's share. */
+  /** Failed authentications and those refused by the throttles (src/auth/authThrottle.ts), this process's share. */
   readonly authFailures: Counter<"surface">;
   readonly authThrottled: Counter<"surface" | "scope">;
   private readonly gauges;

@@ -5,7 +5,7 @@ import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError, sqlState } from "../../errors.js";
-import { failedAuthThrottle, type AuthThrottleMetrics } from "../authThrottle.js";
+import { failedAuthThrottle, type AuthThrottleMetrics } from "../../auth/authThrottle.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "../../admin/actor.js";
 import { actionsRouter } from "./actionsRouter.js";

@@ -9,7 +9,7 @@ import { TokenRepository } from "../../db/tokenRepository.js";
 import { NotFoundError } from "../../errors.js";
 import { scimRouteTemplate } from "../../metrics/scimRoutes.js";
 import { idpActivityNoter } from "../../notify/conditions.js";
-import { failedAuthThrottle } from "../authThrottle.js";
+import { failedAuthThrottle } from "../../auth/authThrottle.js";
 import { localsOf } from "../requestContext.js";
 import { scimAuthenticator } from "./auth.js";
 import { scimBodyReader } from "./body.js";

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
-import type { FailedAuthThrottle } from "../../authThrottle.js";
+import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
 
 /** The actor the log names for a call with the admin bearer token. */
 const ADMIN_API_ACTOR = "admin-api";

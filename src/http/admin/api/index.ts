@@ -13,7 +13,7 @@ import type { AccessReport } from "../../../admin/access/index.js";
 import { decideAllHolds, decideHold, listHeld } from "../../../admin/approvals.js";
 import { logEntries, logEntryView } from "../../../admin/log.js";
 import { budgetView, queueView } from "../../../admin/queue.js";
-import type { FailedAuthThrottle } from "../../authThrottle.js";
+import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
 import { validate } from "../../validate.js";
 import { accessApiRouter } from "./access.js";
 import { evidenceApiRouter } from "./evidence.js";
