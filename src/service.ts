@@ -4,6 +4,9 @@ import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { createAccessReport } from "./admin/access/index.js";
+import { ScimTokenVerifier } from "./auth/scimTokens.js";
+import { AdminSessionRepository } from "./db/adminSessionRepository.js";
+import { TokenRepository } from "./db/tokenRepository.js";
 import { createAdminData } from "./admin/index.js";
 import { createApp, createProbesApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -203,6 +206,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       onMirrorRequeue: () => mirror?.notify(),
     },
     adminSources: { ...admin.sources, access },
+    adminSessions: new AdminSessionRepository(db),
+    scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN),
     adminActions: admin.actions,
     metrics,
     draining: probes.draining,
