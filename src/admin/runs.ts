@@ -61,7 +61,7 @@ export type RunView = ReturnType<typeof presentRun>;
 export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
 
 /** A run with its verification ETA at the budget's current pace. */
-export async function presentRunWithEta(
+async function presentRunWithEta(
   deps: { db: Database; budget: BudgetPolicy },
   run: ResyncRun,
   now: Date,
