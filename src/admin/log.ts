@@ -8,6 +8,7 @@ import {
   type LogSummary,
 } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
+import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS } from "../reconcile/vocabulary.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
@@ -92,25 +93,10 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
   platformCall: { method: string; path: string; status: number | null } | null;
 };
 
-/** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
-const LOG_ACTIONS = [
-  "create",
-  "update",
-  "deprovision",
-  "adopt",
-  "verify",
-  "drift",
-  "hold",
-  "needs-admin",
-  "approve",
-  "reject",
-  "reconcile-now",
-  "resync",
-  "mapping",
-  "platform-change",
-];
-const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
-const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
+/** The choices of the log's filter selects: the log's vocabulary (src/reconcile/vocabulary.ts). */
+const LOG_ACTION_CHOICES: string[] = [...LOG_ACTIONS];
+const LOG_OUTCOME_CHOICES: string[] = [...LOG_OUTCOMES];
+const LOG_TRIGGER_CHOICES: string[] = [...TRIGGER_KINDS];
 
 /** Most rows one export returns (newest first). */
 const LOG_EXPORT_CAP = 10_000;
@@ -157,9 +143,9 @@ export async function logPage(
   return {
     rows: page.rows.map(presentLogRow),
     hasNext: page.hasNext,
-    actions: LOG_ACTIONS,
-    outcomes: LOG_OUTCOMES,
-    triggers: LOG_TRIGGERS,
+    actions: LOG_ACTION_CHOICES,
+    outcomes: LOG_OUTCOME_CHOICES,
+    triggers: LOG_TRIGGER_CHOICES,
   };
 }
 

@@ -4,7 +4,8 @@ import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
 import type { Database, Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
-import { markDirtyCtes, markDirtyParams, type DirtyTrigger } from "./reconcileQueueRepository.js";
+import { markDirtyCtes, markDirtyParams } from "./reconcileQueueRepository.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";
 

@@ -10,7 +10,8 @@ import {
   mappingInForce,
   swapMappingState,
 } from "../db/mappingStateRepository.js";
-import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
+import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
 

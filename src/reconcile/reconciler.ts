@@ -14,13 +14,9 @@ import {
   removeAccount,
   type PlatformAccount,
 } from "../db/platformAccountRepository.js";
-import { countPendingDeprovisions, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
-import {
-  countDeprovisionsSince,
-  writeLogEntry,
-  type LogAction,
-  type LogOutcome,
-} from "../db/reconcileLogRepository.js";
+import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger, LogAction, LogOutcome } from "./vocabulary.js";
+import { countDeprovisionsSince, writeLogEntry } from "../db/reconcileLogRepository.js";
 import { log, withLogContext } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
