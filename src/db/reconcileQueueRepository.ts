@@ -338,13 +338,14 @@ export async function isQueued(db: Queryable, userId: string): Promise<boolean> 
 
 /**
  * Deprovisions classified and waiting, and deletes whose grace has ended by `now` (the breaker
- * counts them: a wave of strips comes due at once when its grace ends).
+ * counts them: a wave of strips comes due at once when its grace ends). `priority` is the one the
+ * planner gives a deprovision (src/reconcile/planner.ts `PRIORITY.deprovision`).
  */
-export async function countPendingDeprovisions(db: Queryable, now: Date): Promise<number> {
+export async function countPendingDeprovisions(db: Queryable, now: Date, priority: number): Promise<number> {
   const rows: { n: number }[] = await db.query(
     `SELECT count(*)::int AS n FROM reconcile_queue
-      WHERE priority = 0 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
-    [now],
+      WHERE priority = $2 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
+    [now, priority],
   );
   return rows[0]?.n ?? 0;
 }

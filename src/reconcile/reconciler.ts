@@ -26,7 +26,7 @@ import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
-import { planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
+import { PRIORITY, planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
 
 export type ReconcilerDeps = {
@@ -331,7 +331,7 @@ export class Reconciler {
     const [accounts, doneLastHour, queued, held] = await Promise.all([
       countAccounts(db),
       countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
-      countPendingDeprovisions(db, now),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
       countUndecidedHolds(db, "deprovision"),
     ]);
     const pending = queued + held;
@@ -410,7 +410,7 @@ export class Reconciler {
       countAccounts(db),
       countDeprovisionsSince(db, hourAgo),
       countStripsToDeleteSince(db, hourAgo),
-      countPendingDeprovisions(db, now),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
       countUndecidedHolds(db, "deprovision"),
     ]);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
