@@ -7,14 +7,12 @@ import {
   claimPendingChanges,
   prunePushLog,
   recordPushes,
-  settleClaimedChanges,
   type MirrorKind,
   type PushLogEntry,
   type Settlement,
 } from "../db/mirrorSyncRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
-import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import type { QuarantineGate } from "../platform/quarantine.js";
 import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
@@ -26,6 +24,7 @@ import { MIRROR_RATE_LIMITS, TokenBucket, type BucketRule } from "./pacing.js";
 import { pushPreferenceCenters } from "./preferenceCenters.js";
 import { forEachLimited, pushWithBisection, verdictOf, type PushResult, type SendVerdict } from "./pushing.js";
 import { addReports, countSettlements, emptyReport, type CycleReport } from "./report.js";
+import { settleAndNotify } from "./settle.js";
 
 export type { CycleReport } from "./report.js";
 
@@ -287,7 +286,7 @@ export class MirrorSyncWorker extends LoopWorker {
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
     let deferred: Settlement[];
     try {
-      deferred = await this.settleReporting(kind, claimId, settlements);
+      deferred = await settleAndNotify({ db: this.db, clock: this.clock }, kind, claimId, settlements);
     } catch (error) {
       // The database went away after the pushes (a restart): settle as soon as it is back,
       // instead of leaving the claim to wait out its lease (2 minutes by default).
@@ -297,23 +296,6 @@ export class MirrorSyncWorker extends LoopWorker {
     if (deferred.length) this.deferred.push({ kind, claimId, settlements: deferred, tries: 0 });
   }
 
-  /**
-   * Settles claimed changes and queues mirror.parked in the same transaction as the parks it
-   * reports, first time or retried; returns the settlements a locked row held back.
-   */
-  private settleReporting(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<Settlement[]> {
-    return this.db.transaction(async (tx) => {
-      const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
-      await changesParked(
-        tx,
-        this.clock.now(),
-        kind,
-        settlements.filter((s) => !left.includes(s)),
-      );
-      return left;
-    });
-  }
-
   /** Settlements that met a row an ETL transaction was writing, or a database away: tried again each cycle until the lease would have run out. */
   private async retryDeferred(): Promise<void> {
     const maxTries = Math.max(1, Math.floor(this.leaseMs / (this.options.pollIntervalMs ?? 1_000)));
@@ -321,7 +303,7 @@ export class MirrorSyncWorker extends LoopWorker {
     for (const [i, entry] of entries.entries()) {
       let left: Settlement[];
       try {
-        left = await this.settleReporting(entry.kind, entry.claimId, entry.settlements);
+        left = await settleAndNotify({ db: this.db, clock: this.clock }, entry.kind, entry.claimId, entry.settlements);
       } catch (error) {
         this.deferred.push(...entries.slice(i)); // the database is still away: keep them for the next cycle
         throw error;
