@@ -134,6 +134,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         clock,
         transport,
         gate: quarantine,
+        metrics: metrics.mirror,
       })
     : undefined;
   const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
