@@ -1,4 +1,4 @@
-import { knownUserName } from "../db/idpUserRepository.js";
+import { knownUserName } from "../db/idpUserAdminQueries.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import type { LogOutcome } from "../reconcile/vocabulary.js";
 import { AppError, NotFoundError } from "../errors.js";

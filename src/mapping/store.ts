@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "./file.js";
-import { listIdpUserIds } from "../db/idpUserRepository.js";
+import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
 import {
   listGroupRefs,
   listUsersToRederive,
