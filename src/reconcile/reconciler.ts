@@ -118,18 +118,42 @@ export class Reconciler {
     return planUser(this.deps, userId);
   }
 
-  async reconcile(
+  /** Reads the user and its account, then writes the difference. */
+  reconcile(
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null = null,
-    options: { verifyRun?: string | null; queuedAt?: Date | null } = {},
+    options: { queuedAt?: Date | null } = {},
+  ): Promise<ReconcileResult> {
+    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, null);
+  }
+
+  /**
+   * A resync's verification (`verifyRun`, on spare budget only): reads the account on the platform
+   * first and logs any drift, then reconciles as `reconcile` does. The worker chooses it for a
+   * queue row that carries a verification.
+   */
+  verifyAndReconcile(
+    userId: string,
+    trigger: DirtyTrigger,
+    verifyRun: string,
+    actor: string | null = null,
+    options: { queuedAt?: Date | null } = {},
+  ): Promise<ReconcileResult> {
+    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, verifyRun);
+  }
+
+  private async reconcileOne(
+    userId: string,
+    trigger: DirtyTrigger,
+    actor: string | null,
+    queuedAt: Date | null,
+    verifyRun: string | null,
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
-      const runId = options.verifyRun ?? runIdOf(trigger);
-      const unverified = options.verifyRun
-        ? await this.verify(userId, options.verifyRun, reconcileId, trigger)
-        : undefined;
+      const runId = verifyRun ?? runIdOf(trigger);
+      const unverified = verifyRun ? await this.verify(userId, verifyRun, reconcileId, trigger) : undefined;
       const { plan, account, hold, reasons, active } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
@@ -149,7 +173,7 @@ export class Reconciler {
         why: active === undefined ? "deleted in the IdP" : active ? "no mapped group left" : "deactivated in the IdP",
         calls: 0,
         lastStatus: null,
-        queuedAt: options.queuedAt ?? null,
+        queuedAt,
       };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {

@@ -232,10 +232,10 @@ export class ReconcileWorker {
   private async workClaimed(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
-      result = await this.reconciler.reconcile(row.userId, row.trigger, actor, {
-        verifyRun: row.verifyRun,
-        queuedAt: row.enqueuedAt,
-      });
+      const options = { queuedAt: row.enqueuedAt };
+      result = row.verifyRun
+        ? await this.reconciler.verifyAndReconcile(row.userId, row.trigger, row.verifyRun, actor, options)
+        : await this.reconciler.reconcile(row.userId, row.trigger, actor, options);
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error; // the claim is given back (work); another pass retries
       result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };
