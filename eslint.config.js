@@ -36,8 +36,8 @@ export default defineConfig(
     },
   },
   {
-    // The boundaries of docs/ARCHITECTURE.md: TypeORM stays behind src/db's facade; admin logic
-    // serves the HTTP layer and never the reverse.
+    // The boundaries of docs/ARCHITECTURE.md ("Layers"): TypeORM stays behind src/db's facade; admin
+    // logic serves the HTTP layer and never the reverse; src/http imports no values from src/db.
     files: ["**/*.ts", "**/*.tsx"],
     ignores: ["src/db/**", "migrations/**"],
     rules: {
@@ -62,6 +62,30 @@ export default defineConfig(
           ],
           patterns: [
             { group: ["**/http/**"], message: "src/admin serves the HTTP layer; it does not import from it." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // src/http → application (src/admin, src/reconcile, …) → src/db: a handler calls the application,
+    // never a repository; types from src/db are fine (they vanish at run time). The folder-level
+    // direction and cycles are dependency-cruiser's (.dependency-cruiser.cjs, also in `npm run lint`).
+    files: ["src/http/**/*.ts", "src/http/**/*.tsx"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "typeorm", message: "TypeORM stays in src/db: use the Database facade (src/db/database.ts)." },
+          ],
+          patterns: [
+            {
+              group: ["**/db/**"],
+              allowTypeImports: true,
+              message:
+                "src/http calls the application layer (src/admin, src/reconcile, …), not src/db: import types only, or wire the repository in service.ts.",
+            },
           ],
         },
       ],

@@ -20,7 +20,7 @@ import { accessPage, accessTotals } from "../src/admin/access/report.js";
 import { parseMapping } from "../src/mapping/file.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { listUsersWithGroups } from "../src/db/idpUserRepository.js";
+import { listUsersWithGroups } from "../src/db/idpUserReconcileReads.js";
 import { swapMappingState } from "../src/db/mappingStateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
 import { explainGrants } from "../src/mapping/reasons.js";

@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { verifyEvidencePack, writeEvidencePack } from "../src/admin/evidence/pack.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { listUsersWithGroups } from "../src/db/idpUserRepository.js";
+import { listUsersWithGroups } from "../src/db/idpUserReconcileReads.js";
 import { swapMappingState } from "../src/db/mappingStateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
 import { explainGrants } from "../src/mapping/reasons.js";

@@ -32,7 +32,7 @@ import { parseProjection, project } from "../src/scim/projection.js";
 import { parseFilter } from "../src/scim/filter.js";
 import { setLogLevel } from "../src/logging/logger.js";
 import { filterToSql } from "../src/db/filterSql.js";
-import type { Page, StoredResource } from "../src/db/idpUserRepository.js";
+import type { Page, StoredResource } from "../src/db/idpPaging.js";
 
 const { values } = parseArgs({
   options: {

@@ -4,6 +4,9 @@ import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, type Env } from "./config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "./db/dataSource.js";
 import { createAccessReport } from "./admin/access/index.js";
+import { ScimTokenVerifier } from "./auth/scimTokens.js";
+import { AdminSessionRepository } from "./db/adminSessionRepository.js";
+import { TokenRepository } from "./db/tokenRepository.js";
 import { createAdminData } from "./admin/index.js";
 import { createApp, createProbesApp } from "./http/app.js";
 import { assertCron, Scheduler } from "./jobs/scheduler.js";
@@ -91,10 +94,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
   const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
+  const budget = budgetPolicyFromEnv(env);
+  // The worker role runs the reconcile worker, the mirror worker and the notification deliverer;
+  // options.workers (tests, the CLI) says so for this process whatever ROLES says.
+  const workerRole = options.workers ?? env.ROLES.has("worker");
   const metrics = new ServiceMetrics({
     db,
     clock,
-    budget: budgetPolicyFromEnv(env),
+    budget,
     quarantine,
     idpSilenceHours: env.IDP_SILENCE_HOURS,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
@@ -116,12 +123,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           transport,
           quarantine,
           onLogged,
+          budget,
         })
       : undefined;
   if (!platform)
     log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
+  // RECONCILE_WORKERS=0 turns the reconcile loop off, unless options.workers asks for it.
   const runWorkers =
-    (options.workers ?? (env.RECONCILE_WORKERS > 0 && env.ROLES.has("worker"))) && reconciliation !== undefined;
+    workerRole && (options.workers !== undefined || env.RECONCILE_WORKERS > 0) && reconciliation !== undefined;
   if (runWorkers) await reconciliation!.worker.start();
 
   const mirror = transport
@@ -131,12 +140,12 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         clock,
         transport,
         gate: quarantine,
+        metrics: metrics.mirror,
       })
     : undefined;
-  const runMirror = (options.workers ?? env.ROLES.has("worker")) && mirror !== undefined;
+  const runMirror = workerRole && mirror !== undefined;
   if (runMirror) mirror!.start();
 
-  const budget = reconciliation?.budget ?? budgetPolicyFromEnv(env);
   const resyncDeps = { db, clock, mappings, policies: reconcilePoliciesFromEnv(env) };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
@@ -169,7 +178,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
   // The deliverer sends from worker processes; the outbox is written by whoever changes state.
   const notifications = createNotifications({ env, db, clock, publicUrl, channels });
-  if (options.workers ?? env.ROLES.has("worker")) notifications.deliverer.start();
+  if (workerRole) notifications.deliverer.start();
   const reconcileNow =
     reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
@@ -184,6 +193,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     quarantine,
     notifications,
   });
+  const access = createAccessReport({ db, mappingFile: env.MAPPING_FILE });
   const app = createApp({
     env,
     db,
@@ -191,6 +201,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     publicUrl,
     adminApi: {
       budget,
+      access,
       mappingFile: env.MAPPING_FILE,
       ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
       campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
@@ -200,7 +211,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       notifications,
       onMirrorRequeue: () => mirror?.notify(),
     },
-    adminSources: { ...admin.sources, access: createAccessReport({ db, mappingFile: env.MAPPING_FILE }) },
+    adminSources: { ...admin.sources, access },
+    adminSessions: new AdminSessionRepository(db),
+    scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN),
     adminActions: admin.actions,
     metrics,
     draining: probes.draining,

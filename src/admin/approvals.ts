@@ -71,10 +71,36 @@ export async function approvalsData(deps: AdminDataDeps): Promise<ApprovalsData>
   return { held: holds.map(presentHold).map((h) => heldItem(h, accounts.get(h.userId)?.userName)) };
 }
 
+/** The held actions as GET /admin/api/approvals lists them: undecided only, or all. */
+export async function listHeld(deps: Pick<AdminDataDeps, "db">, pendingOnly: boolean): Promise<HoldView[]> {
+  return (await listHolds(deps.db, { pendingOnly })).map(presentHold);
+}
+
 /**
- * Approve or reject held actions. reconcile/approvals.ts writes each decision to the log with
- * the actor and, on approval, queues the user so the next reconcile carries the action out.
+ * One user's held action decided; undefined when nothing waits for that user. reconcile/approvals.ts
+ * writes the decision to the log with the actor and, on approval, queues the user so the next
+ * reconcile carries the action out.
  */
+export async function decideHold(
+  deps: Pick<AdminDataDeps, "db" | "clock">,
+  userId: string,
+  decision: "approved" | "rejected",
+  actor: string,
+): Promise<HoldView | undefined> {
+  const hold = await decide(deps.db, userId, decision, actor, deps.clock.now());
+  return hold ? presentHold(hold) : undefined;
+}
+
+/** Every undecided held action decided at once; how many were. */
+export async function decideAllHolds(
+  deps: Pick<AdminDataDeps, "db" | "clock">,
+  decision: "approved" | "rejected",
+  actor: string,
+): Promise<number> {
+  return decideAll(deps.db, decision, actor, deps.clock.now());
+}
+
+/** Approve or reject held actions from the Approvals page, answered in words. */
 export async function decideHolds(
   deps: AdminDataDeps,
   ids: string[] | "all",
@@ -82,15 +108,14 @@ export async function decideHolds(
   actor: AdminActor,
 ): Promise<string> {
   const verb = decision === "approved" ? "Approved" : "Rejected";
-  const now = deps.clock.now();
   if (ids === "all") {
-    const n = await decideAll(deps.db, decision, actor.name, now);
+    const n = await decideAllHolds(deps, decision, actor.name);
     return n ? `${verb} ${plural(n)}.` : "Nothing was waiting for approval.";
   }
   const valid = [...new Set(ids.filter(isUuid))];
   if (!valid.length) throw new BadRequestError("Select at least one held action first.");
   let decided = 0;
-  for (const id of valid) if (await decide(deps.db, id, decision, actor.name, now)) decided++;
+  for (const id of valid) if (await decideHold(deps, id, decision, actor.name)) decided++;
   const skipped = valid.length - decided;
   return `${verb} ${plural(decided)}.${skipped ? ` ${skipped} had already been decided.` : ""}`;
 }

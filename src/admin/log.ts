@@ -1,12 +1,14 @@
 import { getAccount } from "../db/platformAccountRepository.js";
 import {
   getLogEntry,
+  listLog,
   listLogPage,
   type LogEntry,
   type LogFilterFields,
   type LogSummary,
 } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
+import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS } from "../reconcile/vocabulary.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
@@ -91,25 +93,10 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
   platformCall: { method: string; path: string; status: number | null } | null;
 };
 
-/** The choices of the log's filter selects (the log's vocabulary: src/db/reconcileLogRepository.ts). */
-const LOG_ACTIONS = [
-  "create",
-  "update",
-  "deprovision",
-  "adopt",
-  "verify",
-  "drift",
-  "hold",
-  "needs-admin",
-  "approve",
-  "reject",
-  "reconcile-now",
-  "resync",
-  "mapping",
-  "platform-change",
-];
-const LOG_OUTCOMES = ["succeeded", "failed", "retrying", "deferred-for-budget", "held", "rejected", "reported"];
-const LOG_TRIGGERS = ["idp", "mapping", "resync", "admin"];
+/** The choices of the log's filter selects: the log's vocabulary (src/reconcile/vocabulary.ts). */
+const LOG_ACTION_CHOICES: string[] = [...LOG_ACTIONS];
+const LOG_OUTCOME_CHOICES: string[] = [...LOG_OUTCOMES];
+const LOG_TRIGGER_CHOICES: string[] = [...TRIGGER_KINDS];
 
 /** Most rows one export returns (newest first). */
 const LOG_EXPORT_CAP = 10_000;
@@ -156,9 +143,9 @@ export async function logPage(
   return {
     rows: page.rows.map(presentLogRow),
     hasNext: page.hasNext,
-    actions: LOG_ACTIONS,
-    outcomes: LOG_OUTCOMES,
-    triggers: LOG_TRIGGERS,
+    actions: LOG_ACTION_CHOICES,
+    outcomes: LOG_OUTCOME_CHOICES,
+    triggers: LOG_TRIGGER_CHOICES,
   };
 }
 
@@ -167,9 +154,42 @@ export async function logExport(deps: AdminDataDeps, filter: LogFilter): Promise
   return page.rows.map(presentLogRow);
 }
 
+/** The JSON API's filters (GET /admin/api/log): ISO times, and a cursor rather than a page number. */
+export type LogQuery = Omit<LogFilter, "from" | "to" | "page"> & {
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit?: number;
+};
+
+/** GET /admin/api/log: presented entries, newest first, and the cursor of the next page. */
+export async function logEntries(
+  deps: Pick<AdminDataDeps, "db">,
+  q: LogQuery,
+): Promise<{ entries: LogEntryView[]; nextCursor: string | null }> {
+  const page = await listLog(deps.db, {
+    ...q,
+    since: q.since ? new Date(q.since) : undefined,
+    until: q.until ? new Date(q.until) : undefined,
+    before: q.cursor,
+  });
+  return { entries: page.entries.map(presentLogEntry), nextCursor: page.nextCursor };
+}
+
+/** One entry as the JSON API presents it; undefined when no entry has that id. */
+export async function logEntryView(deps: Pick<AdminDataDeps, "db">, id: string): Promise<LogEntryView | undefined> {
+  const entry = await findEntry(deps, id);
+  return entry && presentLogEntry(entry);
+}
+
+/** A bigint id; anything else cannot exist (and is not sent to PostgreSQL). */
+async function findEntry(deps: Pick<AdminDataDeps, "db">, id: string): Promise<LogEntry | undefined> {
+  if (!/^\d{1,18}$/.test(id)) return undefined;
+  return getLogEntry(deps.db, id);
+}
+
 export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntryDetail | undefined> {
-  if (!/^\d{1,18}$/.test(id)) return undefined; // a bigint id; anything else cannot exist
-  const entry = await getLogEntry(deps.db, id);
+  const entry = await findEntry(deps, id);
   if (!entry) return undefined;
   const account = entry.userId ? await getAccount(deps.db, entry.userId) : undefined;
   const trees = logEntryTrees(entry);

@@ -1,6 +1,6 @@
 import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
-import { listUsersWithGroups } from "../db/idpUserRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
+import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";

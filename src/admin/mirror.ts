@@ -1,4 +1,13 @@
 import type { Database } from "../db/database.js";
+import {
+  listParkedChanges,
+  listPushLog,
+  requeueParkedChanges,
+  type ParkedRow,
+  type PushLogRow,
+} from "../db/mirrorStatusRepository.js";
+import type { MirrorKind } from "../db/mirrorSyncRepository.js";
+import { log } from "../logging/logger.js";
 import { mirrorStatus, type MirrorTableStatus } from "../mirror/status.js";
 
 export type MirrorData = {
@@ -28,4 +37,33 @@ function tableState(t: Pick<MirrorTableStatus, "parked" | "oldestPendingSeconds"
   if ((t.oldestPendingSeconds ?? 0) > 300) return "lagging";
   if (t.parked > 0) return "parked rows";
   return "ok";
+}
+
+/** GET /admin/api/mirror/log: the mirror-sync log, newest first, and the cursor of the next page. */
+export async function mirrorPushLog(
+  db: Database,
+  q: { kind?: MirrorKind; cursor?: string; limit: number },
+): Promise<{ entries: PushLogRow[]; nextCursor: string | null }> {
+  const entries = await listPushLog(db, {
+    kind: q.kind,
+    beforeId: q.cursor ? Number(q.cursor) : undefined,
+    limit: q.limit,
+  });
+  return { entries, nextCursor: entries.length === q.limit ? String(entries[entries.length - 1]!.id) : null };
+}
+
+/** GET /admin/api/mirror/parked: parked changes with their reasons. */
+export function mirrorParked(db: Database, q: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
+  return listParkedChanges(db, q);
+}
+
+/** Puts parked changes back in line (all, one kind, or listed keys); the requeue is logged with the actor. */
+export async function requeueParked(
+  db: Database,
+  which: { kind?: MirrorKind; keys?: string[] },
+  actor: string,
+): Promise<number> {
+  const requeued = await requeueParkedChanges(db, which);
+  log.info("mirror", "parked changes requeued", { kind: which.kind, keys: which.keys?.length, requeued, actor });
+  return requeued;
 }

@@ -5,11 +5,11 @@ import { countPendingHolds } from "../db/holdRepository.js";
 import { listRecentFailures } from "../db/reconcileLogRepository.js";
 import { listParkedWithNames } from "../db/reconcileQueueRepository.js";
 import { mirrorLag } from "../mirror/status.js";
-import { queueStatus } from "../reconcile/queueStatus.js";
+import { windowStart } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantine.js";
-import { presentQueue, type BudgetView } from "./queue.js";
+import { queueView, type BudgetView } from "./queue.js";
 import { lastRuns, type RunView } from "./runs.js";
 
 /** What the overview shows. */
@@ -42,8 +42,8 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
   const [queue, calls, held, parked, failed, mirror, runs, quarantined] = await Promise.all([
-    queueStatus(db, deps.budget, now).then(presentQueue),
-    callsPerDay(db, now, CHART_DAYS),
+    queueView(deps),
+    callsPerDay(db, new Date(windowStart(now, "utc-day").getTime() - (CHART_DAYS - 1) * DAY_MS), now),
     countPendingHolds(db),
     listParkedWithNames(db, FAILURES_SHOWN),
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),

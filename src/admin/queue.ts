@@ -1,5 +1,6 @@
-import type { BudgetStatus } from "../db/budgetRepository.js";
-import type { QueueStatus } from "../reconcile/queueStatus.js";
+import { getBudgetStatus, type BudgetStatus } from "../reconcile/budgetLedger.js";
+import { queueStatus, type QueueStatus } from "../reconcile/queueStatus.js";
+import type { AdminDataDeps } from "./deps.js";
 
 /**
  * Today's platform budget as GET /admin/api/budget answers it and the overview's gauge reads it
@@ -32,3 +33,15 @@ export function presentQueue(q: QueueStatus) {
 }
 
 export type BudgetView = ReturnType<typeof presentBudget>;
+
+type QueueDeps = Pick<AdminDataDeps, "db" | "clock" | "budget">;
+
+/** GET /admin/api/budget. */
+export async function budgetView(deps: QueueDeps): Promise<BudgetView> {
+  return presentBudget(await getBudgetStatus(deps.db, deps.budget, deps.clock.now()));
+}
+
+/** GET /admin/api/queue and the overview's queue panel. */
+export async function queueView(deps: QueueDeps): Promise<ReturnType<typeof presentQueue>> {
+  return presentQueue(await queueStatus(deps.db, deps.budget, deps.clock.now()));
+}

@@ -1,5 +1,6 @@
-import { knownUserName } from "../db/idpUserRepository.js";
-import { writeLogEntry, type LogOutcome } from "../db/reconcileLogRepository.js";
+import { knownUserName } from "../db/idpUserAdminQueries.js";
+import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import type { LogOutcome } from "../reconcile/vocabulary.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
 import type { AdminActor } from "./actor.js";

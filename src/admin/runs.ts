@@ -1,6 +1,6 @@
 import { CronExpressionParser } from "cron-parser";
 import type { Database } from "../db/database.js";
-import { listRuns, type ResyncRun } from "../db/resyncRepository.js";
+import { getRun, listRuns, type ResyncRun } from "../db/resyncRepository.js";
 import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
 import type { AdminActor } from "./actor.js";
@@ -61,7 +61,7 @@ export type RunView = ReturnType<typeof presentRun>;
 export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
 
 /** A run with its verification ETA at the budget's current pace. */
-export async function presentRunWithEta(
+async function presentRunWithEta(
   deps: { db: Database; budget: BudgetPolicy },
   run: ResyncRun,
   now: Date,
@@ -69,10 +69,22 @@ export async function presentRunWithEta(
   return presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
 }
 
-export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
+type RunDeps = Pick<AdminDataDeps, "db" | "clock" | "budget">;
+
+/** The last 50 runs, newest first, each with its ETA (the Runs page, GET /admin/api/runs). */
+export async function runViews(deps: RunDeps): Promise<RunView[]> {
   const now = deps.clock.now();
-  const runs = await Promise.all((await listRuns(deps.db, 50)).map((r) => presentRunWithEta(deps, r, now)));
-  return { runs, nextRunAt: nextFiring(resync.cron, now) };
+  return Promise.all((await listRuns(deps.db, 50)).map((r) => presentRunWithEta(deps, r, now)));
+}
+
+/** One run with its ETA (GET /admin/api/runs/:runId); undefined when no run has that id. */
+export async function runView(deps: RunDeps, runId: string): Promise<RunView | undefined> {
+  const run = await getRun(deps.db, runId);
+  return run && presentRunWithEta(deps, run, deps.clock.now());
+}
+
+export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
+  return { runs: await runViews(deps), nextRunAt: nextFiring(resync.cron, deps.clock.now()) };
 }
 
 /** The overview's last runs (no ETA). */

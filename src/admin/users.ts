@@ -1,11 +1,7 @@
 import { listUserLog } from "../db/reconcileLogRepository.js";
-import {
-  getIdpUser,
-  getUserForReconcile,
-  getUserRow,
-  searchUsers,
-  type AdminUserRow,
-} from "../db/idpUserRepository.js";
+import { getIdpUser } from "../db/idpUserRepository.js";
+import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
+import { getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserAdminQueries.js";
 import { isQueued } from "../db/reconcileQueueRepository.js";
 import { listActiveDenies } from "../db/denyRepository.js";
 import { applyDenies } from "../mapping/denies.js";

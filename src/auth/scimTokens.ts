@@ -31,7 +31,7 @@ export type VerifierCacheOptions = {
  * (few: one per IdP connection, and an attacker cannot mint them) are kept in their own map, and
  * invalid ones in a bounded map where only other invalid ones compete for room. A repeated bad
  * token is answered from memory; each new bad token costs one query until its sender is over the
- * failed-auth throttle (src/http/authThrottle.ts), and none after that.
+ * failed-auth throttle (src/auth/authThrottle.ts), and none after that.
  */
 export class ScimTokenVerifier {
   private readonly envHash: Buffer | undefined;

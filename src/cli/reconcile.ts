@@ -3,7 +3,7 @@ import type { Database } from "../db/database.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { listHolds, type Hold } from "../db/holdRepository.js";
-import { findUserIdByUserName } from "../db/idpUserRepository.js";
+import { findUserIdByUserName } from "../db/idpUserReconcileReads.js";
 import { getQueueEntry } from "../db/reconcileQueueRepository.js";
 import type { PlatformAccount } from "../db/platformAccountRepository.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.js";
 import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";

@@ -6,7 +6,7 @@ import {
   subAttribute,
   type AttributeInfo,
   type ResourceKind,
-} from "../scim/schemas.js";
+} from "../scimAttributes.js";
 import { isUuid } from "../ids.js";
 
 /**

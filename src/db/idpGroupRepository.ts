@@ -1,9 +1,10 @@
 import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
 import { readQuery } from "./idpReadPath.js";
-import { listPage, toStored, type Page, type StoredResource } from "./idpUserRepository.js";
+import { listPage, toStored, type Page, type StoredResource } from "./idpPaging.js";
 import type { Database, Queryable } from "./database.js";
-import { markDirtyCtes, markDirtyParams, type DirtyTrigger } from "./reconcileQueueRepository.js";
+import { markDirtyCtes, markDirtyParams } from "./reconcileQueueRepository.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { isUuid } from "../ids.js";
 
 /**

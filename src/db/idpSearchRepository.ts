@@ -2,7 +2,7 @@ import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
 import type { ResourceKind } from "../scim/schemas.js";
 import { readQuery } from "./idpReadPath.js";
-import { toStored, type Page, type StoredResource } from "./idpUserRepository.js";
+import { toStored, type Page, type StoredResource } from "./idpPaging.js";
 import type { Queryable } from "./database.js";
 
 /**

@@ -4,24 +4,18 @@ import type { SqlCondition } from "./filterSql.js";
 import type { SqlSort } from "./sortSql.js";
 import type { Database, Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
-import { markDirtyCtes, markDirtyParams, type DirtyTrigger } from "./reconcileQueueRepository.js";
-import { likePrefix } from "./sql.js";
+import { listPage, RETURNING, toStored, type Page, type Row, type StoredResource } from "./idpPaging.js";
+import { markDirtyCtes, markDirtyParams } from "./reconcileQueueRepository.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { isUuid } from "../ids.js";
 
 /**
  * IdP users as the SCIM server stores them: the canonical SCIM resource (jsonb) plus the columns
  * that filters, the case-insensitive userName uniqueness and the reconciler read. Functions take
- * a `Queryable` (the Database, or a transaction) so writes join the caller's
- * transaction.
+ * a `Queryable` (the Database, or a transaction) so writes join the caller's transaction. The
+ * paging shared with groups is idpPaging.ts; the admin UI's query idpUserAdminQueries.ts; the
+ * reconciler's reads idpUserReconcileReads.ts.
  */
-
-export type StoredResource = {
-  id: string;
-  resource: Record<string, unknown>;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-};
 
 export type IdpUserColumns = {
   userName: string;
@@ -32,17 +26,6 @@ export type IdpUserColumns = {
   familyName: string | null;
   department: string | null;
 };
-
-type Row = { id: string; resource: Record<string, unknown>; version: number; created_at: Date; updated_at: Date };
-const RETURNING = `id, resource, version, created_at, updated_at`;
-
-export const toStored = (r: Row): StoredResource => ({
-  id: r.id,
-  resource: r.resource,
-  version: r.version,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 function uniqueness(error: unknown): never {
   if (sqlState(error) === "23505")
@@ -187,8 +170,6 @@ export async function deleteIdpUser(q: Queryable, id: string): Promise<boolean> 
   return rows.length > 0;
 }
 
-export type Page<T> = { total: number; items: T[] };
-
 /** One page of users matching `where` (parameters from $1), by `sort` or oldest first; startIndex is 1-based. */
 export function listIdpUsers(
   q: Queryable,
@@ -198,255 +179,4 @@ export function listIdpUsers(
   sort?: SqlSort,
 ): Promise<Page<StoredResource>> {
   return listPage(q, "idp_users u", "u", where, startIndex, count, sort);
-}
-
-/** ORDER BY for a page: the sort key first when there is one, then age and id so pages never overlap. */
-function orderBy(alias: string, sort: SqlSort | undefined): string {
-  const stable = `${alias}.created_at, ${alias}.id`;
-  return sort?.key ? `${sort.key} ${sort.descending ? "DESC" : "ASC"}, ${stable}` : stable;
-}
-
-function pageSql(table: string, alias: string, condition: string, n: number, sort: SqlSort | undefined): string {
-  return `SELECT ${alias}.id, ${alias}.resource, ${alias}.version, ${alias}.created_at, ${alias}.updated_at, count(*) OVER ()::int AS total
-       FROM ${table} ${condition}
-      ORDER BY ${orderBy(alias, sort)}
-      LIMIT $${n + 1} OFFSET $${n + 2}`;
-}
-
-/** Page statements by table and condition, for unsorted pages (a list with a filter, nearly every IdP read). */
-const pageTexts = new Map<string, Map<string, string>>();
-const MAX_PAGE_TEXTS = 256;
-
-/**
- * The SELECT of a page. Unsorted ones are kept by their condition's SQL, so that the same statement
- * is the same string each time (readQuery finds its prepared name by a hash V8 has already
- * computed, instead of building and hashing 300 characters per request); a bounded number of them.
- */
-function pageText(table: string, alias: string, condition: string, n: number, sort: SqlSort | undefined): string {
-  if (sort) return pageSql(table, alias, condition, n, sort);
-  let byCondition = pageTexts.get(table);
-  if (!byCondition) pageTexts.set(table, (byCondition = new Map()));
-  let text = byCondition.get(condition);
-  if (text === undefined) {
-    text = pageSql(table, alias, condition, n, undefined);
-    if (byCondition.size < MAX_PAGE_TEXTS) byCondition.set(condition, text);
-  }
-  return text;
-}
-
-export async function listPage(
-  q: Queryable,
-  table: string,
-  alias: string,
-  where: SqlCondition | undefined,
-  startIndex: number,
-  count: number,
-  sort?: SqlSort,
-): Promise<Page<StoredResource>> {
-  const condition = where ? `WHERE ${where.sql}` : "";
-  const params = where ? [...where.params] : [];
-  if (count === 0) {
-    const rows = await readQuery<{ total: number }>(
-      q,
-      `SELECT count(*)::int AS total FROM ${table} ${condition}`,
-      params,
-    );
-    return { total: rows[0]?.total ?? 0, items: [] };
-  }
-  const n = params.length;
-  const rows = await readQuery<Row & { total: number }>(q, pageText(table, alias, condition, n, sort), [
-    ...params,
-    count,
-    startIndex - 1,
-  ]);
-  if (rows.length) return { total: rows[0]!.total, items: rows.map(toStored) };
-  if (startIndex <= 1) return { total: 0, items: [] };
-  // Past the last page: the window count has no row to ride on, so count separately.
-  const totals = await readQuery<{ total: number }>(
-    q,
-    `SELECT count(*)::int AS total FROM ${table} ${condition}`,
-    params,
-  );
-  return { total: totals[0]?.total ?? 0, items: [] };
-}
-
-// IdP users as the admin UI lists them: with their platform account and queue state in one row.
-
-export type AdminUserRow = {
-  id: string;
-  userName: string;
-  active: boolean;
-  groups: number;
-  accountState: "creating" | "active" | null;
-  appliedAt: Date | null;
-  queued: boolean;
-  parked: boolean;
-  hold: "deprovision" | "email_change" | null;
-};
-
-type AdminRow = {
-  id: string;
-  user_name: string;
-  active: boolean;
-  groups: number;
-  account_state: "creating" | "active" | null;
-  applied_at: Date | null;
-  queued: boolean;
-  parked: boolean;
-  hold: AdminUserRow["hold"];
-};
-
-const ADMIN_SELECT = `
-  SELECT u.id, u.user_name, u.active,
-         (SELECT count(*)::int FROM idp_group_members m WHERE m.user_id = u.id) AS groups,
-         a.state AS account_state, a.applied_at,
-         (q.user_id IS NOT NULL AND q.parked_at IS NULL) AS queued,
-         (q.parked_at IS NOT NULL) AS parked,
-         (SELECT h.kind FROM reconcile_holds h WHERE h.user_id = u.id AND h.decision IS NULL) AS hold
-    FROM idp_users u
-    LEFT JOIN platform_accounts a ON a.user_id = u.id
-    LEFT JOIN reconcile_queue q ON q.user_id = u.id`;
-
-const toAdminUserRow = (r: AdminRow): AdminUserRow => ({
-  id: r.id,
-  userName: r.user_name,
-  active: r.active,
-  groups: r.groups,
-  accountState: r.account_state,
-  appliedAt: r.applied_at,
-  queued: r.queued,
-  parked: r.parked,
-  hold: r.hold,
-});
-
-/** Users whose userName starts with `prefix` (all users without one), by userName. */
-export async function searchUsers(
-  db: Queryable,
-  prefix: string | undefined,
-  limit: number,
-  offset: number,
-): Promise<{ rows: AdminUserRow[]; hasNext: boolean }> {
-  const rows: AdminRow[] = await db.query(
-    `${ADMIN_SELECT} WHERE ($1::text IS NULL OR lower(u.user_name) LIKE $1) ORDER BY lower(u.user_name), u.id LIMIT $2 OFFSET $3`,
-    [prefix ? likePrefix(prefix) : null, limit + 1, Math.max(0, offset)],
-  );
-  return { rows: rows.slice(0, limit).map(toAdminUserRow), hasNext: rows.length > limit };
-}
-
-export async function getUserRow(db: Queryable, userId: string): Promise<AdminUserRow | undefined> {
-  if (!isUuid(userId)) return undefined;
-  const rows: AdminRow[] = await db.query(`${ADMIN_SELECT} WHERE u.id = $1`, [userId]);
-  return rows[0] && toAdminUserRow(rows[0]);
-}
-
-/** The user's name when the connector knows them: in the IdP tables, or by their platform account (a user the IdP deleted). */
-export async function knownUserName(db: Queryable, userId: string): Promise<string | undefined> {
-  if (!isUuid(userId)) return undefined;
-  const rows: { user_name: string | null }[] = await db.query(
-    `SELECT COALESCE((SELECT user_name FROM idp_users WHERE id = $1), (SELECT user_name FROM platform_accounts WHERE user_id = $1)) AS user_name`,
-    [userId],
-  );
-  return rows[0]?.user_name ?? undefined;
-}
-
-// What the reconciler reads about IdP users: everything the mapping needs to compute the desired
-// dashboard user, in one query per user (or per batch for full resyncs).
-
-type IdpGroupRef = { id: string; displayName: string; externalId: string | null };
-
-export type IdpUserForReconcile = {
-  id: string;
-  userName: string;
-  active: boolean;
-  givenName: string | null;
-  familyName: string | null;
-  displayName: string | null;
-  department: string | null;
-  /** Sorted by displayName, then id. */
-  groups: IdpGroupRef[];
-};
-
-type ReconcileRow = {
-  id: string;
-  user_name: string;
-  active: boolean;
-  given_name: string | null;
-  family_name: string | null;
-  display_name: string | null;
-  department: string | null;
-  groups: IdpGroupRef[];
-};
-
-const RECONCILE_SELECT = `
-  SELECT u.id, u.user_name, u.active, u.given_name, u.family_name, u.display_name, u.department,
-         COALESCE((SELECT json_agg(json_build_object('id', g.id, 'displayName', g.display_name, 'externalId', g.external_id)
-                                   ORDER BY g.display_name, g.id)
-                     FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id
-                    WHERE m.user_id = u.id), '[]'::json) AS groups
-    FROM idp_users u`;
-
-const toReconcileUser = (r: ReconcileRow): IdpUserForReconcile => ({
-  id: r.id,
-  userName: r.user_name,
-  active: r.active,
-  givenName: r.given_name,
-  familyName: r.family_name,
-  displayName: r.display_name,
-  department: r.department,
-  groups: r.groups,
-});
-
-/** The user with their groups; undefined when the IdP deleted the user (a deprovision). */
-export async function getUserForReconcile(q: Queryable, userId: string): Promise<IdpUserForReconcile | undefined> {
-  if (!isUuid(userId)) return undefined;
-  const rows: ReconcileRow[] = await q.query(`${RECONCILE_SELECT} WHERE u.id = $1`, [userId]);
-  return rows[0] && toReconcileUser(rows[0]);
-}
-
-/** Users in id order after `afterId` (exclusive; undefined to start), for batch re-derivation. */
-export async function listUsersWithGroups(
-  q: Queryable,
-  afterId: string | undefined,
-  limit: number,
-): Promise<IdpUserForReconcile[]> {
-  const rows: ReconcileRow[] = await q.query(
-    `${RECONCILE_SELECT} WHERE ($1::uuid IS NULL OR u.id > $1::uuid) ORDER BY u.id LIMIT $2`,
-    [afterId ?? null, limit],
-  );
-  return rows.map(toReconcileUser);
-}
-
-/** Ids of every IdP user in id order after `afterId`, for marking all users dirty in batches. */
-export async function listIdpUserIds(q: Queryable, afterId: string | undefined, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await q.query(
-    `SELECT id FROM idp_users WHERE ($1::uuid IS NULL OR id > $1::uuid) ORDER BY id LIMIT $2`,
-    [afterId ?? null, limit],
-  );
-  return rows.map((r) => r.id);
-}
-
-/** Ids of the members of the groups with these display names (case-insensitive), e.g. after a mapping change. */
-export async function listUserIdsInGroupsNamed(q: Queryable, displayNames: string[]): Promise<string[]> {
-  if (!displayNames.length) return [];
-  const rows: { user_id: string }[] = await q.query(
-    `SELECT DISTINCT m.user_id FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id
-      WHERE lower(g.display_name) = ANY($1::text[]) ORDER BY m.user_id`,
-    [displayNames.map((n) => n.toLowerCase())],
-  );
-  return rows.map((r) => r.user_id);
-}
-
-/**
- * The user id a userName (email, case-insensitive) refers to: the IdP's user, else the account
- * the connector still holds for a user the IdP deleted (whose next reconcile is a deprovision).
- */
-export async function findUserIdByUserName(q: Queryable, userName: string): Promise<string | undefined> {
-  const rows: { id: string }[] = await q.query(
-    `SELECT id FROM idp_users WHERE lower(user_name) = lower($1)
-     UNION ALL
-     SELECT user_id FROM platform_accounts WHERE lower(user_name) = lower($1)
-     LIMIT 1`,
-    [userName],
-  );
-  return rows[0]?.id;
 }

@@ -3,31 +3,11 @@ import { advanceChainAnchor, appendToChain, canonicalRow, RECONCILE_LOG_CHAIN } 
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
+import type { LogAction, LogOutcome } from "../reconcile/vocabulary.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
-
-export type LogAction =
-  | "create"
-  | "update"
-  | "deprovision"
-  | "adopt"
-  | "verify"
-  | "drift"
-  | "hold"
-  | "needs-admin"
-  | "approve"
-  | "reject"
-  | "reconcile-now"
-  | "resync"
-  | "mapping"
-  | "platform-change"
-  | "campaign"
-  | "revoke"
-  | "deny-ended";
-export type LogOutcome =
-  "succeeded" | "failed" | "deferred-for-budget" | "held" | "retrying" | "rejected" | "reported" | "enforced";
 
 export type LogEntryInput = {
   at: Date;

@@ -1,26 +1,8 @@
 import type { Queryable } from "./database.js";
 import { isUuid } from "../ids.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 
-/**
- * What caused a user to be marked dirty; kept on the queue row and copied into the reconciliation
- * log. The facts an admin reads later (group names, rules) are recorded as they were at the time.
- * Rows written before `change`/`rules`/`via` existed lack them; the admin UI words those from the rest.
- */
-export type DirtyTrigger =
-  | { kind: "idp"; requestId?: string; method?: string; resource?: string; change?: IdpChange }
-  | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[] }
-  | { kind: "resync"; runId: string }
-  | { kind: "admin"; actor: string; via?: "approval" | "campaign"; campaignId?: string };
-
-/** What the IdP request did to this user. */
-export type IdpChange =
-  | { what: "user-created" | "user-deactivated" | "user-reactivated" | "user-updated" | "user-deleted" }
-  | { what: "added-to-group" | "removed-from-group" | "group-deleted"; groupId: string; groupName: string }
-  | { what: "group-renamed"; groupId: string; groupName: string; previousName: string };
-
-/** A mapping rule that changed, as the file said at the time (`name`: its description, or what it matches). */
-type MappingRuleRef = { line: number; name: string; removed?: true };
-
+/** How urgent a mark's source is: a lower rank is claimed first (IdP and admin over mapping over resync). */
 const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, mapping: 1, resync: 2 };
 
 /**
@@ -362,13 +344,14 @@ export async function isQueued(db: Queryable, userId: string): Promise<boolean> 
 
 /**
  * Deprovisions classified and waiting, and deletes whose grace has ended by `now` (the breaker
- * counts them: a wave of strips comes due at once when its grace ends).
+ * counts them: a wave of strips comes due at once when its grace ends). `priority` is the one the
+ * planner gives a deprovision (src/reconcile/planner.ts `PRIORITY.deprovision`).
  */
-export async function countPendingDeprovisions(db: Queryable, now: Date): Promise<number> {
+export async function countPendingDeprovisions(db: Queryable, now: Date, priority: number): Promise<number> {
   const rows: { n: number }[] = await db.query(
     `SELECT count(*)::int AS n FROM reconcile_queue
-      WHERE priority = 0 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
-    [now],
+      WHERE priority = $2 AND parked_at IS NULL AND (action = 'deprovision' OR (action = 'await-delete' AND not_before <= $1))`,
+    [now, priority],
   );
   return rows[0]?.n ?? 0;
 }

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.js";
-import { resolveAttribute, type ResourceKind } from "../scim/schemas.js";
+import { resolveAttribute, type ResourceKind } from "../scimAttributes.js";
 
 /**
  * `sortBy` / `sortOrder` (RFC 7644 3.4.2.3) → the ORDER BY key over the indexed columns of

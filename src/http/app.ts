@@ -2,13 +2,15 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type Express } from "express";
 import proxyAddr from "proxy-addr";
 import type { Database } from "../db/database.js";
+import type { AdminSessionRepository } from "../db/adminSessionRepository.js";
+import type { ScimTokenVerifier } from "../auth/scimTokens.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { MappingAgreement } from "../mapping/store.js";
-import { failedAuthThrottle } from "./authThrottle.js";
+import { failedAuthThrottle } from "../auth/authThrottle.js";
 import { healthRouter } from "./health.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
@@ -26,6 +28,10 @@ export type AppDeps = {
   /** The admin JSON API's collaborators (budget policy, reconcile-now, resync, quarantine, notifications, mirror). */
   adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
   adminSources: AdminDataSources;
+  /** The admin UI's sessions (src/db/adminSessionRepository.ts). */
+  adminSessions: AdminSessionRepository;
+  /** The IdP bearer tokens the SCIM server checks. */
+  scimTokens: ScimTokenVerifier;
   adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
@@ -80,7 +86,10 @@ function expressApp(deps: AppDeps): Express {
       throttle: adminApiThrottle,
     }),
   );
-  app.use("/admin", adminRouter({ ...deps, sources: deps.adminSources, actions: deps.adminActions }));
+  app.use(
+    "/admin",
+    adminRouter({ ...deps, sessions: deps.adminSessions, sources: deps.adminSources, actions: deps.adminActions }),
+  );
   app.use(notFound);
   app.use(finalErrorHandler);
   return app;

@@ -4,7 +4,7 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { ConflictError } from "../errors.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
-import { listUsersWithGroups } from "../db/idpUserRepository.js";
+import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
 import { listActiveDenies } from "../db/denyRepository.js";
 import { applyDenies } from "../mapping/denies.js";
 import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";

@@ -1,5 +1,5 @@
 import type { Database } from "../db/database.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import type { ResyncRun } from "../db/resyncRepository.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "../reconcile/budget.js";
 

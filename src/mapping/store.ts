@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "./file.js";
-import { listIdpUserIds } from "../db/idpUserRepository.js";
+import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
 import {
   listGroupRefs,
   listUsersToRederive,
@@ -10,7 +10,8 @@ import {
   mappingInForce,
   swapMappingState,
 } from "../db/mappingStateRepository.js";
-import { markUsersDirty, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
+import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
 

@@ -1,8 +1,9 @@
-import client, { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { alertFacts } from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
+import { createMirrorMetrics, type MirrorMetrics } from "../mirror/metrics.js";
 import { mirrorLag } from "../mirror/status.js";
 import { QUARANTINED_FAMILIES, type PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
@@ -35,9 +36,11 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly reconcileOutcomes: Counter<"action" | "outcome">;
   readonly scimRequestDuration: Histogram<"method" | "route" | "status_class">;
-  /** Failed authentications and those refused by the throttles (src/http/authThrottle.ts), this process's share. */
+  /** Failed authentications and those refused by the throttles (src/auth/authThrottle.ts), this process's share. */
   readonly authFailures: Counter<"surface">;
   readonly authThrottled: Counter<"surface" | "scope">;
+  /** The mirror worker's counters (handed to it by service.ts). */
+  readonly mirror: MirrorMetrics;
   private readonly gauges;
 
   constructor(private readonly sources: ScrapeSources) {
@@ -69,6 +72,7 @@ export class ServiceMetrics {
       labelNames: ["surface", "scope"],
       registers,
     });
+    this.mirror = createMirrorMetrics(this.registry);
     const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
       new Gauge<L>({ name: PREFIX + name, help, labelNames, registers });
     this.gauges = {
@@ -91,6 +95,8 @@ export class ServiceMetrics {
       ),
       queueParked: gauge("reconcile_queue_parked", "Users parked after a terminal failure (need an admin)"),
       mirrorPending: gauge("mirror_pending_rows", "Mirror changes not yet pushed, by mirror table", ["table"]),
+      // By kind, as the mirror.parked alert rule (docs/alerts/) and the notification name it.
+      mirrorParked: gauge("mirror_parked_changes", "Mirror changes parked, by kind", ["kind"]),
       mirrorOldest: gauge(
         "mirror_oldest_pending_seconds",
         "Age of the oldest mirror change not yet pushed, by mirror table (0 when none)",
@@ -142,10 +148,10 @@ export class ServiceMetrics {
     };
   }
 
-  /** Prometheus text: this service's registry, then prom-client's default one (the mirror worker's counters). */
+  /** Prometheus text: this service's registry, the mirror worker's counters included. */
   async render(): Promise<string> {
     await this.refresh();
-    return `${await this.registry.metrics()}\n${await client.register.metrics()}`;
+    return this.registry.metrics();
   }
 
   get contentType(): string {
@@ -181,8 +187,10 @@ export class ServiceMetrics {
       g.queueParked.set(queue.parked);
       g.mirrorPending.reset();
       g.mirrorOldest.reset();
+      g.mirrorParked.reset();
       for (const m of mirror) {
         g.mirrorPending.set({ table: m.table }, m.pending);
+        g.mirrorParked.set({ kind: m.kind }, m.parked);
         g.mirrorOldest.set({ table: m.table }, m.lagSeconds ?? 0);
       }
       g.quarantined.reset();

@@ -7,6 +7,7 @@ import type { QuarantineGate } from "../platform/quarantine.js";
 import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";
 import { MirrorSyncWorker } from "./worker.js";
+import type { MirrorMetrics } from "./metrics.js";
 
 export { MirrorSyncWorker } from "./worker.js";
 
@@ -22,6 +23,8 @@ export function createMirrorSync(deps: {
   clock: Clock;
   transport: HttpTransport;
   gate?: QuarantineGate;
+  /** The worker's counters on the service's registry (`ServiceMetrics.mirror`). */
+  metrics?: MirrorMetrics;
 }): MirrorSyncWorker | undefined {
   const apiKeys = workspaceApiKeys(deps.env);
   if (Object.keys(apiKeys).length === 0) {
@@ -35,5 +38,6 @@ export function createMirrorSync(deps: {
     clock: deps.clock,
     leaseMs: deps.env.MIRROR_LEASE_MS,
     ...(deps.gate ? { gate: deps.gate } : {}),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
 }

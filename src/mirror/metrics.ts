@@ -1,38 +1,33 @@
-import client from "prom-client";
+import { Counter, type Registry } from "prom-client";
 
 /**
- * Mirror-sync metrics on prom-client's default registry (what `/metrics` serves). Created once per
- * process; `getSingleMetric` keeps a second import (tests, hot reload) from registering twice.
+ * The mirror worker's counters, on the registry it is given: the service's (`ServiceMetrics`,
+ * served at /metrics), or a registry of its own where nothing scrapes (tests, benches). The
+ * backlog gauges (pending, parked, oldest by table and kind) are read from PostgreSQL at scrape
+ * time by `ServiceMetrics`, so every replica reports them, worker or not.
  */
-
-function counter(name: string, help: string, labelNames: string[]): client.Counter<string> {
-  return (
-    (client.register.getSingleMetric(name) as client.Counter<string> | undefined) ??
-    new client.Counter({ name, help, labelNames })
-  );
+export function createMirrorMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    changesPushed: new Counter({
+      name: "scim_connector_mirror_changes_pushed_total",
+      help: "Mirror changes the platform accepted",
+      labelNames: ["kind"],
+      registers,
+    }),
+    changesParked: new Counter({
+      name: "scim_connector_mirror_changes_parked_total",
+      help: "Mirror changes parked (refused by the platform or unpushable)",
+      labelNames: ["kind"],
+      registers,
+    }),
+    requests: new Counter({
+      name: "scim_connector_mirror_requests_total",
+      help: "Mirror-sync platform requests by outcome",
+      labelNames: ["kind", "outcome"],
+      registers,
+    }),
+  };
 }
 
-function gauge(name: string, help: string, labelNames: string[]): client.Gauge<string> {
-  return (
-    (client.register.getSingleMetric(name) as client.Gauge<string> | undefined) ??
-    new client.Gauge({ name, help, labelNames })
-  );
-}
-
-export const mirrorMetrics = {
-  changesPushed: counter("scim_connector_mirror_changes_pushed_total", "Mirror changes the platform accepted", [
-    "kind",
-  ]),
-  changesParked: counter(
-    "scim_connector_mirror_changes_parked_total",
-    "Mirror changes parked (refused by the platform or unpushable)",
-    ["kind"],
-  ),
-  requests: counter("scim_connector_mirror_requests_total", "Mirror-sync platform requests by outcome", [
-    "kind",
-    "outcome",
-  ]),
-  pending: gauge("scim_connector_mirror_pending_changes", "Mirror changes waiting to be pushed", ["kind"]),
-  parked: gauge("scim_connector_mirror_parked_changes", "Mirror changes parked", ["kind"]),
-  lagSeconds: gauge("scim_connector_mirror_lag_seconds", "Age of the oldest mirror change not yet pushed", ["kind"]),
-};
+export type MirrorMetrics = ReturnType<typeof createMirrorMetrics>;

@@ -4,17 +4,16 @@ import type { Clock } from "../clock.js";
 import {
   claimPendingChanges,
   readyPreferenceCenterWorkspaces,
-  settleClaimedChanges,
   takePaceSlot,
   type PushLogEntry,
   type Settlement,
 } from "../db/mirrorSyncRepository.js";
-import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import { REST_FAMILIES, type PlatformRestClient, type PreferenceCenterBody } from "../platform/rest.js";
 import type { PendingChange, PreferenceCenterPayload } from "./batching.js";
 import type { WorkspaceApiKeys } from "./config.js";
 import { verdictOf, type SendVerdict } from "./pushing.js";
+import { settleAndNotify } from "./settle.js";
 
 /**
  * Preference centers: one PUT per changed page, at most `paceLimit` per window per workspace.
@@ -81,12 +80,7 @@ export async function pushPreferenceCenters(deps: PreferenceCenterDeps): Promise
       report.claimed++;
       const change = row as PendingChange<PreferenceCenterPayload>;
       const settlement = await pushOne(deps, workspace, change, report);
-      // mirror.parked is queued in the same transaction as a park it reports.
-      const deferred = await deps.db.transaction(async (tx) => {
-        const left = await settleClaimedChanges(tx, "preference_center", claimId, [settlement], deps.clock.now());
-        if (!left.length) await changesParked(tx, deps.clock.now(), "preference_center", [settlement]);
-        return left;
-      });
+      const deferred = await settleAndNotify(deps, "preference_center", claimId, [settlement]);
       if (deferred.length) report.deferred.push({ claimId, settlements: deferred });
       report.settlements.push(settlement);
       if (settlement.outcome === "release") break;

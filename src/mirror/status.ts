@@ -52,9 +52,11 @@ export async function mirrorStatus(db: Database, now: Date, parkedLimit = 100): 
 export async function mirrorLag(
   db: Database,
   now: Date,
-): Promise<{ table: string; pending: number; lagSeconds: number | null }[]> {
+): Promise<{ table: string; kind: MirrorKind; pending: number; parked: number; lagSeconds: number | null }[]> {
   return (await pendingSummary(db, now)).map((s) => ({
     table: MIRROR_TABLES[s.kind],
+    kind: s.kind,
+    parked: s.parked,
     pending: s.pending,
     lagSeconds: s.oldestPendingSeconds,
   }));

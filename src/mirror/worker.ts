@@ -1,31 +1,30 @@
 import { randomUUID } from "node:crypto";
+import { Registry } from "prom-client";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Database } from "../db/database.js";
 import { systemClock, type Clock } from "../clock.js";
-import { pendingSummary } from "../db/mirrorStatusRepository.js";
 import {
   claimPendingChanges,
   prunePushLog,
   recordPushes,
-  settleClaimedChanges,
   type MirrorKind,
   type PushLogEntry,
   type Settlement,
 } from "../db/mirrorSyncRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
-import { changesParked } from "../notify/events.js";
 import type { RetryPolicy } from "../platform/http.js";
 import type { QuarantineGate } from "../platform/quarantine.js";
 import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
 import { batchSpecs, pushLogEntries, requestBatches, sent, type BatchKind, type BatchSpec } from "./batchKinds.js";
 import { MAX_IDENTIFIERS_PER_ARRAY, planPushes, toUnits, type PendingChange } from "./batching.js";
 import type { WorkspaceApiKeys } from "./config.js";
-import { mirrorMetrics } from "./metrics.js";
+import { createMirrorMetrics, type MirrorMetrics } from "./metrics.js";
 import { MIRROR_RATE_LIMITS, TokenBucket, type BucketRule } from "./pacing.js";
 import { pushPreferenceCenters } from "./preferenceCenters.js";
 import { forEachLimited, pushWithBisection, verdictOf, type PushResult, type SendVerdict } from "./pushing.js";
 import { addReports, countSettlements, emptyReport, type CycleReport } from "./report.js";
+import { settleAndNotify } from "./settle.js";
 
 export type { CycleReport } from "./report.js";
 
@@ -38,6 +37,8 @@ export type { CycleReport } from "./report.js";
 
 export type MirrorSyncWorkerOptions = {
   db: Database;
+  /** Its counters, on the service's registry (`ServiceMetrics.mirror`); without it, on a registry nobody scrapes. */
+  metrics?: MirrorMetrics;
   rest: PlatformRestClient;
   apiKeys: WorkspaceApiKeys;
   clock?: Clock;
@@ -82,11 +83,13 @@ export class MirrorSyncWorker extends LoopWorker {
   private readonly deferred: { kind: MirrorKind; claimId: string; settlements: Settlement[]; tries: number }[] = [];
   protected readonly loop: BackgroundLoop;
   private lastHousekeeping = 0;
+  private readonly metrics: MirrorMetrics;
 
   constructor(private readonly options: MirrorSyncWorkerOptions) {
     super();
     this.db = options.db;
     this.clock = options.clock ?? systemClock;
+    this.metrics = options.metrics ?? createMirrorMetrics(new Registry());
     this.leaseMs = options.leaseMs ?? 120_000;
     this.retry = options.retry ?? MIRROR_RETRY;
     this.specs = batchSpecs(options.rest, this.retry, options);
@@ -138,17 +141,12 @@ export class MirrorSyncWorker extends LoopWorker {
     return report.lingering > report.pushed ? Math.max(50, (this.options.lingerMs ?? 500) / 2) : 0;
   }
 
-  /** Every 15 s: the pending gauges; every hour: prune the push log. */
+  /** Every hour: prune the push log (the backlog gauges are ServiceMetrics', read at scrape time). */
   private async housekeeping(): Promise<void> {
     const now = this.clock.now();
     if (now.getTime() - this.lastHousekeeping < 15_000) return;
     const hourMark = Math.floor(now.getTime() / 3_600_000) !== Math.floor(this.lastHousekeeping / 3_600_000);
     this.lastHousekeeping = now.getTime();
-    for (const s of await pendingSummary(this.db, now)) {
-      mirrorMetrics.pending.set({ kind: s.kind }, s.pending);
-      mirrorMetrics.parked.set({ kind: s.kind }, s.parked);
-      mirrorMetrics.lagSeconds.set({ kind: s.kind }, s.oldestPendingSeconds ?? 0);
-    }
     if (hourMark)
       await prunePushLog(this.db, new Date(now.getTime() - (this.options.pushLogRetentionDays ?? 30) * 86_400_000));
   }
@@ -287,7 +285,7 @@ export class MirrorSyncWorker extends LoopWorker {
   private async settle(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<void> {
     let deferred: Settlement[];
     try {
-      deferred = await this.settleReporting(kind, claimId, settlements);
+      deferred = await settleAndNotify({ db: this.db, clock: this.clock }, kind, claimId, settlements);
     } catch (error) {
       // The database went away after the pushes (a restart): settle as soon as it is back,
       // instead of leaving the claim to wait out its lease (2 minutes by default).
@@ -297,23 +295,6 @@ export class MirrorSyncWorker extends LoopWorker {
     if (deferred.length) this.deferred.push({ kind, claimId, settlements: deferred, tries: 0 });
   }
 
-  /**
-   * Settles claimed changes and queues mirror.parked in the same transaction as the parks it
-   * reports, first time or retried; returns the settlements a locked row held back.
-   */
-  private settleReporting(kind: MirrorKind, claimId: string, settlements: Settlement[]): Promise<Settlement[]> {
-    return this.db.transaction(async (tx) => {
-      const left = await settleClaimedChanges(tx, kind, claimId, settlements, this.clock.now());
-      await changesParked(
-        tx,
-        this.clock.now(),
-        kind,
-        settlements.filter((s) => !left.includes(s)),
-      );
-      return left;
-    });
-  }
-
   /** Settlements that met a row an ETL transaction was writing, or a database away: tried again each cycle until the lease would have run out. */
   private async retryDeferred(): Promise<void> {
     const maxTries = Math.max(1, Math.floor(this.leaseMs / (this.options.pollIntervalMs ?? 1_000)));
@@ -321,7 +302,7 @@ export class MirrorSyncWorker extends LoopWorker {
     for (const [i, entry] of entries.entries()) {
       let left: Settlement[];
       try {
-        left = await this.settleReporting(entry.kind, entry.claimId, entry.settlements);
+        left = await settleAndNotify({ db: this.db, clock: this.clock }, entry.kind, entry.claimId, entry.settlements);
       } catch (error) {
         this.deferred.push(...entries.slice(i)); // the database is still away: keep them for the next cycle
         throw error;
@@ -334,11 +315,11 @@ export class MirrorSyncWorker extends LoopWorker {
 
   private count(kind: MirrorKind, settlements: Settlement[], entries: PushLogEntry[]): void {
     const { pushed, parked } = countSettlements(settlements);
-    if (pushed) mirrorMetrics.changesPushed.inc({ kind }, pushed);
+    if (pushed) this.metrics.changesPushed.inc({ kind }, pushed);
     if (parked) {
-      mirrorMetrics.changesParked.inc({ kind }, parked);
+      this.metrics.changesParked.inc({ kind }, parked);
       log.warn("mirror", "changes parked", { kind, parked });
     }
-    for (const e of entries) mirrorMetrics.requests.inc({ kind, outcome: e.outcome });
+    for (const e of entries) this.metrics.requests.inc({ kind, outcome: e.outcome });
   }
 }

@@ -1,5 +1,5 @@
 import { undecidedHoldCounts } from "../db/holdRepository.js";
-import { windowStart, type BudgetPolicy, type SpendKind } from "../reconcile/budget.js";
+import type { BudgetPolicy, SpendKind } from "../reconcile/budget.js";
 import {
   countQueuedReductions,
   countQueuedUsers,
@@ -135,13 +135,13 @@ export async function budgetRefused(
   q: Queryable,
   now: Date,
   policy: BudgetPolicy,
-  refused: { used: number; resetsAt: Date; kind: SpendKind },
+  refused: { used: number; resetsAt: Date; windowStart: Date; kind: SpendKind },
 ): Promise<void> {
   const [backlog, reductions] = await Promise.all([countQueuedUsers(q), countQueuedReductions(q)]);
   await notify(
     q,
     budgetExhausted(now, {
-      windowStart: windowStart(now, policy.window),
+      windowStart: refused.windowStart,
       used: refused.used,
       limit: policy.limit,
       backlog,

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { endDenies, listActiveDenies, type AccessDeny } from "../db/denyRepository.js";
-import { getUserForReconcile } from "../db/idpUserRepository.js";
+import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { applyDenies } from "../mapping/denies.js";
 import { desiredDashboardUser } from "../mapping/desired.js";

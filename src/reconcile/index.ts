@@ -69,6 +69,8 @@ export function createReconciliation(options: {
   quarantine?: PlatformQuarantine;
   /** Told of each reconciliation-log entry the reconciler writes (metrics). */
   onLogged?: ReconcilerDeps["onLogged"];
+  /** The process's budget policy (service.ts builds it once); from the environment when not given. */
+  budget?: BudgetPolicy;
 }): Reconciliation {
   const { env, db, clock, quarantine, transport } = options;
   const scim = new PlatformScimClient({
@@ -76,7 +78,7 @@ export function createReconciliation(options: {
     scimToken: options.platform.scimToken,
     requestOrigin: options.platform.requestOrigin,
   });
-  const budget = budgetPolicyFromEnv(env);
+  const budget = options.budget ?? budgetPolicyFromEnv(env);
   const reconciler = new Reconciler({
     db,
     clock,

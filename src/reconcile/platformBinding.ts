@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
 import { ConfigError } from "../config/env.js";
-import { listIdpUserIds } from "../db/idpUserRepository.js";
+import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
 import {
   bindPlatformIfUnbound,
   countPlatformState,

@@ -1,5 +1,5 @@
 import type { Database } from "../db/database.js";
-import { getBudgetStatus, type BudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus, type BudgetStatus } from "./budgetLedger.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
 import { PRIORITY } from "./planner.js";

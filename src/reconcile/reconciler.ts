@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { debitBudget } from "../db/budgetRepository.js";
+import { debitBudget } from "./budgetLedger.js";
 import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import {
@@ -14,13 +14,9 @@ import {
   removeAccount,
   type PlatformAccount,
 } from "../db/platformAccountRepository.js";
-import { countPendingDeprovisions, type DirtyTrigger } from "../db/reconcileQueueRepository.js";
-import {
-  countDeprovisionsSince,
-  writeLogEntry,
-  type LogAction,
-  type LogOutcome,
-} from "../db/reconcileLogRepository.js";
+import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger, LogAction, LogOutcome } from "./vocabulary.js";
+import { countDeprovisionsSince, writeLogEntry } from "../db/reconcileLogRepository.js";
 import { log, withLogContext } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
@@ -30,7 +26,7 @@ import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
-import { planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
+import { PRIORITY, planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
 
 export type ReconcilerDeps = {
@@ -122,18 +118,42 @@ export class Reconciler {
     return planUser(this.deps, userId);
   }
 
-  async reconcile(
+  /** Reads the user and its account, then writes the difference. */
+  reconcile(
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null = null,
-    options: { verifyRun?: string | null; queuedAt?: Date | null } = {},
+    options: { queuedAt?: Date | null } = {},
+  ): Promise<ReconcileResult> {
+    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, null);
+  }
+
+  /**
+   * A resync's verification (`verifyRun`, on spare budget only): reads the account on the platform
+   * first and logs any drift, then reconciles as `reconcile` does. The worker chooses it for a
+   * queue row that carries a verification.
+   */
+  verifyAndReconcile(
+    userId: string,
+    trigger: DirtyTrigger,
+    verifyRun: string,
+    actor: string | null = null,
+    options: { queuedAt?: Date | null } = {},
+  ): Promise<ReconcileResult> {
+    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, verifyRun);
+  }
+
+  private async reconcileOne(
+    userId: string,
+    trigger: DirtyTrigger,
+    actor: string | null,
+    queuedAt: Date | null,
+    verifyRun: string | null,
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
-      const runId = options.verifyRun ?? runIdOf(trigger);
-      const unverified = options.verifyRun
-        ? await this.verify(userId, options.verifyRun, reconcileId, trigger)
-        : undefined;
+      const runId = verifyRun ?? runIdOf(trigger);
+      const unverified = verifyRun ? await this.verify(userId, verifyRun, reconcileId, trigger) : undefined;
       const { plan, account, hold, reasons, active } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
@@ -153,7 +173,7 @@ export class Reconciler {
         why: active === undefined ? "deleted in the IdP" : active ? "no mapped group left" : "deactivated in the IdP",
         calls: 0,
         lastStatus: null,
-        queuedAt: options.queuedAt ?? null,
+        queuedAt,
       };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
@@ -335,7 +355,7 @@ export class Reconciler {
     const [accounts, doneLastHour, queued, held] = await Promise.all([
       countAccounts(db),
       countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
-      countPendingDeprovisions(db, now),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
       countUndecidedHolds(db, "deprovision"),
     ]);
     const pending = queued + held;
@@ -414,7 +434,7 @@ export class Reconciler {
       countAccounts(db),
       countDeprovisionsSince(db, hourAgo),
       countStripsToDeleteSince(db, hourAgo),
-      countPendingDeprovisions(db, now),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
       countUndecidedHolds(db, "deprovision"),
     ]);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;

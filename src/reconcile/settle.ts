@@ -1,4 +1,4 @@
-import type { DirtyTrigger } from "../db/reconcileQueueRepository.js";
+import type { DirtyTrigger } from "./vocabulary.js";
 import type { Plan } from "./planner.js";
 
 /**

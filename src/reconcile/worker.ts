@@ -15,7 +15,7 @@ import {
   type QueueRow,
 } from "../db/reconcileQueueRepository.js";
 import type { WorkerLease } from "../db/workerLease.js";
-import { getBudgetStatus } from "../db/budgetRepository.js";
+import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
 import { BackgroundLoop } from "../backgroundLoop.js";
 import { isTransientDatabaseError } from "../errors.js";
@@ -232,10 +232,10 @@ export class ReconcileWorker {
   private async workClaimed(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
-      result = await this.reconciler.reconcile(row.userId, row.trigger, actor, {
-        verifyRun: row.verifyRun,
-        queuedAt: row.queuedAt,
-      });
+      const options = { queuedAt: row.queuedAt };
+      result = row.verifyRun
+        ? await this.reconciler.verifyAndReconcile(row.userId, row.trigger, row.verifyRun, actor, options)
+        : await this.reconciler.reconcile(row.userId, row.trigger, actor, options);
     } catch (error) {
       if (isTransientDatabaseError(error)) throw error; // the claim is given back (work); another pass retries
       result = { kind: "retry", error: error instanceof Error ? error.message : String(error) };

@@ -20,7 +20,7 @@ import {
   type MemberPatch,
   type StoredGroup,
 } from "../db/idpGroupRepository.js";
-import type { Page, StoredResource } from "../db/idpUserRepository.js";
+import type { Page, StoredResource } from "../db/idpPaging.js";
 import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import { membersOfGroups, type GroupMember } from "../db/idpGroupRepository.js";
 import { searchIdpResources } from "../db/idpSearchRepository.js";
-import type { Page, StoredResource } from "../db/idpUserRepository.js";
+import type { Page, StoredResource } from "../db/idpPaging.js";
 import { BadRequestError } from "../errors.js";
 import { parseFilter, type Filter } from "./filter.js";
 import { filterToSqlAcross, type SqlCondition } from "../db/filterSql.js";

@@ -10,9 +10,8 @@ import {
   replaceIdpUserMarked,
   updateIdpUserIfVersionMarked,
   updateIdpUserMarked,
-  type Page,
-  type StoredResource,
 } from "../db/idpUserRepository.js";
+import { type Page, type StoredResource } from "../db/idpPaging.js";
 import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { MAX_FILTER_LENGTH, parseFilter } from "./filter.js";

@@ -19,6 +19,9 @@ describe("the evidence pack button without a signing key", () => {
       {
         access: {
           page: (...args) => report!.page(...args),
+          rows: (...args) => report!.rows(...args),
+          totals: (...args) => report!.totals(...args),
+          differences: () => report!.differences(),
           export: (...args) => report!.export(...args),
         },
       },

@@ -2,6 +2,7 @@ import express, { type Express } from "express";
 import type request from "supertest";
 import { systemClock } from "../../src/clock.js";
 import { loadEnv, type Env } from "../../src/config/env.js";
+import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
 import { sampleSources } from "../browser/sampleData.js";
@@ -45,7 +46,14 @@ export async function startAdminHarness(
   app.use(requestContext());
   app.use(
     "/admin",
-    adminRouter({ env, db: database.db, clock: systemClock, sources: { ...sampleSources(), ...sources }, actions }),
+    adminRouter({
+      env,
+      db: database.db,
+      clock: systemClock,
+      sessions: new AdminSessionRepository(database.db),
+      sources: { ...sampleSources(), ...sources },
+      actions,
+    }),
   );
   return { app, env, database, calls };
 }

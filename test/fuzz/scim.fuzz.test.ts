@@ -149,7 +149,7 @@ describe(`SCIM fuzz (seed ${SEED})`, () => {
               );
           }
           // (431 is Node's parser refusing an over-long request line, before authentication can run.)
-          // 429: past AUTH_THROTTLE_PER_ADDRESS wrong tokens from this one address (src/http/authThrottle.ts).
+          // 429: past AUTH_THROTTLE_PER_ADDRESS wrong tokens from this one address (src/auth/authThrottle.ts).
           if (unauthenticated && res.status !== 401 && res.status !== 429 && res.status !== 431)
             failures.push(`${label()} without a valid token → ${res.status}, expected 401 (or 429)`);
           else if (!unauthenticated && kind === "huge" && res.status !== 413)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { listParkedChanges } from "../../src/db/mirrorStatusRepository.js";
+import { listOutbox } from "../../src/db/notificationRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { eventually } from "../support/wait.js";
 import {
@@ -331,6 +332,11 @@ describe("preference centers", () => {
     expect(Object.keys(parked).sort()).toEqual(["lost", "odd"]);
     expect(parked.lost).toMatch(/no API key for workspace "apac"/);
     expect(parked.odd).toMatch(/HTTP 400.*unknown option/);
+    // Each park is reported as it settles (src/mirror/settle.ts), preference centers like the batches.
+    const notices = (await listOutbox(t.db, 50)).filter((m) => m.event === "mirror.parked");
+    expect(notices.map((m) => m.summary).filter((s) => s.includes("preference_center"))).toEqual([
+      "1 preference_center mirror change parked",
+    ]);
   });
 
   it("two replicas share one workspace's pace", async () => {

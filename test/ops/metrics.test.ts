@@ -8,6 +8,7 @@ import { methodLabel, scimRouteTemplate, statusClass } from "../../src/metrics/s
 import { loadEnv } from "../../src/config/env.js";
 import { systemClock } from "../../src/clock.js";
 import { IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
+import { upsertEmailStates } from "../mirror/support.js";
 
 /** Parses Prometheus text into "name{labels}" → value. */
 function series(text: string): Map<string, number> {
@@ -105,6 +106,18 @@ describe("/metrics", () => {
     expect(after.get('scim_connector_budget_remaining_calls{kind="ordinary"}')).toBe(4500 - 5);
     expect(after.get('scim_connector_budget_remaining_calls{kind="with_reserve"}')).toBe(5000 - 5);
     expect([...after.keys()].some((k) => k.startsWith("scim_connector_reconcile_queue_depth"))).toBe(false);
+  });
+
+  it("serves the mirror worker's counters and the parked backlog by kind from the service's own registry", async () => {
+    await upsertEmailStates(stack.service.db, [
+      ["metrics@example.com", "subscribed"],
+      ["metrics2@example.com", "unsubscribed"],
+    ]);
+    expect(await stack.service.mirror!.drain()).toMatchObject({ pushed: 2, parked: 0 });
+    const after = await scrape();
+    expect(after.get('scim_connector_mirror_changes_pushed_total{kind="email"}')).toBe(2);
+    expect(after.get('scim_connector_mirror_parked_changes{kind="email"}')).toBe(0);
+    expect(after.get('scim_connector_mirror_pending_rows{table="mirror.email_subscription_states"}')).toBe(0);
   });
 
   it("lets no one in: loopback only without METRICS_TOKEN (never through a proxy), the bearer token when set", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { debitBudget, getBudgetStatus } from "../../src/db/budgetRepository.js";
+import { debitBudget, getBudgetStatus } from "../../src/reconcile/budgetLedger.js";
 import { budgetPolicy, estimateDrain, nextUtcMidnight, windowStart } from "../../src/reconcile/budget.js";
 import { deprovisionThreshold, shouldHoldDeprovision } from "../../src/reconcile/breaker.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";

@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { getBudgetStatus } from "../../src/db/budgetRepository.js";
+import { getBudgetStatus } from "../../src/reconcile/budgetLedger.js";
 import { parseDashboardUser } from "../../src/emulator/dashboardUsers.js";
 import { toPlatformResource } from "../../src/platform/scim.js";
 import { nextUtcMidnight } from "../../src/reconcile/budget.js";

@@ -4,7 +4,7 @@ import {
   listIdpUserIds,
   listUserIdsInGroupsNamed,
   listUsersWithGroups,
-} from "../../src/db/idpUserRepository.js";
+} from "../../src/db/idpUserReconcileReads.js";
 import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harness.js";
 
 /** The read side the reconciler uses: one user with their groups, and batches for resyncs. */

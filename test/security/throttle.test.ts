@@ -1,13 +1,13 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
-import { addressKey } from "../../src/http/authThrottle.js";
+import { addressKey } from "../../src/auth/authThrottle.js";
 import { startService, type Service } from "../../src/service.js";
 import { csrfFrom } from "../admin/harness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
 
 /**
- * Failed-authentication throttles (src/http/authThrottle.ts) on the running service: per address
+ * Failed-authentication throttles (src/auth/authThrottle.ts) on the running service: per address
  * and global, per surface, shared by replicas through PostgreSQL, and never in a valid
  * credential's way. Client addresses come from X-Forwarded-For (the test client is the trusted
  * loopback proxy).

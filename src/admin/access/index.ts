@@ -22,7 +22,10 @@ export type AccessPageData = {
   differences: Awaited<ReturnType<typeof accessDifferences>>;
 };
 
-/** The access report for the admin UI: a page (rows, totals, differences) and the streamed export. */
+/**
+ * The access report, one per service (built in service.ts) for the admin UI and the JSON API: a
+ * page for the UI (rows, totals, differences), its parts for the API, and the streamed export.
+ */
 export function createAccessReport(deps: { db: Database; mappingFile?: string }) {
   const options: AccessReportOptions = {
     db: deps.db,
@@ -42,6 +45,14 @@ export function createAccessReport(deps: { db: Database; mappingFile?: string })
       ]);
       return { query, rows: page.rows, nextCursor: page.nextCursor, totals, differences };
     },
+    /** A page of rows after `cursor`; undefined when the cursor is not one this report gave. */
+    async rows(query: AccessQuery, cursor: string | undefined, limit: number) {
+      const after = decodeCursor(cursor);
+      if (cursor && !after) return undefined;
+      return accessPage(options, query, after, limit);
+    },
+    totals: (query: AccessQuery) => accessTotals(options, query),
+    differences: () => accessDifferences(options),
     export: (query: AccessQuery, format: "csv" | "json", out: Writable) =>
       writeAccessReport(options, query, format, out),
   };

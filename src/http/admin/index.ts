@@ -3,9 +3,9 @@ import helmet from "helmet";
 import type { Database } from "../../db/database.js";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
-import { AdminSessionRepository } from "../../db/adminSessionRepository.js";
+import type { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError, sqlState } from "../../errors.js";
-import { failedAuthThrottle, type AuthThrottleMetrics } from "../authThrottle.js";
+import { failedAuthThrottle, type AuthThrottleMetrics } from "../../auth/authThrottle.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "../../admin/actor.js";
 import { actionsRouter } from "./actionsRouter.js";
@@ -29,6 +29,8 @@ export type AdminRouterDeps = {
   env: Env;
   db: Database;
   clock: Clock;
+  /** Sessions, SAML request ids and consumed responses (built by service.ts). */
+  sessions: AdminSessionRepository;
   sources: AdminDataSources;
   actions: AdminActions;
   metrics?: AuthThrottleMetrics;
@@ -45,7 +47,7 @@ export type AdminRouterDeps = {
 export function adminRouter(deps: AdminRouterDeps): Router {
   const { env } = deps;
   const mode = adminAuthMode(env);
-  const sessions = new AdminSessionRepository(deps.db);
+  const { sessions } = deps;
   const router = Router();
 
   router.use(securityHeaders());

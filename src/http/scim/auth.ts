@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ScimTokenVerifier } from "../../auth/scimTokens.js";
-import type { FailedAuthThrottle } from "../authThrottle.js";
+import type { FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { sendScimError } from "./respond.js";
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;

@@ -4,12 +4,11 @@ import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import type { Database } from "../../db/database.js";
 import type { ServiceMetrics } from "../../metrics/index.js";
-import { ScimTokenVerifier } from "../../auth/scimTokens.js";
-import { TokenRepository } from "../../db/tokenRepository.js";
+import type { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { NotFoundError } from "../../errors.js";
 import { scimRouteTemplate } from "../../metrics/scimRoutes.js";
 import { idpActivityNoter } from "../../notify/conditions.js";
-import { failedAuthThrottle } from "../authThrottle.js";
+import { failedAuthThrottle } from "../../auth/authThrottle.js";
 import { localsOf } from "../requestContext.js";
 import { scimAuthenticator } from "./auth.js";
 import { scimBodyReader } from "./body.js";
@@ -26,6 +25,8 @@ export type ScimServerDeps = {
   env: Env;
   db: Database;
   clock: Clock;
+  /** The IdP bearer tokens (SCIM_TOKEN and the stored ones), built by service.ts. */
+  scimTokens: ScimTokenVerifier;
   publicUrl: string;
   metrics?: ServiceMetrics;
   /** The client's address as TRUST_PROXY has it (for the failed-auth throttle). */
@@ -75,7 +76,7 @@ export function scimServer(deps: ScimServerDeps): {
     search: rootSearch(routeDeps),
   });
   const authenticate = scimAuthenticator(
-    new ScimTokenVerifier(new TokenRepository(deps.db), deps.env.SCIM_TOKEN),
+    deps.scimTokens,
     failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics),
     deps.clientAddress,
   );

@@ -1,51 +1,41 @@
 import { Router, type Response } from "express";
-import type { Database } from "../../../db/database.js";
-import { createAccessReport, type AccessQuery, type AccessReport } from "../../../admin/access/index.js";
+import type { AccessQuery, AccessReport } from "../../../admin/access/index.js";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../admin/access/query.js";
-import { accessDifferences, accessPage, accessTotals, decodeCursor } from "../../../admin/access/report.js";
 import { actorForLog } from "../../../admin/actor.js";
 import { BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
+import { validate } from "../../validate.js";
+import { actorOf } from "./auth.js";
 
 /**
  * GET /access (JSON page, cursor paging; `?format=csv|json` streams the whole report as a file),
  * /access/totals and /access/differences. `?at=` answers as of that moment. Reads the database only.
  */
-export function accessApiRouter(deps: { db: Database; mappingFile?: string }): Router {
+export function accessApiRouter(report: AccessReport): Router {
   const router = Router();
-  const options = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
-  const report = createAccessReport(deps);
 
   router.get("/access", async (req, res) => {
     const input = parseQuery(req.query);
     const query = toAccessQuery(input);
     if (input.format) return sendAccessFile(res, report, query, input.format, actorOf(res));
-    const cursor = decodeCursor(input.cursor);
-    if (input.cursor && !cursor) throw new BadRequestError("cursor: not a cursor this API gave");
-    const page = await accessPage(options, query, cursor, input.limit ?? 100);
+    const page = await report.rows(query, input.cursor, input.limit ?? 100);
+    if (!page) throw new BadRequestError("cursor: not a cursor this API gave");
     res.json({ at: query.at?.toISOString() ?? null, rows: page.rows, nextCursor: page.nextCursor });
   });
 
   router.get("/access/totals", async (req, res) => {
     const query = toAccessQuery(parseQuery(req.query));
-    res.json({ at: query.at?.toISOString() ?? null, totals: await accessTotals(options, query) });
+    res.json({ at: query.at?.toISOString() ?? null, totals: await report.totals(query) });
   });
 
   router.get("/access/differences", async (_req, res) => {
-    res.json(await accessDifferences(options));
+    res.json(await report.differences());
   });
   return router;
 }
 
-function actorOf(res: Response): string {
-  return typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
-}
-
 function parseQuery(raw: unknown) {
-  const result = accessQuerySchema.safeParse(withoutEmpty(raw as Record<string, unknown>));
-  if (!result.success)
-    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return result.data;
+  return validate(accessQuerySchema, withoutEmpty(raw as Record<string, unknown>), "query");
 }
 
 /** Who is exporting now (this process): one export per user at a time. */

@@ -1,6 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
-import type { FailedAuthThrottle } from "../../authThrottle.js";
+import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
+
+/** The actor the log names for a call with the admin bearer token. */
+const ADMIN_API_ACTOR = "admin-api";
 
 /**
  * Bearer-token authentication for the admin JSON API (`Authorization: Bearer $ADMIN_TOKEN`).
@@ -14,7 +17,7 @@ export function requireAdminToken(adminToken: string | undefined, throttle?: Fai
     const header = req.get("authorization") ?? "";
     const match = /^Bearer\s+(.+)$/i.exec(header);
     if (expected && match && timingSafeEqual(digest(match[1]!.trim()), expected)) {
-      res.locals.actor = "admin-api";
+      res.locals.actor = ADMIN_API_ACTOR;
       next();
       return;
     }
@@ -28,6 +31,11 @@ export function requireAdminToken(adminToken: string | undefined, throttle?: Fai
       });
     }, next);
   };
+}
+
+/** Who called, for the log: the name requireAdminToken gave the request. */
+export function actorOf(res: Response): string {
+  return typeof res.locals.actor === "string" ? res.locals.actor : ADMIN_API_ACTOR;
 }
 
 function refuse(res: Response): void {

@@ -3,25 +3,22 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
-import { getBudgetStatus } from "../../../db/budgetRepository.js";
-import { listHolds } from "../../../db/holdRepository.js";
-import { getLogEntry, listLog } from "../../../db/reconcileLogRepository.js";
-import { AppError, BadRequestError, NotFoundError, sqlState } from "../../../errors.js";
+import { AppError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
-import { decide, decideAll } from "../../../reconcile/approvals.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
-import { queueStatus } from "../../../reconcile/queueStatus.js";
 import type { ResyncDeps } from "../../../jobs/resync.js";
 import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
-import type { FailedAuthThrottle } from "../../authThrottle.js";
-import { presentHold } from "../../../admin/approvals.js";
-import { presentLogEntry } from "../../../admin/log.js";
-import { presentBudget, presentQueue } from "../../../admin/queue.js";
+import type { AccessReport } from "../../../admin/access/index.js";
+import { decideAllHolds, decideHold, listHeld } from "../../../admin/approvals.js";
+import { logEntries, logEntryView } from "../../../admin/log.js";
+import { budgetView, queueView } from "../../../admin/queue.js";
+import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
+import { validate } from "../../validate.js";
 import { accessApiRouter } from "./access.js";
 import { evidenceApiRouter } from "./evidence.js";
 import { campaignsApiRouter } from "./campaigns.js";
-import { requireAdminToken } from "./auth.js";
+import { actorOf, requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
 import { quarantineApiRouter } from "./quarantine.js";
@@ -45,7 +42,9 @@ export type AdminApiDeps = {
   notifications: Pick<Notifications, "status" | "sendTest">;
   /** Wakes this process's mirror worker after parked changes are requeued. */
   onMirrorRequeue?: () => void;
-  /** Where the mapping in force was read from (the access report names rules by file and line). */
+  /** The access report, the one the admin pages read (built once, in service.ts). */
+  access: AccessReport;
+  /** Where the mapping in force was read from (evidence packs name rules by file and line). */
   mappingFile?: string;
   /** Signs evidence packs (EVIDENCE_SIGNING_KEY); without it GET/POST /evidence answer 409. */
   evidenceSigningKey?: KeyObject;
@@ -73,46 +72,38 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.use((req, res, next) => (req.method === "POST" ? json(req, res, next) : next()));
 
   router.get("/log", async (req, res) => {
-    const q = parse(logQuery, req.query);
-    const page = await listLog(deps.db, {
-      ...q,
-      since: q.since ? new Date(q.since) : undefined,
-      until: q.until ? new Date(q.until) : undefined,
-      before: q.cursor,
-    });
-    res.json({ entries: page.entries.map(presentLogEntry), nextCursor: page.nextCursor });
+    res.json(await logEntries(deps, validate(logQuery, req.query, "query")));
   });
 
   router.get("/log/:id", async (req, res) => {
-    const entry = await getLogEntry(deps.db, String(req.params.id));
+    const entry = await logEntryView(deps, String(req.params.id));
     if (!entry) throw new NotFoundError("No log entry with that id");
-    res.json(presentLogEntry(entry));
+    res.json(entry);
   });
 
   router.get("/budget", async (_req, res) => {
-    res.json(presentBudget(await getBudgetStatus(deps.db, deps.budget, deps.clock.now())));
+    res.json(await budgetView(deps));
   });
 
   router.get("/queue", async (_req, res) => {
-    res.json(presentQueue(await queueStatus(deps.db, deps.budget, deps.clock.now())));
+    res.json(await queueView(deps));
   });
 
   router.get("/approvals", async (req, res) => {
-    const holds = await listHolds(deps.db, { pendingOnly: req.query.all !== "true" });
-    res.json({ holds: holds.map(presentHold) });
+    res.json({ holds: await listHeld(deps, req.query.all !== "true") });
   });
 
   router.post("/approvals/:userId/:decision", async (req, res) => {
     const decision = decisionOf(String(req.params.decision));
     const userId = String(req.params.userId);
     if (userId === "all") {
-      res.json({ decided: await decideAll(deps.db, decision, actorOf(res), deps.clock.now()) });
+      res.json({ decided: await decideAllHolds(deps, decision, actorOf(res)) });
       return;
     }
     assertUuid(userId);
-    const hold = await decide(deps.db, userId, decision, actorOf(res), deps.clock.now());
+    const hold = await decideHold(deps, userId, decision, actorOf(res));
     if (!hold) throw new NotFoundError("No undecided hold for that user");
-    res.json(presentHold(hold));
+    res.json(hold);
   });
 
   router.post("/users/:userId/reconcile", async (req, res) => {
@@ -122,7 +113,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
     res.json({ result });
   });
 
-  router.use(accessApiRouter(deps));
+  router.use(accessApiRouter(deps.access));
   router.use(evidenceApiRouter(deps));
   router.use(
     campaignsApiRouter({ db: deps.db, clock: deps.clock, undecidedAtClose: deps.campaignUndecidedAtClose ?? "keep" }),
@@ -143,13 +134,6 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   return router;
 }
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (!result.success)
-    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return result.data;
-}
-
 function decisionOf(word: string): "approved" | "rejected" {
   if (word === "approve") return "approved";
   if (word === "reject") return "rejected";
@@ -158,10 +142,6 @@ function decisionOf(word: string): "approved" | "rejected" {
 
 function assertUuid(id: string): void {
   if (!isUuid(id)) throw new NotFoundError("No user with that id");
-}
-
-function actorOf(res: Response): string {
-  return typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
 }
 
 /** The /admin/api error translator: JSON bodies, never a stack. */

@@ -2,10 +2,10 @@ import { Router } from "express";
 import type { Database } from "../../../db/database.js";
 import { z } from "zod";
 import type { Clock } from "../../../clock.js";
-import { listParkedChanges, listPushLog, requeueParkedChanges } from "../../../db/mirrorStatusRepository.js";
-import { BadRequestError } from "../../../errors.js";
-import { log } from "../../../logging/logger.js";
+import { mirrorParked, mirrorPushLog, requeueParked } from "../../../admin/mirror.js";
 import { mirrorStatus } from "../../../mirror/status.js";
+import { validate } from "../../validate.js";
+import { actorOf } from "./auth.js";
 
 /**
  * The mirror sync's part of the admin JSON API. Mounted under /admin/api behind the admin
@@ -38,39 +38,18 @@ export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
   });
 
   router.get("/mirror/log", async (req, res) => {
-    const q = parse(logQuery, req.query);
-    const entries = await listPushLog(deps.db, {
-      kind: q.kind,
-      beforeId: q.cursor ? Number(q.cursor) : undefined,
-      limit: q.limit,
-    });
-    res.json({ entries, nextCursor: entries.length === q.limit ? String(entries[entries.length - 1].id) : null });
+    res.json(await mirrorPushLog(deps.db, validate(logQuery, req.query, "query")));
   });
 
   router.get("/mirror/parked", async (req, res) => {
-    const q = parse(parkedQuery, req.query);
-    res.json({ parked: await listParkedChanges(deps.db, q) });
+    res.json({ parked: await mirrorParked(deps.db, validate(parkedQuery, req.query, "query")) });
   });
 
   router.post("/mirror/parked/requeue", async (req, res) => {
-    const body = parse(requeueBody, req.body ?? {});
-    const requeued = await requeueParkedChanges(deps.db, body);
-    log.info("mirror", "parked changes requeued", {
-      kind: body.kind,
-      keys: body.keys?.length,
-      requeued,
-      actor: res.locals.actor,
-    });
+    const requeued = await requeueParked(deps.db, validate(requeueBody, req.body ?? {}), actorOf(res));
     deps.onRequeue?.();
     res.json({ requeued });
   });
 
   return router;
-}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (!result.success)
-    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
-  return result.data;
 }

@@ -2,6 +2,7 @@ import { Router } from "express";
 import { NotFoundError } from "../../../errors.js";
 import { presentQuarantine } from "../../../admin/quarantine.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
+import { actorOf } from "./auth.js";
 
 /** GET /quarantine and POST /quarantine/:family/resume (mounted under /admin/api, admin token). */
 export function quarantineApiRouter(quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">): Router {
@@ -21,8 +22,7 @@ export function quarantineApiRouter(quarantine: Pick<PlatformQuarantine, "list" 
     });
   });
   router.post("/quarantine/:family/resume", async (req, res) => {
-    const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
-    const row = await quarantine.resume(String(req.params.family), actor);
+    const row = await quarantine.resume(String(req.params.family), actorOf(res));
     if (!row) throw new NotFoundError("That family is not quarantined");
     res.json({ resumed: row.family });
   });

@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { log } from "../../../logging/logger.js";
-import type { FailedAuthThrottle } from "../../authThrottle.js";
+import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
 import { verifyCsrf } from "../csrf.js";
 import { establishSession } from "../session/index.js";
 import { adminTokenMatches } from "./localToken.js";

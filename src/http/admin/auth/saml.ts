@@ -12,7 +12,7 @@ import type { Database } from "../../../db/database.js";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
-import { perAddressAllowance } from "../../authThrottle.js";
+import { perAddressAllowance } from "../../../auth/authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/actor.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";

@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+import { can, type AdminAction } from "../../src/http/admin/policy.js";
+
+describe("policy", () => {
+  it.each<[AdminAction, boolean, boolean]>([
+    ["read", true, true],
+    ["approve", false, true],
+    ["reconcile", false, true],
+    ["resync", false, true],
+  ])("%s: viewer %s, admin %s", (action, viewer, admin) => {
+    expect(can("viewer", action)).toBe(viewer);
+    expect(can("admin", action)).toBe(admin);
+    expect(can(undefined, action)).toBe(false);
+  });
+});
