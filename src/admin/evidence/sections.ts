@@ -2,14 +2,14 @@ import { logWindow, mappingInForce, type EvidenceLogEntry } from "../../db/evide
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
 import { triggerLabel } from "../format.js";
+import { campaignFiles } from "./campaigns.js";
 import { csvLine, write, type EvidenceFile, type EvidenceSection } from "./output.js";
 
 export type { EvidenceSection, EvidenceWindow } from "./output.js";
 
 /**
  * The evidence pack's contents, as a list of sections (docs/access-review.md, "Evidence"). Each
- * file names the controls it evidences; a later section (campaigns) is one more entry in
- * EVIDENCE_SECTIONS.
+ * file names the controls it evidences; the campaigns' files are in campaigns.ts.
  */
 
 /** An entry's changes in words; a created or removed account's field-by-field changes are left out. */
@@ -171,4 +171,5 @@ export const EVIDENCE_SECTIONS: EvidenceSection[] = [
   { name: "changes", files: [changes] },
   { name: "revocations", files: [revocations, latency] },
   { name: "mapping", files: [mappingFile, mappingChanges] },
+  { name: "campaigns", files: campaignFiles },
 ];
