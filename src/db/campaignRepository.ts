@@ -222,6 +222,7 @@ export async function insertCampaign(
               g.log_at, g.log_id, g.last_verified_at, ${reviewer}
          FROM grants g
         WHERE ${where}
+        ORDER BY g.user_name
        RETURNING 1)
      SELECT count(*)::int AS n FROM frozen`,
     params,
