@@ -2,18 +2,25 @@
  * bench/evidence-pack: the evidence pack (docs/access-review.md, "Evidence") over a 90-day window
  * for N users (default 20,000) on an embedded PostgreSQL: a create for everyone 85 days ago, an
  * update for every tenth 40 days ago, a deprovision with its queue time for every fiftieth 5 days
- * ago. Writes the pack to a file, verifies it, and prints the elapsed time, the pack's size and
- * the process's peak RSS (getrusage maxRSS, which includes the seeding).
+ * ago; a campaign over everything, started through the product's use case, with a decision on
+ * every item (a revoke for every fiftieth). The pack is written by a child process that does
+ * nothing else, so its peak RSS (getrusage maxRSS, read in the child when the pack is done) is the
+ * pack's own and not the seeding's; the parent verifies the pack and prints the figures. Run it at
+ * two sizes: the peak should not grow with the size.
  *
  *   npm run bench:evidence [-- --users 20000]
  */
-import { generateKeyPairSync } from "node:crypto";
+import { execFile } from "node:child_process";
+import { createPrivateKey, generateKeyPairSync } from "node:crypto";
 import { chmod, createReadStream, createWriteStream } from "node:fs";
 import { mkdtemp, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { parseArgs, promisify } from "node:util";
+import { startCampaign } from "../src/admin/campaigns/index.js";
 import { verifyEvidencePack, writeEvidencePack } from "../src/admin/evidence/pack.js";
+import { systemClock } from "../src/clock.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { listUsersWithGroups } from "../src/db/idpUserReconcileReads.js";
@@ -23,9 +30,38 @@ import { explainGrants } from "../src/mapping/reasons.js";
 import { parseMapping } from "../src/mapping/file.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
-const { values } = parseArgs({ options: { users: { type: "string", default: "20000" } } });
+const { values } = parseArgs({
+  options: { users: { type: "string", default: "20000" }, "write-pack": { type: "string" } },
+});
 const USERS = Number(values.users);
 const DAY = 86_400_000;
+
+type PackJob = { url: string; from: string; to: string; out: string; key: string };
+type PackFigures = { seconds: number; peakMb: number; baselineMb: number };
+
+/** The child: writes one pack and prints its figures; its peak RSS is the pack's (and the runtime's). */
+async function writePackAlone(job: PackJob): Promise<void> {
+  const db = await openDatabase({ url: job.url, poolSize: 2, applicationName: "scim-connector-bench" });
+  const baselineMb = process.resourceUsage().maxRSS / 1024;
+  const started = performance.now();
+  await writeEvidencePack(
+    { db, mappingFile: "mapping.yaml", signingKey: createPrivateKey(job.key), now: () => new Date() },
+    { from: new Date(job.from), to: new Date(job.to) },
+    createWriteStream(job.out),
+  );
+  const figures: PackFigures = {
+    seconds: (performance.now() - started) / 1000,
+    peakMb: process.resourceUsage().maxRSS / 1024,
+    baselineMb,
+  };
+  await db.close();
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+if (values["write-pack"]) {
+  await writePackAlone(JSON.parse(values["write-pack"]) as PackJob);
+  process.exit(0);
+}
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-evidence-"));
 chmod(dir, 0o755, () => undefined);
@@ -78,29 +114,61 @@ try {
   }
   // The seeded entries predate the chain, as a migrated database's would.
   await db.query(
-    `UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM reconcile_log) m`,
+    `UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM reconcile_log) m WHERE name = 'reconcile_log'`,
+  );
+  const campaign = await startCampaign(
+    { db, clock: systemClock },
+    {
+      name: "Quarterly review",
+      scope: { kind: "everything" },
+      dueAt: new Date(now + 14 * DAY).toISOString(),
+      reviewers: [{ name: "ciso@example.com" }],
+      fallbackReviewer: "security@example.com",
+    },
+    "bench",
+  );
+  // A decision on every item 3 days ago (a revoke for every fiftieth), recorded as decisions taken before the chain.
+  await db.query(
+    `INSERT INTO campaign_decisions (campaign_id, item_id, user_id, user_name, scope, workspace, team, permission, reviewer, decision, comment, decided_by, decided_at)
+     SELECT campaign_id, id, user_id, user_name, scope, workspace, team, permission, reviewer,
+            CASE WHEN id % 50 = 0 THEN 'revoke' ELSE 'keep' END, 'reviewed in the quarterly review', 'ciso@example.com', $2
+       FROM campaign_items WHERE campaign_id = $1`,
+    [campaign.id, new Date(now - 3 * DAY)],
+  );
+  await db.query(
+    `UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM campaign_decisions) m WHERE name = 'campaign_decisions'`,
   );
   await db.query(`ANALYZE`);
   const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM reconcile_log WHERE at >= $1`, [
     new Date(now - 90 * DAY),
   ]);
-  const rssBefore = process.resourceUsage().maxRSS / 1024;
+  const [{ d }] = await db.query<{ d: number }>(`SELECT count(*)::int AS d FROM campaign_decisions`);
+  const seededMb = process.resourceUsage().maxRSS / 1024;
   const keys = generateKeyPairSync("ed25519");
   const file = path.join(dir, "pack.tar");
-  const started = performance.now();
-  await writeEvidencePack(
-    { db, mappingFile: "mapping.yaml", signingKey: keys.privateKey, now: () => new Date() },
-    { from: new Date(now - 90 * DAY), to: new Date(now + DAY) },
-    createWriteStream(file),
+  const job: PackJob = {
+    url: pg.url,
+    from: new Date(now - 90 * DAY).toISOString(),
+    to: new Date(now + DAY).toISOString(),
+    out: file,
+    key: keys.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  };
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), "--write-pack", JSON.stringify(job)],
+    { maxBuffer: 1 << 20 },
   );
-  const seconds = (performance.now() - started) / 1000;
-  const peak = process.resourceUsage().maxRSS / 1024;
+  const pack = JSON.parse(stdout.trim().split("\n").at(-1)!) as PackFigures;
   const verdict = await verifyEvidencePack(createReadStream(file), keys.publicKey);
   const files = verdict.manifest?.sections.flatMap((s) => s.files) ?? [];
-  console.log(`log entries in the window (SQL): ${n.toLocaleString()}`);
-  for (const f of files) console.log(`  ${f.path.padEnd(34)} ${(f.bytes / 1048576).toFixed(2).padStart(8)} MB`);
-  console.log(`pack written in ${seconds.toFixed(2)} s, ${((await stat(file)).size / 1048576).toFixed(1)} MB`);
-  console.log(`peak RSS ${peak.toFixed(0)} MB (${rssBefore.toFixed(0)} MB before the pack, after seeding)`);
+  console.log(
+    `log entries in the window (SQL): ${n.toLocaleString()}; campaign decisions (SQL): ${d.toLocaleString()}`,
+  );
+  for (const f of files) console.log(`  ${f.path.padEnd(36)} ${(f.bytes / 1048576).toFixed(2).padStart(8)} MB`);
+  console.log(`pack written in ${pack.seconds.toFixed(2)} s, ${((await stat(file)).size / 1048576).toFixed(1)} MB`);
+  console.log(
+    `the pack's process: peak RSS ${pack.peakMb.toFixed(0)} MB (${pack.baselineMb.toFixed(0)} MB with the modules loaded and the pool open, before the pack); the seeding process: ${seededMb.toFixed(0)} MB`,
+  );
   console.log(`verified with the public key: ${verdict.ok ? "yes" : `NO: ${verdict.problems.join("; ")}`}`);
   if (!verdict.ok) process.exitCode = 1;
   await db.close();

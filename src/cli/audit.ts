@@ -1,14 +1,15 @@
 import type { Database } from "../db/database.js";
-import { RECONCILE_LOG_CHAIN, verifyChain } from "../db/auditChain.js";
+import { CHAINED_TABLES, verifyChain } from "../db/auditChain.js";
 
 /**
  * `scim-connector audit verify`: re-computes every hash chain (docs/access-review.md, "The
- * tamper-evident log") and names the first entry that does not match; exit code 1 then.
+ * tamper-evident log": the log's and the campaign decisions') and names the first entry of each
+ * that does not match; exit code 1 then.
  */
 export async function auditCommand(db: Database, args: string[]): Promise<void> {
   const [sub] = args;
   if (sub !== "verify") throw new Error("audit takes one subcommand: verify");
-  for (const chained of [RECONCILE_LOG_CHAIN]) {
+  for (const chained of CHAINED_TABLES) {
     const verdict = await verifyChain(db, chained);
     if (verdict.ok) {
       console.log(

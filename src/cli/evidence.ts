@@ -33,7 +33,7 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
   );
   const files = manifest.sections.reduce((n, s) => n + s.files.length, 0);
   console.log(
-    `Wrote ${file}: ${files} files in ${manifest.sections.length} sections, signed; log chain ${manifest.chain.verified ? `verified, head ${manifest.chain.headHash}` : `NOT verified: ${manifest.chain.problem}`}.`,
+    `Wrote ${file}: ${files} files in ${manifest.sections.length} sections, signed; log chain ${manifest.chain.verified ? `verified, head ${manifest.chain.headHash}` : `NOT verified: ${manifest.chain.problem}`}; decisions chain ${manifest.decisionsChain.verified ? `verified, head ${manifest.decisionsChain.headHash}` : `NOT verified: ${manifest.decisionsChain.problem}`}.`,
   );
 }
 

@@ -13,6 +13,10 @@ import type { Queryable } from "./database.js";
 export type ChainedTable = { chain: string; table: string };
 
 export const RECONCILE_LOG_CHAIN: ChainedTable = { chain: "reconcile_log", table: "reconcile_log" };
+export const CAMPAIGN_DECISIONS_CHAIN: ChainedTable = { chain: "campaign_decisions", table: "campaign_decisions" };
+
+/** Every chain, in the order a transaction that appends to several takes their heads (last, in this order). */
+export const CHAINED_TABLES: readonly ChainedTable[] = [CAMPAIGN_DECISIONS_CHAIN, RECONCILE_LOG_CHAIN];
 
 /** The hash an entry carries, following `previous`. */
 function linkHash(previous: string, canonical: string): string {
@@ -47,25 +51,43 @@ export function canonicalRow(row: Record<string, unknown>): string {
 /**
  * Appends one entry to `chained`'s chain in the caller's transaction: locks the head, lets `insert`
  * write the entry (returning its id and canonical bytes), stores the entry's hash and moves the head.
+ * The head stays locked until the transaction ends, so make the append the transaction's last
+ * statement: a transaction holding a head never waits for another lock, and replicas cannot deadlock.
  */
 export async function appendToChain(
   tx: Queryable,
   chained: ChainedTable,
   insert: () => Promise<{ id: string; canonical: string }>,
 ): Promise<string> {
+  const [hash] = await appendAllToChain(tx, chained, async () => [await insert()]);
+  return hash!;
+}
+
+/**
+ * Appends the entries `insert` writes (in one statement or several) to `chained`'s chain, in id
+ * order, as appendToChain does one: one lock of the head, one UPDATE of the hashes.
+ */
+export async function appendAllToChain(
+  tx: Queryable,
+  chained: ChainedTable,
+  insert: () => Promise<{ id: string; canonical: string }[]>,
+): Promise<string[]> {
   const [head] = await tx.query<{ head_hash: string }>(
     `SELECT head_hash FROM audit_chains WHERE name = $1 FOR UPDATE`,
     [chained.chain],
   );
   if (!head) throw new Error(`The audit chain ${chained.chain} has no head row (run the migrations).`);
-  const entry = await insert();
-  const hash = linkHash(head.head_hash, entry.canonical);
+  const entries = (await insert()).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  if (!entries.length) return [];
+  let previous = head.head_hash;
+  const hashes = entries.map((e) => (previous = linkHash(previous, e.canonical)));
   await tx.query(
-    `WITH entry AS (UPDATE ${chained.table} SET chain_hash = $1 WHERE id = $2)
-     UPDATE audit_chains SET head_id = $2, head_hash = $1 WHERE name = $3`,
-    [hash, entry.id, chained.chain],
+    `WITH entry AS (UPDATE ${chained.table} t SET chain_hash = h.hash
+                      FROM unnest($2::bigint[], $1::text[]) AS h(id, hash) WHERE t.id = h.id)
+     UPDATE audit_chains SET head_id = $3, head_hash = $4 WHERE name = $5`,
+    [hashes, entries.map((e) => e.id), entries.at(-1)!.id, hashes.at(-1), chained.chain],
   );
-  return hash;
+  return hashes;
 }
 
 type ChainHead = { chain: string; anchorId: string; anchorHash: string; headId: string; headHash: string };

@@ -129,20 +129,33 @@ const mapItem = (r: ItemRow): CampaignItem => ({
 
 /** One row per grant of every held account (the department is no grant of access, so no item). */
 const HELD_GRANTS = `
-  held AS (SELECT user_id, user_name, last_applied AS h, last_verified_at FROM platform_accounts
-            WHERE platform_id IS NOT NULL AND last_applied IS NOT NULL),
   grants AS (
-    SELECT user_id, user_name, last_verified_at, 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
-      FROM held, jsonb_array_elements_text(h->'companyPermissions') p
-    UNION ALL
-    SELECT user_id, user_name, last_verified_at, 'workspace', w->>'appGroupName', NULL, p
-      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
-    UNION ALL
-    SELECT user_id, user_name, last_verified_at, 'permissionSet', w->>'appGroupName', NULL, p
-      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
-    UNION ALL
-    SELECT user_id, user_name, last_verified_at, 'team', w->>'appGroupName', t->>'teamName', p
-      FROM held, jsonb_array_elements(h->'workspaces') w, jsonb_array_elements(w->'team') t, jsonb_array_elements_text(t->'teamPermissions') p)`;
+    SELECT a.user_id, a.user_name, a.last_verified_at, l.id AS log_id, l.at AS log_at, g.scope, g.workspace, g.team, g.permission,
+           k.by_grant -> concat_ws('|', g.scope, coalesce(g.workspace, ''), coalesce(g.team, ''), g.permission) AS reasons
+      FROM platform_accounts a
+      -- The log entry that applied the state held now carries the reasons for each of its grants.
+      LEFT JOIN LATERAL (
+        SELECT id, at, reasons FROM reconcile_log
+         WHERE user_id = a.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
+         ORDER BY at DESC, id DESC LIMIT 1) l ON true
+      -- Those reasons keyed by grant, once per user: each grant then finds its own with one key look-up.
+      LEFT JOIN LATERAL (
+        SELECT jsonb_object_agg(concat_ws('|', r->>'scope', coalesce(r->>'workspace', ''), coalesce(r->>'team', ''), r->>'permission'), r->'reasons') AS by_grant
+          FROM jsonb_array_elements(CASE jsonb_typeof(l.reasons) WHEN 'array' THEN l.reasons ELSE '[]' END) r) k ON true
+      CROSS JOIN LATERAL (
+        SELECT 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
+          FROM jsonb_array_elements_text(a.last_applied->'companyPermissions') p
+        UNION ALL
+        SELECT 'workspace', w->>'appGroupName', NULL, p
+          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
+        UNION ALL
+        SELECT 'permissionSet', w->>'appGroupName', NULL, p
+          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
+        UNION ALL
+        SELECT 'team', w->>'appGroupName', t->>'teamName', p
+          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements(w->'team') t,
+               jsonb_array_elements_text(t->'teamPermissions') p) g
+     WHERE a.platform_id IS NOT NULL AND a.last_applied IS NOT NULL)`;
 
 function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
   switch (scope.kind) {
@@ -175,7 +188,10 @@ export function reviewerKey(r: { name?: string | undefined; role?: string | unde
   return r.name ? `name:${r.name}` : `role:${r.role}`;
 }
 
-/** Creates the campaign and freezes its items in one statement each; returns it with its item count. */
+/**
+ * Creates the campaign and freezes its items in one statement each (one pass over the accounts,
+ * no sort, no join over all grants); returns it with its item count, counted in SQL.
+ */
 export async function insertCampaign(
   tx: Db,
   c: Omit<Campaign, "id" | "remindedAt" | "closedAt" | "closedBy" | "closeSummary">,
@@ -198,24 +214,25 @@ export async function insertCampaign(
   const add = (v: unknown) => `$${params.push(v)}`;
   const where = scopeWhere(c.scope, add);
   const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
-  // The log entry that applied the state held now carries the reasons for each of its grants.
-  const inserted = (await tx.query(
-    `WITH ${HELD_GRANTS}
-     INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
-     SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission,
-            jsonb_path_query_first(l.reasons, '$[*] ? (@.scope == $s && @.workspace == $w && @.team == $t && @.permission == $p)',
-              jsonb_build_object('s', g.scope, 'w', g.workspace, 't', g.team, 'p', g.permission)) -> 'reasons',
-            l.at, l.id, g.last_verified_at, ${reviewer}
-       FROM grants g
-       LEFT JOIN LATERAL (
-         SELECT id, at, reasons FROM reconcile_log
-          WHERE user_id = g.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
-          ORDER BY at DESC, id DESC LIMIT 1) l ON true
-      WHERE ${where}
-     RETURNING 1`,
+  const [inserted] = (await tx.query(
+    `WITH ${HELD_GRANTS},
+     frozen AS (
+       INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
+       SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission, g.reasons,
+              g.log_at, g.log_id, g.last_verified_at, ${reviewer}
+         FROM grants g
+        WHERE ${where}
+        ORDER BY g.user_name
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM frozen`,
     params,
-  )) as unknown[];
-  return { campaign, items: inserted.length };
+  )) as { n: number }[];
+  return { campaign, items: inserted!.n };
+}
+
+/** Fresh planner statistics after a campaign's items arrive (hundreds of thousands at once), so its pages use the indexes. */
+export async function analyzeCampaignItems(db: Db): Promise<void> {
+  await db.query(`ANALYZE campaign_items`);
 }
 
 export async function getCampaign(db: Db, id: string, forUpdate = false): Promise<Campaign | undefined> {
@@ -285,17 +302,21 @@ export async function listCampaignItems(
   const params: unknown[] = [campaignId];
   const add = (v: unknown) => `$${params.push(v)}`;
   const where = ["campaign_id = $1"];
-  if (filter.reviewers) where.push(`reviewer = ANY(${add(filter.reviewers)}::text[])`);
   if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
   if (filter.workspace) where.push(`workspace = ${add(filter.workspace)}`);
   if (filter.permission) where.push(`permission = ${add(filter.permission)}`);
   if (filter.decision === "open") where.push(`decision IS NULL`);
   else if (filter.decision) where.push(`decision = ${add(filter.decision)}`);
   if (after) where.push(`(user_name, id) > (${add(after.userName)}, ${add(after.id)}::bigint)`);
-  const rows = (await db.query(
-    `SELECT * FROM campaign_items WHERE ${where.join(" AND ")} ORDER BY user_name, id LIMIT ${add(limit)}`,
-    params,
-  )) as ItemRow[];
+  const page = (extra: string[]) =>
+    `SELECT * FROM campaign_items WHERE ${[...where, ...extra].join(" AND ")} ORDER BY user_name, id LIMIT ${add(limit)}`;
+  // One ordered index scan per reviewer key (campaign_items_review), merged: "reviewer = ANY(keys)"
+  // would sort every item of the reviewer for each page.
+  const sql = filter.reviewers
+    ? `SELECT * FROM (${filter.reviewers.map((r) => `(${page([`reviewer = ${add(r)}`])})`).join(" UNION ALL ")}) p
+        ORDER BY user_name, id LIMIT ${add(limit)}`
+    : page([]);
+  const rows = (await db.query(sql, params)) as ItemRow[];
   return rows.map(mapItem);
 }
 

@@ -10,7 +10,15 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
-import { ADMIN_TOKEN, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  ADMIN_TOKEN,
+  adminApi,
+  emulatorState,
+  idp,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 
 /**
  * The evidence pack over a real reconcile workload against the emulator: `scim-connector evidence`
@@ -49,6 +57,7 @@ describe("the evidence pack", () => {
   const stranger = pem(generateKeyPairSync("ed25519"));
   const from = new Date(Date.now() - 3_600_000).toISOString();
   let to: string;
+  let campaignId: string;
 
   function cli(args: string[], env: Record<string, string> = {}) {
     const root = path.resolve(import.meta.dirname, "../..");
@@ -82,6 +91,33 @@ describe("the evidence pack", () => {
     await waitForQueueIdle(stack, { deferred: "wait" });
     await api.patch(`/Groups/${group}`, [{ op: "remove", path: `members[value eq "${users[0]}"]` }]);
     await waitForQueueIdle(stack, { deferred: "wait" });
+    // A campaign over what bob and cid hold: bob's admin kept, cid's revoked (and applied).
+    const admin = (path: string, body: object) =>
+      request(stack.service.url).post(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
+    const started = await admin("/campaigns", {
+      name: "Quarterly admins",
+      scope: { kind: "company-admins" },
+      dueAt: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+      reviewers: [{ name: "ciso@example.com" }],
+      fallbackReviewer: "security@example.com",
+    });
+    expect(started.status).toBe(201);
+    campaignId = started.body.id as string;
+    const items = (await adminApi(stack)(`/campaigns/${campaignId}/items?reviewer=all`)).body.items as {
+      id: string;
+      userName: string;
+    }[];
+    const itemOf = (userName: string) => items.find((i) => i.userName === userName)!.id;
+    const decide = (userName: string, decision: string, comment: string) =>
+      admin(`/campaigns/${campaignId}/decisions`, {
+        as: "ciso@example.com",
+        decision,
+        comment,
+        items: [itemOf(userName)],
+      });
+    expect((await decide("bob@example.com", "keep", "on call, needs admin")).body).toMatchObject({ decided: 1 });
+    expect((await decide("cid@example.com", "revoke", "left the platform team")).body).toMatchObject({ decided: 1 });
+    await waitForQueueIdle(stack, { deferred: "wait" });
     to = new Date(Date.now() + 60_000).toISOString();
   }, 90_000);
   afterAll(async () => stack?.close());
@@ -95,12 +131,15 @@ describe("the evidence pack", () => {
     expect(written.stdout).toContain("log chain verified");
     const verified = await cli(["evidence", "verify", out, "--public-key", path.join(dir, "operator.pub")]);
     expect(verified).toMatchObject({ code: 0 });
-    expect(verified.stdout).toContain("verified (7 files, signature checked with the given public key)");
+    expect(verified.stdout).toContain("verified (10 files, signature checked with the given public key)");
 
     const files = await untar(await readFile(out));
     expect([...files.keys()].sort()).toEqual([
       "access/access-at-end.csv",
       "access/access-at-start.csv",
+      "campaigns/campaign-revocations.csv",
+      "campaigns/campaigns.csv",
+      "campaigns/decisions.csv",
       "changes/changes.csv",
       "manifest.json",
       "manifest.sig",
@@ -120,21 +159,110 @@ describe("the evidence pack", () => {
         .slice(1)
         .map((l) => csvCells(l)[0]),
     );
-    expect([...endUsers].sort()).toEqual(holders);
+    // cid's account stays, without the admin grant the campaign revoked: no grant, no row.
+    expect([...endUsers].sort()).toEqual(["bob@example.com"]);
+    const cid = (await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "cid@example.com")!;
+    expect(cid.permissions.companyPermissions).toEqual([]);
     expect(files.get("access/access-at-start.csv")!.trim().split("\r\n")).toHaveLength(1);
     // ann's removal is a revocation, with the time the IdP's change was queued and its latency.
     const revocations = files.get("revocations/revocations.csv")!.trim().split("\r\n").slice(1);
-    expect(revocations).toHaveLength(1);
+    // ann's removal by the IdP, and cid's admin revoked in the campaign.
+    expect(revocations.map((l) => csvCells(l)[1])).toEqual(["ann@example.com", "cid@example.com"]);
     const [, userName, what, why, queuedAt, appliedAt, latencyMs] = csvCells(revocations[0]!);
     expect([userName, what]).toEqual(["ann@example.com", "account removed; companyPermissions: removed admin"]);
     expect(why).toContain("Platform Admins");
     expect(Number(latencyMs)).toBe(new Date(appliedAt!).getTime() - new Date(queuedAt!).getTime());
-    expect(JSON.parse(files.get("revocations/latency.json")!)).toMatchObject({ reductions: 1, withoutQueueTime: 0 });
+    expect(JSON.parse(files.get("revocations/latency.json")!)).toMatchObject({ reductions: 2, withoutQueueTime: 0 });
     const changes = files.get("changes/changes.csv")!;
     expect(changes.match(/account created/g)).toHaveLength(3);
     const manifest = JSON.parse(files.get("manifest.json")!) as { chain: { verified: boolean; headHash: string } };
-    const [head] = await stack.service.db.query<{ head_hash: string }>(`SELECT head_hash FROM audit_chains`);
+    const [head] = await stack.service.db.query<{ head_hash: string }>(
+      `SELECT head_hash FROM audit_chains WHERE name = 'reconcile_log'`,
+    );
     expect(manifest.chain).toMatchObject({ verified: true, headHash: head!.head_hash });
+  });
+
+  it("the campaigns section holds the campaign, every decision with its comment, and the revoke's time to the platform", async () => {
+    const files = await untar(await readFile(path.join(dir, "pack.tar")));
+    const rows = (file: string) =>
+      files
+        .get(file)!
+        .trim()
+        .split("\r\n")
+        .map((l) => csvCells(l));
+    const table = (file: string) => {
+      const [header, ...body] = rows(file);
+      return body.map((cells) => Object.fromEntries(header!.map((h, i) => [h, cells[i]])));
+    };
+    expect(table("campaigns/campaigns.csv")).toEqual([
+      expect.objectContaining({
+        campaignId,
+        name: "Quarterly admins",
+        scope: '{"kind":"company-admins"}',
+        reviewers: "name:ciso@example.com",
+        fallbackReviewer: "name:security@example.com",
+        items: "2",
+        kept: "1",
+        revoked: "1",
+        undecided: "0",
+        closedAt: "",
+      }),
+    ]);
+    const recorded = await stack.service.db.query<{ id: string; chain_hash: string; decided_at: Date }>(
+      `SELECT id, chain_hash, decided_at FROM campaign_decisions ORDER BY id`,
+    );
+    expect(table("campaigns/decisions.csv")).toEqual([
+      expect.objectContaining({
+        decisionId: recorded[0]!.id,
+        campaign: "Quarterly admins",
+        userName: "bob@example.com",
+        grant: "admin (company)",
+        reviewer: "name:ciso@example.com",
+        decision: "keep",
+        decidedBy: "ciso@example.com",
+        decidedAt: recorded[0]!.decided_at.toISOString(),
+        comment: "on call, needs admin",
+        chainHash: recorded[0]!.chain_hash,
+      }),
+      expect.objectContaining({
+        decisionId: recorded[1]!.id,
+        userName: "cid@example.com",
+        decision: "revoke",
+        comment: "left the platform team",
+        chainHash: recorded[1]!.chain_hash,
+      }),
+    ]);
+    // The revoke reached the platform with the entry that took cid's admin away, after the decision.
+    const [applied] = await stack.service.db.query<{ id: string; at: Date }>(
+      `SELECT id, at FROM reconcile_log WHERE user_name = 'cid@example.com' AND action IN ('update', 'deprovision')
+          AND outcome = 'succeeded' AND at >= $1 ORDER BY at, id LIMIT 1`,
+      [recorded[1]!.decided_at],
+    );
+    expect(applied).toBeDefined();
+    const [revoked] = table("campaigns/campaign-revocations.csv");
+    expect(revoked).toMatchObject({
+      decisionId: recorded[1]!.id,
+      userName: "cid@example.com",
+      grant: "admin (company)",
+      decidedBy: "ciso@example.com",
+      comment: "left the platform team",
+      appliedLogId: applied!.id,
+      appliedAt: applied!.at.toISOString(),
+      latencyMs: String(applied!.at.getTime() - recorded[1]!.decided_at.getTime()),
+    });
+    expect(table("campaigns/campaign-revocations.csv")).toHaveLength(1);
+    const manifest = JSON.parse(files.get("manifest.json")!) as {
+      decisionsChain: { verified: boolean; headHash: string; entries: number };
+      sections: { name: string; files: { path: string; controls: string[] }[] }[];
+    };
+    expect(manifest.decisionsChain).toMatchObject({ verified: true, entries: 2, headHash: recorded[1]!.chain_hash });
+    const section = manifest.sections.find((s) => s.name === "campaigns")!;
+    expect(section.files.map((f) => [f.path, f.controls])).toEqual(
+      ["campaigns/campaigns.csv", "campaigns/decisions.csv", "campaigns/campaign-revocations.csv"].map((p) => [
+        p,
+        ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"],
+      ]),
+    );
   });
 
   it("one byte changed in a file fails verification, naming the file", async () => {
@@ -178,7 +306,13 @@ describe("the evidence pack", () => {
       const body = Buffer.from(await res.arrayBuffer());
       const verdict = await verifyEvidencePack(Readable.from([body]), createPublicKey(operator.publicKey));
       expect(verdict).toMatchObject({ ok: true, problems: [] });
-      expect(verdict.manifest!.sections.map((s) => s.name)).toEqual(["access", "changes", "revocations", "mapping"]);
+      expect(verdict.manifest!.sections.map((s) => s.name)).toEqual([
+        "access",
+        "changes",
+        "revocations",
+        "mapping",
+        "campaigns",
+      ]);
     }
     const bad = await request(stack.service.url)
       .get(`/admin/api/evidence?from=yesterday&to=${encodeURIComponent(to)}`)

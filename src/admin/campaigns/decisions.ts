@@ -12,16 +12,21 @@ import {
   type Campaign,
   type CampaignItem,
 } from "../../db/campaignRepository.js";
+import { appendDecisions, appendUndecided } from "../../db/campaignDecisionRepository.js";
 import { endDenies, insertDenies } from "../../db/denyRepository.js";
 import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
-import { writeLogEntry } from "../../db/reconcileLogRepository.js";
+import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogRepository.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
 import { campaignClosed, campaignReminder, campaignRevoked, notify } from "../../notify/events.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { campaignOr404, decideSchema, keysOf, parseInput, type CampaignDeps, type Reviewer } from "./common.js";
 import { groupsOf, presentCampaign, presentDeny } from "./present.js";
 
-/** Decisions on a campaign's items, its close, lifting a deny, and the scheduler's pass (reminders, closing at the due date). */
+/**
+ * Decisions on a campaign's items, its close, lifting a deny, and the scheduler's pass (reminders,
+ * closing at the due date). Each transaction appends to the hash chains last (the decisions'
+ * chain, then the log's): a transaction holding a chain's head never waits for another lock.
+ */
 
 /**
  * Records keep or revoke on items still open. A reviewer decides their own items; an admin any.
@@ -40,26 +45,28 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
     if (foreign.length && who.role !== "admin")
       throw new ForbiddenError(`Items ${foreign.map((i) => i.id).join(", ")} are for another reviewer`);
     const decided = items.map((i) => i.id);
-    await recordDecisions(tx, decided, {
-      decision: input.decision,
-      comment: input.comment ?? null,
-      by: who.name,
-      at: now,
-    });
-    if (input.decision === "revoke")
-      await revoke(tx, campaign, items, { by: who.name, comment: input.comment!, at: now });
+    const decision = { decision: input.decision, comment: input.comment ?? null, by: who.name, at: now };
+    await recordDecisions(tx, decided, decision);
+    const logged =
+      input.decision === "revoke" ? await revoke(tx, campaign, items, { ...decision, comment: input.comment! }) : [];
+    await appendDecisions(tx, id, decided, decision);
+    for (const entry of logged) await writeLogEntry(tx, entry);
     const skipped = input.items.filter((i) => !decided.includes(i));
     return { decided: decided.length, decision: input.decision, skipped };
   });
 }
 
+/**
+ * Opens the denies of revoked items, notifies and queues their users; answers the log entries the
+ * caller writes once the decisions are chained (the log's chain head is the transaction's last lock).
+ */
 async function revoke(
   tx: Queryable,
   campaign: Campaign,
   items: readonly CampaignItem[],
   d: { by: string; comment: string; at: Date },
-): Promise<void> {
-  if (!items.length) return;
+): Promise<LogEntryInput[]> {
+  if (!items.length) return [];
   await insertDenies(
     tx,
     items.map((i) => ({
@@ -77,17 +84,7 @@ async function revoke(
       comment: d.comment,
     })),
   );
-  for (const i of items) {
-    await writeLogEntry(tx, {
-      at: d.at,
-      userId: i.userId,
-      userName: i.userName,
-      action: "revoke",
-      outcome: "succeeded",
-      trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
-      actor: d.by,
-      error: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
-    });
+  for (const i of items)
     await notify(
       tx,
       campaignRevoked(d.at, {
@@ -101,12 +98,21 @@ async function revoke(
         comment: d.comment,
       }),
     );
-  }
   await markUsersDirty(
     tx,
     items.map((i) => i.userId),
     { kind: "admin", actor: d.by, via: "campaign", campaignId: campaign.id },
   );
+  return items.map((i) => ({
+    at: d.at,
+    userId: i.userId,
+    userName: i.userName,
+    action: "revoke" as const,
+    outcome: "succeeded" as const,
+    trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
+    actor: d.by,
+    error: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
+  }));
 }
 
 /**
@@ -124,14 +130,12 @@ export async function closeCampaign(
     const campaign = await campaignOr404(tx, id, true);
     if (campaign.closedAt) return presentCampaign(campaign);
     const undecided = await lockUndecidedItems(tx, id);
+    const logged: LogEntryInput[] = [];
+    const atClose = { comment: `undecided when the campaign closed (${now.toISOString()})`, by: closedBy, at: now };
     if (undecidedAction === "revoke") {
-      const comment = `undecided when the campaign closed (${now.toISOString()})`;
-      await recordDecisions(
-        tx,
-        undecided.map((i) => i.id),
-        { decision: "revoke", comment, by: closedBy, at: now },
-      );
-      await revoke(tx, campaign, undecided, { by: closedBy, comment, at: now });
+      const ids = undecided.map((i) => i.id);
+      await recordDecisions(tx, ids, { decision: "revoke", ...atClose });
+      logged.push(...(await revoke(tx, campaign, undecided, atClose)));
     }
     const counts = await countCampaignItems(tx, id);
     const summary = {
@@ -141,6 +145,21 @@ export async function closeCampaign(
       undecidedAction,
     };
     await markCampaignClosed(tx, id, { at: now, by: closedBy, summary });
+    await notify(tx, campaignClosed(now, { id, name: campaign.name, ...summary }));
+    const closed = presentCampaign((await getCampaign(tx, id))!);
+    if (undecidedAction === "revoke")
+      await appendDecisions(
+        tx,
+        id,
+        undecided.map((i) => i.id),
+        { decision: "revoke", ...atClose },
+      );
+    else
+      await appendUndecided(tx, id, {
+        ...atClose,
+        comment: `${atClose.comment}; kept (CAMPAIGN_UNDECIDED_AT_CLOSE=keep)`,
+      });
+    for (const entry of logged) await writeLogEntry(tx, entry);
     await writeLogEntry(tx, {
       at: now,
       action: "campaign",
@@ -149,8 +168,7 @@ export async function closeCampaign(
       actor: closedBy,
       error: `campaign "${campaign.name}" closed by ${closedBy}: ${summary.kept} kept, ${summary.revoked} revoked, ${summary.undecided} undecided (${undecidedAction === "keep" ? "kept, reported" : "revoked at close"})`,
     });
-    await notify(tx, campaignClosed(now, { id, name: campaign.name, ...summary }));
-    return presentCampaign((await getCampaign(tx, id))!);
+    return closed;
   });
 }
 
@@ -161,6 +179,7 @@ export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
   return deps.db.transaction(async (tx) => {
     const [ended] = await endDenies(tx, [denyId], { at: now, reason: "lifted", by });
     if (!ended) throw new NotFoundError("No active deny with that id");
+    await markUsersDirty(tx, [ended.userId], { kind: "admin", actor: by });
     await writeLogEntry(tx, {
       at: now,
       userId: ended.userId,
@@ -171,7 +190,6 @@ export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
       actor: by,
       error: `deny lifted by ${by}: ${grantWords(ended)} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
     });
-    await markUsersDirty(tx, [ended.userId], { kind: "admin", actor: by });
     return presentDeny(ended);
   });
 }

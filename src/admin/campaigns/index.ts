@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  analyzeCampaignItems,
   getCampaignItems,
   insertCampaign,
   listCampaignItems,
@@ -59,6 +60,7 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
     });
     return started;
   });
+  await analyzeCampaignItems(deps.db);
   return { ...presentCampaign(result.campaign), items: result.items, startMs: Date.now() - startedMs };
 }
 

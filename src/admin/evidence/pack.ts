@@ -7,32 +7,43 @@ import { Transform, type Readable, type Writable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import tar from "tar-stream";
 import type { Database } from "../../db/database.js";
-import { RECONCILE_LOG_CHAIN, verifyChain } from "../../db/auditChain.js";
+import { CAMPAIGN_DECISIONS_CHAIN, RECONCILE_LOG_CHAIN, verifyChain, type ChainVerdict } from "../../db/auditChain.js";
 import { EVIDENCE_SECTIONS, type EvidenceSection, type EvidenceWindow } from "./sections.js";
 
 /**
  * The evidence pack (docs/access-review.md, "Evidence"): a tar of the sections' files, each written
  * to a temporary file first (a tar header needs its size; the files can be large, memory cannot),
- * with manifest.json (every file's SHA-256 and controls, the log chain's head) and manifest.sig,
+ * with manifest.json (every file's SHA-256 and controls, the heads of the log's and the campaign
+ * decisions' chains) and manifest.sig,
  * the manifest's Ed25519 signature.
  */
 
 const MANIFEST = "manifest.json";
 const SIGNATURE = "manifest.sig";
 
+type ChainSummary = {
+  name: string;
+  verified: boolean;
+  entries: number;
+  headId: string | null;
+  headHash: string | null;
+  problem?: string;
+};
+
+const chainSummary = (v: ChainVerdict): ChainSummary =>
+  v.ok
+    ? { name: v.chain, verified: true, entries: v.entries, headId: v.headId, headHash: v.headHash }
+    : { name: v.chain, verified: false, entries: v.entries, headId: null, headHash: null, problem: v.problem };
+
 type ManifestFile = { path: string; sha256: string; bytes: number; description: string; controls: string[] };
 export type Manifest = {
   format: "scim-connector-evidence/1";
   window: { from: string; to: string };
   generatedAt: string;
-  chain: {
-    name: string;
-    verified: boolean;
-    entries: number;
-    headId: string | null;
-    headHash: string | null;
-    problem?: string;
-  };
+  /** The reconciliation log's chain as verified when the pack was written. */
+  chain: ChainSummary;
+  /** The campaign decisions' chain, likewise. */
+  decisionsChain: ChainSummary;
   sections: { name: string; files: ManifestFile[] }[];
   publicKey: string;
 };
@@ -75,22 +86,15 @@ export async function writeEvidencePack(deps: EvidenceDeps, window: EvidenceWind
   const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-evidence-"));
   try {
     const chain = await verifyChain(deps.db, RECONCILE_LOG_CHAIN);
+    const decisionsChain = await verifyChain(deps.db, CAMPAIGN_DECISIONS_CHAIN);
     const sections = [];
     for (const section of EVIDENCE_SECTIONS) sections.push(await writeSection(deps, dir, section, window));
     const manifest: Manifest = {
       format: "scim-connector-evidence/1",
       window: { from: window.from.toISOString(), to: window.to.toISOString() },
       generatedAt: deps.now().toISOString(),
-      chain: chain.ok
-        ? { name: chain.chain, verified: true, entries: chain.entries, headId: chain.headId, headHash: chain.headHash }
-        : {
-            name: chain.chain,
-            verified: false,
-            entries: chain.entries,
-            headId: null,
-            headHash: null,
-            problem: chain.problem,
-          },
+      chain: chainSummary(chain),
+      decisionsChain: chainSummary(decisionsChain),
       sections,
       publicKey: createPublicKey(deps.signingKey).export({ type: "spki", format: "pem" }).toString(),
     };

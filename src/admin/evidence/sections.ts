@@ -1,35 +1,16 @@
-import { once } from "node:events";
-import type { Writable } from "node:stream";
-import type { Database } from "../../db/database.js";
 import { logWindow, mappingInForce, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
-import type { AccessReportOptions } from "../access/report.js";
-import { csvCell } from "../csv.js";
 import { triggerLabel } from "../format.js";
+import { campaignFiles } from "./campaigns.js";
+import { csvLine, write, type EvidenceFile, type EvidenceSection } from "./output.js";
+
+export type { EvidenceSection, EvidenceWindow } from "./output.js";
 
 /**
  * The evidence pack's contents, as a list of sections (docs/access-review.md, "Evidence"). Each
- * file names the controls it evidences; a later section (campaigns) is one more entry in
- * EVIDENCE_SECTIONS.
+ * file names the controls it evidences; the campaigns' files are in campaigns.ts.
  */
-
-export type EvidenceWindow = { from: Date; to: Date };
-type EvidenceContext = { db: Database; access: AccessReportOptions; window: EvidenceWindow };
-
-type EvidenceFile = {
-  path: string;
-  description: string;
-  controls: string[];
-  /** Writes the file's bytes to `out` (not ended). */
-  write(context: EvidenceContext, out: Writable): Promise<void>;
-};
-
-export type EvidenceSection = { name: string; files: EvidenceFile[] };
-
-async function write(out: Writable, text: string): Promise<void> {
-  if (!out.write(text)) await once(out, "drain");
-}
 
 /** An entry's changes in words; a created or removed account's field-by-field changes are left out. */
 function changesInWords(changes: Change[]): string {
@@ -39,8 +20,6 @@ function changesInWords(changes: Change[]): string {
     .map(changeInWords)
     .join("; ");
 }
-
-const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(",")}\r\n`;
 
 /** One change in words, as an auditor reads it. */
 function changeInWords(change: Change): string {
@@ -192,4 +171,5 @@ export const EVIDENCE_SECTIONS: EvidenceSection[] = [
   { name: "changes", files: [changes] },
   { name: "revocations", files: [revocations, latency] },
   { name: "mapping", files: [mappingFile, mappingChanges] },
+  { name: "campaigns", files: campaignFiles },
 ];
