@@ -151,16 +151,18 @@ describe("the evidence pack", () => {
     // The access report at the end is what the emulator holds; at the start (before any user), nothing.
     const holders = (await emulatorState(stack)).dashboardUsers.map((u) => u.userName).sort();
     expect(holders).toEqual(["bob@example.com", "cid@example.com"]);
-    const endUsers = new Set(
-      files
-        .get("access/access-at-end.csv")!
-        .trim()
-        .split("\r\n")
-        .slice(1)
-        .map((l) => csvCells(l)[0]),
-    );
-    // cid's account stays, without the admin grant the campaign revoked: no grant, no row.
-    expect([...endUsers].sort()).toEqual(["bob@example.com"]);
+    const endRows = files
+      .get("access/access-at-end.csv")!
+      .trim()
+      .split("\r\n")
+      .slice(1)
+      .map((l) => csvCells(l));
+    // bob holds his grants; cid's account stays without the admin grant the campaign revoked, which
+    // shows only as a denied row (the last column says by whom).
+    expect([...new Set(endRows.filter((r) => !r.at(-1)).map((r) => r[0]))]).toEqual(["bob@example.com"]);
+    const denied = endRows.filter((r) => r.at(-1));
+    expect(denied.map((r) => r[0])).toEqual(["cid@example.com"]);
+    expect(denied[0]!.at(-1)).toMatch(/^revoked in campaign "Quarterly admins", by ciso@example\.com, on /);
     const cid = (await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "cid@example.com")!;
     expect(cid.permissions.companyPermissions).toEqual([]);
     expect(files.get("access/access-at-start.csv")!.trim().split("\r\n")).toHaveLength(1);
