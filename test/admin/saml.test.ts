@@ -20,7 +20,7 @@ import {
   wrappedInExtensions,
   wrappedInSignatureObject,
 } from "../support/samlWrapping.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "./harness.js";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 const ACS = "https://scim.example.test/admin/saml/acs";
 const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";

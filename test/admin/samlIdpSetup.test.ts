@@ -9,7 +9,7 @@ import {
   type IdpKeys,
   type ResponseOptions,
 } from "../support/saml.js";
-import { startAdminHarness, type AdminHarness } from "./harness.js";
+import { startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 /**
  * The IdP side as docs/saml-okta.md and docs/saml-entra.md set it up: Entra's role claim accepted

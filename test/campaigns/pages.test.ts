@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyEvidencePack } from "../../src/admin/evidence/pack.js";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,

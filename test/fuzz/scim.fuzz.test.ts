@@ -4,7 +4,7 @@ import v8 from "node:v8";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { rawClient, runPool, type RawResponse } from "../support/fuzz.js";
-import { entraUser, fuzzCase, groupBody, oktaUser, type FuzzIds } from "./scimRequests.js";
+import { entraUser, fuzzCase, groupBody, oktaUser, type FuzzIds } from "../support/scimRequests.js";
 
 /**
  * Fuzzes the IdP-facing SCIM server of a started service over real HTTP (keep-alive, 16 in

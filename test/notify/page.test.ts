@@ -4,7 +4,7 @@ import { systemClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { channelsFromEnv, createNotifications } from "../../src/notify/index.js";
 import type { AdminDataSources } from "../../src/admin/sources.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,

@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 
 /**

@@ -2,7 +2,7 @@ import request from "supertest";
 import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetLogger, scrub, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,

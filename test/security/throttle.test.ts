@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { addressKey } from "../../src/auth/authThrottle.js";
 import { startService, type Service } from "../../src/service.js";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
 
 /**

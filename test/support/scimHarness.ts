@@ -1,7 +1,7 @@
 import request from "supertest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
-import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
 
 /** A service on a fresh database with a known IdP token, for the SCIM tests. */
 export const SCIM_TOKEN = "test-scim-token-0123456789abcdef";

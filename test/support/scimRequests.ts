@@ -7,7 +7,7 @@ import {
   withDuplicateKey,
   type RawRequest,
   type Rng,
-} from "../support/fuzz.js";
+} from "./fuzz.js";
 
 /**
  * The request generator of the SCIM fuzz test: request i is a pure function of (seed, i) and the
