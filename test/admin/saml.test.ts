@@ -21,9 +21,7 @@ import {
   wrappedInSignatureObject,
 } from "../support/samlWrapping.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
-
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 describe("admin UI SAML sign-in", () => {
   let h: AdminHarness;

@@ -7,6 +7,8 @@ import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources 
 import { requestContext } from "../../src/http/requestContext.js";
 import { sampleSources } from "./sampleData.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
+import { ADMIN_TOKEN } from "./constants.js";
+export { ADMIN_TOKEN } from "./constants.js";
 
 /** The admin router alone on an express app (as app.ts mounts it), over a fresh test database. */
 export type AdminHarness = {
@@ -15,8 +17,6 @@ export type AdminHarness = {
   database: TestDatabase;
   calls: { action: string; args: unknown[]; actor: AdminActor }[];
 };
-
-export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /** Pages read the canned sample data (test/support/sampleData.ts) unless a test gives its own `sources`. */
 export async function startAdminHarness(
