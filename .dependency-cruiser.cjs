@@ -2,7 +2,7 @@
 // "Layers", checked on the folders of src/ (eslint's import-x/no-cycle sees only file-level circles).
 //   src/http → application (src/admin, src/reconcile, src/mirror, src/jobs, src/notify, src/scim) → src/db
 // Type-only imports are allowed downward-facing exceptions: they vanish at run time.
-const above = "^src/(http|admin|reconcile|mirror|jobs|notify|scim|cli)/|^src/(service|main)\\.ts$";
+const above = "^src/(http|admin|reconcile|mirror|jobs|notify|scim|cli|service)/|^src/(service|main)\\.ts$";
 
 module.exports = {
   forbidden: [

@@ -84,7 +84,7 @@ export default defineConfig(
               group: ["**/db/**"],
               allowTypeImports: true,
               message:
-                "src/http calls the application layer (src/admin, src/reconcile, …), not src/db: import types only, or wire the repository in service.ts.",
+                "src/http calls the application layer (src/admin, src/reconcile, …), not src/db: import types only, or wire the repository in src/service/http.ts.",
             },
           ],
         },

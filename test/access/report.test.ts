@@ -7,7 +7,7 @@ import { accessRows } from "../../src/admin/access/report.js";
 import { ManualClock } from "../../src/clock.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { waitForQueueIdle } from "../support/queue.js";
-import { ACCESS_MAPPING } from "./mapping.js";
+import { ACCESS_MAPPING } from "../support/accessMapping.js";
 
 /**
  * The access report against the emulator over HTTP: each grant with every rule that gives it,

@@ -14,7 +14,7 @@ import {
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
-import { csrfFrom, signInLocally } from "./harness.js";
+import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 
 /**
  * The admin UI's data sources and actions over a real stack: users pushed through the SCIM API,

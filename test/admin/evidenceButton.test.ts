@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccessReport, type AccessReport } from "../../src/admin/access/index.js";
-import { signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
+import { signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 /**
  * The Access review page's "Evidence pack" form without EVIDENCE_SIGNING_KEY: the page says what

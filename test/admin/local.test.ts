@@ -11,7 +11,7 @@ import {
   signInLocally,
   startAdminHarness,
   type AdminHarness,
-} from "./harness.js";
+} from "../support/adminHarness.js";
 
 describe("admin UI in local mode (ADMIN_TOKEN sign-in)", () => {
   let h: AdminHarness;

@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
-import { signInLocally } from "./harness.js";
+import { signInLocally } from "../support/adminHarness.js";
 
 /**
  * The reconciliation log says what happened in words ("added to group Marketing"), with the

@@ -1,10 +1,10 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sampleSources } from "../browser/sampleData.js";
-import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "./harness.js";
+import { sampleSources } from "../support/sampleData.js";
+import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 /**
- * Page wiring on canned data (test/browser/sampleData.ts): what each page renders and which action a
+ * Page wiring on canned data (test/support/sampleData.ts): what each page renders and which action a
  * button calls. The real sources (the mapping page says to edit the file, the log export honours
  * its filter) are tested in data.test.ts.
  */

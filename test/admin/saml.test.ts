@@ -20,10 +20,8 @@ import {
   wrappedInExtensions,
   wrappedInSignatureObject,
 } from "../support/samlWrapping.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "./harness.js";
-
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 describe("admin UI SAML sign-in", () => {
   let h: AdminHarness;

@@ -9,7 +9,8 @@ import {
   type IdpKeys,
   type ResponseOptions,
 } from "../support/saml.js";
-import { startAdminHarness, type AdminHarness } from "./harness.js";
+import { startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * The IdP side as docs/saml-okta.md and docs/saml-entra.md set it up: Entra's role claim accepted
@@ -17,8 +18,6 @@ import { startAdminHarness, type AdminHarness } from "./harness.js";
  * which responses signed by the current or the next certificate are accepted, and no other.
  */
 
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 const ENTRA_ROLE_CLAIM = "http://schemas.microsoft.com/ws/2008/06/identity/claims/role";
 
 describe("SAML as the IdP guides set it up", () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForQueueIdle } from "../support/queue.js";
 import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
-import { ACCESS_MAPPING } from "../access/mapping.js";
+import { ACCESS_MAPPING } from "../support/accessMapping.js";
 
 /**
  * The Access review page in chromium: an admin opens it, filters by workspace and downloads the

@@ -4,10 +4,10 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
-import { ADMIN_TOKEN, startAdminHarness, type AdminHarness } from "../admin/harness.js";
+import { ADMIN_TOKEN, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { sampleSources } from "./sampleData.js";
+import { sampleSources } from "../support/sampleData.js";
 
 describe("admin UI in a browser", () => {
   let browser: Browser;

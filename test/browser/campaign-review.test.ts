@@ -13,6 +13,7 @@ import {
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 import request from "supertest";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * A reviewer's campaign page in chromium: a viewer signs in through SAML (the IdP's page is played
@@ -36,8 +37,6 @@ rules:
         permissions: [basic_access, export_user_data]
 `;
 
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 const IDP_SSO = "https://idp.example.test/sso";
 
 describe("a reviewer's campaign page in a browser", () => {

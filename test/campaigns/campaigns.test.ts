@@ -6,7 +6,7 @@ import { startService } from "../../src/service.js";
 import { campaignCommand } from "../../src/cli/campaign.js";
 import { ADMIN_TOKEN, adminApi, emulatorState, IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
-import { signInLocally } from "../admin/harness.js";
+import { signInLocally } from "../support/adminHarness.js";
 
 /**
  * Access campaigns end to end (docs/access-review.md, "Campaigns"): the items frozen at start, a

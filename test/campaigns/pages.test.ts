@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyEvidencePack } from "../../src/admin/evidence/pack.js";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,
@@ -14,6 +14,7 @@ import {
 } from "../support/saml.js";
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * The campaign pages over HTTP (docs/access-review.md, "Campaigns"), with SAML sign-in, the
@@ -36,9 +37,6 @@ rules:
       - name: US Production
         permissions: [basic_access, export_user_data]
 `;
-
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 
 type Item = { id: string; userName: string; permission: string; decision: string | null };
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCIM_TOKEN, startScimHarness, type ScimHarness } from "../scim/harness.js";
+import { SCIM_TOKEN, startScimHarness, type ScimHarness } from "../support/scimHarness.js";
 import { ciFailure, conformanceDir, mustRun, projectBin, run, skipMessage, suitesPresent } from "./suites.js";
 
 const FOLDERS = [

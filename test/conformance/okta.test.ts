@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCIM_TOKEN, startScimHarness, userBody, type ScimHarness } from "../scim/harness.js";
+import { SCIM_TOKEN, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 import { ciFailure, conformanceDir, mustRun, run, skipMessage, suitesPresent } from "./suites.js";
 
 const EDITIONS = ["Okta-SCIM-20-SPEC-Test.json", "Okta-SCIM-20-SPEC-Test-2020.json"];

@@ -16,6 +16,7 @@ import {
 } from "../support/fuzz.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
 import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * Fuzzes the admin UI, the admin API and the SAML routes of the connector as a real child
@@ -33,8 +34,6 @@ import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const REQUESTS = Number(process.env.FUZZ_ADMIN_REQUESTS ?? 1500);
 const CONCURRENCY = 8;
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
 
 const METHODS = ["GET", "GET", "GET", "POST", "POST", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"];

@@ -4,7 +4,8 @@ import v8 from "node:v8";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { rawClient, runPool, type RawResponse } from "../support/fuzz.js";
-import { entraUser, fuzzCase, groupBody, oktaUser, type FuzzIds } from "./scimRequests.js";
+import { entraUser, fuzzCase, groupBody, oktaUser, type FuzzIds } from "../support/scimRequests.js";
+import { ERROR_SCHEMA } from "../support/constants.js";
 
 /**
  * Fuzzes the IdP-facing SCIM server of a started service over real HTTP (keep-alive, 16 in
@@ -21,7 +22,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 16;
 const MAX_BODY_BYTES = 65_536;
-const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
 const SCIM_TYPES = new Set([
   "invalidSyntax",
   "invalidFilter",

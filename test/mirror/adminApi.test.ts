@@ -6,7 +6,7 @@ import { claimPendingChanges, recordPushes, settleClaimedChanges } from "../../s
 import { AppError } from "../../src/errors.js";
 import { mirrorAdminRouter } from "../../src/http/admin/api/mirror.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { upsertEmailStates } from "./support.js";
+import { upsertEmailStates } from "../support/mirror.js";
 
 let t: TestDatabase;
 const clock = new ManualClock();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { constraintName } from "../../src/errors.js";
 import { claimPendingChanges, settleClaimedChanges } from "../../src/db/mirrorSyncRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { pendingCount, upsertEmailStates } from "./support.js";
+import { pendingCount, upsertEmailStates } from "../support/mirror.js";
 
 /** The table contract and change pickup, at the database level (no platform involved). */
 

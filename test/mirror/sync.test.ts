@@ -13,7 +13,7 @@ import {
   requestCounts,
   startEmulator,
   upsertEmailStates,
-} from "./support.js";
+} from "../support/mirror.js";
 
 /** The mirror sync end to end: Postgres mirror tables → worker → the emulator over real HTTP. */
 

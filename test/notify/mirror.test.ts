@@ -6,7 +6,7 @@ import { MirrorSyncWorker } from "../../src/mirror/worker.js";
 import { HttpTransport } from "../../src/platform/http.js";
 import { PlatformRestClient } from "../../src/platform/rest.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { API_KEY, makeWorker, startEmulator, upsertEmailStates } from "../mirror/support.js";
+import { API_KEY, makeWorker, startEmulator, upsertEmailStates } from "../support/mirror.js";
 
 /** mirror.parked: queued in the transaction that parks the changes the platform refused; one per kind and day. */
 describe("mirror.parked", () => {

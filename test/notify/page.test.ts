@@ -4,7 +4,7 @@ import { systemClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { channelsFromEnv, createNotifications } from "../../src/notify/index.js";
 import type { AdminDataSources } from "../../src/admin/sources.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,
@@ -13,10 +13,9 @@ import {
   signedResponse,
   type IdpKeys,
 } from "../support/saml.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /** The Notifications page for a viewer (signed in with SAML): everything visible, no test button, the POST refused. */
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 const HOOK_TOKEN = "T0KEN-in-the-webhook-path-123";
 
 describe("Notifications page for a viewer", () => {

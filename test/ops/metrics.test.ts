@@ -8,7 +8,7 @@ import { methodLabel, scimRouteTemplate, statusClass } from "../../src/metrics/s
 import { loadEnv } from "../../src/config/env.js";
 import { systemClock } from "../../src/clock.js";
 import { IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
-import { upsertEmailStates } from "../mirror/support.js";
+import { upsertEmailStates } from "../support/mirror.js";
 
 /** Parses Prometheus text into "name{labels}" → value. */
 function series(text: string): Map<string, number> {

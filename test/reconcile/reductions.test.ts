@@ -11,7 +11,7 @@ import { freePort } from "../../src/db/embedded.js";
 import { insertRun, queueVerifications, setRunPhase } from "../../src/db/resyncRepository.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
-import { signInLocally } from "../admin/harness.js";
+import { signInLocally } from "../support/adminHarness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { emulatorDump } from "../support/emulator.js";

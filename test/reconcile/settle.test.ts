@@ -12,7 +12,7 @@ import { nextUtcMidnight } from "../../src/reconcile/budget.js";
 import type { Plan } from "../../src/reconcile/planner.js";
 import { END_OF_WINDOW_GUARD_MS, settleDeadline, waitsToSettle } from "../../src/reconcile/settle.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
-import { signInLocally } from "../admin/harness.js";
+import { signInLocally } from "../support/adminHarness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { ADMIN_TOKEN, adminApi, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";

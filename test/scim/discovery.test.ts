@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENTERPRISE, GROUP_SCHEMA, USER_SCHEMA, startScimHarness, type ScimHarness } from "./harness.js";
+import { ENTERPRISE, GROUP_SCHEMA, USER_SCHEMA, startScimHarness, type ScimHarness } from "../support/scimHarness.js";
 
 describe("SCIM discovery", () => {
   let h: ScimHarness;

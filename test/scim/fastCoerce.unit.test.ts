@@ -10,7 +10,7 @@ import {
   withoutUnassigned,
   type ResourceKind,
 } from "../../src/scim/schemas.js";
-import { entraUser, groupBody, oktaUser } from "../fuzz/scimRequests.js";
+import { entraUser, groupBody, oktaUser } from "../support/scimRequests.js";
 import { containers, mutateJson, nastyString, prng, type Rng } from "../support/fuzz.js";
 
 /**

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCIM_TOKEN, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import { SCIM_TOKEN, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /** One raw request, for what supertest cannot send (an absolute-form target, OPTIONS without a body). */
 function raw(

@@ -3,7 +3,7 @@ import Transport from "winston-transport";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 import { eventually } from "../support/wait.js";
-import { PATCH_OP, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import { PATCH_OP, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /**
  * Okta's membership PATCH (one add or one remove, no If-Match) runs as one statement

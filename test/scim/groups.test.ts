@@ -7,7 +7,7 @@ import {
   startScimHarness,
   userBody,
   type ScimHarness,
-} from "./harness.js";
+} from "../support/scimHarness.js";
 
 describe("SCIM /Groups", () => {
   let h: ScimHarness;

@@ -7,7 +7,7 @@ import {
   startScimHarness,
   userBody,
   type ScimHarness,
-} from "./harness.js";
+} from "../support/scimHarness.js";
 
 /** What Entra ID and Okta really send, end to end. */
 describe("IdP quirks", () => {

@@ -5,7 +5,7 @@ import {
   listUserIdsInGroupsNamed,
   listUsersWithGroups,
 } from "../../src/db/idpUserReconcileReads.js";
-import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /** The read side the reconciler uses: one user with their groups, and batches for resyncs. */
 describe("IdP reads for the reconciler", () => {

@@ -7,7 +7,7 @@ import {
   startScimHarness,
   userBody,
   type ScimHarness,
-} from "./harness.js";
+} from "../support/scimHarness.js";
 
 /**
  * RFC 7643 §2.5 (unassigned attributes are omitted), RFC 7644 §3.5.2 (PATCH on a whole extension,

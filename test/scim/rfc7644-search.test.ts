@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GROUP_SCHEMA, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import { GROUP_SCHEMA, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /** RFC 7644 §3.4.3 (POST .search) and §3.4.2.3 (sortBy, sortOrder). */
 

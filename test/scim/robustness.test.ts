@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "./harness.js";
+import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /** Seeded random input of every shape: whatever a client sends, the answer is never a 5xx. */
 describe("SCIM robustness", () => {

@@ -13,6 +13,7 @@ import { adminTokenMatches } from "../../src/http/admin/auth/localToken.js";
 import { makeIdpKeys } from "../support/saml.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
 import { appListeningOn, concretePath, enumerateRoutes, type RouteEntry } from "./routes.js";
+import { METRICS_TOKEN, ERROR_SCHEMA } from "../support/constants.js";
 
 /**
  * Nobody gets in without credentials. Every route of the running service (read from its Express
@@ -24,7 +25,6 @@ import { appListeningOn, concretePath, enumerateRoutes, type RouteEntry } from "
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
-const METRICS_TOKEN = "test-metrics-token-0123456789abcdef";
 const SAML_ACS = "https://scim.example.test/admin/saml/acs";
 
 /** Routes that answer without credentials, and why that is safe. A route not here must refuse. */
@@ -50,8 +50,6 @@ function surfaceOf(route: RouteEntry): Surface {
     `route ${route.method} ${route.path} belongs to no known surface: add it to PUBLIC (with a reason) or to a surface`,
   );
 }
-
-const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
 
 function send(stack: Stack, route: { method: string; path: string }, headers: Record<string, string>) {
   const agent = request(stack.service.url);

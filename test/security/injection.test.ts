@@ -1,7 +1,8 @@
 import request from "supertest";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
+import { ENTERPRISE } from "../support/constants.js";
 
 /**
  * SQL is built only with parameters. Injection strings go into every SCIM filter operator and
@@ -44,7 +45,6 @@ const INJECTIONS = [
 const SQL_ERROR =
   /syntax error|SQLSTATE|QueryFailedError|relation "|column "|unterminated|invalid input syntax|operator does not exist|at character|ERROR:/i;
 
-const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const USER_ATTRIBUTES = [
   "userName",
   "displayName",

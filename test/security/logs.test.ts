@@ -2,7 +2,7 @@ import request from "supertest";
 import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetLogger, scrub, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
-import { csrfFrom, startAdminHarness, type AdminHarness } from "../admin/harness.js";
+import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,
   encodeResponse,
@@ -14,6 +14,7 @@ import {
 import { addFault, emulatorCounts } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { METRICS_TOKEN, ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * Secrets never reach the logs. Every log line of a realistic session is captured (level debug,
@@ -23,14 +24,11 @@ import { eventually } from "../support/wait.js";
  * searched for every secret the session used and for every full email address.
  */
 
-const METRICS_TOKEN = "test-metrics-token-0123456789abcdef";
 const PLATFORM_SCIM_TOKEN = "dev-scim-token";
 const PLATFORM_API_KEY = "dev-api-key";
 const OKTA_PASSWORD = "Okta-Pa55word-Secret!";
 const WRONG_ADMIN_PASSWORD = "wrong-admin-password-guess-1234";
 const WRONG_IDP_TOKEN = "wrong-idp-token-guess-abcdef123456";
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 const SAML_USER = "ada.lovelace@corp.example.com";
 
 class CaptureTransport extends Transport {

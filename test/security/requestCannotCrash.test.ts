@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { rawClient } from "../support/fuzz.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
 import { IDP_TOKEN } from "../support/stack.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * One request must never stop the process. The connector runs as a real child process in SAML
@@ -13,9 +14,6 @@ import { IDP_TOKEN } from "../support/stack.js";
  * unhandled rejection ended the process, SCIM and all. Afterwards the SAME process must still
  * serve SCIM and /readyz.
  */
-
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 
 describe("a crafted SAML request cannot stop the process", () => {
   let database: TestDatabase;

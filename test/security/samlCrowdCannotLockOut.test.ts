@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSamlConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
+import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
  * Everyone behind one office NAT or ingress shares an address. 50 single sign-on starts from it
@@ -10,9 +11,6 @@ import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse
  * with the default allowance (30 starts per address per minute); every request here comes from
  * the same loopback address.
  */
-
-const ACS = "https://scim.example.test/admin/saml/acs";
-const SP_ENTITY = "https://scim.example.test/admin/saml/metadata";
 
 const cookiesOf = (res: Response) =>
   res.headers

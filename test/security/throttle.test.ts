@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { addressKey } from "../../src/auth/authThrottle.js";
 import { startService, type Service } from "../../src/service.js";
-import { csrfFrom } from "../admin/harness.js";
+import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
+import { METRICS_TOKEN } from "../support/constants.js";
 
 /**
  * Failed-authentication throttles (src/auth/authThrottle.ts) on the running service: per address
@@ -13,7 +14,6 @@ import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack
  * loopback proxy).
  */
 
-const METRICS_TOKEN = "test-metrics-token-0123456789abcdef";
 const WRONG = "wrong-token-guess-0123456789abcdefgh";
 const LIMITS = { AUTH_THROTTLE_PER_ADDRESS: "3", AUTH_THROTTLE_GLOBAL: "8", AUTH_THROTTLE_WINDOW_SECONDS: "300" };
 

@@ -9,6 +9,8 @@ import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 import { emulatorCounts, emulatorDump } from "./emulator.js";
 import { TEST_MAPPING } from "./mapping.js";
+import { ADMIN_TOKEN } from "./constants.js";
+export { ADMIN_TOKEN } from "./constants.js";
 
 /**
  * The whole product in one process for end-to-end tests: a fresh database, the emulator as the
@@ -16,7 +18,6 @@ import { TEST_MAPPING } from "./mapping.js";
  */
 
 export const IDP_TOKEN = "test-idp-token-0123456789abcdefgh";
-export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 export { TEST_MAPPING } from "./mapping.js";
 

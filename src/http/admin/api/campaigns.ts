@@ -13,6 +13,7 @@ import {
 } from "../../../admin/campaigns/index.js";
 import { BadRequestError } from "../../../errors.js";
 import { isUuid } from "../../../ids.js";
+import { actorOf } from "./auth.js";
 
 /**
  * Access campaigns over the JSON API (docs/access-review.md, "Campaigns"). The bearer token is the
@@ -69,8 +70,7 @@ function body(req: Request): Record<string, unknown> {
 
 function reviewerOf(req: Request, res: Response): Reviewer {
   const raw: unknown = req.method === "GET" ? req.query.as : (req.body as { as?: unknown } | undefined)?.as;
-  const actor = typeof res.locals.actor === "string" ? res.locals.actor : "admin-api";
-  if (raw === undefined) return { name: actor, role: "admin" };
+  if (raw === undefined) return { name: actorOf(res), role: "admin" };
   if (typeof raw !== "string" || !raw.trim() || raw.length > 320) throw new BadRequestError("as: a reviewer's name");
   return { name: raw.trim(), role: "admin" };
 }

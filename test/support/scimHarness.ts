@@ -1,12 +1,12 @@
 import request from "supertest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
-import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
+export { ENTERPRISE } from "./constants.js";
 
 /** A service on a fresh database with a known IdP token, for the SCIM tests. */
 export const SCIM_TOKEN = "test-scim-token-0123456789abcdef";
 export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
-export const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
 export const PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 

@@ -5,8 +5,10 @@ import { loadEnv, type Env } from "../../src/config/env.js";
 import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
-import { sampleSources } from "../browser/sampleData.js";
-import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { sampleSources } from "./sampleData.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
+import { ADMIN_TOKEN } from "./constants.js";
+export { ADMIN_TOKEN } from "./constants.js";
 
 /** The admin router alone on an express app (as app.ts mounts it), over a fresh test database. */
 export type AdminHarness = {
@@ -16,9 +18,7 @@ export type AdminHarness = {
   calls: { action: string; args: unknown[]; actor: AdminActor }[];
 };
 
-export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
-
-/** Pages read the canned sample data (test/browser/sampleData.ts) unless a test gives its own `sources`. */
+/** Pages read the canned sample data (test/support/sampleData.ts) unless a test gives its own `sources`. */
 export async function startAdminHarness(
   envOverrides: Record<string, string> = {},
   sources: Partial<AdminDataSources> = {},

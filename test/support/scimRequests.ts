@@ -7,7 +7,8 @@ import {
   withDuplicateKey,
   type RawRequest,
   type Rng,
-} from "../support/fuzz.js";
+} from "./fuzz.js";
+import { ENTERPRISE } from "./constants.js";
 
 /**
  * The request generator of the SCIM fuzz test: request i is a pure function of (seed, i) and the
@@ -16,7 +17,6 @@ import {
 
 const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
-const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 
 export type FuzzIds = { users: string[]; groups: string[] };

@@ -1,0 +1,149 @@
+import { createServer, type Server } from "node:http";
+import type { Clock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import type { Database } from "../db/database.js";
+import { AdminSessionRepository } from "../db/adminSessionRepository.js";
+import { TokenRepository } from "../db/tokenRepository.js";
+import { createAccessReport } from "../admin/access/index.js";
+import { createAdminData } from "../admin/index.js";
+import { ScimTokenVerifier } from "../auth/scimTokens.js";
+import { createApp, createProbesApp, type AppDeps } from "../http/app.js";
+import { answerClientError } from "../http/clientError.js";
+import { HttpDrain } from "../http/drain.js";
+import { serverClasses, type ServerClasses } from "../http/serverClasses.js";
+import { log } from "../logging/logger.js";
+import type { MappingStore } from "../mapping/store.js";
+import type { ServiceMetrics } from "../metrics/index.js";
+import type { Notifications } from "../notify/index.js";
+import type { PlatformQuarantine } from "../platform/quarantine.js";
+import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { Workers } from "./workers.js";
+
+/** The listening server, before it serves anything: its URL is known, so the notifications' links can be made. */
+export type HttpListener = {
+  url: string;
+  /** PUBLIC_URL when set, else the listen URL: what links in notifications and pages point at. */
+  publicUrl: string;
+  /** /readyz answers 503 and answers say `Connection: close`; everything keeps serving. */
+  drain(): void;
+  /** Stops accepting and answers the requests in flight, cut off after `graceMs`. */
+  close(graceMs: number): Promise<void>;
+  /** Hands the server its request handler: the whole app with the `web` role, else only the probes and /metrics. */
+  serve(deps: HttpDeps): void;
+};
+
+type HttpDeps = {
+  env: Env;
+  db: Database;
+  clock: Clock;
+  mappings: MappingStore;
+  budget: BudgetPolicy;
+  quarantine: PlatformQuarantine;
+  metrics: ServiceMetrics;
+  notifications: Notifications;
+  workers: Workers;
+};
+
+/**
+ * Every role listens: a process without `web` serves only /healthz, /readyz and /metrics there,
+ * so the image's health check and Prometheus reach workers and schedulers too.
+ */
+export async function listenHttp(env: Env): Promise<HttpListener> {
+  const web = env.ROLES.has("web");
+  const classes = web ? serverClasses() : undefined;
+  const server = await listen(env.HOST, env.PORT, classes);
+  const drain = new HttpDrain(server);
+  const url = serverUrl(server, env);
+  const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
+  return {
+    url,
+    publicUrl,
+    drain() {
+      drain.begin();
+    },
+    async close(graceMs) {
+      const { cutOff } = await drain.close(graceMs);
+      if (cutOff) log.warn("http", "requests still running at the shutdown deadline were cut off", { graceMs });
+    },
+    serve(deps) {
+      const { env, db, mappings } = deps;
+      const probes = {
+        env,
+        db,
+        metrics: deps.metrics,
+        draining: () => drain.isDraining,
+        mappingAgreement: () => mappings.agreement(db),
+      };
+      const app = createWebApp(deps, publicUrl, probes);
+      classes?.adopt(app.express);
+      server.on("request", drain.wrap(web ? app : createProbesApp(probes)));
+      log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", { url });
+    },
+  };
+}
+
+/** The whole app: SCIM, the admin UI and its JSON API over the same src/admin functions, /metrics and the probes. */
+function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "draining" | "mappingAgreement">) {
+  const { env, db, clock, budget, mappings, quarantine, notifications, workers } = deps;
+  const { reconciliation, resyncDeps, mirror } = workers;
+  const reconcileNow =
+    reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
+  const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
+  const admin = createAdminData({
+    db,
+    clock,
+    budget,
+    mappings,
+    mappingFile: env.MAPPING_FILE,
+    reconcileNow,
+    resync,
+    quarantine,
+    notifications,
+  });
+  const access = createAccessReport({ db, mappingFile: env.MAPPING_FILE });
+  return createApp({
+    env,
+    db,
+    clock,
+    publicUrl,
+    adminApi: {
+      budget,
+      access,
+      mappingFile: env.MAPPING_FILE,
+      ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
+      campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+      reconcileNow: admin.apiReconcileNow,
+      resync: resyncDeps,
+      quarantine,
+      notifications,
+      onMirrorRequeue: () => mirror?.notify(),
+    },
+    adminSources: { ...admin.sources, access },
+    adminSessions: new AdminSessionRepository(db),
+    scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN),
+    adminActions: admin.actions,
+    metrics: deps.metrics,
+    draining: probes.draining,
+    mappingAgreement: probes.mappingAgreement,
+  });
+}
+
+function serverUrl(server: Server, env: Env): string {
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  const host = env.HOST === "0.0.0.0" || env.HOST === "::" ? "127.0.0.1" : env.HOST;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+async function listen(host: string, port: number, classes: ServerClasses | undefined): Promise<Server> {
+  const server = classes
+    ? createServer({ IncomingMessage: classes.IncomingMessage, ServerResponse: classes.ServerResponse })
+    : createServer();
+  server.keepAliveTimeout = 65_000;
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}

@@ -1,0 +1,143 @@
+import type { Clock } from "../clock.js";
+import type { Env } from "../config/env.js";
+import { CONNECTION_NAMES } from "../db/dataSource.js";
+import type { ResyncDeps } from "../jobs/resync.js";
+import { retentionPolicyFromEnv } from "../jobs/retention.js";
+import { assertCron, Scheduler } from "../jobs/scheduler.js";
+import { log } from "../logging/logger.js";
+import type { MappingStore } from "../mapping/store.js";
+import type { ServiceMetrics } from "../metrics/index.js";
+import { createMirrorSync } from "../mirror/index.js";
+import type { MirrorSyncWorker } from "../mirror/worker.js";
+import type { Notifications } from "../notify/index.js";
+import type { PlatformQuarantine } from "../platform/quarantine.js";
+import type { BudgetPolicy } from "../reconcile/budget.js";
+import {
+  createPlatformTransport,
+  createReconciliation,
+  reconcilePoliciesFromEnv,
+  type PlatformTarget,
+  type Reconciliation,
+} from "../reconcile/index.js";
+import type { Pools } from "./pools.js";
+
+export type WorkersDeps = {
+  env: Env;
+  databaseUrl: string;
+  clock: Clock;
+  mappings: MappingStore;
+  /** Without one, nothing is reconciled or mirrored. */
+  platform: PlatformTarget | undefined;
+  pools: Pools;
+  quarantine: PlatformQuarantine;
+  metrics: ServiceMetrics;
+  budget: BudgetPolicy;
+  /** Run the workers in this process whatever ROLES says (tests, the CLI). */
+  workers: boolean | undefined;
+};
+
+/** The background side of the service: the reconcile worker, the mirror worker, the scheduler and the notification deliverer. */
+export type Workers = {
+  reconciliation?: Reconciliation;
+  mirror?: MirrorSyncWorker;
+  scheduler?: Scheduler;
+  /** What a resync reads and writes, shared by the scheduler and the admin surfaces. */
+  resyncDeps: ResyncDeps;
+  /** Takes the notifications (made once the server's URL is known) and starts their deliverer in the worker role. */
+  startDeliverer(notifications: Notifications): void;
+  stopScheduler(): Promise<void>;
+  /** Stops the reconcile worker, the mirror worker and the deliverer; each finishes or releases its claim. */
+  stop(): Promise<void>;
+};
+
+/** The mirror worker's cycle runs its batch kinds side by side; the scheduler ticks one at a time. */
+const MIRROR_POOL_SIZE = 5;
+const SCHEDULER_POOL_SIZE = 2;
+
+/** Builds the workers and starts those this process's roles run: reconcile worker, mirror worker, scheduler, in that order. */
+export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
+  const { env, clock, mappings, platform, pools, quarantine, metrics, budget } = deps;
+  // The worker role runs the reconcile worker, the mirror worker and the notification deliverer;
+  // deps.workers (tests, the CLI) says so for this process whatever ROLES says.
+  const workerRole = deps.workers ?? env.ROLES.has("worker");
+  const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
+  // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
+  const transport = platform && createPlatformTransport({ env, clock, platform, quarantine });
+  const workerDb = platform && (await pools.open(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
+  const reconciliation =
+    platform && transport && workerDb
+      ? createReconciliation({
+          env,
+          db: workerDb,
+          databaseUrl: deps.databaseUrl,
+          clock,
+          mappings,
+          platform,
+          transport,
+          quarantine,
+          onLogged,
+          budget,
+        })
+      : undefined;
+  if (!platform)
+    log.warn("reconcile", "no platform configured (PLATFORM_URL): IdP changes are stored but not reconciled");
+  // RECONCILE_WORKERS=0 turns the reconcile loop off, unless deps.workers asks for it.
+  const runWorkers =
+    workerRole && (deps.workers !== undefined || env.RECONCILE_WORKERS > 0) && reconciliation !== undefined;
+  if (runWorkers) await reconciliation!.worker.start();
+
+  const mirror = transport
+    ? createMirrorSync({
+        env: { ...env, PLATFORM_API_KEY: env.PLATFORM_API_KEY ?? platform?.apiKey },
+        db: await pools.open(CONNECTION_NAMES.mirrorWorker, MIRROR_POOL_SIZE),
+        clock,
+        transport,
+        gate: quarantine,
+        metrics: metrics.mirror,
+      })
+    : undefined;
+  const runMirror = workerRole && mirror !== undefined;
+  if (runMirror) mirror!.start();
+
+  const resyncDeps = { db: pools.db, clock, mappings, policies: reconcilePoliciesFromEnv(env) };
+  assertCron(env.RESYNC_CRON);
+  const scheduler = env.ROLES.has("scheduler")
+    ? new Scheduler(
+        { ...resyncDeps, db: await pools.open(CONNECTION_NAMES.scheduler, SCHEDULER_POOL_SIZE) },
+        {
+          cron: env.RESYNC_CRON,
+          verify: env.RESYNC_VERIFY,
+          tickMs: env.SCHEDULER_TICK_MS,
+          logRetentionDays: env.RECONCILE_LOG_RETENTION_DAYS,
+          retention: retentionPolicyFromEnv(env),
+          staleAfterMs: 60_000,
+          campaigns: {
+            remindMs: env.CAMPAIGN_REMIND_HOURS * 3_600_000,
+            undecidedAction: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+          },
+        },
+      )
+    : undefined;
+  scheduler?.start();
+
+  let notifications: Notifications | undefined;
+  return {
+    reconciliation,
+    mirror,
+    scheduler,
+    resyncDeps,
+    startDeliverer(made) {
+      notifications = made;
+      // The deliverer sends from worker processes; the outbox is written by whoever changes state.
+      if (workerRole) notifications.deliverer.start();
+    },
+    async stopScheduler() {
+      await scheduler?.stop();
+    },
+    async stop() {
+      await reconciliation?.worker.stop();
+      await mirror?.stop();
+      await notifications?.deliverer.stop();
+    },
+  };
+}
