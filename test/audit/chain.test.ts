@@ -1,10 +1,8 @@
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { runCli } from "../support/cli.js";
 
 /**
  * The tamper-evident log (docs/access-review.md): after a real reconcile workload over HTTP with the
@@ -16,20 +14,7 @@ describe("the reconciliation log's hash chain", () => {
   let stack: Stack;
 
   /** `scim-connector audit verify` as an operator runs it, on this stack's database. */
-  function auditVerify(): Promise<{ code: number; stdout: string; stderr: string }> {
-    const root = path.resolve(import.meta.dirname, "../..");
-    return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "audit", "verify"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
-    }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({
-        code: error.code,
-        stdout: error.stdout,
-        stderr: error.stderr,
-      }),
-    );
-  }
+  const auditVerify = () => runCli(stack, ["audit", "verify"]);
 
   const logIds = async () =>
     (await stack.service.db.query<{ id: string }>(`SELECT id FROM reconcile_log ORDER BY id`)).map((r) => r.id);

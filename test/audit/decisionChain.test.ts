@@ -1,6 +1,3 @@
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeCampaign, decideItems, startCampaign } from "../../src/admin/campaigns/index.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
@@ -8,6 +5,7 @@ import { writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { systemClock } from "../../src/clock.js";
 import type { Database } from "../../src/db/database.js";
 import { idp, startStack, type Stack } from "../support/stack.js";
+import { runCli } from "../support/cli.js";
 
 /**
  * Campaign decisions carry their own hash chain (docs/access-review.md, "The tamper-evident log"):
@@ -21,20 +19,7 @@ describe("the campaign decisions' hash chain", () => {
   let stack: Stack;
   const admin = { name: "admin@example.com", role: "admin" };
 
-  function auditVerify(): Promise<{ code: number; stdout: string; stderr: string }> {
-    const root = path.resolve(import.meta.dirname, "../..");
-    return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "audit", "verify"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
-    }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({
-        code: error.code,
-        stdout: error.stdout,
-        stderr: error.stderr,
-      }),
-    );
-  }
+  const auditVerify = () => runCli(stack, ["audit", "verify"]);
 
   const decisions = async () =>
     stack.database.db.query<{ id: string; item_id: string; decision: string; comment: string | null }>(

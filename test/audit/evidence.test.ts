@@ -1,15 +1,14 @@
-import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { promisify } from "node:util";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { runCli } from "../support/cli.js";
 import {
   ADMIN_TOKEN,
   adminApi,
@@ -59,26 +58,7 @@ describe("the evidence pack", () => {
   let to: string;
   let campaignId: string;
 
-  function cli(args: string[], env: Record<string, string> = {}) {
-    const root = path.resolve(import.meta.dirname, "../..");
-    return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), ...args], {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.database.url,
-        MAPPING_FILE: stack.mappingFile,
-        LOG_LEVEL: "error",
-        ...env,
-      },
-    }).then(
-      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({
-        code: error.code,
-        stdout: error.stdout,
-        stderr: error.stderr,
-      }),
-    );
-  }
+  const cli = (args: string[], env: Record<string, string> = {}) => runCli(stack, args, env);
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "evidence-test-"));
