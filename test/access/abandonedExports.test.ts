@@ -1,12 +1,10 @@
 import net from "node:net";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -27,9 +25,7 @@ describe("abandoned access exports", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-exports-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "../support/heapProbe.mjs")).href}`,
       DATABASE_URL: database.url,

@@ -1,12 +1,9 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -43,9 +40,7 @@ describe("a webhook receiver can trust what it gets", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     receiver = await startHttpReceiver();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-receiver-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,

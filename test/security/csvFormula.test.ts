@@ -1,10 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -22,9 +19,7 @@ describe("a formula in an IdP group's name is neither split out nor run from the
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-csv-formula-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,

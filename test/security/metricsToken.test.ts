@@ -1,10 +1,7 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * Without METRICS_TOKEN, /metrics answers a loopback caller that carries no forwarding header; a
@@ -23,9 +20,7 @@ describe("METRICS_TOKEN whenever the service listens beyond loopback", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-metrics-token-"));
-    mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    mappingFile = await writeMappingFile();
   }, 90_000);
   afterAll(async () => {
     for (const c of started) await c.kill("SIGKILL");

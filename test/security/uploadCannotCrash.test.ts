@@ -1,11 +1,8 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { rawClient, type RawRequest } from "../support/fuzz.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * A signed-in admin posts a malformed upload to /admin/mapping/preview (the one multipart form,
@@ -50,9 +47,7 @@ describe("a malformed upload from a signed-in admin cannot stop the process", ()
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-upload-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,

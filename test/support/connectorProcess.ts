@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { freePort } from "../../src/db/embedded.js";
-import { IDP_TOKEN, TEST_MAPPING } from "./stack.js";
+import { IDP_TOKEN, writeMappingFile } from "./stack.js";
 
 /**
  * The connector as a real child process (`bin/scim-connector.js start`), for tests that kill,
@@ -81,9 +79,7 @@ export async function spawnSamlConnector(options: {
   issuer: string;
   callbackUrl: string;
 }): Promise<ConnectorProcess> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-saml-"));
-  const mappingFile = path.join(dir, "mapping.yaml");
-  await writeFile(mappingFile, TEST_MAPPING);
+  const mappingFile = await writeMappingFile();
   return spawnConnector({
     DATABASE_URL: options.databaseUrl,
     SCIM_TOKEN: IDP_TOKEN,

@@ -12,6 +12,14 @@ import { TEST_MAPPING } from "./mapping.js";
 import { ADMIN_TOKEN } from "./constants.js";
 export { ADMIN_TOKEN } from "./constants.js";
 
+/** A mapping file (the test mapping unless told) in a temporary folder of its own; returns its path. */
+export async function writeMappingFile(mapping: string = TEST_MAPPING): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-mapping-"));
+  const mappingFile = path.join(dir, "mapping.yaml");
+  await writeFile(mappingFile, mapping);
+  return mappingFile;
+}
+
 /**
  * The whole product in one process for end-to-end tests: a fresh database, the emulator as the
  * platform (over real HTTP), and the connector pointed at it.
@@ -39,9 +47,7 @@ export async function startStack(
     route?: (databaseUrl: string) => Promise<string>;
   } = {},
 ): Promise<Stack> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-stack-"));
-  const mappingFile = path.join(dir, "mapping.yaml");
-  await writeFile(mappingFile, options.mapping ?? TEST_MAPPING);
+  const mappingFile = await writeMappingFile(options.mapping ?? TEST_MAPPING);
   const database = await createTestDatabase();
   const emulator = await startEmulator(options.clock ? { clock: options.clock } : {});
   const env = loadEnv({
