@@ -11,6 +11,7 @@ import {
   type IdpKeys,
 } from "../support/saml.js";
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
+import { euPermissions, TWO_WORKSPACES_MAPPING } from "../support/campaigns.js";
 import { eventually } from "../support/wait.js";
 import request from "supertest";
 import { ACS, SP_ENTITY } from "../support/constants.js";
@@ -22,20 +23,6 @@ import { ACS, SP_ENTITY } from "../support/constants.js";
  * with a comment, and the grant leaves the platform (the emulator). The screenshots are those in
  * docs/access-review.md's "Campaigns"; UPDATE_DOC_SCREENSHOTS=1 copies them to docs/images/.
  */
-
-const MAPPING = `
-department:
-  default: engineering
-rules:
-  - group: Marketing
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, send_campaigns_canvases]
-  - group: Sales
-    workspaces:
-      - name: US Production
-        permissions: [basic_access, export_user_data]
-`;
 
 const IDP_SSO = "https://idp.example.test/sso";
 
@@ -51,10 +38,6 @@ describe("a reviewer's campaign page in a browser", () => {
     post: (p: string, body: object) =>
       request(stack.service.url).post(`/admin/api${p}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body),
   });
-  const euPermissions = async (userName: string) =>
-    (await emulatorState(stack)).dashboardUsers
-      .find((u) => u.userName === userName)
-      ?.permissions.appGroup.find((w) => w.appGroupName === "EU Production")?.appGroupPermissions ?? [];
   const keepScreenshot = async (name: string) => {
     const file = await screenshot(page, name);
     if (process.env.UPDATE_DOC_SCREENSHOTS) {
@@ -67,7 +50,7 @@ describe("a reviewer's campaign page in a browser", () => {
     browser = await launchBrowser();
     keys = makeIdpKeys("test-idp");
     stack = await startStack({
-      mapping: MAPPING,
+      mapping: TWO_WORKSPACES_MAPPING,
       env: {
         RECONCILE_POLL_MS: "50",
         SAML_ENTRY_POINT: IDP_SSO,
@@ -179,10 +162,10 @@ describe("a reviewer's campaign page in a browser", () => {
     await page.waitForSelector(".flash-ok");
     expect(await page.textContent(".flash-ok")).toContain("Revoked 1 item.");
     await eventually("the revoke on the platform", async () =>
-      (await euPermissions("carol@example.com")).every((p) => p !== "send_campaigns_canvases"),
+      (await euPermissions(stack, "carol@example.com")).every((p) => p !== "send_campaigns_canvases"),
     );
-    expect(await euPermissions("carol@example.com")).toEqual(["basic_access"]);
-    expect(await euPermissions("alice@example.com")).toContain("send_campaigns_canvases");
+    expect(await euPermissions(stack, "carol@example.com")).toEqual(["basic_access"]);
+    expect(await euPermissions(stack, "alice@example.com")).toContain("send_campaigns_canvases");
 
     // The deny on the access review's row.
     await page.goto(`${base}/access?user=carol`);

@@ -13,6 +13,7 @@ import {
   type IdpKeys,
 } from "../support/saml.js";
 import { ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
+import { euPermissions, TWO_WORKSPACES_MAPPING } from "../support/campaigns.js";
 import { eventually } from "../support/wait.js";
 import { ACS, SP_ENTITY } from "../support/constants.js";
 
@@ -23,20 +24,6 @@ import { ACS, SP_ENTITY } from "../support/constants.js";
  * leaves the platform, and the deny shows on the access review's rows and export. Admins close
  * campaigns, lift denies and download the evidence pack from the Access review page.
  */
-
-const MAPPING = `
-department:
-  default: engineering
-rules:
-  - group: Marketing
-    workspaces:
-      - name: EU Production
-        permissions: [basic_access, send_campaigns_canvases]
-  - group: Sales
-    workspaces:
-      - name: US Production
-        permissions: [basic_access, export_user_data]
-`;
 
 type Item = { id: string; userName: string; permission: string; decision: string | null };
 
@@ -54,10 +41,6 @@ describe("the campaign pages over HTTP", () => {
     (await api(`/campaigns/${campaignId}/items?reviewer=all&limit=100`)).body.items.filter(
       (i: Item & { reviewer: string }) => i.reviewer === `name:${as}`,
     ) as Item[];
-  const euPermissions = async (userName: string) =>
-    (await emulatorState(stack)).dashboardUsers
-      .find((u) => u.userName === userName)
-      ?.permissions.appGroup.find((w) => w.appGroupName === "EU Production")?.appGroupPermissions ?? [];
 
   /** Signs in through the SAML ACS as `nameId` with the role value given; answers the agent and a page's CSRF token. */
   async function signIn(nameId: string, role: "scim-admins" | "scim-viewers") {
@@ -85,7 +68,7 @@ describe("the campaign pages over HTTP", () => {
   beforeAll(async () => {
     keys = makeIdpKeys("test-idp");
     stack = await startStack({
-      mapping: MAPPING,
+      mapping: TWO_WORKSPACES_MAPPING,
       env: {
         RECONCILE_POLL_MS: "50",
         SAML_ENTRY_POINT: "https://idp.example.test/sso",
@@ -219,9 +202,9 @@ describe("the campaign pages over HTTP", () => {
     afterRevoke = new Date().toISOString();
 
     await eventually("the revoke on the platform", async () =>
-      (await euPermissions("alice@example.com")).every((p) => p !== "send_campaigns_canvases"),
+      (await euPermissions(stack, "alice@example.com")).every((p) => p !== "send_campaigns_canvases"),
     );
-    expect(await euPermissions("alice@example.com")).toEqual(["basic_access"]);
+    expect(await euPermissions(stack, "alice@example.com")).toEqual(["basic_access"]);
     expect((await api(`/campaigns/${campaignId}`)).body.counts).toMatchObject({ open: 2, kept: 1, revoked: 1 });
 
     // The access review: the denied grant on its row, in words; the export's added `denied` column.
@@ -274,7 +257,7 @@ describe("the campaign pages over HTTP", () => {
     const lifted = await agent.post(`/admin/denies/${deny!.id}/lift`).type("form").send({ _csrf: csrf });
     expect(lifted.status).toBe(303);
     await eventually("the grant back on the platform", async () =>
-      (await euPermissions("alice@example.com")).includes("send_campaigns_canvases"),
+      (await euPermissions(stack, "alice@example.com")).includes("send_campaigns_canvases"),
     );
     // The access report now shows no deny; as of a moment it was in force, it does.
     type Row = { permission: string; deny: { decidedBy: string } | null };
