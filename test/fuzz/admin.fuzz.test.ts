@@ -1,6 +1,3 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
@@ -15,7 +12,7 @@ import {
   type TransportError,
 } from "../support/fuzz.js";
 import { authnRequestIdFromRedirect, encodeResponse, makeIdpKeys, signedResponse } from "../support/saml.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING, writeMappingFile } from "../support/stack.js";
 import { ACS, SP_ENTITY } from "../support/constants.js";
 
 /**
@@ -224,9 +221,7 @@ for (const mode of ["saml", "local"] as const) {
 
     beforeAll(async () => {
       database = await createTestDatabase();
-      const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-admin-fuzz-"));
-      const mappingFile = path.join(dir, "mapping.yaml");
-      await writeFile(mappingFile, TEST_MAPPING);
+      const mappingFile = await writeMappingFile();
       const saml: Record<string, string> =
         mode === "saml"
           ? {

@@ -1,12 +1,9 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { notify } from "../../src/notify/events.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * The connector (a child process) SIGKILLed while the receiver holds its request: the message
@@ -23,13 +20,12 @@ describe("notifications through a SIGKILL", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     receiver = await startHttpReceiver();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-notify-"));
-    await writeFile(path.join(dir, "mapping.yaml"), TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     env = {
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,
       ADMIN_TOKEN,
-      MAPPING_FILE: path.join(dir, "mapping.yaml"),
+      MAPPING_FILE: mappingFile,
       RESYNC_CRON: "off",
       NOTIFY_WEBHOOK_URL: `${receiver.url}/webhook`,
       // A killed sender's claim lapses after this; short so the test is short.

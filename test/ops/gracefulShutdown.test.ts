@@ -1,14 +1,11 @@
 import { Agent, request as httpRequest } from "node:http";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { eventually } from "../support/wait.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * A rolling deploy as Kubernetes does it: the connector (a child process) serves 16 IdP clients
@@ -96,8 +93,7 @@ describe("graceful shutdown under keep-alive load", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     emulator = await startEmulator();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-drain-"));
-    await writeFile(path.join(dir, "mapping.yaml"), TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     env = {
       DATABASE_URL: database.url,
       PLATFORM_URL: emulator.url,
@@ -105,7 +101,7 @@ describe("graceful shutdown under keep-alive load", () => {
       PLATFORM_REQUEST_ORIGIN: "drain-test",
       SCIM_TOKEN: IDP_TOKEN,
       ADMIN_TOKEN,
-      MAPPING_FILE: path.join(dir, "mapping.yaml"),
+      MAPPING_FILE: mappingFile,
       RECONCILE_WORKERS: "2",
       RECONCILE_POLL_MS: "100",
       RESYNC_CRON: "off",

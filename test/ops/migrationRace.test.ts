@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -8,7 +7,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { adminQuery } from "../support/db.js";
 import { withDatabase } from "../support/globalSetup.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * Replicas starting together on an empty database (a first install, or a rollout's new pods):
@@ -39,8 +38,7 @@ describe("migrations with replicas starting together", () => {
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-migrate-"));
-    await writeFile(path.join(dir, "mapping.yaml"), TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     migrationFiles = (await readdir(path.join(ROOT, "migrations"))).filter((f) => /^\d{13}-.*\.ts$/.test(f)).length;
     env = {
       PLATFORM_URL: emulator.url,
@@ -48,7 +46,7 @@ describe("migrations with replicas starting together", () => {
       PLATFORM_REQUEST_ORIGIN: "migrate-test",
       SCIM_TOKEN: IDP_TOKEN,
       ADMIN_TOKEN,
-      MAPPING_FILE: path.join(dir, "mapping.yaml"),
+      MAPPING_FILE: mappingFile,
       RECONCILE_WORKERS: "0",
       RESYNC_CRON: "off",
       LOG_LEVEL: "info",

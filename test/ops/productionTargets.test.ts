@@ -1,6 +1,4 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -9,7 +7,7 @@ import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { emulatorDump } from "../support/emulator.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING, idp, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, idp, type Stack, writeMappingFile } from "../support/stack.js";
 
 /**
  * Production fails safe (docs/operations.md, "Changing the platform"): without PLATFORM_URL or an
@@ -76,8 +74,7 @@ describe("a database used against one platform, then started against another", (
     database = await createTestDatabase();
     trial = await startEmulator();
     real = await startEmulator();
-    mappingFile = path.join(await mkdtemp(path.join(os.tmpdir(), "scim-connector-platform-")), "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    mappingFile = await writeMappingFile();
     port = await freePort();
   });
   afterAll(async () => {

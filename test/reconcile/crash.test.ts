@@ -1,6 +1,3 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
@@ -8,7 +5,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js
 import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 import { addFault, emulatorCounts, emulatorDump, ledgerDebits, requestTimes } from "../support/emulator.js";
 import { accountShape, type AccountShape } from "../support/faultWorld.js";
 import { waitForQueueIdle } from "../support/queue.js";
@@ -62,9 +59,7 @@ describe("SIGKILL in the middle of a reconcile burst", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     emulator = await startEmulator();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-crash-"));
-    mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    mappingFile = await writeMappingFile();
     port = await freePort();
     // Every platform SCIM call takes a while, so a kill lands with calls in flight.
     await addFault(emulator.url, { path: "/scim/v2/Users", delayMs: CALL_DELAY_MS });

@@ -1,7 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
@@ -22,8 +19,8 @@ import {
   IDP_TOKEN,
   idp,
   startStack,
-  TEST_MAPPING,
   type Stack,
+  writeMappingFile,
 } from "../support/stack.js";
 import { BY_HAND } from "../support/drift.js";
 import { eventually } from "../support/wait.js";
@@ -440,9 +437,7 @@ describe("a pending delete when the process is killed during the grace", () => {
   });
 
   it("deletes once, not before the grace ends, after a restart", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-grace-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     const port = await freePort();
     const env = {
       DATABASE_URL: database.url,

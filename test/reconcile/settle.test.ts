@@ -1,6 +1,3 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
@@ -15,7 +12,7 @@ import type { ReconcileWorker } from "../../src/reconcile/worker.js";
 import { signInLocally } from "../support/adminHarness.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { ADMIN_TOKEN, adminApi, IDP_TOKEN, idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, adminApi, IDP_TOKEN, idp, startStack, type Stack, writeMappingFile } from "../support/stack.js";
 import { emulatorDump } from "../support/emulator.js";
 import { eventually } from "../support/wait.js";
 import { accountsNamed, idpUserId, requestsTo } from "./helpers.js";
@@ -381,9 +378,7 @@ describe("a grant waiting to settle when the process is killed", () => {
   });
 
   it("lands once after the restart", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-settle-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     const port = await freePort();
     const env = {
       DATABASE_URL: database.url,

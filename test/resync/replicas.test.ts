@@ -1,13 +1,10 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { emulatorCounts, emulatorDump, ledgerDebits } from "../support/emulator.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * Three connector processes on one database, with a cron that fires every minute, live SCIM
@@ -24,9 +21,7 @@ describe("three replicas on one database", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     emulator = await startEmulator();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-replicas-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     const env = {
       DATABASE_URL: database.url,
       PLATFORM_URL: emulator.url,

@@ -1,12 +1,10 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { rawClient } from "../support/fuzz.js";
-import { ADMIN_TOKEN, IDP_TOKEN, TEST_MAPPING } from "../support/stack.js";
+import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * The process policy (src/processGuards.ts) in a real child process: a handler that fails
@@ -25,9 +23,7 @@ describe("a failure that escapes every handler does not stop the process", () =>
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-guards-"));
-    const mappingFile = path.join(dir, "mapping.yaml");
-    await writeFile(mappingFile, TEST_MAPPING);
+    const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       NODE_ENV: "development", // Express's own handler would print stacks here
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "../support/plantedFailure.mjs")).href}`,
