@@ -1,7 +1,12 @@
-import { campaignsInWindow, decisionsWindow, type EvidenceDecision } from "../../db/evidenceRepository.js";
+import {
+  campaignsInWindow,
+  decisionsWindow,
+  type EvidenceCampaign,
+  type EvidenceDecision,
+} from "../../db/evidenceRepository.js";
 import { reviewerKey } from "../../db/campaignRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
-import { csvLine, write, type EvidenceFile } from "./output.js";
+import { writeCsv, type CsvColumns, type EvidenceFile } from "./output.js";
 
 /**
  * The evidence pack's campaigns section (docs/access-review.md, "Evidence"): the campaigns open
@@ -11,54 +16,47 @@ import { csvLine, write, type EvidenceFile } from "./output.js";
 
 const CONTROLS = ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"];
 
+const CAMPAIGN_COLUMNS: CsvColumns<EvidenceCampaign> = {
+  campaignId: (c) => c.id,
+  name: (c) => c.name,
+  scope: (c) => JSON.stringify(c.scope),
+  reviewers: (c) => c.reviewers.map((r) => `${reviewerKey(r)}${r.workspace ? ` for ${r.workspace}` : ""}`).join("; "),
+  fallbackReviewer: (c) => c.fallbackReviewer,
+  startedBy: (c) => c.startedBy,
+  startedAt: (c) => c.startedAt.toISOString(),
+  dueAt: (c) => c.dueAt.toISOString(),
+  closedAt: (c) => c.closedAt?.toISOString() ?? "",
+  closedBy: (c) => c.closedBy ?? "",
+  items: (c) => c.items,
+  kept: (c) => c.kept,
+  revoked: (c) => c.revoked,
+  undecided: (c) => c.items - c.kept - c.revoked,
+  undecidedAtClose: (c) => c.undecidedAction ?? "",
+};
+
 const campaigns: EvidenceFile = {
   path: "campaigns/campaigns.csv",
   description:
     "The access reviews open at some time in the window: scope, reviewers, due date, and their items kept, revoked and undecided as of the window's end",
   controls: CONTROLS,
   async write({ db, window }, out) {
-    await write(
-      out,
-      csvLine([
-        "campaignId",
-        "name",
-        "scope",
-        "reviewers",
-        "fallbackReviewer",
-        "startedBy",
-        "startedAt",
-        "dueAt",
-        "closedAt",
-        "closedBy",
-        "items",
-        "kept",
-        "revoked",
-        "undecided",
-        "undecidedAtClose",
-      ]),
-    );
-    for (const c of await campaignsInWindow(db, window.from, window.to))
-      await write(
-        out,
-        csvLine([
-          c.id,
-          c.name,
-          JSON.stringify(c.scope),
-          c.reviewers.map((r) => `${reviewerKey(r)}${r.workspace ? ` for ${r.workspace}` : ""}`).join("; "),
-          c.fallbackReviewer,
-          c.startedBy,
-          c.startedAt.toISOString(),
-          c.dueAt.toISOString(),
-          c.closedAt?.toISOString() ?? "",
-          c.closedBy ?? "",
-          c.items,
-          c.kept,
-          c.revoked,
-          c.items - c.kept - c.revoked,
-          c.undecidedAction ?? "",
-        ]),
-      );
+    await writeCsv(out, CAMPAIGN_COLUMNS, [await campaignsInWindow(db, window.from, window.to)]);
   },
+};
+
+const DECISION_COLUMNS: CsvColumns<EvidenceDecision> = {
+  decisionId: (d) => d.id,
+  campaignId: (d) => d.campaignId,
+  campaign: (d) => d.campaignName,
+  itemId: (d) => d.itemId,
+  userName: (d) => d.userName,
+  grant: (d) => grantWords(d),
+  reviewer: (d) => d.reviewer,
+  decision: (d) => d.decision,
+  decidedBy: (d) => d.decidedBy,
+  decidedAt: (d) => d.decidedAt.toISOString(),
+  comment: (d) => d.comment,
+  chainHash: (d) => d.chainHash,
 };
 
 const decisions: EvidenceFile = {
@@ -67,49 +65,24 @@ const decisions: EvidenceFile = {
     "Every campaign decision taken in the window (keep, revoke, or undecided at the close): who decided, when, the comment, and its chain hash",
   controls: CONTROLS,
   async write({ db, window }, out) {
-    await write(
-      out,
-      csvLine([
-        "decisionId",
-        "campaignId",
-        "campaign",
-        "itemId",
-        "userName",
-        "grant",
-        "reviewer",
-        "decision",
-        "decidedBy",
-        "decidedAt",
-        "comment",
-        "chainHash",
-      ]),
-    );
-    for await (const batch of decisionsWindow(db, window.from, window.to))
-      await write(
-        out,
-        batch
-          .map((d) =>
-            csvLine([
-              d.id,
-              d.campaignId,
-              d.campaignName,
-              d.itemId,
-              d.userName,
-              grantWords(d),
-              d.reviewer,
-              d.decision,
-              d.decidedBy,
-              d.decidedAt.toISOString(),
-              d.comment,
-              d.chainHash,
-            ]),
-          )
-          .join(""),
-      );
+    await writeCsv(out, DECISION_COLUMNS, decisionsWindow(db, window.from, window.to));
   },
 };
 
 const latencyMs = (d: EvidenceDecision) => (d.appliedAt ? d.appliedAt.getTime() - d.decidedAt.getTime() : null);
+
+const REVOCATION_COLUMNS: CsvColumns<EvidenceDecision> = {
+  decisionId: (d) => d.id,
+  campaign: (d) => d.campaignName,
+  userName: (d) => d.userName,
+  grant: (d) => grantWords(d),
+  decidedBy: (d) => d.decidedBy,
+  decidedAt: (d) => d.decidedAt.toISOString(),
+  comment: (d) => d.comment,
+  appliedLogId: (d) => d.appliedLogId ?? "",
+  appliedAt: (d) => d.appliedAt?.toISOString() ?? "not applied yet",
+  latencyMs: (d) => latencyMs(d) ?? "",
+};
 
 const revocations: EvidenceFile = {
   path: "campaigns/campaign-revocations.csv",
@@ -117,41 +90,7 @@ const revocations: EvidenceFile = {
     "Each campaign revoke in the window and how long it took to reach the platform: from the decision to the log entry that applied the user's next change",
   controls: CONTROLS,
   async write({ db, window }, out) {
-    await write(
-      out,
-      csvLine([
-        "decisionId",
-        "campaign",
-        "userName",
-        "grant",
-        "decidedBy",
-        "decidedAt",
-        "comment",
-        "appliedLogId",
-        "appliedAt",
-        "latencyMs",
-      ]),
-    );
-    for await (const batch of decisionsWindow(db, window.from, window.to, true))
-      await write(
-        out,
-        batch
-          .map((d) =>
-            csvLine([
-              d.id,
-              d.campaignName,
-              d.userName,
-              grantWords(d),
-              d.decidedBy,
-              d.decidedAt.toISOString(),
-              d.comment,
-              d.appliedLogId ?? "",
-              d.appliedAt?.toISOString() ?? "not applied yet",
-              latencyMs(d) ?? "",
-            ]),
-          )
-          .join(""),
-      );
+    await writeCsv(out, REVOCATION_COLUMNS, decisionsWindow(db, window.from, window.to, true));
   },
 };
 

@@ -3,7 +3,7 @@ import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
 import { triggerLabel } from "../format.js";
 import { campaignFiles } from "./campaigns.js";
-import { csvLine, write, type EvidenceFile, type EvidenceSection } from "./output.js";
+import { write, writeCsv, type CsvColumns, type EvidenceFile, type EvidenceSection } from "./output.js";
 
 export type { EvidenceSection, EvidenceWindow } from "./output.js";
 
@@ -52,33 +52,36 @@ const accessAt = (which: "from" | "to"): EvidenceFile => ({
   },
 });
 
+const CHANGE_COLUMNS: CsvColumns<EvidenceLogEntry> = {
+  logId: (e) => e.id,
+  at: (e) => e.at.toISOString(),
+  userName: (e) => e.userName,
+  action: (e) => e.action,
+  outcome: (e) => e.outcome,
+  why: (e) => triggerLabel(e.trigger),
+  what: (e) => changesInWords(e.changes),
+  actor: (e) => e.actor,
+  error: (e) => e.error,
+  chainHash: (e) => e.chainHash,
+};
+
 const changes: EvidenceFile = {
   path: "changes/changes.csv",
   description: "Every reconciliation-log entry in the window, in words, with its chain hash",
   controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.16", "ISO27001 A.5.18"],
   async write({ db, window }, out) {
-    await write(
-      out,
-      csvLine(["logId", "at", "userName", "action", "outcome", "why", "what", "actor", "error", "chainHash"]),
-    );
-    for await (const batch of logWindow(db, window.from, window.to)) {
-      const lines = batch.map((e) =>
-        csvLine([
-          e.id,
-          e.at.toISOString(),
-          e.userName,
-          e.action,
-          e.outcome,
-          triggerLabel(e.trigger),
-          changesInWords(e.changes),
-          e.actor,
-          e.error,
-          e.chainHash,
-        ]),
-      );
-      await write(out, lines.join(""));
-    }
+    await writeCsv(out, CHANGE_COLUMNS, logWindow(db, window.from, window.to));
   },
+};
+
+const REVOCATION_COLUMNS: CsvColumns<EvidenceLogEntry> = {
+  logId: (e) => e.id,
+  userName: (e) => e.userName,
+  what: (e) => changesInWords(e.changes) || e.action,
+  why: (e) => triggerLabel(e.trigger),
+  queuedAt: (e) => e.queuedAt?.toISOString() ?? "not recorded",
+  appliedAt: (e) => e.at.toISOString(),
+  latencyMs: (e) => latencyMs(e) ?? "",
 };
 
 const revocations: EvidenceFile = {
@@ -87,23 +90,7 @@ const revocations: EvidenceFile = {
     "Each removal or reduction of access in the window, when it was asked for and when the platform applied it",
   controls: ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"],
   async write({ db, window }, out) {
-    await write(out, csvLine(["logId", "userName", "what", "why", "queuedAt", "appliedAt", "latencyMs"]));
-    for await (const batch of logWindow(db, window.from, window.to)) {
-      const lines = batch
-        .filter(isReduction)
-        .map((e) =>
-          csvLine([
-            e.id,
-            e.userName,
-            changesInWords(e.changes) || e.action,
-            triggerLabel(e.trigger),
-            e.queuedAt?.toISOString() ?? "not recorded",
-            e.at.toISOString(),
-            latencyMs(e) ?? "",
-          ]),
-        );
-      await write(out, lines.join(""));
-    }
+    await writeCsv(out, REVOCATION_COLUMNS, logWindow(db, window.from, window.to), isReduction);
   },
 };
 
@@ -154,15 +141,20 @@ const mappingFile: EvidenceFile = {
   },
 };
 
+const MAPPING_CHANGE_COLUMNS: CsvColumns<EvidenceLogEntry> = {
+  logId: (e) => e.id,
+  at: (e) => e.at.toISOString(),
+  outcome: (e) => e.outcome,
+  what: (e) => triggerLabel(e.trigger),
+  actor: (e) => e.actor,
+};
+
 const mappingChanges: EvidenceFile = {
   path: "mapping/mapping-changes.csv",
   description: "The mapping versions applied during the window (the log's mapping entries)",
   controls: ["SOC2 CC6.1", "ISO27001 A.5.15"],
   async write({ db, window }, out) {
-    await write(out, csvLine(["logId", "at", "outcome", "what", "actor"]));
-    for await (const batch of logWindow(db, window.from, window.to))
-      for (const e of batch.filter((x) => x.action === "mapping"))
-        await write(out, csvLine([e.id, e.at.toISOString(), e.outcome, triggerLabel(e.trigger), e.actor]));
+    await writeCsv(out, MAPPING_CHANGE_COLUMNS, logWindow(db, window.from, window.to), (e) => e.action === "mapping");
   },
 };
 
