@@ -298,4 +298,33 @@ describe("the campaign pages over HTTP", () => {
     const verdict = await verifyEvidencePack(Readable.from([pack.body as Buffer]), evidenceKey.publicKey);
     expect(verdict).toMatchObject({ ok: true, problems: [] });
   });
+
+  it("reviewers are matched by NameID without regard to case: a campaign naming Vic@Example.COM is reviewed by VIC@example.com", async () => {
+    const started = await request(stack.service.url)
+      .post("/admin/api/campaigns")
+      .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+      .send({
+        name: "Case check",
+        scope: { kind: "workspace", workspace: "EU Production" },
+        dueAt: new Date(Date.now() + 86_400_000).toISOString(),
+        reviewers: [{ name: "Vic@Example.COM", workspace: "EU Production" }],
+        fallbackReviewer: "Security@Example.com",
+      });
+    expect(started.status).toBe(201);
+    const caseCampaign = started.body.id as string;
+    const held = (await api(`/campaigns/${caseCampaign}/items?reviewer=all`)).body.items as Item[];
+    expect(held.length).toBeGreaterThan(0);
+
+    const { agent, csrf } = await signIn("VIC@example.com", "scim-viewers");
+    const page = await agent.get(`/admin/campaigns/${caseCampaign}`);
+    expect(page.text).toContain(
+      `<dt>Items to review</dt><dd>${held.length}: ${held.length} open, 0 kept, 0 revoked</dd>`,
+    );
+    const kept = await agent
+      .post(`/admin/campaigns/${caseCampaign}/keep`)
+      .type("form")
+      .send({ _csrf: csrf, item: held.map((i) => i.id) });
+    expect(kept.status).toBe(303);
+    expect((await api(`/campaigns/${caseCampaign}`)).body.counts).toMatchObject({ kept: held.length, open: 0 });
+  });
 });

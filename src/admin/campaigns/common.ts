@@ -11,9 +11,16 @@ export type CampaignDeps = { db: Database; clock: Clock };
 /** Who acts: the SAML NameID (or CLI/API name) and the admin role. */
 export type Reviewer = { name: string; role: string };
 
+/**
+ * Reviewers are named by SAML NameID, which IdPs treat without regard to case (Okta's usernames,
+ * Entra's UPNs: `Jane.Doe@…` signs in as `jane.doe@…` after a rename), so a campaign stores the
+ * names it is given in lower case and a signed-in reviewer is matched in lower case too.
+ */
+const reviewerName = z.string().trim().min(1).max(320).toLowerCase();
+
 const reviewerRule = z
   .object({
-    name: z.string().trim().min(1).max(320).optional(),
+    name: reviewerName.optional(),
     role: z.enum(["admin", "viewer"]).optional(),
     workspace: z.string().trim().min(1).max(200).optional(),
   })
@@ -55,8 +62,20 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   return result.data;
 }
 
-export const fallbackKey = (fallback: string) => (fallback.startsWith("role:") ? fallback : `name:${fallback}`);
-export const keysOf = (who: Reviewer) => [`name:${who.name}`, `role:${who.role}`];
+export const fallbackKey = (fallback: string) =>
+  fallback.startsWith("role:") ? fallback : `name:${fallback.toLowerCase()}`;
+
+/**
+ * The reviewer keys a signed-in user answers to: their name in lower case, as campaigns store it,
+ * and as given (campaigns started before names were stored in lower case), and their role.
+ */
+export const keysOf = (who: Reviewer) => [
+  ...new Set([`name:${who.name.toLowerCase()}`, `name:${who.name}`]),
+  `role:${who.role}`,
+];
+
+/** The stored keys a reviewer filter (`name:…` or `role:…`) matches, case aside for names. */
+export const keysMatching = (key: string) => (key.startsWith("name:") ? [...new Set([key.toLowerCase(), key])] : [key]);
 
 export async function campaignOr404(db: Queryable, id: string, forUpdate = false): Promise<Campaign> {
   const campaign = isUuid(id) ? await getCampaign(db, id, forUpdate) : undefined;

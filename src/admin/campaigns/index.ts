@@ -14,6 +14,7 @@ import { BadRequestError, ForbiddenError } from "../../errors.js";
 import {
   campaignOr404,
   fallbackKey,
+  keysMatching,
   keysOf,
   parseInput,
   startCampaignSchema,
@@ -117,10 +118,11 @@ export async function campaignItems(
   const q = parseInput(itemsQuerySchema, raw);
   await campaignOr404(deps.db, id);
   const own = keysOf(who);
-  if (q.reviewer !== "mine" && !own.includes(q.reviewer) && who.role !== "admin")
+  const asked = q.reviewer === "mine" || q.reviewer === "all" ? [] : keysMatching(q.reviewer);
+  if (q.reviewer !== "mine" && !asked.some((k) => own.includes(k)) && who.role !== "admin")
     throw new ForbiddenError("Only admins see other reviewers' items");
   const filter: ItemFilter = {
-    ...(q.reviewer === "mine" ? { reviewers: own } : q.reviewer === "all" ? {} : { reviewers: [q.reviewer] }),
+    ...(q.reviewer === "mine" ? { reviewers: own } : q.reviewer === "all" ? {} : { reviewers: asked }),
     ...(q.user ? { user: q.user } : {}),
     ...(q.workspace ? { workspace: q.workspace } : {}),
     ...(q.permission ? { permission: q.permission } : {}),
