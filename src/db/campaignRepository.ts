@@ -352,10 +352,13 @@ export async function recordDecisions(
   );
 }
 
-/** Undecided items of a campaign, locked, for its close. */
-export async function lockUndecidedItems(tx: Db, campaignId: string): Promise<CampaignItem[]> {
+/**
+ * Undecided items of a campaign, for a close that revokes them. The caller holds the campaign's
+ * row lock, which every decision takes first, so the items cannot change meanwhile.
+ */
+export async function undecidedItems(tx: Db, campaignId: string): Promise<CampaignItem[]> {
   const rows = (await tx.query(
-    `SELECT * FROM campaign_items WHERE campaign_id = $1 AND decision IS NULL ORDER BY user_name, id FOR UPDATE`,
+    `SELECT * FROM campaign_items WHERE campaign_id = $1 AND decision IS NULL ORDER BY user_name, id`,
     [campaignId],
   )) as ItemRow[];
   return rows.map(mapItem);

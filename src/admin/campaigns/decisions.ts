@@ -5,10 +5,10 @@ import {
   listCampaignsDue,
   listCampaignsToRemind,
   lockOpenItems,
-  lockUndecidedItems,
   markCampaignClosed,
   markCampaignReminded,
   recordDecisions,
+  undecidedItems,
   type Campaign,
   type CampaignItem,
 } from "../../db/campaignRepository.js";
@@ -129,19 +129,24 @@ export async function closeCampaign(
   return deps.db.transaction(async (tx) => {
     const campaign = await campaignOr404(tx, id, true);
     if (campaign.closedAt) return presentCampaign(campaign);
-    const undecided = await lockUndecidedItems(tx, id);
+    // Kept items need only their count: a campaign of 500,000 items closes without loading them.
+    const undecided = undecidedAction === "revoke" ? await undecidedItems(tx, id) : [];
     const logged: LogEntryInput[] = [];
     const atClose = { comment: `undecided when the campaign closed (${now.toISOString()})`, by: closedBy, at: now };
     if (undecidedAction === "revoke") {
-      const ids = undecided.map((i) => i.id);
-      await recordDecisions(tx, ids, { decision: "revoke", ...atClose });
+      await recordDecisions(
+        tx,
+        undecided.map((i) => i.id),
+        { decision: "revoke", ...atClose },
+      );
       logged.push(...(await revoke(tx, campaign, undecided, atClose)));
     }
     const counts = await countCampaignItems(tx, id);
     const summary = {
       kept: counts.kept,
       revoked: counts.revoked,
-      undecided: undecided.length,
+      // Kept undecided items are still open; revoked ones were just decided.
+      undecided: undecidedAction === "revoke" ? undecided.length : counts.open,
       undecidedAction,
     };
     await markCampaignClosed(tx, id, { at: now, by: closedBy, summary });
