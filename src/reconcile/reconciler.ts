@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Database } from "../db/database.js";
+import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "./budgetLedger.js";
 import { countUndecidedHolds, createHold, deleteHold, getHold, type Hold } from "../db/holdRepository.js";
@@ -360,16 +360,15 @@ export class Reconciler {
     ]);
     const pending = queued + held;
     if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
-    await this.hold({
-      userId: run.userId,
-      kind: "deprovision",
-      userName: run.userName ?? "",
-      detail: { platformId, changes },
-      now,
-    });
-    await this.write(run, "hold", "held", changes, {
-      error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
-    });
+    await this.hold(
+      run,
+      { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now },
+      {
+        action: "hold",
+        changes,
+        error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
+      },
+    );
     return true;
   }
 
@@ -439,16 +438,21 @@ export class Reconciler {
     ]);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
     const changes = diffDashboardUsers(plan.stripped, null);
-    await this.hold({
-      userId: run.userId,
-      kind: "deprovision",
-      userName: run.userName ?? "",
-      detail: { platformId: plan.platformId, changes },
-      now,
-    });
-    await this.write(run, "hold", "held", changes, {
-      error: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
-    });
+    await this.hold(
+      run,
+      {
+        userId: run.userId,
+        kind: "deprovision",
+        userName: run.userName ?? "",
+        detail: { platformId: plan.platformId, changes },
+        now,
+      },
+      {
+        action: "hold",
+        changes,
+        error: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
+      },
+    );
   }
 
   private async deprovision(run: Run, platformId: string, changes: Change[], words?: string): Promise<ReconcileResult> {
@@ -510,16 +514,22 @@ export class Reconciler {
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { clock } = this.deps;
-    await this.hold({
-      userId: run.userId,
-      kind: "email_change",
-      userName: plan.desired.userName,
-      detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
-      now: clock.now(),
-    });
-    await this.write(run, "needs-admin", "held", plan.changes, {
-      error: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
-    });
+    await this.hold(
+      run,
+      {
+        userId: run.userId,
+        kind: "email_change",
+        userName: plan.desired.userName,
+        detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
+        now: clock.now(),
+      },
+      {
+        action: "needs-admin",
+        changes: plan.changes,
+        error:
+          "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
+      },
+    );
     return { kind: "done" };
   }
 
@@ -605,10 +615,20 @@ export class Reconciler {
   }
 
   /** Stores a hold and, in the same transaction, opens (or updates) the approval.required incident. */
-  private async hold(hold: Parameters<typeof createHold>[1]): Promise<void> {
+  /**
+   * Holds an action for an admin, with its log entry in the same transaction: an admin never sees
+   * (and approves) a hold the log does not show yet, and a crash leaves both or neither.
+   */
+  private async hold(
+    run: Run,
+    hold: Parameters<typeof createHold>[1],
+    entry: { action: "hold" | "needs-admin"; changes: Change[]; error: string },
+  ): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       await createHold(tx, hold);
       await holdsChanged(tx, hold.now);
+      // The log's chain head is this transaction's last lock (src/db/auditChain.ts).
+      await this.write(run, entry.action, "held", entry.changes, { error: entry.error }, tx);
     });
   }
 
@@ -680,14 +700,16 @@ export class Reconciler {
     return this.write(run, action, "succeeded", changes, { after: desired, reasons: run.reasons?.() ?? null });
   }
 
+  /** Writes the run's log entry, on `db` or in the caller's transaction `tx`. */
   private async write(
     run: Run,
     action: LogAction,
     outcome: LogOutcome,
     changes: Change[],
     extra: { after?: DesiredDashboardUser | null; reasons?: ExplainedGrant[] | null; error?: string },
+    tx: Queryable = this.deps.db,
   ): Promise<void> {
-    await writeLogEntry(this.deps.db, {
+    await writeLogEntry(tx, {
       at: this.deps.clock.now(),
       reconcileId: run.reconcileId,
       userId: run.userId,
