@@ -168,10 +168,12 @@ export class ReconcileWorker {
             ? settleDeadline({ now, burstStartedAt: row.burstStartedAt, policy: settle, budgetResetsAt })
             : null;
         // Free work (forget, holds) is filed first: it costs no budget. A stripped account's
-        // delete is filed for when its grace ends (the row is the pending delete).
+        // delete is filed for when its grace ends (the row is the pending delete), unless a
+        // resync asked to verify the account: that check runs now (access put back by hand is
+        // taken away again at once), and the row then waits for the grace's end.
         await setPriority(this.db, row, priority ?? PRIORITY.deprovision, plan.action, {
           ...(until ? { settle: { until, burstStartedAt: row.burstStartedAt ?? now } } : {}),
-          ...(plan.action === "await-delete" ? { notBefore: plan.deleteAfter } : {}),
+          ...(plan.action === "await-delete" && !row.verifyRun ? { notBefore: plan.deleteAfter } : {}),
         });
       }
     }

@@ -1,11 +1,11 @@
-import { randomUUID } from "node:crypto";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";
-import { insertRun, queueVerifications, setRunPhase } from "../../src/db/resyncRepository.js";
+import { countPendingVerifications } from "../../src/db/resyncRepository.js";
+import { createRun, runPlanPhase } from "../../src/jobs/resync.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";
 import { signInLocally } from "../support/adminHarness.js";
@@ -238,7 +238,7 @@ describe("strip now, delete later", () => {
     expect((await adminApi(h.stack)("/queue")).body.pendingDeletes).toEqual({ count: 0, nextAt: null });
   });
 
-  it("access put back by hand on a stripped account: the verification at the grace's end deletes it, without a new grace", async () => {
+  it("access put back by hand on a stripped account: a verifying resync takes it away at once, and the delete keeps its time", async () => {
     const { id, platformId } = await d.provisioned("drifter@example.com", ["Marketing"]);
     await d.setActive(id, false);
     await d.drain();
@@ -266,30 +266,32 @@ describe("strip now, delete later", () => {
           })
       ).status,
     ).toBe(200);
-    const runId = randomUUID();
-    await h.stack.database.db.transaction(async (tx) => {
-      await insertRun(tx, {
-        id: runId,
-        dryRun: false,
-        verify: true,
-        trigger: "api",
-        actor: null,
-        startedAt: h.clock.now(),
-        owner: "test",
-        usersTotal: 1,
-      });
-      await setRunPhase(tx, runId, "verify", { verifyTotal: 1 });
-      expect(await queueVerifications(tx, runId, [id])).toBe(1);
-    });
-    // The check waits with the pending delete (the row is not claimable before the grace's end).
+    // A verifying resync, as an admin starts one: its plan phase marks the user (whose plan is
+    // the pending delete) and files the account's verification.
+    const deps = {
+      db: h.stack.service.db,
+      clock: h.clock,
+      mappings: h.stack.service.mappings,
+      policies: { onEmailChange: "hold" as const, deprovisionGraceMs: GRACE_MS },
+    };
+    const runId = await createRun(deps, { dryRun: false, verify: true, trigger: "api", actor: null });
+    await runPlanPhase(deps, runId);
+    // The check runs now, not at the grace's end: the access put back by hand is taken away at
+    // once (one PUT), the delete keeps its time, and the run has no verification left waiting.
+    const beforeCheck = await d.calls();
     await d.drain();
-    expect((await d.account("drifter@example.com"))?.permissions.companyPermissions).toEqual(["admin"]);
+    expect((await d.account("drifter@example.com"))?.permissions.companyPermissions).toEqual([]);
     expect((await deleteAfterOf()).toISOString()).toBe(deleteAt.toISOString());
+    const checked = await d.logOf("drifter@example.com");
+    expect(checked.at(-2)).toMatchObject({ action: "drift", outcome: "enforced" });
+    expect(checked.at(-1)).toMatchObject({ action: "update", outcome: "succeeded" });
+    expect(await d.calls()).toMatchObject({ put: beforeCheck.put + 1, del: beforeCheck.del });
+    expect(await countPendingVerifications(h.stack.database.db, runId)).toBe(0);
+
     const before = await d.calls();
     h.clock.advance(deleteAt.getTime() - h.clock.now().getTime());
     await d.drain();
     const log = await d.logOf("drifter@example.com");
-    expect(log.at(-2)).toMatchObject({ action: "drift", outcome: "enforced" });
     expect(log.at(-1)).toMatchObject({ action: "deprovision", outcome: "succeeded" });
     expect(await d.account("drifter@example.com")).toBeUndefined();
     expect(await d.calls()).toEqual({ ...before, del: before.del + 1 });
