@@ -10,7 +10,15 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 export class HttpDrain {
   private draining = false;
 
-  constructor(private readonly server: Server | undefined) {}
+  /**
+   * Marks the draining answers `Connection: close` (Node then ends the connection after them),
+   * from a request listener put ahead of the app's: the app is served as it is.
+   */
+  constructor(private readonly server: Server | undefined) {
+    server?.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
+      if (this.draining) res.setHeader("Connection", "close");
+    });
+  }
 
   get isDraining(): boolean {
     return this.draining;
@@ -18,19 +26,6 @@ export class HttpDrain {
 
   begin(): void {
     this.draining = true;
-  }
-
-  /**
-   * `handle` with the draining answers marked `Connection: close` (Node then ends the connection
-   * after them). The wrapper keeps the handler's own properties (the app's `express`), so what
-   * inspects the server's request listener (the security suite's route enumeration) finds the app.
-   */
-  wrap<H extends (req: IncomingMessage, res: ServerResponse) => void>(handle: H): H {
-    const wrapped = (req: IncomingMessage, res: ServerResponse) => {
-      if (this.draining) res.setHeader("Connection", "close");
-      handle(req, res);
-    };
-    return Object.assign(wrapped, handle);
   }
 
   /**

@@ -76,7 +76,7 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
       };
       const app = createWebApp(deps, publicUrl, probes);
       classes?.adopt(app.express);
-      server.on("request", drain.wrap(web ? app : createProbesApp(probes)));
+      server.on("request", web ? app : createProbesApp(probes));
       log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", { url });
     },
   };
