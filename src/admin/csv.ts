@@ -12,3 +12,6 @@ export function csvCell(value: unknown): string {
   const text = String(value).replace(FORMULA_START, "$1'");
   return `"${text.replace(/"/g, '""')}"`;
 }
+
+/** One CSV record: its cells, comma-separated, ended by CRLF (RFC 4180). */
+export const csvLine = (cells: unknown[]): string => `${cells.map(csvCell).join(",")}\r\n`;

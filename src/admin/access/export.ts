@@ -1,6 +1,6 @@
 import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { csvCell } from "../csv.js";
+import { csvLine } from "../csv.js";
 import { describeReason } from "./grants.js";
 import {
   accessRows,
@@ -52,7 +52,7 @@ function accessCsvLine(row: AccessRow): string {
     row.reasonsAsOf,
     row.deny ? deniedWords(row.deny) : "",
   ];
-  return `${cells.map(csvCell).join(",")}\r\n`;
+  return csvLine(cells);
 }
 
 /** A deny in the CSV's `denied` column: its words and the reviewer's comment. */

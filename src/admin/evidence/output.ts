@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { Database } from "../../db/database.js";
 import type { AccessReportOptions } from "../access/report.js";
-import { csvCell } from "../csv.js";
+import { csvLine } from "../csv.js";
 
 /** What every file of the evidence pack is, and how it writes its bytes. */
 
@@ -22,8 +22,6 @@ export type EvidenceSection = { name: string; files: EvidenceFile[] };
 export async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, "drain");
 }
-
-const csvLine = (cells: unknown[]) => `${cells.map(csvCell).join(",")}\r\n`;
 
 /** A CSV file's columns, in order: each header with how to read its cell from a row. */
 export type CsvColumns<T> = Record<string, (row: T) => unknown>;
