@@ -69,13 +69,12 @@ export const fallbackKey = (fallback: string) =>
  * The reviewer keys a signed-in user answers to: their name in lower case, as campaigns store it,
  * and as given (campaigns started before names were stored in lower case), and their role.
  */
-export const keysOf = (who: Reviewer) => [
-  ...new Set([`name:${who.name.toLowerCase()}`, `name:${who.name}`]),
-  `role:${who.role}`,
-];
+export const keysOf = (who: Reviewer) => [...keysMatching(`name:${who.name}`), `role:${who.role}`];
 
 /** The stored keys a reviewer filter (`name:…` or `role:…`) matches, case aside for names. */
-export const keysMatching = (key: string) => (key.startsWith("name:") ? [...new Set([key.toLowerCase(), key])] : [key]);
+export function keysMatching(key: string): string[] {
+  return key.startsWith("name:") ? [...new Set([key.toLowerCase(), key])] : [key];
+}
 
 export async function campaignOr404(db: Queryable, id: string, forUpdate = false): Promise<Campaign> {
   const campaign = isUuid(id) ? await getCampaign(db, id, forUpdate) : undefined;
