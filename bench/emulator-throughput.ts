@@ -10,12 +10,12 @@
  *   npm run bench:emulator [-- --seconds 5 --concurrency 32 --in-process --node-client]
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startEmulator } from "../src/emulator/index.js";
 import { keepAliveClient } from "./support/httpClient.js";
+import { cpuMsOf } from "./support/processCpu.js";
 
 const TARGET_PER_SECOND = 3_000;
 const SCIM_HEADERS = {
@@ -127,13 +127,8 @@ type Result = { name: string; perSecond: number; p50: number; p99: number; error
  * cost per request: a figure that does not depend on what else the machine is running.
  */
 function processCpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
-  } catch {
-    return undefined;
-  }
+  const ms = pid === undefined ? undefined : cpuMsOf([pid]);
+  return ms === undefined ? undefined : ms / 1000;
 }
 
 async function scenario(
