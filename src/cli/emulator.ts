@@ -2,10 +2,12 @@ import { parseArgs } from "node:util";
 import { ConfigError, type Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
 import { startEmulator, type EmulatorOptions } from "../emulator/index.js";
+import { PERMISSIONS_OPTIONS, type PermissionsOption } from "../emulator/permissionModel.js";
 
 /**
- * `scim-connector emulator [--port N] [--host H]`: runs the emulator alone until SIGINT/SIGTERM.
- * Port: `--port`, else EMULATOR_PORT when set to a non-zero value, else 9090.
+ * `scim-connector emulator [--port N] [--host H] [--permissions MODEL]`: runs the emulator alone
+ * until SIGINT/SIGTERM. Port: `--port`, else EMULATOR_PORT when set to a non-zero value, else
+ * 9090. Permission model: `--permissions`, else EMULATOR_PERMISSIONS (default granular-strict).
  */
 
 const DEFAULT_EMULATOR_PORT = 9090;
@@ -30,18 +32,41 @@ export function emulatorOptionsFromEnv(env: Env): EmulatorOptions {
   return { apiKeys, scimToken: env.EMULATOR_SCIM_TOKEN, ...(origins.length ? { requestOrigins: origins } : {}) };
 }
 
-export async function runEmulatorCommand(env: Env, args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { port: { type: "string" }, host: { type: "string" } } });
+/** `--permissions`, else EMULATOR_PERMISSIONS; a value outside the three models is a ConfigError naming them. */
+export function emulatorPermissions(env: Env, flag: string | undefined): PermissionsOption {
+  if (flag === undefined) return env.EMULATOR_PERMISSIONS;
+  const allowed: readonly string[] = PERMISSIONS_OPTIONS;
+  if (allowed.includes(flag)) return flag as PermissionsOption;
+  throw new ConfigError([`--permissions: must be one of ${allowed.join(", ")} (got ${JSON.stringify(flag)})`]);
+}
+
+/** The standalone command's options: the EMULATOR_* settings with its flags over them. */
+export function emulatorCommandOptions(env: Env, args: string[]): EmulatorOptions {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: "string" }, host: { type: "string" }, permissions: { type: "string" } },
+  });
   const port = values.port !== undefined ? Number(values.port) : env.EMULATOR_PORT || DEFAULT_EMULATOR_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be a port number (got ${values.port})`);
-  const emulator = await startEmulator({ ...emulatorOptionsFromEnv(env), port, host: values.host ?? "127.0.0.1" });
-  log.info("emulator", "emulator started", { url: emulator.url });
+  return {
+    ...emulatorOptionsFromEnv(env),
+    port,
+    host: values.host ?? "127.0.0.1",
+    permissions: emulatorPermissions(env, values.permissions),
+  };
+}
+
+export async function runEmulatorCommand(env: Env, args: string[]): Promise<void> {
+  const options = emulatorCommandOptions(env, args);
+  const emulator = await startEmulator(options);
+  log.info("emulator", "emulator started", { url: emulator.url, permissions: options.permissions });
   console.log(`
 platform emulator is running (state in memory).
 
   Base URL        ${emulator.url}
   API keys        ${Object.keys(env.EMULATOR_API_KEYS).length} from EMULATOR_API_KEYS
+  Permissions     ${options.permissions}   (--permissions, else EMULATOR_PERMISSIONS)
   Control plane   ${emulator.url}/_emulator/stats   (loopback callers only)
 `);
   const stop = (signal: string) => {

@@ -303,6 +303,8 @@ const envSchema = z
     EMULATOR_API_KEYS: jsonRecord.default({ "dev-api-key": "*" }),
     EMULATOR_SCIM_TOKEN: z.string().min(1).default("dev-scim-token"),
     EMULATOR_REQUEST_ORIGINS: optionalString,
+    /** The emulator's permission model; strict because the platform refuses legacy SCIM strings from December 2026. */
+    EMULATOR_PERMISSIONS: z.enum(["legacy", "granular", "granular-strict"]).default("granular-strict"),
   })
   .superRefine((env, ctx) => {
     if (env.SHUTDOWN_DELAY_MS >= env.SHUTDOWN_TIMEOUT_MS) {

@@ -1,11 +1,15 @@
 import { Router, type RequestHandler } from "express";
+import { DIRECTORY_KINDS } from "./directory.js";
 import { loadFixtures, parseFixtures } from "./fixtures.js";
 import { parseFaultSpec } from "./faults.js";
 import { badRequest, bodyObject, restError, sendJson } from "./http.js";
+import { changePermissionModel, parseModelChange } from "./migration.js";
 import type { EmulatorState } from "./state.js";
+import { oneOf, requiredString } from "./validation.js";
 
 /**
- * The control plane under `/_emulator/`: reset, stats, clock, faults, fixtures and a state dump.
+ * The control plane under `/_emulator/`: reset, stats, clock, faults, fixtures, the permission
+ * model and its migration, renames in the company's directory, and a state dump.
  * It answers loopback callers only, because it can wipe and rewrite everything. A web page in a
  * browser on the same machine is a loopback caller too, so cross-site requests are refused as
  * well: the Host must be a loopback name (DNS rebinding), a browser's Origin must be loopback, and
@@ -103,7 +107,28 @@ export function controlRouter(state: EmulatorState): Router {
       message: "fixtures loaded",
       integrations: state.integrations.length,
       invalidPhones: state.invalidPhones.size,
+      workspaces: state.directory.workspaces.values().length,
+      roles: state.directory.roles.values().length,
+      permissionSets: state.directory.permissionSets.values().length,
     });
+  });
+
+  router.get("/permissions", (_req, res) => sendJson(res, 200, state.dashboardUsers.model));
+
+  router.post("/permissions", (req, res) => {
+    const requested = parseModelChange(bodyObject(req));
+    sendJson(res, 200, changePermissionModel(state.dashboardUsers, requested));
+  });
+
+  router.post("/rename", (req, res) => {
+    const body = bodyObject(req);
+    const kind = oneOf(body.kind, "kind", DIRECTORY_KINDS);
+    const id = requiredString(body.id, "id");
+    const name = requiredString(body.name, "name");
+    const outcome = state.directory.rename(kind, id, name);
+    if (outcome === "unknown") throw restError(404, `No ${kind} has the id "${id}"`);
+    if (outcome === "taken") throw restError(409, `Another ${kind} is named "${name}" already`);
+    sendJson(res, 200, { kind, id, name });
   });
 
   return router;

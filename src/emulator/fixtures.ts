@@ -1,3 +1,4 @@
+import { loadDirectoryFixtures, parseDirectoryFixtures, type DirectoryFixtures } from "./directoryFixtures.js";
 import { badRequest } from "./http.js";
 import type { DataIntegration, EmulatorState, InvalidPhone, SyncJob } from "./state.js";
 import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js";
@@ -6,13 +7,14 @@ import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js"
  * `POST /_emulator/fixtures`: loads what the API has no write endpoint for, in the document's own
  * record shapes. Integrations are upserted by `integration_id`, an integration's sync jobs are
  * replaced, invalid phones are upserted by `phone`. `hardBounces` and `spam` (address lists) are
- * an emulator addition so the removal endpoints have something to remove.
+ * an emulator addition so the removal endpoints have something to remove. `workspaces`, `roles`
+ * and `permissionSets` fill the company's directory (src/emulator/directoryFixtures.ts).
  */
 
 const JOB_STATUSES = ["running", "success", "partial", "error", "config_error"];
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-export type Fixtures = {
+export type Fixtures = DirectoryFixtures & {
   integrations?: DataIntegration[];
   syncJobs?: Record<string, SyncJob[]>;
   invalidPhones?: InvalidPhone[];
@@ -23,7 +25,7 @@ export type Fixtures = {
 /** Pure: validates the body; throws a 400 naming the first bad record. */
 export function parseFixtures(body: unknown): Fixtures {
   if (!isObject(body)) throw badRequest("fixtures must be a JSON object");
-  const out: Fixtures = {};
+  const out: Fixtures = parseDirectoryFixtures(body);
   if (body.integrations !== undefined) {
     if (!Array.isArray(body.integrations)) throw badRequest("integrations must be an array");
     out.integrations = body.integrations.map((r, i) => {
@@ -65,6 +67,8 @@ export function parseFixtures(body: unknown): Fixtures {
 }
 
 export function loadFixtures(state: EmulatorState, fixtures: Fixtures): void {
+  // First: it is the one part that can still refuse (a clash with the directory), and then loads nothing.
+  loadDirectoryFixtures(state.directory, fixtures);
   for (const record of fixtures.integrations ?? []) {
     if (state.integrationIds.has(record.integration_id)) {
       state.integrations = state.integrations.map((r) => (r.integration_id === record.integration_id ? record : r));

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { ManualClock, systemClock, type Clock } from "../clock.js";
 import { buildAuthConfig } from "./auth.js";
 import { createEmulatorApp } from "./server.js";
+import type { PermissionsOption } from "./permissionModel.js";
 import { EmulatorState } from "./state.js";
 
 /**
@@ -22,6 +23,12 @@ export type EmulatorOptions = {
   scimDailyLimit?: number;
   /** Keep a journal of every SCIM user request (benchmarks count calls per account with it; unbounded). */
   scimJournal?: boolean;
+  /**
+   * The company's permission model (docs/emulator.md, "Permission models"): `legacy` (the
+   * default, what the tests were written against), `granular` (legacy strings still accepted)
+   * or `granular-strict` (legacy strings refused). `POST /_emulator/permissions` migrates.
+   */
+  permissions?: PermissionsOption;
 };
 
 export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
@@ -30,6 +37,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), {
     scimDailyLimit: options.scimDailyLimit,
     scimJournal: options.scimJournal,
+    permissions: options.permissions,
   });
   const app = createEmulatorApp(state, buildAuthConfig(options));
   const server = createServer({ keepAliveTimeout: 65_000 }, app);

@@ -1,6 +1,8 @@
 import { ManualClock } from "../clock.js";
 import { DashboardUserStore, type DashboardUser } from "./dashboardUsers.js";
+import { CompanyDirectory } from "./directory.js";
 import { FaultList } from "./faults.js";
+import { permissionModelOf, type PermissionsOption } from "./permissionModel.js";
 import { presentProfile, ProfileStore } from "./profiles.js";
 import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./rateLimits.js";
 
@@ -45,7 +47,9 @@ const REQUEST_LOG_SIZE = 20_000;
 
 export class EmulatorState {
   readonly profiles = new ProfileStore();
-  readonly dashboardUsers = new DashboardUserStore();
+  /** The company's workspaces, teams, roles and permission sets, which dashboard users' grants name. */
+  readonly directory = new CompanyDirectory();
+  readonly dashboardUsers: DashboardUserStore;
   /** Hard-bounce list (`/email/blacklist`, `/email/blocklist`; emptied by `/email/bounce/remove`). */
   readonly hardBounces = new Set<string>();
   readonly spam = new Set<string>();
@@ -72,8 +76,13 @@ export class EmulatorState {
 
   constructor(
     readonly clock: ManualClock,
-    options: { scimDailyLimit?: number | undefined; scimJournal?: boolean | undefined } = {},
+    options: {
+      scimDailyLimit?: number | undefined;
+      scimJournal?: boolean | undefined;
+      permissions?: PermissionsOption | undefined;
+    } = {},
   ) {
+    this.dashboardUsers = new DashboardUserStore(this.directory, permissionModelOf(options.permissions ?? "legacy"));
     this.scimDaily = { ...RATE_LIMITS.scimDaily, limit: options.scimDailyLimit ?? RATE_LIMITS.scimDaily.limit };
     this.scimJournal = options.scimJournal ? [] : undefined;
   }
@@ -99,6 +108,7 @@ export class EmulatorState {
   reset(): void {
     this.profiles.clear();
     this.dashboardUsers.clear();
+    this.directory.clear();
     this.hardBounces.clear();
     this.spam.clear();
     this.invalidPhones.clear();
@@ -129,11 +139,13 @@ export class EmulatorState {
         spam: [...this.spam],
         invalidPhones: [...this.invalidPhones.values()],
       },
-      dashboardUsers: [...this.dashboardUsers.byId.values()],
+      dashboardUsers: this.dashboardUsers.list(),
       preferenceCenters: [...this.preferenceCenters.values()],
       integrations: this.integrations,
       syncJobs: Object.fromEntries(this.syncJobs),
       faults: this.faults.list(),
+      permissions: this.dashboardUsers.model,
+      directory: this.directory.dump(),
     };
   }
 }

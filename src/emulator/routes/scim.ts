@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from "express";
 import { rateLimit, requireScimToken } from "../auth.js";
 import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
 import { scimError, sendJson } from "../http.js";
+import type { PermissionModel } from "../permissionModel.js";
 import type { ScimJournalEntry } from "../state.js";
 import type { RouteContext } from "./context.js";
 
@@ -29,8 +30,8 @@ export function parseUserNameFilter(raw: string): string | undefined {
   return match ? match[1]!.replace(/\\(.)/g, "$1") : undefined;
 }
 
-function parseBody(req: Request): DashboardUserInput {
-  const parsed = parseDashboardUser(req.body);
+function parseBody(req: Request, model: PermissionModel): DashboardUserInput {
+  const parsed = parseDashboardUser(req.body, model.model);
   if (!parsed.ok) throw scimError(400, parsed.detail, undefined, "invalidValue");
   return parsed.value;
 }
@@ -45,7 +46,7 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
       res.once("close", () => {
         entry.status = res.statusCode;
         const held = entry.userName === null ? undefined : users.findByUserName(entry.userName);
-        entry.permissionsAfter = held ? structuredClone(held.permissions) : null;
+        entry.permissionsAfter = held ? held.permissions : null;
       });
     }
     next();
@@ -61,7 +62,7 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
   const guard = [requireScimToken(auth), journal, rateLimit(state, state.scimDaily, { scim: true })];
 
   route("post", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
-    const created = users.create(parseBody(req), state.clock.now());
+    const created = users.create(parseBody(req, users.model), state.clock.now());
     if (!created) throw scimError(409, "User already exists in the database.");
     sendJson(res, 201, created);
   });
@@ -86,7 +87,7 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
   route("put", "/scim/v2/Users/:id", "/scim/v2/Users/{id}", ...guard, (req, res) => {
     const existing = users.get(String(req.params.id));
     if (!existing) throw notFound();
-    const input = parseBody(req);
+    const input = parseBody(req, users.model);
     if (input.userName.toLowerCase() !== existing.userName.toLowerCase()) {
       throw scimError(400, "userName cannot be changed", undefined, "mutability");
     }
