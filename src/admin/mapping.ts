@@ -2,6 +2,7 @@ import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
 import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { listPlatformIdentifiers, type LearnedIdentifier } from "../db/platformIdentifierRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
@@ -14,6 +15,13 @@ export type MappingData = {
   /** The mapping in force, as text (YAML). */
   source: string;
   rules: { name: string; groups: string; grants: string }[];
+  /** The permission model the rules speak, and what loads but deserves attention (legacy strings). */
+  permissionModel: "legacy" | "granular";
+  warnings: string[];
+  /** Workspaces, teams, roles and permission sets with the API identifiers learned from the platform's answers. */
+  identifiers: LearnedIdentifier[];
+  /** Names the mapping uses that the platform has since renamed (same identifier): each in words. */
+  renamed: string[];
   /** Drafts are not applied from the UI: this says how to apply one instead (edit MAPPING_FILE). */
   applyInstructions: string;
 };
@@ -41,9 +49,14 @@ const PREVIEW_CHANGES_SHOWN = 500;
 const APPLY_BY_FILE =
   "Mappings are applied by editing MAPPING_FILE on every replica (or its source in version control): the connector reloads it automatically, marks the affected users, and the reconciler works through them. This console previews drafts; it does not write the file.";
 
-export function mappingData(deps: AdminDataDeps): MappingData {
+export async function mappingData(deps: AdminDataDeps): Promise<MappingData> {
   const mapping = deps.mappings.current();
+  const identifiers = await listPlatformIdentifiers(deps.db);
   return {
+    permissionModel: mapping.permissionModel,
+    warnings: mapping.warnings.map((w) => `line ${w.line}: ${w.message}`),
+    identifiers,
+    renamed: renamedInUse(mapping, identifiers),
     file: deps.mappingFile,
     source: deps.mappings.sourceText(),
     rules: mapping.rules.map((rule) => ({
@@ -53,6 +66,32 @@ export function mappingData(deps: AdminDataDeps): MappingData {
     })),
     applyInstructions: APPLY_BY_FILE,
   };
+}
+
+/** Names the mapping uses (by name, not pinned by id) that the platform renamed: the rule now names nothing. */
+export function renamedInUse(mapping: Mapping, identifiers: readonly LearnedIdentifier[]): string[] {
+  const current = new Set(identifiers.map((i) => `${i.kind}:${i.name}`));
+  const used = new Map<string, string>();
+  for (const rule of mapping.rules) {
+    for (const role of rule.roles ?? []) used.set(`role:${role}`, `role "${role}" (line ${rule.line})`);
+    for (const ws of rule.workspaces) {
+      used.set(`workspace:${ws.name}`, `workspace "${ws.name}" (line ${rule.line})`);
+      for (const set of ws.permissionSets)
+        used.set(`permissionSet:${set}`, `permission set "${set}" (line ${rule.line})`);
+      for (const team of ws.teams) used.set(`team:${team.name}`, `team "${team.name}" (line ${rule.line})`);
+    }
+  }
+  const out: string[] = [];
+  for (const i of identifiers) {
+    if (!i.previousName) continue;
+    const key = `${i.kind}:${i.previousName}`;
+    const use = used.get(key);
+    if (use && !current.has(key))
+      out.push(
+        `${use} was renamed on the platform to "${i.name}" (identifier ${i.id}, ${i.renamedAt?.toISOString() ?? ""}): name it "${i.name}" or pin \`id: ${i.id}\``,
+      );
+  }
+  return out;
 }
 
 /**
@@ -105,6 +144,7 @@ async function compareMappings(
         user.userName,
         desiredDashboardUser(user, user.groups, current),
         desiredDashboardUser(user, user.groups, next),
+        next.equivalents,
       );
       if (!change) continue;
       usersAffected++;

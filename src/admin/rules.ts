@@ -1,6 +1,7 @@
 import type { MappingRule } from "../mapping/file.js";
 import type { RuleMatch } from "../mapping/match.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
+import { inSameTerms, type Equivalents } from "../mapping/granular.js";
 import { diffDashboardUsers, type Change } from "../reconcile/diff.js";
 
 /** One user's change under a draft: what they gain and lose. */
@@ -27,14 +28,22 @@ export function ruleGrantsText(rule: MappingRule): string {
   const parts: string[] = [];
   if (rule.department !== undefined) parts.push(`department ${rule.department}`);
   if (rule.companyPermissions.length) parts.push(`company: ${rule.companyPermissions.join(", ")}`);
+  if (rule.roles?.length) parts.push(`roles: ${rule.roles.join(", ")}`);
   for (const ws of rule.workspaces) {
     if (ws.permissions.length || (!ws.permissionSets.length && !ws.teams.length))
-      parts.push(`${ws.name}: ${ws.permissions.join(", ") || "(no permissions)"}`);
+      parts.push(`${ws.name}: ${listed(ws.permissions)}`);
     if (ws.permissionSets.length) parts.push(`${ws.name} permission sets: ${ws.permissionSets.join(", ")}`);
     for (const team of ws.teams)
-      parts.push(`team ${ws.name}/${team.name}: ${team.permissions.join(", ") || "(no permissions)"}`);
+      parts.push(`team ${ws.name}/${team.name}: ${listed(team.permissions)}`);
   }
   return parts.join("; ") || "nothing";
+}
+
+/** A permission list in words; a long (granular) one as its count and first few. */
+function listed(permissions: readonly string[]): string {
+  if (!permissions.length) return "(no permissions)";
+  if (permissions.length <= 12) return permissions.join(", ");
+  return `${permissions.length} permissions (${permissions.slice(0, 4).join(", ")}, …)`;
 }
 
 const REASON = { group: "by name", groupExternalId: "by externalId", groupPattern: "by pattern" } as const;
@@ -45,12 +54,15 @@ export function matchedRuleText(match: RuleMatch): string {
   return `${ruleName(match.rule)} — group ${groups}`;
 }
 
+/** `equivalents`: a legacy state and a granular one are compared in granular terms (a migration changes nothing). */
 export function mappingChangeOf(
   userName: string,
   current: DesiredDashboardUser | null,
   draft: DesiredDashboardUser | null,
+  equivalents: Equivalents = {},
 ): MappingChange | undefined {
-  const changes = diffDashboardUsers(current, draft);
+  const terms = inSameTerms(current, draft, equivalents);
+  const changes = diffDashboardUsers(terms.before, terms.after);
   if (!changes.length) return undefined;
   const accountChange = changes.some((c) => c.kind === "account");
   const gains: string[] = [];

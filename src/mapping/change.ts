@@ -1,4 +1,5 @@
 import type { Mapping, MappingRule } from "./file.js";
+import { SPELLED_ALIKE_MEANING_DIFFERS } from "./publishedPermissions.js";
 import { ruleMatchesGroup, type MappingGroup } from "./match.js";
 
 /**
@@ -11,19 +12,29 @@ import { ruleMatchesGroup, type MappingGroup } from "./match.js";
 export type MappingChangeImpact<G extends MappingGroup> = { all: true } | { all: false; groups: G[] };
 
 export function affectedByMappingChange<G extends MappingGroup>(
-  before: Pick<Mapping, "rules" | "department">,
-  after: Pick<Mapping, "rules" | "department">,
+  before: Pick<Mapping, "rules" | "department"> & Partial<Pick<Mapping, "permissionModel" | "equivalents">>,
+  after: Pick<Mapping, "rules" | "department"> & Partial<Pick<Mapping, "permissionModel" | "equivalents">>,
   groups: readonly G[],
 ): MappingChangeImpact<G> {
   if (JSON.stringify(before.department) !== JSON.stringify(after.department)) return { all: true };
-  const signature = (mapping: Pick<Mapping, "rules">, group: G) =>
-    JSON.stringify(mapping.rules.filter((rule) => ruleMatchesGroup(rule, group) !== undefined).map(ruleMeaning));
+  // The equivalents change what every legacy string means (the model matters only to the strings
+  // spelled alike in both models: ruleMeaning counts it for the rules that use one).
+  if (JSON.stringify(before.equivalents ?? {}) !== JSON.stringify(after.equivalents ?? {})) return { all: true };
+  const signature = (mapping: Pick<Mapping, "rules"> & Partial<Pick<Mapping, "permissionModel">>, group: G) =>
+    JSON.stringify(
+      mapping.rules
+        .filter((rule) => ruleMatchesGroup(rule, group) !== undefined)
+        .map((rule) => ruleMeaning(rule, mapping.permissionModel)),
+    );
   return { all: false, groups: groups.filter((g) => signature(before, g) !== signature(after, g)) };
 }
 
 /** What a rule grants and where it sits; not how it matches (that is decided per group above). */
-function ruleMeaning(rule: MappingRule): unknown {
-  return [rule.index, rule.department ?? null, rule.companyPermissions, rule.workspaces];
+function ruleMeaning(rule: MappingRule, model: Mapping["permissionModel"] | undefined): unknown {
+  const alike = rule.workspaces.some((ws) =>
+    [...ws.permissions, ...ws.teams.flatMap((t) => t.permissions)].some((p) => SPELLED_ALIKE_MEANING_DIFFERS.includes(p)),
+  );
+  return [rule.index, rule.department ?? null, rule.companyPermissions, rule.roles ?? [], rule.workspaces, alike ? model : null];
 }
 
 /** A rule as the log names it: its description, else what it matches. */
@@ -42,6 +53,7 @@ const ruleContent = (rule: MappingRule) =>
     rule.groupPattern?.source ?? null,
     rule.department ?? null,
     rule.companyPermissions,
+    rule.roles ?? [],
     rule.workspaces,
   ]);
 

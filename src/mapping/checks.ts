@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { describePath, didYouMean, type Locator, type MappingProblem } from "./problems.js";
-import type { MappingVocabulary } from "./vocabulary.js";
+import { isLegacyOnly } from "./publishedPermissions.js";
+import type { MappingVocabulary, PermissionModel } from "./vocabulary.js";
 
 /**
  * The two halves of mapping validation that produce messages: turning zod's issues into
@@ -12,9 +13,9 @@ type Path = (string | number)[];
 
 /** The keys each kind of object in the file accepts, for "did you mean" on unknown keys. */
 const KEYS = {
-  top: ["department", "rules", "vocabulary"],
+  top: ["permissionModel", "department", "rules", "vocabulary"],
   department: ["default", "fromAttribute", "translate", "allowed"],
-  vocabulary: ["enabled", "companyPermissions", "workspacePermissions", "teamPermissions"],
+  vocabulary: ["enabled", "companyPermissions", "workspacePermissions", "teamPermissions", "equivalents"],
   rule: [
     "description",
     "group",
@@ -23,10 +24,11 @@ const KEYS = {
     "groupPattern",
     "department",
     "companyPermissions",
+    "roles",
     "workspaces",
   ],
-  workspace: ["name", "permissions", "permissionSets", "teams"],
-  team: ["name", "permissions"],
+  workspace: ["name", "id", "permissions", "permissionSets", "teams"],
+  team: ["name", "id", "permissions"],
 } as const;
 
 function keysAt(path: Path): readonly string[] {
@@ -118,6 +120,7 @@ export function checkMappingSemantics(
   data: unknown,
   vocabulary: MappingVocabulary | null,
   locate: Locator,
+  model: PermissionModel = "legacy",
 ): MappingProblem[] {
   const problems: MappingProblem[] = [];
   const add = (path: Path, message: string) => problems.push(locate.problem(path, message));
@@ -146,6 +149,13 @@ export function checkMappingSemantics(
     if (!known) return;
     list(names).forEach((permission, i) => {
       if (typeof permission !== "string" || known.includes(permission)) return;
+      if (model === "granular" && isLegacyOnly(permission)) {
+        add(
+          [...path, i],
+          `'${permission}' is a legacy permission in a granular mapping (permissionModel: granular): replace it with its granular equivalents (\`scim-connector mapping migrate\` prints them), or declare permissionModel: legacy`,
+        );
+        return;
+      }
       const guess = didYouMean(permission, known);
       const hint = guess ? `did you mean '${guess}'? Otherwise add` : "add";
       add(
@@ -192,6 +202,16 @@ export function checkMappingSemantics(
         );
       }
       checkPermissions([...wsAt, "permissions"], ws.permissions, vocabulary?.workspacePermissions, "workspace");
+      if (model === "granular" && list(ws.permissions).length > 0 && list(ws.permissionSets).length > 0)
+        add(
+          wsAt,
+          `workspace '${text(ws.name) ?? text(ws.id) ?? w + 1}' gives both permissions and a permission set: the platform takes permissions OR one permission set per workspace; split them into two rules or keep one`,
+        );
+      if (model === "granular" && list(ws.permissionSets).length > 1)
+        add(
+          [...wsAt, "permissionSets"],
+          `workspace '${text(ws.name) ?? text(ws.id) ?? w + 1}' gives ${list(ws.permissionSets).length} permission sets: the platform takes one per workspace`,
+        );
       list(ws.teams).forEach((rawTeam, t) => {
         const team = record(rawTeam);
         const teamAt: Path = [...wsAt, "teams", t];

@@ -25,18 +25,22 @@ export type MappingUser = {
 export function desiredDashboardUser(
   user: MappingUser,
   groups: readonly MappingGroup[],
-  mapping: Pick<Mapping, "rules" | "department">,
+  mapping: Pick<Mapping, "rules" | "department"> & Partial<Pick<Mapping, "permissionModel">>,
 ): DesiredDashboardUser | null {
   if (!user.active) return null;
   const matched = matchingRules(groups, mapping);
   if (matched.length === 0) return null;
   const { givenName, familyName } = personName(user);
+  const granular = mapping.permissionModel === "granular";
+  const { roles, ...permissions } = unionPermissions(matched, granular);
   return {
     userName: user.userName.trim(),
     givenName,
     familyName,
     department: resolveDepartment(matched, user.department, mapping.department),
-    ...unionPermissions(matched),
+    ...permissions,
+    ...(roles.length ? { roles } : {}),
+    ...(granular ? { permissionModel: "granular" as const } : {}),
   };
 }
 
@@ -67,14 +71,22 @@ function translateDepartment(value: string, translate: Record<string, string>): 
 
 type WorkspaceAcc = { permissions: Set<string>; permissionSets: Set<string>; teams: Map<string, Set<string>> };
 
-/** Union per company, per workspace (by name) and per team (by name within its workspace). */
+/**
+ * Union per company, per workspace (by name) and per team (by name within its workspace).
+ * Granular: the platform takes permissions OR one permission set per workspace. When the rules
+ * a user matches give both, the explicit permissions win and the set is left out; of several
+ * sets, the first rule's (file order). `mapping check` warns of rules that can collide so.
+ */
 function unionPermissions(
   matched: readonly RuleMatch[],
-): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> {
+  granular: boolean,
+): Pick<DesiredDashboardUser, "companyPermissions" | "workspaces"> & { roles: string[] } {
   const company = new Set<string>();
+  const roles = new Set<string>();
   const workspaces = new Map<string, WorkspaceAcc>();
   for (const { rule } of matched) {
     for (const p of rule.companyPermissions) company.add(p);
+    for (const r of rule.roles ?? []) roles.add(r);
     for (const ws of rule.workspaces) {
       let acc = workspaces.get(ws.name);
       if (!acc)
@@ -91,12 +103,18 @@ function unionPermissions(
   const out: DesiredWorkspace[] = [...workspaces.entries()].map(([appGroupName, acc]) => ({
     appGroupName,
     appGroupPermissions: sorted(acc.permissions),
-    appGroupPermissionSets: sorted(acc.permissionSets),
+    appGroupPermissionSets: granular ? oneSetAtMost(acc) : sorted(acc.permissionSets),
     team: [...acc.teams.entries()]
       .map(([teamName, perms]): DesiredTeam => ({ teamName, teamPermissions: sorted(perms) }))
       .sort(byKey("teamName")),
   }));
-  return { companyPermissions: sorted(company), workspaces: out.sort(byKey("appGroupName")) };
+  return { companyPermissions: sorted(company), roles: sorted(roles), workspaces: out.sort(byKey("appGroupName")) };
+}
+
+function oneSetAtMost(acc: WorkspaceAcc): string[] {
+  if (acc.permissions.size > 0) return [];
+  const [first] = acc.permissionSets; // a Set keeps insertion order: the first matching rule's
+  return first === undefined ? [] : [first];
 }
 
 /**

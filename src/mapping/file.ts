@@ -4,7 +4,8 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./checks.js";
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
-import { DEFAULT_VOCABULARY, type MappingVocabulary } from "./vocabulary.js";
+import { legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
+import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "./vocabulary.js";
 
 export { MappingError } from "./problems.js";
 /**
@@ -17,17 +18,36 @@ export { MappingError } from "./problems.js";
 const name = z.string().trim().min(1);
 const nameList = z.array(name);
 
-const teamSchema = z.strictObject({
-  name,
-  permissions: nameList.default([]),
-});
+/** The platform's API identifiers (UUIDs); names can change on the platform, identifiers do not. */
+const identifier = z
+  .string()
+  .trim()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be an API identifier (a UUID)");
 
-const workspaceSchema = z.strictObject({
-  name,
-  permissions: nameList.default([]),
-  permissionSets: nameList.default([]),
-  teams: z.array(teamSchema).default([]),
-});
+/** Something the platform names and identifies: by `name`, by `id`, or both (the id is what is sent). */
+const named = { name: name.optional(), id: identifier.optional() };
+const eitherNameOrId = (v: { name?: string | undefined; id?: string | undefined }) =>
+  v.name !== undefined || v.id !== undefined;
+const NAME_OR_ID = { message: "give `name:` or `id:` (or both)" };
+
+/** A role or a permission set: its name, or `{ name, id }`. */
+const reference = z.union([name, z.strictObject(named).refine(eitherNameOrId, NAME_OR_ID)]);
+
+const teamSchema = z
+  .strictObject({
+    ...named,
+    permissions: nameList.default([]),
+  })
+  .refine(eitherNameOrId, NAME_OR_ID);
+
+const workspaceSchema = z
+  .strictObject({
+    ...named,
+    permissions: nameList.default([]),
+    permissionSets: z.array(reference).default([]),
+    teams: z.array(teamSchema).default([]),
+  })
+  .refine(eitherNameOrId, NAME_OR_ID);
 
 const ruleSchema = z.strictObject({
   /** Shown in the admin UI beside the rule; no effect on matching. */
@@ -38,6 +58,8 @@ const ruleSchema = z.strictObject({
   groupPattern: name.optional(),
   department: name.optional(),
   companyPermissions: nameList.default([]),
+  /** Company-level roles (granular model). */
+  roles: z.array(reference).default([]),
   workspaces: z.array(workspaceSchema).default([]),
 });
 
@@ -53,9 +75,17 @@ const vocabularySchema = z.strictObject({
   companyPermissions: nameList.optional(),
   workspacePermissions: nameList.optional(),
   teamPermissions: nameList.optional(),
+  /**
+   * The granular SCIM strings of what the platform publishes by display name only ("Approve
+   * Campaigns"), or of a legacy string outside its table (`publish_cards`): the operator's word,
+   * never a guess. An empty list drops it on purpose.
+   */
+  equivalents: z.record(z.string(), z.union([name, nameList])).default({}),
 });
 
 const mappingFileSchema = z.strictObject({
+  /** Which of the platform's permission models the rules speak; inferred from the strings when absent. */
+  permissionModel: z.enum(["legacy", "granular"]).optional(),
   department: departmentSchema,
   rules: z.array(ruleSchema),
   vocabulary: vocabularySchema.optional(),
@@ -63,8 +93,19 @@ const mappingFileSchema = z.strictObject({
 
 export type MappingFile = z.infer<typeof mappingFileSchema>;
 
+/**
+ * Workspaces, teams, permission sets and roles are referred to by a key: their name, or
+ * `id:<identifier>` when the file gives their API identifier (what is then sent, and what
+ * survives a rename on the platform). `refKey` and `platformRef` (src/platform/scim.ts) convert.
+ */
 type MappingTeam = { name: string; permissions: string[] };
 type MappingWorkspace = { name: string; permissions: string[]; permissionSets: string[]; teams: MappingTeam[] };
+
+/** The key of something named by `name` and/or `id`: the identifier wins. */
+export function refKey(ref: string | { name?: string | undefined; id?: string | undefined }): string {
+  if (typeof ref === "string") return ref;
+  return ref.id !== undefined ? `id:${ref.id.toLowerCase()}` : ref.name!;
+}
 
 export type MappingRule = {
   /** 0-based position in the file; rules are applied in this order. */
@@ -79,6 +120,8 @@ export type MappingRule = {
   groupPattern?: RegExp;
   department?: string;
   companyPermissions: string[];
+  /** Company-level roles, by key (`refKey`). */
+  roles: string[];
   workspaces: MappingWorkspace[];
 };
 
@@ -96,6 +139,12 @@ export type Mapping = {
   rules: MappingRule[];
   /** null when the file turned the vocabulary check off. */
   vocabulary: MappingVocabulary | null;
+  /** The permission model the rules speak (declared, or inferred: legacy when any legacy-only string is used). */
+  permissionModel: PermissionModel;
+  /** `vocabulary.equivalents`: the operator's granular strings for what the platform names by display name only. */
+  equivalents: Equivalents;
+  /** What loads but deserves attention (legacy strings and their granular equivalents), with lines. */
+  warnings: MappingProblem[];
   /** Stable over formatting, comments and key order; changes when the meaning may change. */
   hash: string;
 };
@@ -136,21 +185,33 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
   }
   // Vocabulary and semantic checks run even when the schema fails, so one run lists everything.
   const parsed = mappingFileSchema.safeParse(data);
-  const vocabulary = resolveVocabulary(parsed.success ? parsed.data : looseVocabulary(data));
+  const model = permissionModelOf(data);
+  const vocabulary = resolveVocabulary(parsed.success ? parsed.data : looseVocabulary(data), model);
   const problems = [
     ...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => zodIssueToProblems(issue, locate, data))),
-    ...checkMappingSemantics(data, vocabulary, locate),
+    ...checkMappingSemantics(data, vocabulary, locate, model),
   ];
   if (problems.length || !parsed.success) throw new MappingError(sortProblems(problems));
   const file = parsed.data;
+  const equivalents = file.vocabulary?.equivalents ?? {};
 
   return {
     source: sourceName,
     department: { ...file.department },
     rules: file.rules.map((rule, index) => compileRule(rule, index, locate.lineOf(["rules", index]))),
     vocabulary,
+    permissionModel: model,
+    equivalents,
+    warnings: model === "legacy" ? legacyWarnings(data, equivalents, locate) : [],
     hash: mappingHash(file),
   };
+}
+
+/** Declared, else legacy when any rule uses a legacy-only string, else granular. */
+function permissionModelOf(data: unknown): PermissionModel {
+  const declared = (data as { permissionModel?: unknown } | null)?.permissionModel;
+  if (declared === "legacy" || declared === "granular") return declared;
+  return legacyStringsOf(data).length ? "legacy" : "granular";
 }
 
 /** The vocabulary section when it is well-formed on its own, so permission checks can run beside schema errors. */
@@ -159,13 +220,16 @@ function looseVocabulary(data: unknown): Pick<MappingFile, "vocabulary"> {
   return { vocabulary: parsed.success ? parsed.data : undefined };
 }
 
-function resolveVocabulary(file: Pick<MappingFile, "vocabulary">): MappingVocabulary | null {
+/** The file's lists, else the model's; the operator's equivalents are granular strings too. */
+function resolveVocabulary(file: Pick<MappingFile, "vocabulary">, model: PermissionModel): MappingVocabulary | null {
   const v = file.vocabulary;
   if (v && !v.enabled) return null;
+  const defaults = defaultVocabulary(model);
+  const declared = Object.values(v?.equivalents ?? {}).flat();
   return {
-    companyPermissions: v?.companyPermissions ?? DEFAULT_VOCABULARY.companyPermissions,
-    workspacePermissions: v?.workspacePermissions ?? DEFAULT_VOCABULARY.workspacePermissions,
-    teamPermissions: v?.teamPermissions ?? DEFAULT_VOCABULARY.teamPermissions,
+    companyPermissions: v?.companyPermissions ?? defaults.companyPermissions,
+    workspacePermissions: v?.workspacePermissions ?? [...defaults.workspacePermissions, ...declared],
+    teamPermissions: v?.teamPermissions ?? [...defaults.teamPermissions, ...declared],
   };
 }
 
@@ -179,11 +243,12 @@ function compileRule(rule: MappingFile["rules"][number], index: number, line: nu
     ...(rule.groupPattern !== undefined ? { groupPattern: new RegExp(rule.groupPattern, "i") } : {}),
     ...(rule.department !== undefined ? { department: rule.department } : {}),
     companyPermissions: rule.companyPermissions,
+    roles: rule.roles.map(refKey),
     workspaces: rule.workspaces.map((ws) => ({
-      name: ws.name,
+      name: refKey(ws),
       permissions: ws.permissions,
-      permissionSets: ws.permissionSets,
-      teams: ws.teams.map((t) => ({ name: t.name, permissions: t.permissions })),
+      permissionSets: ws.permissionSets.map(refKey),
+      teams: ws.teams.map((t) => ({ name: refKey(t), permissions: t.permissions })),
     })),
   };
 }

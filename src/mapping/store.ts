@@ -63,7 +63,9 @@ export class MappingStore {
 
   static async load(path: string): Promise<MappingStore> {
     const text = await readMappingText(path);
-    return new MappingStore(path, parseMapping(text, path), text);
+    const mapping = parseMapping(text, path);
+    warnOf(mapping);
+    return new MappingStore(path, mapping, text);
   }
 
   current(): Mapping {
@@ -142,6 +144,7 @@ export class MappingStore {
     }
     this.mapping = mapping;
     this.text = text;
+    warnOf(mapping);
     return { ok: true, changed: await this.putInForce(db) };
   }
 
@@ -210,6 +213,14 @@ export class MappingStore {
       process.off("SIGHUP", reload);
     };
   }
+}
+
+/** What loads but deserves attention (legacy strings, with their granular equivalents), once per load. */
+function warnOf(mapping: Mapping): void {
+  if (mapping.warnings.length)
+    log.warn("mapping", "the mapping uses legacy permission strings", {
+      warnings: mapping.warnings.map((w) => `${w.source}:${w.line}:${w.column}: ${w.message}`),
+    });
 }
 
 async function readMappingText(path: string): Promise<string> {

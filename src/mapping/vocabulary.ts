@@ -1,54 +1,20 @@
+import {
+  COMPANY_PERMISSIONS,
+  GRANULAR_TEAM_PERMISSIONS,
+  GRANULAR_WORKSPACE_PERMISSIONS,
+  LEGACY_TEAM_PERMISSIONS,
+  LEGACY_WORKSPACE_PERMISSIONS,
+} from "./publishedPermissions.js";
+
 /**
  * The permission names the mapping file is checked against unless it declares its own
  * (`vocabulary:`) or turns the check off (`vocabulary: { enabled: false }`). A typo such as
  * `send_campaign` would otherwise reach the platform as a permission nobody has, silently.
- * These are the names the platform publishes for its SCIM permissions object; the platform's
- * own document shows a subset (admin, manage_company_settings, basic_access,
- * send_campaigns_canvases, export_user_data).
+ * These are the names the platform publishes for its SCIM permissions object, per model
+ * (src/mapping/publishedPermissions.ts): a granular file is checked against the granular strings, a legacy
+ * file against both (the platform accepts granular strings from a migrated company, and legacy
+ * ones until December 2026, each with a warning at load).
  */
-
-const DEFAULT_COMPANY_PERMISSIONS = ["admin", "manage_company_settings", "add_remove_app_groups"] as const;
-
-const DEFAULT_WORKSPACE_PERMISSIONS = [
-  "admin",
-  "basic_access",
-  "approve_deny_campaigns",
-  "send_campaigns_canvases",
-  "publish_cards",
-  "edit_segments",
-  "export_user_data",
-  "view_pii",
-  "view_user_profile",
-  "manage_dashboard_users",
-  "manage_media_library",
-  "view_usage_data",
-  "import_update_user_data",
-  "view_billing_details",
-  "dev_console",
-  "launch_content_blocks",
-  "manage_external_integrations",
-  "manage_apps",
-  "manage_teams",
-  "manage_events_attributes_purchases",
-  "manage_tags",
-  "manage_email_settings",
-  "manage_subscription_groups",
-  "manage_approval_settings",
-  "manage_catalogs_dashboard_permission",
-] as const;
-
-const DEFAULT_TEAM_PERMISSIONS = [
-  "admin",
-  "basic_access",
-  "approve_deny_campaigns",
-  "send_campaigns_canvases",
-  "publish_cards",
-  "edit_segments",
-  "export_user_data",
-  "view_user_profile",
-  "manage_dashboard_users",
-  "manage_media_library",
-] as const;
 
 export type MappingVocabulary = {
   companyPermissions: readonly string[];
@@ -56,8 +22,20 @@ export type MappingVocabulary = {
   teamPermissions: readonly string[];
 };
 
-export const DEFAULT_VOCABULARY: MappingVocabulary = {
-  companyPermissions: DEFAULT_COMPANY_PERMISSIONS,
-  workspacePermissions: DEFAULT_WORKSPACE_PERMISSIONS,
-  teamPermissions: DEFAULT_TEAM_PERMISSIONS,
+export type PermissionModel = "legacy" | "granular";
+
+export const GRANULAR_VOCABULARY: MappingVocabulary = {
+  companyPermissions: COMPANY_PERMISSIONS,
+  workspacePermissions: GRANULAR_WORKSPACE_PERMISSIONS,
+  teamPermissions: GRANULAR_TEAM_PERMISSIONS,
 };
+
+export const LEGACY_VOCABULARY: MappingVocabulary = {
+  companyPermissions: COMPANY_PERMISSIONS,
+  workspacePermissions: [...new Set([...LEGACY_WORKSPACE_PERMISSIONS, ...GRANULAR_WORKSPACE_PERMISSIONS])],
+  teamPermissions: [...new Set([...LEGACY_TEAM_PERMISSIONS, ...GRANULAR_TEAM_PERMISSIONS])],
+};
+
+export function defaultVocabulary(model: PermissionModel): MappingVocabulary {
+  return model === "granular" ? GRANULAR_VOCABULARY : LEGACY_VOCABULARY;
+}

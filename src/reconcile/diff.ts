@@ -20,6 +20,7 @@ export function diffDashboardUsers(before: DesiredDashboardUser | null, after: D
       changes.push({ kind: "set", path: field, old: before ? a[field] : null, new: after ? b[field] : null });
   }
   pushSetDiff(changes, "companyPermissions", a.companyPermissions, b.companyPermissions);
+  pushSetDiff(changes, "roles", a.roles ?? [], b.roles ?? []);
   const names = [...new Set([...a.workspaces, ...b.workspaces].map((w) => w.appGroupName))].sort();
   for (const name of names) {
     const wa = a.workspaces.find((w) => w.appGroupName === name) ?? emptyWorkspace(name);
