@@ -4,9 +4,11 @@ import { actorForLog, type AdminActor } from "./actor.js";
 import { countPendingHolds } from "../db/holdRepository.js";
 import { listRecentFailures } from "../db/reconcileLogRepository.js";
 import { listParkedWithNames } from "../db/reconcileQueueRepository.js";
+import { countHeldForLegacy, getPermissionModelState } from "../db/platformIdentifierRepository.js";
 import { mirrorLag } from "../mirror/status.js";
 import { windowStart } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
+import type { Mapping } from "../mapping/file.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantine.js";
 import { queueView, type BudgetView } from "./queue.js";
@@ -31,6 +33,21 @@ export type OverviewData = {
   lastRuns: RunView[];
   /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
   quarantine: QuarantineRow[];
+  permissions: PermissionModelView;
+};
+
+/**
+ * The platform's permission model as the connector sees it: which model the mapping speaks, which
+ * one the platform's answers show (learned from them, at no cost), and whether it refuses legacy
+ * strings (then grants carrying them are held until the mapping is migrated).
+ */
+export type PermissionModelView = {
+  mapping: "legacy" | "granular";
+  platform: "granular" | "legacy" | "not seen yet";
+  /** When an answer last showed that model. */
+  learnedAt: Date | null;
+  refusing: { since: Date; value: string | null; detail: string | null } | null;
+  heldGrants: number;
 };
 
 const DAY_MS = 86_400_000;
@@ -41,7 +58,7 @@ const FAILURES_SHOWN = 20;
 export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
-  const [queue, calls, held, parked, failed, mirror, runs, quarantined] = await Promise.all([
+  const [queue, calls, held, parked, failed, mirror, runs, quarantined, permissions] = await Promise.all([
     queueView(deps),
     callsPerDay(db, new Date(windowStart(now, "utc-day").getTime() - (CHART_DAYS - 1) * DAY_MS), now),
     countPendingHolds(db),
@@ -50,6 +67,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     mirrorLag(db, now),
     lastRuns(deps),
     deps.quarantine.list(),
+    permissionModelView(db, deps.mappings.current()),
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -87,7 +105,35 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     mirrorLag: mirror,
     lastRuns: runs,
     quarantine: quarantined.map(presentQuarantine),
+    permissions,
   };
+}
+
+/** The overview's permission-model panel, and `GET /admin/api/permissions`. */
+export async function permissionModelView(
+  db: AdminDataDeps["db"],
+  mapping: Pick<Mapping, "permissionModel">,
+): Promise<PermissionModelView> {
+  const [model, heldGrants] = await Promise.all([getPermissionModelState(db), countHeldForLegacy(db)]);
+  return {
+    mapping: mapping.permissionModel,
+    ...platformModel(model),
+    refusing: model.legacyRefusedAt
+      ? { since: model.legacyRefusedAt, value: model.refusedValue, detail: model.refusedDetail }
+      : null,
+    heldGrants,
+  };
+}
+
+/** The model of the platform's latest answers: granular once any answer showed granular strings after the last legacy one. */
+function platformModel(state: {
+  granularSeenAt: Date | null;
+  legacySeenAt: Date | null;
+}): Pick<PermissionModelView, "platform" | "learnedAt"> {
+  const { granularSeenAt: g, legacySeenAt: l } = state;
+  if (!g && !l) return { platform: "not seen yet", learnedAt: null };
+  if (g && (!l || g >= l)) return { platform: "granular", learnedAt: g };
+  return { platform: "legacy", learnedAt: l };
 }
 
 /** The resume button: lifts the quarantine; the quarantine logs who did it. */

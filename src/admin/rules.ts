@@ -33,8 +33,7 @@ export function ruleGrantsText(rule: MappingRule): string {
     if (ws.permissions.length || (!ws.permissionSets.length && !ws.teams.length))
       parts.push(`${ws.name}: ${listed(ws.permissions)}`);
     if (ws.permissionSets.length) parts.push(`${ws.name} permission sets: ${ws.permissionSets.join(", ")}`);
-    for (const team of ws.teams)
-      parts.push(`team ${ws.name}/${team.name}: ${listed(team.permissions)}`);
+    for (const team of ws.teams) parts.push(`team ${ws.name}/${team.name}: ${listed(team.permissions)}`);
   }
   return parts.join("; ") || "nothing";
 }

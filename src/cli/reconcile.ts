@@ -72,6 +72,8 @@ function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueu
   if (entry.settleUntil && entry.settleUntil > now) {
     return `waiting to settle until ${entry.settleUntil.toISOString()} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
   }
+  if (entry.action === "held-legacy")
+    return "held: the platform refuses the legacy permission strings this grant carries; it goes out once the mapping is migrated (scim-connector mapping migrate)";
   if (entry.action === "await-delete" && entry.notBefore > now)
     return `pending delete at ${entry.notBefore.toISOString()} (a stripped account, deleted when the grace ends)`;
   if (entry.notBefore > now)
@@ -95,6 +97,8 @@ function describeAction(plan: Plan, hold: Hold | undefined): string {
       return `none: ${plan.reason} (0 calls)`;
     case "forget":
       return `forget the local record: ${plan.reason} (0 calls)`;
+    case "rebase":
+      return "re-base to granular permissions: the account already holds what the mapping grants, in legacy terms (0 calls)";
     case "create":
       return "create: 1 POST (its answer gives the platform id)";
     case "resolve-create":

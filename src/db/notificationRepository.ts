@@ -250,6 +250,10 @@ export type AlertFacts = {
   /** Per channel that has settled a delivery: whether its latest settled delivery was parked (a later sent one clears it). */
   channelFailing: Record<string, boolean>;
   lastResyncFailed: boolean;
+  /** Grants held because the platform refuses legacy permission strings (0 when it does not). */
+  heldForLegacy: number;
+  /** Whether the platform refuses legacy permission strings (the platform.legacy_refused incident is open). */
+  legacyRefused: boolean;
 };
 
 /** What the alert-rule metrics read at scrape time (docs/alerts/), in one round trip. */
@@ -263,13 +267,17 @@ export async function alertFacts(db: Database): Promise<AlertFacts> {
        (SELECT COALESCE(json_object_agg(channel, parked), '{}')
           FROM (SELECT DISTINCT ON (channel) channel, state = 'parked' AS parked FROM notification_deliveries
                  WHERE state <> 'pending' ORDER BY channel, outbox_id DESC) f) AS failing,
-       (SELECT status = 'failed' FROM resync_runs WHERE finished_at IS NOT NULL AND NOT dry_run ORDER BY finished_at DESC LIMIT 1) AS last_failed`,
+       (SELECT status = 'failed' FROM resync_runs WHERE finished_at IS NOT NULL AND NOT dry_run ORDER BY finished_at DESC LIMIT 1) AS last_failed,
+       (SELECT CASE WHEN legacy_refused_at IS NULL THEN 0
+                    ELSE 1 + (SELECT count(*)::int FROM reconcile_queue WHERE action = 'held-legacy') END
+          FROM platform_permission_model WHERE id = 1) AS legacy_refused`,
   )) as {
     holds: Record<string, number>;
     idp_last: Date | null;
     deliveries: AlertFacts["deliveries"];
     failing: Record<string, boolean>;
     last_failed: boolean | null;
+    legacy_refused: number | null;
   }[];
   return {
     undecidedHolds: row!.holds,
@@ -277,6 +285,8 @@ export async function alertFacts(db: Database): Promise<AlertFacts> {
     deliveries: row!.deliveries,
     channelFailing: row!.failing,
     lastResyncFailed: row!.last_failed === true,
+    heldForLegacy: Math.max(0, (row!.legacy_refused ?? 0) - 1),
+    legacyRefused: (row!.legacy_refused ?? 0) > 0,
   };
 }
 

@@ -131,7 +131,10 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
         denies.get(user.id) ?? [],
       );
       if (notGranted.length) changed.push(user.id);
-      const plan = planReconcile(desired, accounts.get(user.id), deps.policies, { now: deps.clock.now() });
+      const plan = planReconcile(desired, accounts.get(user.id), deps.policies, {
+        now: deps.clock.now(),
+        equivalents: mapping.equivalents,
+      });
       if (plan.action === "none") continue;
       if (!notGranted.length) changed.push(user.id);
       summary[plan.action] = (summary[plan.action] ?? 0) + 1;

@@ -5,6 +5,7 @@ export function callsOf(plan: Plan): number {
   switch (plan.action) {
     case "none":
     case "forget":
+    case "rebase":
     case "await-delete":
       return 0;
     case "email-change":

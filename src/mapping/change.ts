@@ -32,9 +32,18 @@ export function affectedByMappingChange<G extends MappingGroup>(
 /** What a rule grants and where it sits; not how it matches (that is decided per group above). */
 function ruleMeaning(rule: MappingRule, model: Mapping["permissionModel"] | undefined): unknown {
   const alike = rule.workspaces.some((ws) =>
-    [...ws.permissions, ...ws.teams.flatMap((t) => t.permissions)].some((p) => SPELLED_ALIKE_MEANING_DIFFERS.includes(p)),
+    [...ws.permissions, ...ws.teams.flatMap((t) => t.permissions)].some((p) =>
+      SPELLED_ALIKE_MEANING_DIFFERS.includes(p),
+    ),
   );
-  return [rule.index, rule.department ?? null, rule.companyPermissions, rule.roles ?? [], rule.workspaces, alike ? model : null];
+  return [
+    rule.index,
+    rule.department ?? null,
+    rule.companyPermissions,
+    rule.roles ?? [],
+    rule.workspaces,
+    alike ? model : null,
+  ];
 }
 
 /** A rule as the log names it: its description, else what it matches. */

@@ -105,6 +105,14 @@ export class ServiceMetrics {
       quarantined: gauge("platform_quarantined", "1 while a platform family is quarantined (its work paused)", [
         "family",
       ]),
+      legacyRefused: gauge(
+        "platform_legacy_refused",
+        "1 while the platform refuses legacy permission strings and the mapping still carries them (grants held)",
+      ),
+      heldForLegacy: gauge(
+        "reconcile_held_for_legacy",
+        "Grants held because the platform refuses the legacy permission strings they carry",
+      ),
       holdsPending: gauge(
         "holds_pending",
         "Actions held for an admin's approval, by kind (deprovision, email_change)",
@@ -206,6 +214,8 @@ export class ServiceMetrics {
       g.notificationDeliveries.reset();
       for (const d of alerts.deliveries) g.notificationDeliveries.set({ channel: d.channel, state: d.state }, d.n);
       g.resyncLastFailed.set(alerts.lastResyncFailed ? 1 : 0);
+      g.legacyRefused.set(alerts.legacyRefused ? 1 : 0);
+      g.heldForLegacy.set(alerts.heldForLegacy);
       if (this.sources.samlCertificateExpiresAt)
         g.samlCertificateExpires.set(Math.floor(this.sources.samlCertificateExpiresAt.getTime() / 1000));
       g.databaseUp.set(1);

@@ -32,6 +32,8 @@ export const EVENTS = {
   campaignRevoked: "campaign.revoked",
   campaignReminder: "campaign.reminder",
   campaignClosed: "campaign.closed",
+  legacyRefused: "platform.legacy_refused",
+  legacyRefusedEnded: "platform.legacy_refused.ended",
   test: "notification.test",
 } as const;
 
@@ -358,5 +360,31 @@ export function campaignClosed(
       undecidedAction: c.undecidedAction,
     },
     linkPath: `/admin/campaigns/${c.id}`,
+  };
+}
+
+const LEGACY_REFUSED = "platform-legacy-refused";
+
+/** The platform refused a legacy permission string: grants carrying legacy strings are held. */
+export function legacyRefused(now: Date, refused: { value: string; detail: string }): NotificationInput {
+  return {
+    key: LEGACY_REFUSED,
+    event: EVENTS.legacyRefused,
+    occurredAt: now,
+    summary: `The platform refuses the legacy permission "${refused.value}": grants that carry legacy strings are held until the mapping is migrated (scim-connector mapping migrate FILE --write); reductions go on`,
+    details: { value: refused.value, detail: refused.detail, fix: "scim-connector mapping migrate FILE --write" },
+    linkPath: "/admin",
+  };
+}
+
+/** The mapping no longer carries legacy strings and a held grant went out. */
+export function legacyRefusedEnded(now: Date): NotificationInput {
+  return {
+    key: LEGACY_REFUSED,
+    event: EVENTS.legacyRefusedEnded,
+    occurredAt: now,
+    summary: "The mapping speaks granular permissions; held grants are going out",
+    details: {},
+    linkPath: "/admin",
   };
 }

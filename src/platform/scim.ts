@@ -1,4 +1,5 @@
 import { byKey, sorted } from "../mapping/desired.js";
+import { modelOfUser } from "../mapping/granular.js";
 import type { DesiredDashboardUser, DesiredWorkspace } from "../mapping/types.js";
 import {
   defaultRetryPolicy,
@@ -45,7 +46,16 @@ export type PlatformScimClientOptions = {
   timeoutMs?: number;
 };
 
-export type PlatformAccount = { id: string; user: DesiredDashboardUser };
+/** An account as the platform answered it, with the identifiers its answer carried (learned for free). */
+export type PlatformAccount = { id: string; user: DesiredDashboardUser; identifiers: PlatformIdentifier[] };
+
+/** A name ↔ API identifier pair from a platform answer; a team belongs to its workspace's identifier. */
+export type PlatformIdentifier = {
+  kind: "workspace" | "team" | "role" | "permissionSet";
+  id: string;
+  name: string;
+  workspaceId: string | null;
+};
 
 export class PlatformScimClient {
   private readonly retry: RetryPolicy;
@@ -82,13 +92,20 @@ export class PlatformScimClient {
     return this.call({ method: "DELETE", route: "/scim/v2/Users/:id", params: { id } }, beforeSend);
   }
 
-  readResource(body: unknown): PlatformAccount | undefined {
+  /** `byId`: the identifiers the caller names things by (see `fromPlatformResource`). */
+  readResource(body: unknown, byId?: ReadonlySet<string>): PlatformAccount | undefined {
     const resource = readPlatformUser(body);
-    return resource ? { id: resource.id, user: fromPlatformResource(resource) } : undefined;
+    return resource
+      ? { id: resource.id, user: fromPlatformResource(resource, byId), identifiers: identifiersOf(resource) }
+      : undefined;
   }
 
-  readList(body: unknown): PlatformAccount[] {
-    return readPlatformList(body).map((r) => ({ id: r.id, user: fromPlatformResource(r) }));
+  readList(body: unknown, byId?: ReadonlySet<string>): PlatformAccount[] {
+    return readPlatformList(body).map((r) => ({
+      id: r.id,
+      user: fromPlatformResource(r, byId),
+      identifiers: identifiersOf(r),
+    }));
   }
 
   private call(
@@ -111,6 +128,34 @@ export function userNameFilter(userName: string): string {
   return `userName eq ${JSON.stringify(userName)}`;
 }
 
+/** A key of the desired state (a name, or `id:<identifier>`) as the platform's name-or-id field. */
+export function platformRef<N extends string, I extends string>(
+  key: string,
+  nameField: N,
+  idField: I,
+): { [K in N]: string } | { [K in I]: string } {
+  return (key.startsWith(ID_PREFIX) ? { [idField]: key.slice(ID_PREFIX.length) } : { [nameField]: key }) as
+    { [K in N]: string } | { [K in I]: string };
+}
+
+const ID_PREFIX = "id:";
+const API_IDENTIFIER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The identifiers a desired state names things by (its `id:` keys). */
+export function identifierKeysOf(...users: (DesiredDashboardUser | null | undefined)[]): Set<string> {
+  const ids = new Set<string>();
+  const add = (key: string) => key.startsWith(ID_PREFIX) && ids.add(key.slice(ID_PREFIX.length));
+  for (const user of users) {
+    for (const role of user?.roles ?? []) add(role);
+    for (const ws of user?.workspaces ?? []) {
+      add(ws.appGroupName);
+      ws.appGroupPermissionSets.forEach(add);
+      for (const t of ws.team) add(t.teamName);
+    }
+  }
+  return ids;
+}
+
 /** The complete resource POST and PUT need. Empty optional arrays are left out. */
 export function toPlatformResource(desired: DesiredDashboardUser): PlatformUserRequest {
   return {
@@ -120,37 +165,80 @@ export function toPlatformResource(desired: DesiredDashboardUser): PlatformUserR
     department: desired.department,
     permissions: {
       companyPermissions: [...desired.companyPermissions],
+      ...(desired.roles?.length ? { roles: desired.roles.map((r) => platformRef(r, "roleName", "roleId")) } : {}),
       appGroup: desired.workspaces.map((ws): PlatformWorkspace => ({
-        appGroupName: ws.appGroupName,
+        ...platformRef(ws.appGroupName, "appGroupName", "appGroupId"),
         appGroupPermissions: [...ws.appGroupPermissions],
         ...(ws.appGroupPermissionSets.length
-          ? { appGroupPermissionSets: ws.appGroupPermissionSets.map((name) => ({ appGroupPermissionSetName: name })) }
+          ? {
+              appGroupPermissionSets: ws.appGroupPermissionSets.map((s) =>
+                platformRef(s, "appGroupPermissionSetName", "appGroupPermissionSetId"),
+              ),
+            }
           : {}),
         ...(ws.team.length
-          ? { team: ws.team.map((t) => ({ teamName: t.teamName, teamPermissions: [...t.teamPermissions] })) }
+          ? {
+              team: ws.team.map((t) => ({
+                ...platformRef(t.teamName, "teamName", "teamId"),
+                teamPermissions: [...t.teamPermissions],
+              })),
+            }
           : {}),
       })),
     },
   };
 }
 
+/** The name ↔ identifier pairs an answer carries. */
+export function identifiersOf(resource: Pick<PlatformUserResource, "permissions">): PlatformIdentifier[] {
+  const out: PlatformIdentifier[] = [];
+  // Only API identifiers (UUIDs): the legacy model's ids are the platform's internal ones.
+  const add = (
+    kind: PlatformIdentifier["kind"],
+    id: string | undefined,
+    name: string | undefined,
+    ws: string | null,
+  ) => {
+    if (id && name && API_IDENTIFIER.test(id)) out.push({ kind, id: id.toLowerCase(), name, workspaceId: ws });
+  };
+  for (const role of resource.permissions?.roles ?? []) add("role", role.roleId, role.roleName, null);
+  for (const ws of resource.permissions?.appGroup ?? []) {
+    add("workspace", ws.appGroupId, ws.appGroupName, null);
+    for (const set of ws.appGroupPermissionSets ?? [])
+      add("permissionSet", set.appGroupPermissionSetId, set.appGroupPermissionSetName, null);
+    for (const team of ws.team ?? []) add("team", team.teamId, team.teamName, ws.appGroupId?.toLowerCase() ?? null);
+  }
+  return out;
+}
+
 /**
  * A platform resource in the desired shape, normalised like `desiredDashboardUser` output
  * (sorted, de-duplicated, workspaces and teams of the same name merged, empty workspaces
- * dropped), with response-only fields (`id`, `appGroupId`, `teamId`, `lastSignInAt`) ignored.
+ * dropped), with response-only fields (`id`, `lastSignInAt`) ignored. Workspaces, teams, roles and
+ * permission sets are keyed by name, or by `id:<identifier>` for the identifiers in `byId` (those
+ * the mapping names things by), so the answer compares with the desired state whatever the
+ * platform now calls them. Granular strings mark the result `permissionModel: "granular"`.
  * So `isDeepStrictEqual(fromPlatformResource(r), desired)` means "nothing to change".
  */
 export function fromPlatformResource(
   resource: Pick<PlatformUserResource, "userName" | "name" | "department" | "permissions">,
+  byId: ReadonlySet<string> = new Set(),
 ): DesiredDashboardUser {
+  const key = (name: string | undefined, id: string | undefined) =>
+    id !== undefined && byId.has(id.toLowerCase()) ? `${ID_PREFIX}${id.toLowerCase()}` : (name ?? "");
   const workspaces = new Map<string, { permissions: string[]; sets: string[]; teams: Map<string, string[]> }>();
   for (const ws of resource.permissions?.appGroup ?? []) {
-    const acc = workspaces.get(ws.appGroupName) ?? { permissions: [], sets: [], teams: new Map<string, string[]>() };
-    workspaces.set(ws.appGroupName, acc);
+    const wsKey = key(ws.appGroupName, ws.appGroupId);
+    const acc = workspaces.get(wsKey) ?? { permissions: [], sets: [], teams: new Map<string, string[]>() };
+    workspaces.set(wsKey, acc);
     acc.permissions.push(...(ws.appGroupPermissions ?? []));
-    acc.sets.push(...(ws.appGroupPermissionSets ?? []).map((s) => s.appGroupPermissionSetName));
-    for (const team of ws.team ?? [])
-      acc.teams.set(team.teamName, [...(acc.teams.get(team.teamName) ?? []), ...(team.teamPermissions ?? [])]);
+    acc.sets.push(
+      ...(ws.appGroupPermissionSets ?? []).map((s) => key(s.appGroupPermissionSetName, s.appGroupPermissionSetId)),
+    );
+    for (const team of ws.team ?? []) {
+      const teamKey = key(team.teamName, team.teamId);
+      acc.teams.set(teamKey, [...(acc.teams.get(teamKey) ?? []), ...(team.teamPermissions ?? [])]);
+    }
   }
   const out: DesiredWorkspace[] = [];
   for (const [appGroupName, acc] of workspaces) {
@@ -165,12 +253,15 @@ export function fromPlatformResource(
       team,
     });
   }
-  return {
+  const roles = sorted((resource.permissions?.roles ?? []).map((r) => key(r.roleName, r.roleId)));
+  const user: DesiredDashboardUser = {
     userName: resource.userName,
     givenName: resource.name?.givenName ?? "",
     familyName: resource.name?.familyName ?? "",
     department: resource.department ?? "",
     companyPermissions: sorted(resource.permissions?.companyPermissions ?? []),
+    ...(roles.length ? { roles } : {}),
     workspaces: out.sort(byKey("appGroupName")),
   };
+  return modelOfUser(user) === "granular" ? { ...user, permissionModel: "granular" } : user;
 }

@@ -10,17 +10,23 @@ import { z } from "zod";
 
 export const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 
-type PlatformTeam = { teamId?: string; teamName: string; teamPermissions: string[] };
+/**
+ * Granular model (shared/platform-granular.md): a workspace, team, role or permission set is
+ * named by name or by API identifier on writes; answers carry both.
+ */
+type PlatformTeam = { teamId?: string; teamName?: string; teamPermissions: string[] };
+type PlatformPermissionSet = { appGroupPermissionSetName?: string; appGroupPermissionSetId?: string };
+export type PlatformRole = { roleName?: string; roleId?: string };
 
 export type PlatformWorkspace = {
   appGroupId?: string;
-  appGroupName: string;
+  appGroupName?: string;
   appGroupPermissions: string[];
-  appGroupPermissionSets?: { appGroupPermissionSetName: string }[];
+  appGroupPermissionSets?: PlatformPermissionSet[];
   team?: PlatformTeam[];
 };
 
-type PlatformPermissions = { companyPermissions: string[]; appGroup: PlatformWorkspace[] };
+type PlatformPermissions = { companyPermissions: string[]; roles?: PlatformRole[]; appGroup: PlatformWorkspace[] };
 
 /** What POST and PUT send: the complete resource. */
 export type PlatformUserRequest = {
@@ -37,22 +43,26 @@ export type PlatformUserResource = PlatformUserRequest & { id: string; lastSignI
 const strings = z.array(z.string()).catch([]);
 const optionalStrings = z.array(z.string()).optional().catch(undefined);
 
+const optionalString = z.string().optional().catch(undefined);
+
 const teamReader = z.object({
-  teamId: z.string().optional().catch(undefined),
+  teamId: optionalString,
   teamName: z.string(),
   teamPermissions: strings.default([]),
 });
 
 const workspaceReader = z.object({
-  appGroupId: z.string().optional().catch(undefined),
+  appGroupId: optionalString,
   appGroupName: z.string(),
   appGroupPermissions: strings.default([]),
   appGroupPermissionSets: z
-    .array(z.object({ appGroupPermissionSetName: z.string() }))
+    .array(z.object({ appGroupPermissionSetName: z.string(), appGroupPermissionSetId: optionalString }))
     .optional()
     .catch(undefined),
   team: z.array(teamReader).optional().catch(undefined),
 });
+
+const roleReader = z.object({ roleName: z.string(), roleId: optionalString });
 
 /** Reads a response resource; `id` and `userName` are what make it usable at all. */
 const platformUserReader = z.object({
@@ -66,7 +76,11 @@ const platformUserReader = z.object({
   department: z.string().catch("").default(""),
   lastSignInAt: z.string().optional().catch(undefined),
   permissions: z
-    .object({ companyPermissions: strings.default([]), appGroup: z.array(workspaceReader).catch([]).default([]) })
+    .object({
+      companyPermissions: strings.default([]),
+      roles: z.array(roleReader).optional().catch(undefined),
+      appGroup: z.array(workspaceReader).catch([]).default([]),
+    })
     .catch({ companyPermissions: [], appGroup: [] })
     .default({ companyPermissions: [], appGroup: [] }),
 });

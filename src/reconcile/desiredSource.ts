@@ -26,6 +26,10 @@ export class MappedDesiredState implements DesiredStateSource {
     private readonly endDenies?: { clock: Clock },
   ) {}
 
+  async equivalents() {
+    return (await this.mappings.inForce(this.db)).equivalents;
+  }
+
   async load(userId: string): Promise<DesiredState> {
     const [user, denies] = await Promise.all([
       getUserForReconcile(this.db, userId),
@@ -41,6 +45,7 @@ export class MappedDesiredState implements DesiredStateSource {
       userName: user.userName,
       desired,
       active: user.active,
+      equivalents: mapping.equivalents,
       ...(desired ? { reasons: () => explainGrants(desired, user.groups, mapping, user.department) } : {}),
     };
   }

@@ -3,8 +3,12 @@ import type { HttpFailure } from "../platform/http.js";
 /** What a reconcile tells the worker (the controller-runtime shape). */
 export type ReconcileResult =
   | { kind: "done" }
-  /** done for now; the same queue row comes back at `at` (a stripped account's delete after the grace) */
-  | { kind: "requeue"; at: Date }
+  /**
+   * done for now; the same queue row comes back at `at`, filed as `action` (default
+   * `await-delete`: a stripped account's delete after the grace; `held-legacy`: a grant the
+   * platform refuses for its legacy strings, released by the next mapping change)
+   */
+  | { kind: "requeue"; at: Date; action?: "await-delete" | "held-legacy" }
   /** a failure worth retrying with backoff */
   | { kind: "retry"; error: string }
   /** the platform asked us to wait */

@@ -1,3 +1,4 @@
+import { inSameTerms, type Equivalents } from "../mapping/granular.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { diffDashboardUsers, isReduction, type Change } from "./diff.js";
 
@@ -28,8 +29,12 @@ export type Policies = {
   onAdoptedDeprovision?: "strip" | "delete";
 };
 
-/** The facts a plan depends on besides the two states: the time (for the grace) and whether the IdP user is gone. */
-export type PlanFacts = { now: Date; idpDeleted?: boolean };
+/**
+ * The facts a plan depends on besides the two states: the time (for the grace), whether the IdP
+ * user is gone, and the mapping's `vocabulary.equivalents` (to compare a legacy state with a
+ * granular one).
+ */
+export type PlanFacts = { now: Date; idpDeleted?: boolean; equivalents?: Equivalents };
 
 export type Plan =
   | { action: "none"; reason: string }
@@ -39,6 +44,12 @@ export type Plan =
   /** an earlier create's answer was lost: look up by userName first, never POST blindly */
   | { action: "resolve-create"; desired: DesiredDashboardUser | null; changes: Change[] }
   | { action: "update"; platformId: string; desired: DesiredDashboardUser; changes: Change[]; reduction: boolean }
+  /**
+   * The account holds in legacy terms exactly what the desired state grants in granular terms:
+   * nothing to send; the record is re-based to the granular state (the move to granular
+   * permissions costs no call for an account whose access does not change).
+   */
+  | { action: "rebase"; platformId: string; desired: DesiredDashboardUser }
   /**
    * The user lost all access: PUT the account with no permissions now (a reduction) and keep it;
    * delete it after `deleteAfter` (null: never). `forget`: the IdP user is gone and the account is
@@ -91,8 +102,9 @@ export function planReconcile(
         : { action: "none", reason: "not entitled" };
     return { action: "create", desired, changes: diffDashboardUsers(null, desired) };
   }
-  const before = account.lastApplied;
   if (!desired) return planRemoval(account, account.platformId, policies, facts);
+  const terms = inSameTerms(account.lastApplied, desired, facts.equivalents ?? {});
+  const before = terms.before;
   if (desired.userName.toLowerCase() !== account.userName.toLowerCase()) {
     const changes = diffDashboardUsers(before, desired);
     if (policies.onEmailChange === "recreate")
@@ -105,8 +117,11 @@ export function planReconcile(
       : null;
     return { action: "email-change", platformId: account.platformId, desired, changes, interim };
   }
-  const changes = diffDashboardUsers(before, desired);
-  if (!changes.length) return { action: "none", reason: "platform already matches" };
+  const changes = diffDashboardUsers(before, terms.after);
+  if (!changes.length)
+    return terms.rebased
+      ? { action: "rebase", platformId: account.platformId, desired }
+      : { action: "none", reason: "platform already matches" };
   return { action: "update", platformId: account.platformId, desired, changes, reduction: isReduction(changes) };
 }
 
@@ -188,6 +203,7 @@ export function priorityOf(plan: Plan): number | null {
   switch (plan.action) {
     case "none":
     case "forget":
+    case "rebase":
       return null;
     case "email-change":
       if (!plan.interim) return null;

@@ -1,6 +1,8 @@
+import type { Equivalents } from "../mapping/granular.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/http.js";
+import type { PlatformAccount } from "../platform/scim.js";
 
 /**
  * What the reconciler needs from the outside, as narrow interfaces: the platform's SCIM user
@@ -16,10 +18,14 @@ export interface PlatformScimPort {
   getUser(platformId: string, beforeSend: BeforeSend): Promise<HttpOutcome>;
   replaceUser(platformId: string, desired: DesiredDashboardUser, beforeSend: BeforeSend): Promise<HttpOutcome>;
   deleteUser(platformId: string, beforeSend: BeforeSend): Promise<HttpOutcome>;
-  /** The dashboard user a platform resource describes, in the comparable desired shape (response-only ids dropped). */
-  readResource(body: unknown): { id: string; user: DesiredDashboardUser } | undefined;
+  /**
+   * The dashboard user a platform resource describes, in the comparable desired shape, named by
+   * the identifiers in `byId` (src/platform/scim.ts `fromPlatformResource`), with the identifiers
+   * the answer carried.
+   */
+  readResource(body: unknown, byId?: ReadonlySet<string>): PlatformAccount | undefined;
   /** The resources of a filter lookup's ListResponse. */
-  readList(body: unknown): { id: string; user: DesiredDashboardUser }[];
+  readList(body: unknown, byId?: ReadonlySet<string>): PlatformAccount[];
 }
 
 export type DesiredState = {
@@ -31,10 +37,14 @@ export type DesiredState = {
   active?: boolean;
   /** Why `desired` has each grant (rules, groups), computed on demand from the same IdP state and mapping. */
   reasons?: () => ExplainedGrant[];
+  /** The mapping's `vocabulary.equivalents` (to compare legacy and granular states). */
+  equivalents?: Equivalents;
 };
 
 export interface DesiredStateSource {
   load(userId: string): Promise<DesiredState>;
+  /** The mapping in force's `vocabulary.equivalents` (a verification compares legacy and granular states with them). */
+  equivalents?(): Promise<Equivalents>;
 }
 
 export class BudgetExhausted extends Error {

@@ -25,6 +25,9 @@ import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
 import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
+import { inSameTerms, toGranular, type Equivalents } from "../mapping/granular.js";
+import { identifierKeysOf, type PlatformAccount as AnsweredAccount } from "../platform/scim.js";
+import { LegacyGate, legacyStringsIn } from "./legacyGate.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
 import { PRIORITY, planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
@@ -52,6 +55,8 @@ export type UserPlan = {
   reasons: (() => ExplainedGrant[]) | undefined;
   /** The IdP userName, or null when the IdP user no longer exists. */
   userName: string | null;
+  /** The mapping's `vocabulary.equivalents`. */
+  equivalents: Equivalents;
   /** Whether the IdP user is active (undefined when it no longer exists). */
   active: boolean | undefined;
   hold: Hold | undefined;
@@ -74,7 +79,9 @@ export async function planUser(
     plan: planReconcile(state.desired, account, deps.policies, {
       now: deps.clock.now(),
       idpDeleted: !state.exists,
+      equivalents: state.equivalents ?? {},
     }),
+    equivalents: state.equivalents ?? {},
     account,
     desired: state.desired,
     reasons: state.reasons,
@@ -103,6 +110,8 @@ type Run = {
   lastStatus: number | null;
   /** When the user was first queued since its last reconcile (for an IdP change, when the IdP sent it). */
   queuedAt: Date | null;
+  /** The mapping's `vocabulary.equivalents` (a reduction the platform refuses in legacy terms is sent translated). */
+  equivalents?: Equivalents;
 };
 
 /**
@@ -111,7 +120,11 @@ type Run = {
  * budget just before it is sent (`spend`). Never branches on what woke it.
  */
 export class Reconciler {
-  constructor(private readonly deps: ReconcilerDeps) {}
+  private readonly legacy: LegacyGate;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.legacy = new LegacyGate(deps.db, deps.clock);
+  }
 
   /** The plan for a user as things stand, spending nothing (classification, previews). */
   plan(userId: string): Promise<UserPlan> {
@@ -154,7 +167,7 @@ export class Reconciler {
     return withLogContext({ reconcileId }, async () => {
       const runId = verifyRun ?? runIdOf(trigger);
       const unverified = verifyRun ? await this.verify(userId, verifyRun, reconcileId, trigger) : undefined;
-      const { plan, account, hold, reasons, active } = await this.plan(userId);
+      const { plan, account, hold, reasons, active, equivalents } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
         // account anyway); an account with nothing to change waits for spare budget.
@@ -174,6 +187,7 @@ export class Reconciler {
         calls: 0,
         lastStatus: null,
         queuedAt,
+        equivalents,
       };
       if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
       try {
@@ -201,6 +215,15 @@ export class Reconciler {
       case "forget":
         await removeAccount(this.deps.db, run.userId);
         return { kind: "done" };
+      case "rebase":
+        await recordApplied(this.deps.db, run.userId, plan.platformId, plan.desired, this.deps.clock.now());
+        await this.write(run, "update", "succeeded", [], {
+          after: plan.desired,
+          reasons: run.reasons?.() ?? null,
+          error:
+            "re-based to granular permissions, nothing sent: the account holds in legacy terms exactly what the mapping grants",
+        });
+        return { kind: "done" };
       case "create":
         return this.create(run, plan.desired, plan.changes);
       case "resolve-create":
@@ -223,6 +246,7 @@ export class Reconciler {
 
   private async create(run: Run, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
+    if (await this.heldForLegacy(desired)) return this.holdForLegacy(run, "create", changes);
     // The account is marked 'creating' only once the request is affordable and about to leave.
     const beforeSend = this.spend(run, "create", "ordinary", () =>
       markCreating(db, run.userId, desired.userName, clock.now()),
@@ -230,8 +254,9 @@ export class Reconciler {
     const outcome = await this.deps.platform.createUser(desired, beforeSend);
     this.note(run, outcome);
     if (outcome.kind === "ok") {
-      const created = this.deps.platform.readResource(outcome.body);
+      const created = this.deps.platform.readResource(outcome.body, identifierKeysOf(desired));
       if (!created) return this.fail(run, "create", changes, { kind: "retry", error: "create answered without an id" });
+      await this.learnFrom(created, desired);
       await recordApplied(db, run.userId, created.id, desired, clock.now(), { createdByConnector: true });
       await this.writeApplied(run, "create", changes, desired);
       return { kind: "done" };
@@ -241,12 +266,17 @@ export class Reconciler {
       return this.adopt(run, desired, false);
     }
     if (provablyNotApplied(outcome)) await removeAccount(db, run.userId);
+    const refused = outcome.kind === "http_error" && this.legacy.refusedValue(outcome.status, outcome.body, desired);
+    if (refused) {
+      await this.legacy.noteRefused(refused, (outcome as { body: unknown }).body);
+      return this.holdForLegacy(run, "create", changes, outcome);
+    }
     return this.fail(run, "create", changes, resultOfFailure(outcome), outcome);
   }
 
   /** An account with this userName exists on the platform: take its id, and PUT only if it differs. */
   private async adopt(run: Run, desired: DesiredDashboardUser, createdByConnector: boolean): Promise<ReconcileResult> {
-    const found = await this.lookup(run, desired.userName);
+    const found = await this.lookup(run, desired.userName, identifierKeysOf(desired));
     if ("kind" in found) return this.fail(run, "adopt", [], found);
     if (!found.match)
       return this.fail(run, "adopt", [], {
@@ -264,7 +294,8 @@ export class Reconciler {
     action: LogAction,
   ): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
-    const changes = diffDashboardUsers(found.user, desired);
+    const terms = inSameTerms(found.user, desired, run.equivalents ?? {});
+    const changes = diffDashboardUsers(terms.before, terms.after);
     run.before = found.user;
     if (changes.length) {
       const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(run, "update", "ordinary"));
@@ -282,7 +313,7 @@ export class Reconciler {
     account: PlatformAccount,
     desired: DesiredDashboardUser | null,
   ): Promise<ReconcileResult> {
-    const found = await this.lookup(run, account.userName);
+    const found = await this.lookup(run, account.userName, identifierKeysOf(desired));
     if ("kind" in found) return this.fail(run, desired ? "create" : "deprovision", [], found);
     if (found.match) {
       if (desired && desired.userName.toLowerCase() === account.userName.toLowerCase())
@@ -305,6 +336,12 @@ export class Reconciler {
     changes: Change[],
     reduction: boolean,
   ): Promise<ReconcileResult> {
+    if (await this.heldForLegacy(desired)) {
+      // Access taken away never waits: the reduction goes out in granular terms when they are known.
+      const translated = reduction ? toGranular(desired, run.equivalents ?? {}) : undefined;
+      if (!translated) return this.holdForLegacy(run, "update", changes);
+      desired = translated;
+    }
     const outcome = await this.deps.platform.replaceUser(
       platformId,
       desired,
@@ -312,6 +349,8 @@ export class Reconciler {
     );
     this.note(run, outcome);
     if (outcome.kind === "ok") {
+      const answered = this.deps.platform.readResource(outcome.body, identifierKeysOf(desired));
+      if (answered) await this.learnFrom(answered, desired);
       await recordApplied(this.deps.db, run.userId, platformId, desired, this.deps.clock.now());
       await this.writeApplied(run, "update", changes, desired);
       return { kind: "done" };
@@ -323,7 +362,48 @@ export class Reconciler {
       run.before = null;
       return this.create(run, desired, diffDashboardUsers(null, desired));
     }
+    const refused = outcome.kind === "http_error" && this.legacy.refusedValue(outcome.status, outcome.body, desired);
+    if (refused) {
+      await this.legacy.noteRefused(refused, (outcome as { body: unknown }).body);
+      // A reduction is sent again at once, translated; a grant waits for the mapping.
+      if (reduction && toGranular(desired, run.equivalents ?? {}))
+        return this.update(run, platformId, desired, changes, reduction);
+      return this.holdForLegacy(run, "update", changes, outcome);
+    }
     return this.fail(run, "update", changes, resultOfFailure(outcome), outcome);
+  }
+
+  /** Whether a write of `desired` must not go out: it carries legacy strings the platform refuses. */
+  private async heldForLegacy(desired: DesiredDashboardUser): Promise<boolean> {
+    return legacyStringsIn(desired).length > 0 && (await this.legacy.refusesLegacy());
+  }
+
+  /**
+   * Keeps a grant the platform refuses for its legacy strings on the queue (`held-legacy`), spending
+   * nothing more; the mapping change that removes them marks the user again and it goes out.
+   */
+  private async holdForLegacy(
+    run: Run,
+    action: LogAction,
+    changes: Change[],
+    outcome?: HttpOutcome,
+  ): Promise<ReconcileResult> {
+    const refusedNow = outcome?.kind === "http_error" ? ` (${outcome.status}: ${errorDetail(outcome.body)})` : "";
+    await this.write(run, action, "held", changes, {
+      error: `held: the platform refuses legacy permission strings${refusedNow}; this grant goes out once the mapping is migrated (scim-connector mapping migrate FILE --write)`,
+    });
+    return {
+      kind: "requeue",
+      at: new Date(this.deps.clock.now().getTime() + HELD_LEGACY_RECHECK_MS),
+      action: "held-legacy",
+    };
+  }
+
+  /** What an answer teaches (identifiers, model); a granular write that succeeded ends a refusal incident. */
+  private async learnFrom(answered: AnsweredAccount, sent: DesiredDashboardUser | null): Promise<void> {
+    await this.legacy.learn(answered);
+    if (sent && legacyStringsIn(sent).length === 0 && sent.permissionModel === "granular")
+      await this.legacy.noteGranularApplied();
   }
 
   private async deprovisionGuarded(
@@ -533,16 +613,19 @@ export class Reconciler {
     return { kind: "done" };
   }
 
+  /** `byId`: the identifiers the desired state names things by, so the answer compares with it. */
   private async lookup(
     run: Run,
     userName: string,
+    byId?: ReadonlySet<string>,
   ): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
     const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", "ordinary"));
     this.note(run, outcome);
     if (outcome.kind !== "ok") return resultOfFailure(outcome);
     const match = this.deps.platform
-      .readList(outcome.body)
+      .readList(outcome.body, byId)
       .find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
+    if (match) await this.learnFrom(match, null);
     return { match };
   }
 
@@ -586,11 +669,18 @@ export class Reconciler {
     this.note(run, outcome);
     const enforce = this.deps.drift === "enforce";
     let observed: DesiredDashboardUser | null;
-    if (outcome.kind === "ok") observed = this.deps.platform.readResource(outcome.body)?.user ?? null;
-    else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
+    if (outcome.kind === "ok") {
+      const answered = this.deps.platform.readResource(outcome.body, identifierKeysOf(account.lastApplied));
+      if (answered) await this.learnFrom(answered, null);
+      observed = answered?.user ?? null;
+    } else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
     else return this.fail(run, "verify", [], resultOfFailure(outcome), outcome);
 
-    const changes = diffDashboardUsers(account.lastApplied, observed);
+    // The platform may answer in granular terms what was applied in legacy ones (its migration):
+    // the same access is no drift.
+    const equivalents = (await this.deps.source.equivalents?.()) ?? {};
+    const terms = inSameTerms(account.lastApplied, observed, equivalents);
+    const changes = diffDashboardUsers(terms.before, terms.after);
     if (changes.length) {
       await this.write(run, "drift", enforce ? "enforced" : "reported", changes, {
         after: observed,
@@ -731,6 +821,9 @@ export class Reconciler {
     run.calls = 0; // each entry reports the calls spent since the previous one
   }
 }
+
+/** A held grant is tried again after a day at most (a mapping change releases it at once). */
+const HELD_LEGACY_RECHECK_MS = 24 * 3_600_000;
 
 function runIdOf(trigger: DirtyTrigger): string | null {
   return trigger.kind === "resync" ? trigger.runId : null;

@@ -250,7 +250,8 @@ export class ReconcileWorker {
         break;
       case "requeue":
         // Marked again meanwhile: classified anew instead (the planner finds the pending delete itself).
-        if (!(await requeueQueueRow(this.db, row, result.at, "await-delete"))) await completeQueueRow(this.db, row);
+        if (!(await requeueQueueRow(this.db, row, result.at, result.action ?? "await-delete")))
+          await completeQueueRow(this.db, row);
         break;
       case "retry":
         await deferQueueRow(this.db, row.userId, new Date(now.getTime() + retryDelayMs(row.attempts)), {

@@ -81,6 +81,7 @@ describe("Prometheus alert rules (docs/alerts/)", () => {
           "approval.decided",
           "quarantine.ended",
           "idp.silent.ended",
+          "platform.legacy_refused.ended",
           "notification.test",
           "campaign.revoked",
           "campaign.reminder",

@@ -121,7 +121,7 @@ describe("PlatformScimClient against the emulator", () => {
       workspaces: [ada.workspaces[1]!],
     };
     const replaced = expectOk(await scim.replaceUser(account.id, changed));
-    expect(scim.readResource(replaced.body)).toEqual({ id: account.id, user: changed });
+    expect(scim.readResource(replaced.body)).toEqual({ id: account.id, user: changed, identifiers: [] });
 
     const deleted = expectOk(await scim.deleteUser(account.id));
     expect(deleted.status).toBe(204);

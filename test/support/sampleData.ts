@@ -85,6 +85,7 @@ export function sampleSources(): AdminDataSources {
       mirrorLag: [{ table: "mirror.email_subscription_states", pending: 12, lagSeconds: 40 }],
       lastRuns: [run],
       quarantine: [],
+      permissions: { mapping: "granular", platform: "granular", learnedAt: null, refusing: null, heldGrants: 0 },
     }),
     log: async () => ({
       rows,
@@ -173,6 +174,10 @@ export function sampleSources(): AdminDataSources {
       source: "rules:\n  - name: engineers\n",
       rules: [{ name: "engineers", groups: "eng", grants: "workspace Product: read, write" }],
       applyInstructions: "Mappings are applied by editing MAPPING_FILE.",
+      permissionModel: "granular",
+      warnings: [],
+      identifiers: [],
+      renamed: [],
     }),
     notifications: async () => ({ channels: [], outbox: [] }),
     previewMapping: async (draft) =>

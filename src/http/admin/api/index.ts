@@ -1,4 +1,5 @@
 import type { KeyObject } from "node:crypto";
+import { permissionModelView } from "../../../admin/overview.js";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import type { Database } from "../../../db/database.js";
 import { z } from "zod";
@@ -79,6 +80,10 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
     const entry = await logEntryView(deps, String(req.params.id));
     if (!entry) throw new NotFoundError("No log entry with that id");
     res.json(entry);
+  });
+
+  router.get("/permissions", async (_req, res) => {
+    res.json(await permissionModelView(deps.db, deps.resync.mappings.current()));
   });
 
   router.get("/budget", async (_req, res) => {

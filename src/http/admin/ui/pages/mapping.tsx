@@ -23,6 +23,55 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
           ]}
         />
       </Section>
+      <Section title="Permission model">
+        <p>
+          The rules speak{" "}
+          <Badge tone={data.permissionModel === "granular" ? "good" : "warn"}>{data.permissionModel}</Badge>{" "}
+          permissions.
+          {data.permissionModel === "legacy" ? (
+            <>
+              {" "}
+              The platform refuses legacy strings from December 2026: <code>scim-connector mapping migrate</code>{" "}
+              translates the file (docs/granular-permissions.md).
+            </>
+          ) : null}
+        </p>
+        {data.renamed.length ? (
+          <ul class="flash flash-error" role="alert">
+            {data.renamed.map((r) => (
+              <li>{r}</li>
+            ))}
+          </ul>
+        ) : null}
+        {data.warnings.length ? (
+          <details>
+            <summary>{data.warnings.length} warnings</summary>
+            <ul>
+              {data.warnings.map((w) => (
+                <li>{w}</li>
+              ))}
+            </ul>
+          </details>
+        ) : null}
+      </Section>
+      <Section title="Identifiers learned from the platform">
+        <p class="hint">
+          API identifiers of workspaces, teams, roles and permission sets, read from the platform&apos;s answers at no
+          cost (the platform publishes no list of them). Pin one in the mapping with <code>id:</code> so that a rename
+          on the platform changes nothing.
+        </p>
+        <DataTable
+          rows={data.identifiers}
+          empty="None learned yet: they come with the platform's answers in the granular model."
+          columns={[
+            { label: "Kind", cell: (i) => i.kind },
+            { label: "Name", cell: (i) => (i.previousName ? `${i.name} (was ${i.previousName})` : i.name) },
+            { label: "Identifier", cell: (i) => <code>{i.id}</code> },
+            { label: "First seen", cell: (i) => i.firstSeen.toISOString() },
+            { label: "Last seen", cell: (i) => i.lastSeen.toISOString() },
+          ]}
+        />
+      </Section>
       <Section title="Preview a draft">
         <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
           <CsrfField token={ctx.csrf} />

@@ -19,6 +19,7 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
   return (
     <div>
       <QuarantinePanel rows={data.quarantine} ctx={ctx} />
+      <PermissionModelPanel view={data.permissions} />
       <div class="grid">
         <Section title="Today's platform SCIM budget">
           <BudgetGauge {...data.budget} resetsLabel={formatTime(data.budget.resetsAt)} />
@@ -132,6 +133,35 @@ const STATE_WORDS: Record<string, string> = {
 };
 
 /** Quarantined families first on the page: while one is listed, its work waits in the queue. */
+function PermissionModelPanel({ view }: { view: OverviewData["permissions"] }) {
+  return (
+    <Section title="Permission model">
+      {view.refusing ? (
+        <p class="flash flash-error" role="alert">
+          The platform refuses legacy permission strings (since {formatTime(view.refusing.since)}
+          {view.refusing.value ? (
+            <>
+              , first refused: <code>{view.refusing.value}</code>
+            </>
+          ) : null}
+          ). <span class="stat">{view.heldGrants}</span> grants are held until the mapping is migrated: run{" "}
+          <code>scim-connector mapping migrate MAPPING_FILE --write</code>. Reductions keep going out.
+        </p>
+      ) : null}
+      <p>
+        Mapping: <Badge tone={view.mapping === "granular" ? "good" : "warn"}>{view.mapping}</Badge> · platform answers
+        with: <Badge tone={view.platform === "legacy" ? "warn" : "neutral"}>{view.platform}</Badge>
+        {view.learnedAt ? <> (learned from its answers, {formatTime(view.learnedAt)})</> : null}
+      </p>
+      {view.mapping === "legacy" ? (
+        <p class="hint">
+          The platform stops accepting legacy permission strings in December 2026: see docs/granular-permissions.md.
+        </p>
+      ) : null}
+    </Section>
+  );
+}
+
 function QuarantinePanel({ rows, ctx }: { rows: NonNullable<OverviewData["quarantine"]>; ctx: PageContext }) {
   const mayResume = can(ctx.actor.role, "resume");
   return (
