@@ -51,6 +51,9 @@ Commands:
   approvals approve|reject <userId|userName|all> [--as NAME]
                              (--as: who decides, for the log; default: the OS account)
   mapping check FILE         validate a mapping file offline and print its rules (no database)
+  mapping migrate FILE [--write] [--pin-ids]
+                             rewrite a legacy mapping file in the granular permission model
+                             (stdout, or FILE with --write; --pin-ids: add learned identifiers)
   platform show              which platform this database reconciles with
   platform forget --dry-run|--confirm [--as NAME]
                              move to the platform PLATFORM_URL names: forget the old platform's
@@ -71,7 +74,9 @@ Commands:
   campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]
   campaign close <id>        access certification campaigns (WHO: a SAML NameID or role:admin);
                              --as NAME: the reviewer acting (default: the OS account)
-  emulator [--port N] [--host H]  run the platform emulator alone (port: EMULATOR_PORT, else 9090)
+  emulator [--port N] [--host H] [--permissions legacy|granular|granular-strict]
+                             run the platform emulator alone (port: EMULATOR_PORT, else 9090;
+                             permission model: EMULATOR_PERMISSIONS, else granular-strict)
 `;
 
 export async function runCli(argv: string[]): Promise<void> {
@@ -263,7 +268,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
 
 async function startEmbeddedEmulator(env: Env) {
   const options = emulatorOptionsFromEnv(env);
-  const running = await startEmulator({ ...options, port: env.EMULATOR_PORT });
+  const running = await startEmulator({ ...options, permissions: env.EMULATOR_PERMISSIONS, port: env.EMULATOR_PORT });
   const apiKey = Object.entries(options.apiKeys ?? {}).find(([, permissions]) => permissions === "*")?.[0];
   const target: PlatformTarget = {
     url: running.url,

@@ -1,15 +1,37 @@
+import { randomBytes } from "node:crypto";
+import { open, readFile, realpath, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { parseArgs } from "node:util";
 import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/rules.js";
+import { loadEnv } from "../config/env.js";
+import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
+import { listPlatformIdentifiers } from "../db/platformIdentifierRepository.js";
 import { loadMappingFile, MappingError, type Mapping } from "../mapping/file.js";
+import { migrateMapping, type LearnedIdentifier } from "../mapping/migrate.js";
+import { formatMigrationReport, formatMigrationStop } from "../mapping/migrateReport.js";
+import { resolveDatabase } from "./boot.js";
+
+const USAGE =
+  "mapping needs: check FILE (validates the file offline and prints its rules), " +
+  "or migrate FILE [--write] [--pin-ids] (rewrites a legacy file in the granular permission model)";
 
 /**
  * `scim-connector mapping check FILE`: validates a mapping file offline (no database, no platform,
  * no IdP) with the same checks as the boot and prints its rules in the admin UI's words, so a
  * draft is reviewed before it is mounted. Exit 1 with every problem and its line when invalid.
+ *
+ * `scim-connector mapping migrate FILE [--write] [--pin-ids]`: the file in the platform's granular
+ * model (src/mapping/migrate.ts), on stdout with the report on stderr, or written in place
+ * (--write). --pin-ids adds the API identifiers the connector has learned, read from the database.
  */
 export async function mappingCommand(args: string[]): Promise<void> {
-  const [sub, file, ...extra] = args;
-  if (sub !== "check" || !file || extra.length)
-    throw new Error("mapping needs: check FILE (validates the file offline and prints its rules)");
+  const [sub, ...rest] = args;
+  if (sub === "check" && rest.length === 1) return checkCommand(rest[0]!);
+  if (sub === "migrate") return migrateCommand(rest);
+  throw new Error(USAGE);
+}
+
+async function checkCommand(file: string): Promise<void> {
   let mapping: Mapping;
   try {
     mapping = await loadMappingFile(file);
@@ -20,6 +42,82 @@ export async function mappingCommand(args: string[]): Promise<void> {
     return;
   }
   console.log(formatMapping(mapping));
+}
+
+async function migrateCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { write: { type: "boolean" }, "pin-ids": { type: "boolean" } },
+    allowPositionals: true,
+  });
+  const [file, ...extra] = positionals;
+  if (!file || extra.length) throw new Error(USAGE);
+  const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read ${file} (${error.code ?? error.message})`);
+  });
+  const identifiers = values["pin-ids"] ? await learnedIdentifiers() : undefined;
+  const result = migrateMapping(text, identifiers ? { identifiers } : {});
+  if (result.outcome === "stopped") {
+    process.stderr.write(`${formatMigrationStop(file, result)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const report = formatMigrationReport(file, result);
+  if (!values.write) {
+    process.stdout.write(result.text);
+    process.stderr.write(`${report}\n`);
+    return;
+  }
+  if (result.text === text) {
+    process.stdout.write(`${report}\nNothing to write: ${file} is unchanged.\n`);
+    return;
+  }
+  await replaceFile(file, result.text);
+  process.stdout.write(`${report}\nWrote ${file}. Check it with \`scim-connector mapping check ${file}\`.\n`);
+}
+
+/** What `--pin-ids` pins: the identifiers the connector learned from the platform, from its database. */
+async function learnedIdentifiers(): Promise<LearnedIdentifier[]> {
+  const database = await resolveDatabase(loadEnv());
+  const db = await openDatabase({ url: database.url, poolSize: 1, applicationName: CONNECTION_NAMES.cli });
+  try {
+    if (!(await db.isMigrated()))
+      throw new Error(
+        "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
+      );
+    return await listPlatformIdentifiers(db);
+  } finally {
+    await db.close();
+    await database.embedded?.stop();
+  }
+}
+
+/**
+ * Replaces the file atomically: a reader (the service's reload) sees the old file or the new one,
+ * never half of one. The new text goes to a temporary file beside the real one (same file
+ * system, same mode), which is then renamed over it.
+ */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const target = await realpath(file);
+  const { mode } = await stat(target);
+  const temporary = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.migrate-${randomBytes(4).toString("hex")}.tmp`,
+  );
+  try {
+    const handle = await open(temporary, "wx", mode & 0o777);
+    try {
+      await handle.writeFile(text, "utf8");
+      await handle.chmod(mode & 0o777);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, target);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
 }
 
 function formatMapping(mapping: Mapping): string {
@@ -38,5 +136,13 @@ function formatMapping(mapping: Mapping): string {
     lines.push(`  ${ruleName(rule)}`, `    groups: ${ruleGroupsText(rule)}`, `    grants: ${ruleGrantsText(rule)}`);
   }
   if (!mapping.rules.length) lines.push("  none: nobody gets an account");
+  lines.push(
+    "",
+    `Permission model: ${mapping.permissionModel}${mapping.permissionModel === "legacy" ? " (the platform refuses legacy strings from December 2026)" : ""}`,
+  );
+  if (mapping.warnings.length) {
+    lines.push(`Warnings (${mapping.warnings.length}):`);
+    for (const w of mapping.warnings) lines.push(`  ${w.source}:${w.line}:${w.column}: ${w.message}`);
+  }
   return lines.join("\n");
 }
