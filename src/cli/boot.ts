@@ -7,7 +7,8 @@ import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, type Env } from "../config/env.js";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js";
 import { TokenRepository } from "../db/tokenRepository.js";
-import { adminAuthMode } from "../http/admin/exposure.js";
+import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
+import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 
 /**
  * The embedded defaults of `npm start`: a PostgreSQL in EMBEDDED_PG_DIR (`.data/postgres`) when
@@ -34,7 +35,7 @@ const DATABASE_URL_REQUIRED =
  * provisioning nobody, or the wrong people. `raw` is the unparsed environment, to tell an
  * explicit MAPPING_FILE from the default.
  */
-export function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = process.env): void {
+function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = process.env): void {
   if (env.NODE_ENV !== "production") return;
   const problems: string[] = [];
   if (!env.DATABASE_URL) problems.push(DATABASE_URL_REQUIRED);
@@ -48,6 +49,30 @@ export function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = proce
         "write your mapping (start from config/mapping.example.yaml; check it with `scim-connector mapping check FILE`), mount it, and set MAPPING_FILE to its path.",
     );
   if (problems.length) throw new ConfigError(problems);
+}
+
+/**
+ * Everything `start` checks in the environment before it touches a database: production's targets,
+ * the admin UI's exposure and /metrics beyond loopback, every problem listed at once (exit 78).
+ * Returns the host to listen on. test/ops/kubernetes.unit.test.ts runs it on every pod of the
+ * Kubernetes base, so the manifests pass the boot's own checks.
+ */
+export function checkStartEnv(env: Env, raw: NodeJS.ProcessEnv = process.env): { listenHost: string } {
+  const problems: string[] = [];
+  const collect = <T>(check: () => T): T | undefined => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
+    }
+  };
+  collect(() => assertProductionTargets(env, raw));
+  const listenHost = collect(() => resolveListenHost(env, raw));
+  if (listenHost !== undefined) collect(() => assertMetricsTokenBeyondLoopback(listenHost, env.METRICS_TOKEN));
+  if (problems.length || listenHost === undefined) throw new ConfigError(problems);
+  return { listenHost };
 }
 
 /** `callerHandlesSignals`: the caller stops the embedded server on SIGINT/SIGTERM itself, after its drain (`start`). */

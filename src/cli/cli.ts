@@ -5,7 +5,7 @@ import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { TokenRepository } from "../db/tokenRepository.js";
 import {
   assertOperatorSecrets,
-  assertProductionTargets,
+  checkStartEnv,
   embeddedDataDir,
   ensureAdminToken,
   ensureDevScimToken,
@@ -13,7 +13,7 @@ import {
   usesEmbeddedDefaults,
 } from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
-import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
+import { adminAuthMode } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { platformCommand } from "./platform.js";
@@ -26,7 +26,6 @@ import { auditCommand } from "./audit.js";
 import { evidenceCommand, evidenceVerifyCommand } from "./evidence.js";
 import { campaignCommand } from "./campaign.js";
 import { installProcessGuards } from "../processGuards.js";
-import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { startService } from "../service.js";
 import { stopGracefullyOnSignals } from "./shutdown.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
@@ -209,7 +208,7 @@ async function start(env: Env): Promise<void> {
 }
 
 async function startAndPrintBanner(env: Env): Promise<void> {
-  assertProductionTargets(env);
+  const { listenHost } = checkStartEnv(env);
   // The embedded PostgreSQL is stopped after the drain (stopGracefullyOnSignals below), not at the signal.
   const database = await resolveDatabase(env, { callerHandlesSignals: true });
   // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
@@ -218,8 +217,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   const emulator = env.PLATFORM_URL ? undefined : await startEmbeddedEmulator(env);
   const adminToken = env.ADMIN_TOKEN ?? (devDefaults ? await ensureAdminToken(embeddedDataDir(env)) : undefined);
   // Without SAML the admin UI signs in with one shared token: listen on loopback unless told otherwise.
-  const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: resolveListenHost(env) };
-  assertMetricsTokenBeyondLoopback(effective.HOST, env.METRICS_TOKEN);
+  const effective: Env = { ...env, ADMIN_TOKEN: adminToken, HOST: listenHost };
   const service = await startService({
     env: effective,
     databaseUrl: database.url,

@@ -33,6 +33,13 @@ describe("admin exposure in local mode", () => {
     expect(() => assertAdminExposureSafe(loadEnv({ HOST: "127.0.0.1" }))).not.toThrow();
   });
 
+  it("leaves a process without the web role (no admin UI) on the HOST it is given", () => {
+    const worker = { HOST: "0.0.0.0", ROLES: "worker,scheduler" };
+    expect(resolveListenHost(loadEnv(worker), worker)).toBe("0.0.0.0");
+    expect(() => resolveListenHost(loadEnv({ ...worker, ROLES: "worker,web" }), worker)).toThrow(/loopback only/);
+    expect(resolveListenHost(loadEnv({ ROLES: "worker" }), {})).toBe("127.0.0.1");
+  });
+
   it("knows loopback peers", () => {
     expect(["127.0.0.1", "::1", "::ffff:127.0.0.1"].every(isLoopbackAddress)).toBe(true);
     expect(["10.0.0.1", "::ffff:10.0.0.1", undefined].some(isLoopbackAddress)).toBe(false);

@@ -12,6 +12,7 @@ import { spawnConnector, type ConnectorProcess } from "../support/connectorProce
 import { adminQuery } from "../support/db.js";
 import { withDatabase } from "../support/globalSetup.js";
 import { emulatorDump } from "../support/emulator.js";
+import { imageEnv } from "./dockerImage.js";
 
 /**
  * docs/operations.md's first run with docker compose, as written, as far as it goes without
@@ -50,14 +51,6 @@ function interpolate(text: string, vars: Record<string, string>): string {
     if (op === "?") throw new Error(`required variable ${name} is missing a value: ${arg}`);
     return op === "-" ? arg! : "";
   });
-}
-
-/** The runtime stage's ENV of the Dockerfile (the image's defaults, NODE_ENV=production among them). */
-async function imageEnv(): Promise<Record<string, string>> {
-  const dockerfile = await readFile(path.join(ROOT, "Dockerfile"), "utf8");
-  const runtime = dockerfile.slice(dockerfile.lastIndexOf("FROM "));
-  const env = /^ENV ((?:.*\\\n)*.*)$/m.exec(runtime)![1]!.replace(/\\\n/g, " ");
-  return Object.fromEntries([...env.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
 }
 
 type ComposeService = {
@@ -127,7 +120,7 @@ describe("docker compose: the documented first run", () => {
       const service = services.connector!;
       // A value that interpolates to nothing (`${PLATFORM_API_KEY:-}`) is YAML null: compose passes no value.
       const given = Object.entries(service.environment).filter((e): e is [string, string] => e[1] !== null);
-      const env: Record<string, string> = { ...(await imageEnv()), ...Object.fromEntries(given) };
+      const env: Record<string, string> = { ...imageEnv(), ...Object.fromEntries(given) };
       expect(env.NODE_ENV).toBe("production");
 
       // What Docker would do: the postgres service's database, the bind mount, the published port.

@@ -59,8 +59,13 @@ export function resolveListenHost(env: Env, raw: NodeJS.ProcessEnv = process.env
   return env.HOST;
 }
 
-/** Throws a ConfigError when local admin sign-in would be reachable from other machines. */
+/**
+ * Throws a ConfigError when local admin sign-in would be reachable from other machines. A process
+ * without the `web` role serves no admin UI (only /healthz, /readyz and /metrics, which has its
+ * own check), so any HOST is safe for it: a Kubernetes worker pod listens on 0.0.0.0 for its probes.
+ */
 export function assertAdminExposureSafe(env: Env): void {
+  if (!env.ROLES.has("web")) return;
   if (adminAuthMode(env) === "saml" || env.ADMIN_ALLOW_REMOTE || isLoopbackHost(env.HOST)) return;
   throw new ConfigError([
     `HOST: is ${env.HOST}, but the admin UI is in local mode (ADMIN_TOKEN sign-in, no SAML) and must listen on loopback only. ` +
