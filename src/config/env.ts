@@ -13,9 +13,22 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
 /**
+ * The word templates put where a secret goes (deploy/kubernetes/secret.example.yaml's
+ * `CHANGE-ME-generate-with-openssl-rand-base64-32` is long and varied enough to pass for random):
+ * a secret still holding it was never filled in. Never part of a random secret in practice.
+ */
+const PLACEHOLDER = /change[-_ ]?me/i;
+const notPlaceholder = (fix: string) =>
+  [
+    (v: string) => !PLACEHOLDER.test(v),
+    { message: `is the template's placeholder (CHANGE-ME), not a secret: ${fix}` },
+  ] as const;
+const GENERATE = "generate one with: openssl rand -base64 32";
+
+/**
  * A shared secret a client presents (ADMIN_TOKEN, SCIM_TOKEN): long and varied enough that guessing
- * is hopeless even before the failed-auth throttles. Generated tokens (adm_…, scim_…, openssl rand)
- * pass; words, repeated characters and short values do not.
+ * is hopeless even before the failed-auth throttles, and not a template's placeholder. Generated
+ * tokens (adm_…, scim_…, openssl rand) pass; words, repeated characters, short values and CHANGE-ME… do not.
  */
 const MIN_TOKEN_LENGTH = 32;
 // 8, not more: a random hex secret (16 symbols) of 32 characters must always pass.
@@ -23,11 +36,20 @@ const MIN_TOKEN_DISTINCT_CHARACTERS = 8;
 const highEntropyToken = optionalString.pipe(
   z
     .string()
+    .refine(...notPlaceholder(GENERATE))
     .refine((v) => v.length >= MIN_TOKEN_LENGTH && new Set(v).size >= MIN_TOKEN_DISTINCT_CHARACTERS, {
-      message: `must be a random secret of at least ${MIN_TOKEN_LENGTH} characters using at least ${MIN_TOKEN_DISTINCT_CHARACTERS} different ones; generate one with: openssl rand -base64 32`,
+      message: `must be a random secret of at least ${MIN_TOKEN_LENGTH} characters using at least ${MIN_TOKEN_DISTINCT_CHARACTERS} different ones; ${GENERATE}`,
     })
     .optional(),
 );
+/** A credential another system issued (the platform's SCIM token and API key): only the placeholder is refused. */
+const issuedCredential = (issuer: string) =>
+  optionalString.pipe(
+    z
+      .string()
+      .refine(...notPlaceholder(`set the one ${issuer} issued`))
+      .optional(),
+  );
 
 /**
  * EVIDENCE_SIGNING_KEY: an Ed25519 private key, as PEM text or the path of a PEM file, that signs
@@ -111,6 +133,7 @@ const envSchema = z
       z
         .string()
         .regex(/^postgres(ql)?:\/\//, "must start with postgres:// or postgresql://")
+        .refine(...notPlaceholder("set the database role's password"))
         .optional(),
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
@@ -127,12 +150,12 @@ const envSchema = z
     PLATFORM_URL: optionalString.pipe(
       z.url({ message: "must be an absolute URL such as https://rest.example.com" }).optional(),
     ),
-    PLATFORM_API_KEY: optionalString,
+    PLATFORM_API_KEY: issuedCredential("the platform's REST API settings"),
     /** Mirror sync: JSON {"<workspace>": "<REST API key>"} for preference centers; `default` falls back to PLATFORM_API_KEY. */
     PLATFORM_WORKSPACE_API_KEYS: optionalString.pipe(
       jsonRecord.pipe(z.record(z.string(), z.string().min(1))).optional(),
     ),
-    PLATFORM_SCIM_TOKEN: optionalString,
+    PLATFORM_SCIM_TOKEN: issuedCredential("the platform's SCIM provisioning page"),
     PLATFORM_REQUEST_ORIGIN: optionalString,
     PLATFORM_SCIM_DAILY_BUDGET: z.coerce.number().int().min(1).default(5000),
     /** Share of the daily budget only deprovisioning may spend. */
@@ -226,7 +249,13 @@ const envSchema = z
     /** How long a quarantine lasts before one probe call may decide to resume. */
     QUARANTINE_COOLING_SECONDS: z.coerce.number().min(0.1).default(900),
     /** Bearer token for GET /metrics; without it /metrics answers loopback callers only. */
-    METRICS_TOKEN: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+    METRICS_TOKEN: optionalString.pipe(
+      z
+        .string()
+        .min(16, "must be at least 16 characters")
+        .refine(...notPlaceholder(GENERATE))
+        .optional(),
+    ),
     MAPPING_FILE: z.string().default("config/mapping.yaml"),
 
     /** Notifications (docs/operations.md, "Alerts"): each channel is optional; the URLs carry tokens and are never shown. */

@@ -60,6 +60,27 @@ describe("loadEnv", () => {
     }
   });
 
+  it.each([
+    ["SCIM_TOKEN", "CHANGE-ME-generate-with-openssl-rand-base64-32"],
+    ["ADMIN_TOKEN", "CHANGE-ME-generate-with-openssl-rand-base64-32"],
+    ["METRICS_TOKEN", "CHANGE-ME-generate-with-openssl-rand-base64-32"],
+    ["ADMIN_TOKEN", "changeme-5f1c0a9e7b3d4c2a8e6f0b1d9c7a5e3f"],
+    ["PLATFORM_SCIM_TOKEN", "CHANGE-ME"],
+    ["PLATFORM_API_KEY", "CHANGE-ME"],
+    ["DATABASE_URL", "postgres://scim:CHANGE-ME@postgres:5432/scim"],
+  ])("refuses a template's placeholder in %s (%s), never echoing it", (name, value) => {
+    let error: unknown;
+    try {
+      loadEnv({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error, name).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join("\n");
+    expect(problems).toContain(`${name}: is the template's placeholder (CHANGE-ME)`);
+    expect(problems).toContain(`(got "<redacted>")`);
+  });
+
   it("accepts generated tokens", async () => {
     const { randomBytes } = await import("node:crypto");
     const { generateToken } = await import("../../src/auth/scimTokens.js");

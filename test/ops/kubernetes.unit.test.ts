@@ -11,7 +11,7 @@ import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBu
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { checkStartEnv, resolveDatabase } from "../../src/cli/boot.js";
-import { loadEnv } from "../../src/config/env.js";
+import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { imageCommand, imageEnv } from "./dockerImage.js";
 
@@ -139,6 +139,22 @@ describe("the Kubernetes base (deploy/kubernetes)", () => {
       });
     }
   }
+
+  it("refuses to boot any pod on the Secret template as shipped, naming each CHANGE-ME placeholder", async () => {
+    const placeholders = Object.keys(secretTemplate).filter((key) => /CHANGE-ME/.test(secretTemplate[key]!));
+    expect(placeholders.sort()).toEqual(Object.keys(secretTemplate).sort());
+    for (const workload of workloads) {
+      for (const c of containersOf(workload)) {
+        const refused = await bootChecks(cliCommand(c), podEnv(c, secretTemplate)).then(
+          () => [],
+          (error: ConfigError) => error.problems,
+        );
+        const refusedKeys = placeholders.filter((key) => refused.some((problem) => problem.startsWith(`${key}: `)));
+        expect(refusedKeys, `${workload.metadata.name} ${c.name}: ${refused.join("\n")}`).toEqual(placeholders);
+        for (const problem of refused) expect(problem).not.toContain("CHANGE-ME-generate");
+      }
+    }
+  });
 
   it("runs each role the Deployments name, and only checks the schema at boot", () => {
     const web = podEnv(container(named("Deployment", "scim-connector-web")), strongSecret);
