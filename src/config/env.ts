@@ -138,8 +138,9 @@ const envSchema = z
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
     /**
-     * Whether `start` applies pending migrations (under an advisory lock). False: a migration Job runs
-     * `scim-connector migrate` first, and a process finding the schema older than it needs refuses to start.
+     * Whether `start` applies pending migrations (under an advisory lock). False: a separate step (an
+     * init container) runs `scim-connector migrate` first, and a process finding the schema older than
+     * it needs refuses to start.
      */
     MIGRATE_AT_BOOT: z.stringbool().default(true),
     EMBEDDED_PG_DIR: z.string().default(".data/postgres"),

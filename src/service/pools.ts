@@ -47,8 +47,9 @@ export async function openPools(options: {
 }
 
 /**
- * Migrates (MIGRATE_AT_BOOT, the default), or with a migration Job in charge checks that the
- * schema is at least what this version needs and stops the boot with what to run when it is not.
+ * Migrates (MIGRATE_AT_BOOT, the default), or with a separate migration step in charge (the
+ * Kubernetes base's init container, a pipeline's step) checks that the schema is at least what
+ * this version needs and stops the boot with what to run when it is not.
  */
 async function bringSchemaUpToDate(db: Database, env: Env): Promise<void> {
   if (env.MIGRATE_AT_BOOT) {
@@ -60,7 +61,7 @@ async function bringSchemaUpToDate(db: Database, env: Env): Promise<void> {
   if (pending.length)
     throw new ConfigError([
       `MIGRATE_AT_BOOT=false and the database schema is older than this version needs (pending: ${pending.join(", ")}): ` +
-        "run `scim-connector migrate` with this version (the migration Job) and start again, or set MIGRATE_AT_BOOT=true.",
+        "run `scim-connector migrate` with this version (the migration step: in the Kubernetes base, the pod's `migrate` init container) and start again, or set MIGRATE_AT_BOOT=true.",
     ]);
 }
 

@@ -133,8 +133,8 @@ describe("the Kubernetes base (deploy/kubernetes)", () => {
   for (const workload of workloads) {
     for (const c of containersOf(workload)) {
       const command = cliCommand(c);
-      const roles = podEnv(c, strongSecret).ROLES ?? "(every role)";
-      it(`boots ${workload.kind} ${workload.metadata.name}'s ${c.name} (\`${command}\`, ROLES=${roles}) with the Secret filled`, async () => {
+      const roles = command === "start" ? `, ROLES=${podEnv(c, strongSecret).ROLES ?? "(every role)"}` : "";
+      it(`boots ${workload.kind} ${workload.metadata.name}'s ${c.name} (\`${command}\`${roles}) with the Secret filled`, async () => {
         await expect(bootChecks(command, podEnv(c, strongSecret))).resolves.toBeUndefined();
       });
     }
@@ -153,6 +153,30 @@ describe("the Kubernetes base (deploy/kubernetes)", () => {
         expect(refusedKeys, `${workload.metadata.name} ${c.name}: ${refused.join("\n")}`).toEqual(placeholders);
         for (const problem of refused) expect(problem).not.toContain("CHANGE-ME-generate");
       }
+    }
+  });
+
+  it("migrates in each pod before its role starts, with the pod's image, and has no Job that a new image could not re-apply", () => {
+    // A Job's pod template is immutable: `kubectl apply -k` with a new image fails on it, and
+    // nothing orders a Job before the Deployments' new pods.
+    expect(objects.filter((o) => o.kind === "Job").map((o) => o.metadata.name)).toEqual([]);
+    for (const name of ["scim-connector-web", "scim-connector-worker"]) {
+      const workload = named("Deployment", name);
+      const [migrate, ...others] = podSpec(workload).initContainers ?? [];
+      expect(migrate && cliCommand(migrate), name).toBe("migrate");
+      expect(others, name).toEqual([]);
+      const c = container(workload);
+      expect(migrate.image, name).toBe(c.image);
+      expect(podEnv(migrate, strongSecret).DATABASE_URL, name).toBe(podEnv(c, strongSecret).DATABASE_URL);
+      expect(migrate.securityContext, name).toEqual(c.securityContext);
+    }
+  });
+
+  it("labels every pod it runs with the app's name", () => {
+    for (const workload of workloads) {
+      expect(workload.spec.template.metadata.labels, workload.metadata.name).toMatchObject({
+        "app.kubernetes.io/name": "scim-connector",
+      });
     }
   });
 
