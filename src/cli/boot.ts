@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js"
 import { TokenRepository } from "../db/tokenRepository.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
+import { runningDatabaseUrl } from "./runningDatabase.js";
 
 /**
  * The embedded defaults of `npm start`: a PostgreSQL in EMBEDDED_PG_DIR (`.data/postgres`) when
@@ -75,15 +76,21 @@ export function checkStartEnv(env: Env, raw: NodeJS.ProcessEnv = process.env): {
   return { listenHost };
 }
 
-/** `callerHandlesSignals`: the caller stops the embedded server on SIGINT/SIGTERM itself, after its drain (`start`). */
+/**
+ * `callerHandlesSignals`: the caller stops the embedded server on SIGINT/SIGTERM itself, after its
+ * drain (`start`). `useRunning`: a command beside a running `npm start` uses the database that
+ * start recorded (cli/runningDatabase.ts) instead of starting a second server on the same folder.
+ */
 export async function resolveDatabase(
   env: Env,
-  options: { callerHandlesSignals?: boolean } = {},
+  options: { callerHandlesSignals?: boolean; useRunning?: boolean } = {},
 ): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL };
   if (env.NODE_ENV === "production") {
     throw new ConfigError([DATABASE_URL_REQUIRED]);
   }
+  const running = options.useRunning ? await runningDatabaseUrl(env.EMBEDDED_PG_DIR) : undefined;
+  if (running) return { url: running };
   const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR, options);
   return { url: embedded.url, embedded };
 }

