@@ -4,7 +4,7 @@ import path from "node:path";
 import request from "supertest";
 import type { Clock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from "../../src/emulator/index.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 import { emulatorCounts, emulatorDump } from "./emulator.js";
@@ -45,11 +45,13 @@ export async function startStack(
     workers?: boolean;
     /** The URL the service reaches the test database by (a proxy in front of it); the test's own stays direct. */
     route?: (databaseUrl: string) => Promise<string>;
+    /** The emulator's options (its permission model, …); the clock is `clock`. */
+    emulator?: Omit<EmulatorOptions, "clock">;
   } = {},
 ): Promise<Stack> {
   const mappingFile = await writeMappingFile(options.mapping ?? TEST_MAPPING);
   const database = await createTestDatabase();
-  const emulator = await startEmulator(options.clock ? { clock: options.clock } : {});
+  const emulator = await startEmulator({ ...options.emulator, ...(options.clock ? { clock: options.clock } : {}) });
   const env = loadEnv({
     PORT: "0",
     HOST: "127.0.0.1",
