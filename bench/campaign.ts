@@ -7,7 +7,13 @@
  * through the HTTP API (/admin/api/campaigns/<id>/items, paged with the cursor and filtered; target
  * p95 < 200 ms). Prints the figures and their ratio to the targets; exits 1 when one is missed.
  *
- *   npm run bench:campaign [-- --users 100000 --requests 50]
+ * With --granular, the same users are then seeded again as a granular mapping gives them (the 45
+ * strings of basic_access + send_campaigns_canvases where the legacy states hold basic_access; a
+ * role; a permission set): 136 strings a user, still 5 reviewable grants (src/mapping/reasons.ts
+ * groups a rule's strings per workspace). Its campaign is started and timed too, the items and start
+ * time printed beside the legacy ones (its items must be no more), and the pages run on it.
+ *
+ *   npm run bench:campaign [-- --users 100000 --requests 50 --granular]
  */
 import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -16,42 +22,112 @@ import { parseArgs } from "node:util";
 import { startCampaign } from "../src/admin/campaigns/index.js";
 import { systemClock } from "../src/clock.js";
 import { loadEnv } from "../src/config/env.js";
+import type { Database } from "../src/db/database.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
+import { BASIC_ACCESS_GRANULAR } from "../src/mapping/publishedPermissions.js";
+import { bundleLabel } from "../src/mapping/reasons.js";
 import { startService } from "../src/service.js";
 import { cpuMsOf } from "./support/processCpu.js";
 import { TEAMS_MAPPING } from "./support/teamsWorld.js";
 
+const USAGE = `npm run bench:campaign [-- OPTIONS]
+
+  --users N       accounts seeded (default 100000; each holds 5 reviewable grants)
+  --requests N    reviewer page requests timed over HTTP (default 50)
+  --granular      also seed the same users in the granular model (45 strings for one basic_access +
+                  send_campaigns_canvases, a role, a permission set) and start a campaign on them:
+                  prints its items and start time beside the legacy ones
+  --help          this text
+
+On a shared machine, keep --users small (10000–20000): the legacy run alone seeds 5 grants a user.`;
+
 const { values } = parseArgs({
-  options: { users: { type: "string", default: "100000" }, requests: { type: "string", default: "50" } },
+  options: {
+    users: { type: "string", default: "100000" },
+    requests: { type: "string", default: "50" },
+    granular: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
 });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const USERS = Number(values.users);
 const REQUESTS = Number(values.requests);
 const GRANTS_PER_USER = 5;
 const ADMIN_TOKEN = "bench-admin-token-0123456789abcdefghij";
 const DAY = 86_400_000;
 
-/** The applied state of user n: 3 grants in one workspace (2 permissions, a team's), 2 in another (1 permission, a permission set). */
-const APPLIED = `jsonb_build_object(
+/** One world of applied states: the SQL of user n's state and of its log entry's reasons. */
+type World = { name: string; applied: string; reasons: string; strings: string; params: unknown[] };
+
+/** The reasons the reconciler records with the applied state: one rule and group per user (`reason`). */
+const RULE_REASON = `jsonb_build_array(jsonb_build_object(
+      'rule', jsonb_build_object('index', n % 20, 'line', 4 + 8 * (n % 20), 'file', 'mapping.yaml', 'description', 'Team family ' || n % 20),
+      'groups', jsonb_build_array(format('Team-%s', lpad((n % 500)::text, 3, '0'))), 'groupIds', jsonb_build_array(null)))`;
+
+/** User n, legacy: 3 grants in one workspace (2 permissions, a team's), 2 in another (1 permission, a permission set). */
+const LEGACY: World = {
+  name: "legacy",
+  applied: `jsonb_build_object(
   'userName', format('user%s@example.com', n), 'department', 'engineering', 'companyPermissions', '[]'::jsonb,
   'workspaces', jsonb_build_array(
     jsonb_build_object('appGroupName', 'Workspace ' || n % 5, 'appGroupPermissions', '["basic_access","export_user_data"]'::jsonb,
       'appGroupPermissionSets', '[]'::jsonb,
       'team', jsonb_build_array(jsonb_build_object('teamName', 'Team ' || n % 20, 'teamPermissions', '["basic_access"]'::jsonb))),
     jsonb_build_object('appGroupName', 'Workspace ' || (n + 1) % 5, 'appGroupPermissions', '["basic_access"]'::jsonb,
-      'appGroupPermissionSets', '["Analysts"]'::jsonb, 'team', '[]'::jsonb)))`;
-
-/** The reasons the reconciler records with the applied state: one rule and group per grant. */
-const REASONS = `(SELECT jsonb_agg(jsonb_build_object('scope', g.scope, 'workspace', g.workspace, 'team', g.team, 'permission', g.permission,
-    'reasons', jsonb_build_array(jsonb_build_object(
-      'rule', jsonb_build_object('index', n % 20, 'line', 4 + 8 * (n % 20), 'file', 'mapping.yaml', 'description', 'Team family ' || n % 20),
-      'groups', jsonb_build_array(format('Team-%s', lpad((n % 500)::text, 3, '0'))), 'groupIds', jsonb_build_array(null)))))
+      'appGroupPermissionSets', '["Analysts"]'::jsonb, 'team', '[]'::jsonb)))`,
+  reasons: `(SELECT jsonb_agg(jsonb_build_object('scope', g.scope, 'workspace', g.workspace, 'team', g.team, 'permission', g.permission,
+    'reasons', ${RULE_REASON}))
   FROM (VALUES
     ('workspace', 'Workspace ' || n % 5, NULL, 'basic_access'),
     ('workspace', 'Workspace ' || n % 5, NULL, 'export_user_data'),
     ('team', 'Workspace ' || n % 5, 'Team ' || n % 20, 'basic_access'),
     ('workspace', 'Workspace ' || (n + 1) % 5, NULL, 'basic_access'),
-    ('permissionSet', 'Workspace ' || (n + 1) % 5, NULL, 'Analysts')) AS g(scope, workspace, team, permission))`;
+    ('permissionSet', 'Workspace ' || (n + 1) % 5, NULL, 'Analysts')) AS g(scope, workspace, team, permission))`,
+  strings: "5",
+  params: [],
+};
+
+/** basic_access + send_campaigns_canvases in granular strings (45), and with export_user_data (the operator's string for "Export User Data"). */
+const FORTY_FIVE = [...BASIC_ACCESS_GRANULAR, "launch_campaigns", "launch_canvases"].sort();
+const FORTY_SIX = [...FORTY_FIVE, "export_user_data"].sort();
+
+/** A bundle's name as `explainGrants` stores it (src/mapping/reasons.ts `bundleLabel`), in SQL. */
+const label = `format('rule ''%s''', 'Team family ' || n % 20)`;
+if (bundleLabel({ index: 0, description: "Team family 0" }) !== "rule 'Team family 0'")
+  throw new Error("bundleLabel changed: update the bench's seeded bundle names");
+
+/**
+ * User n, granular, the same access in the granular model: 46 strings in one workspace and 45 in its
+ * team, 45 in another workspace, a permission set in a third (a set excludes permissions there), a
+ * role. Its log entry's reasons are bundles, as src/mapping/reasons.ts `explainGrants` stores them.
+ */
+const GRANULAR: World = {
+  name: "granular",
+  applied: `jsonb_build_object(
+  'userName', format('user%s@example.com', n), 'department', 'engineering', 'companyPermissions', '[]'::jsonb,
+  'roles', '["Marketer"]'::jsonb, 'permissionModel', 'granular',
+  'workspaces', jsonb_build_array(
+    jsonb_build_object('appGroupName', 'Workspace ' || n % 5, 'appGroupPermissions', $3::jsonb, 'appGroupPermissionSets', '[]'::jsonb,
+      'team', jsonb_build_array(jsonb_build_object('teamName', 'Team ' || n % 20, 'teamPermissions', $4::jsonb))),
+    jsonb_build_object('appGroupName', 'Workspace ' || (n + 1) % 5, 'appGroupPermissions', $4::jsonb,
+      'appGroupPermissionSets', '[]'::jsonb, 'team', '[]'::jsonb),
+    jsonb_build_object('appGroupName', 'Workspace ' || (n + 2) % 5, 'appGroupPermissions', '[]'::jsonb,
+      'appGroupPermissionSets', '["Analysts"]'::jsonb, 'team', '[]'::jsonb)))`,
+  reasons: `(SELECT jsonb_agg(jsonb_build_object('scope', g.scope, 'workspace', g.workspace, 'team', g.team, 'permission', g.permission,
+    'reasons', ${RULE_REASON}) || CASE WHEN g.bundle IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('bundle', g.bundle) END)
+  FROM (VALUES
+    ('role', NULL, NULL, 'Marketer', NULL::jsonb),
+    ('workspace', 'Workspace ' || n % 5, NULL, ${label}, $3::jsonb),
+    ('team', 'Workspace ' || n % 5, 'Team ' || n % 20, ${label}, $4::jsonb),
+    ('workspace', 'Workspace ' || (n + 1) % 5, NULL, ${label}, $4::jsonb),
+    ('permissionSet', 'Workspace ' || (n + 2) % 5, NULL, 'Analysts', NULL)) AS g(scope, workspace, team, permission, bundle))`,
+  strings: `${FORTY_SIX.length + 2 * FORTY_FIVE.length} strings + a set + a role`,
+  params: [JSON.stringify(FORTY_SIX), JSON.stringify(FORTY_FIVE)],
+};
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -67,32 +143,37 @@ const judge = (what: string, value: number, target: number, unit: string) => {
     `${what.padEnd(44)} ${value.toFixed(unit === "s" ? 2 : 1).padStart(8)} ${unit}   target < ${target} ${unit}   ratio ${(value / target).toFixed(2)}   ${ok ? "OK" : "MISSED"}`,
   );
 };
-try {
-  const db = await openDatabase({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
-  await db.migrate();
-  console.log(`seeding ${USERS.toLocaleString()} users × ${GRANTS_PER_USER} grants of applied state…`);
+
+/** Seeds `world`'s accounts and the log entries that applied them (replacing any earlier world's). */
+async function seed(db: Database, world: World): Promise<void> {
+  console.log(`seeding ${USERS.toLocaleString()} users × ${GRANTS_PER_USER} grants of applied state (${world.name})…`);
   const seedStarted = performance.now();
+  await db.query(`TRUNCATE campaign_items, campaigns, platform_accounts, reconcile_log CASCADE`);
   await db.query(
     `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at, last_verified_at, created_by_connector)
-     SELECT md5('user' || n)::uuid, format('user%s@example.com', n), 'p-' || n, 'active', ${APPLIED}, $2, $3, true
+     SELECT md5('user' || n)::uuid, format('user%s@example.com', n), 'p-' || n, 'active', ${world.applied}, $2,
+            $2::timestamptz + interval '29 days', true
        FROM generate_series(1, $1::int) n`,
-    [USERS, new Date(Date.now() - 30 * DAY), new Date(Date.now() - DAY)],
+    [USERS, new Date(Date.now() - 30 * DAY), ...world.params],
   );
   await db.query(
     `INSERT INTO reconcile_log (at, user_id, user_name, action, outcome, after, reasons)
-     SELECT $2, md5('user' || n)::uuid, format('user%s@example.com', n), 'create', 'succeeded', ${APPLIED}, ${REASONS}
+     SELECT $2, md5('user' || n)::uuid, format('user%s@example.com', n), 'create', 'succeeded', ${world.applied}, ${world.reasons}
        FROM generate_series(1, $1::int) n`,
-    [USERS, new Date(Date.now() - 30 * DAY)],
+    [USERS, new Date(Date.now() - 30 * DAY), ...world.params],
   );
   // The seeded entries predate the chain, as a migrated database's would.
   await db.query(`UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM reconcile_log) m
                    WHERE name = 'reconcile_log'`);
   await db.query(`ANALYZE`);
   console.log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+}
 
+/** Starts the campaign over everything on what is seeded, times it and counts its items in SQL. */
+async function startTimed(db: Database, world: World): Promise<{ id: string; items: number; seconds: number }> {
   // The campaign over everything, through the use case the API and the CLI call; five workspace owners review.
   const input = {
-    name: "Bench review",
+    name: `Bench review (${world.name})`,
     scope: { kind: "everything" },
     dueAt: new Date(Date.now() + 14 * DAY).toISOString(),
     reviewers: Array.from({ length: 5 }, (_, k) => ({ name: `owner${k}@example.com`, workspace: `Workspace ${k}` })),
@@ -108,7 +189,7 @@ try {
   const nodeBefore = process.cpuUsage();
   const started = performance.now();
   const campaign = await startCampaign({ db, clock: systemClock }, input, "bench");
-  const startSeconds = (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
   const node = process.cpuUsage(nodeBefore);
   const cpuAfter = await postgresCpu();
   let postgresMs = 0;
@@ -121,16 +202,34 @@ try {
   );
   const expected = USERS * GRANTS_PER_USER;
   console.log(
-    `items frozen (SQL): ${counted!.items.toLocaleString()} of ${expected.toLocaleString()} grants seeded; with their reasons: ${counted!.with_reasons.toLocaleString()}; reviewers: ${counted!.reviewers}`,
+    `items frozen (SQL, ${world.name}: ${world.strings} a user): ${counted!.items.toLocaleString()} of ${expected.toLocaleString()} grants seeded; with their reasons: ${counted!.with_reasons.toLocaleString()}; reviewers: ${counted!.reviewers}`,
   );
   if (counted!.items !== expected || counted!.with_reasons !== expected) {
     console.log("MISSED: the campaign did not freeze every grant with its reasons");
     missed++;
   }
-  judge(`campaign start (${counted!.items.toLocaleString()} items)`, startSeconds, 10, "s");
+  judge(`campaign start, ${world.name} (${counted!.items.toLocaleString()} items)`, seconds, 10, "s");
   console.log(
     `  CPU during the start: PostgreSQL ${(postgresMs / 1000).toFixed(2)} s (its processes, from /proc), this process ${((node.user + node.system) / 1e6).toFixed(2)} s`,
   );
+  return { id: campaign.id, items: counted!.items, seconds };
+}
+
+try {
+  const db = await openDatabase({ url: pg.url, poolSize: 4, applicationName: "scim-connector-bench" });
+  await db.migrate();
+  await seed(db, LEGACY);
+  let campaign = await startTimed(db, LEGACY);
+  if (values.granular) {
+    const legacy = campaign;
+    await seed(db, GRANULAR);
+    campaign = await startTimed(db, GRANULAR);
+    const itemsOk = campaign.items <= legacy.items;
+    if (!itemsOk) missed++;
+    console.log(
+      `granular against legacy: items ${campaign.items.toLocaleString()} vs ${legacy.items.toLocaleString()} (${itemsOk ? "no more: OK" : "MORE: MISSED"}), start ${campaign.seconds.toFixed(2)} s vs ${legacy.seconds.toFixed(2)} s (ratio ${(campaign.seconds / legacy.seconds).toFixed(2)})`,
+    );
+  }
 
   // A reviewer's pages over HTTP: the service as deployed, without workers.
   const mappingFile = path.join(dir, "mapping.yaml");

@@ -4,7 +4,8 @@ import { appendAllToChain, CAMPAIGN_DECISIONS_CHAIN, canonicalRow } from "./audi
 /**
  * Campaign decisions: append-only rows, one per keep, revoke or item left undecided at the close,
  * each on the `campaign_decisions` hash chain (docs/access-review.md, "The tamper-evident log").
- * The item row keeps its current state for the pages; this table is the record.
+ * The item row keeps its current state for the pages; this table is the record, a granular
+ * bundle's strings (`bundle`) included.
  */
 
 export type DecisionRecord = {
@@ -15,8 +16,8 @@ export type DecisionRecord = {
 };
 
 const INSERT_FROM_ITEMS = `
-  INSERT INTO campaign_decisions (campaign_id, item_id, user_id, user_name, scope, workspace, team, permission, reviewer, decision, comment, decided_by, decided_at)
-  SELECT campaign_id, id, user_id, user_name, scope, workspace, team, permission, reviewer, $3, $4, $5, $6
+  INSERT INTO campaign_decisions (campaign_id, item_id, user_id, user_name, scope, workspace, team, permission, bundle, reviewer, decision, comment, decided_by, decided_at)
+  SELECT campaign_id, id, user_id, user_name, scope, workspace, team, permission, bundle, reviewer, $3, $4, $5, $6
     FROM campaign_items`;
 
 type InsertedRow = Record<string, unknown> & { id: string };
@@ -71,4 +72,14 @@ export async function appendUndecided(
     total += rows.length;
     if (rows.length < CLOSE_BATCH) return total;
   }
+}
+
+/** The strings of the decisions given that decided a bundle (by decision id; the others are absent). */
+export async function bundlesOfDecisions(db: Queryable, ids: readonly string[]): Promise<Map<string, string[]>> {
+  if (!ids.length) return new Map();
+  const rows = await db.query<{ id: string; bundle: string[] }>(
+    `SELECT id, bundle FROM campaign_decisions WHERE id = ANY($1::bigint[]) AND bundle IS NOT NULL`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [String(r.id), r.bundle]));
 }

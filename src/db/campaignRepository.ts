@@ -72,10 +72,13 @@ export type CampaignItem = {
   campaignId: string;
   userId: string;
   userName: string;
-  scope: "company" | "workspace" | "permissionSet" | "team";
+  scope: "company" | "role" | "workspace" | "permissionSet" | "team";
   workspace: string | null;
   team: string | null;
+  /** One string, role or set; for a bundle, the rule it comes from (src/mapping/reasons.ts `bundleLabel`). */
   permission: string;
+  /** A granular bundle's strings (null: one string, role or set). */
+  bundle: string[] | null;
   reasons: ExplainedGrant["reasons"] | null;
   appliedAt: Date | null;
   appliedByLogId: string | null;
@@ -96,6 +99,7 @@ type ItemRow = {
   workspace: string | null;
   team: string | null;
   permission: string;
+  bundle: string[] | null;
   reasons: CampaignItem["reasons"];
   applied_at: Date | null;
   applied_by_log_id: string | null;
@@ -116,6 +120,7 @@ const mapItem = (r: ItemRow): CampaignItem => ({
   workspace: r.workspace,
   team: r.team,
   permission: r.permission,
+  bundle: r.bundle,
   reasons: r.reasons,
   appliedAt: r.applied_at,
   appliedByLogId: r.applied_by_log_id === null ? null : String(r.applied_by_log_id),
@@ -127,34 +132,105 @@ const mapItem = (r: ItemRow): CampaignItem => ({
   decidedAt: r.decided_at,
 });
 
-/** One row per grant of every held account (the department is no grant of access, so no item). */
-const HELD_GRANTS = `
+/** Every string, role and set a held state carries (`h.held`: the account's, read once), one row each. */
+const HELD_STRINGS = `
+  SELECT 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
+    FROM jsonb_array_elements_text(h.held->'companyPermissions') p
+  UNION ALL
+  SELECT 'role', NULL, NULL, p
+    FROM jsonb_array_elements_text(h.held->'roles') p WHERE jsonb_typeof(h.held->'roles') = 'array'
+  UNION ALL
+  SELECT 'workspace', w->>'appGroupName', NULL, p
+    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
+  UNION ALL
+  SELECT 'permissionSet', w->>'appGroupName', NULL, p
+    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
+  UNION ALL
+  SELECT 'team', w->>'appGroupName', t->>'teamName', p
+    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements(w->'team') t,
+         jsonb_array_elements_text(t->'teamPermissions') p`;
+
+/** A grant's key in the stored reasons: scope|workspace|team|string. */
+const KEY = `concat_ws('|', s.scope, coalesce(s.workspace, ''), coalesce(s.team, ''), s.permission)`;
+const STORED_KEY = (permission: string) =>
+  `concat_ws('|', r->>'scope', coalesce(r->>'workspace', ''), coalesce(r->>'team', ''), ${permission})`;
+
+/**
+ * One row per reviewable grant of every held account (the department is no grant of access, so no
+ * item), as src/mapping/reasons.ts `explainGrants` makes them, with the reasons the reconciler
+ * stored with the log entry that applied the state:
+ * - a legacy state: one row per string, role or set, as always;
+ * - a granular state (`reviewedByBundle`: so marked, a role, or a string of `granularOnly`) that its
+ *   log entry applied as it stands: the grants that entry stored, their bundles copied as stored (a
+ *   few rows a user: grouping 136 strings a user here took ten times the time of five strings);
+ * - a granular state out of step with its entry (none, or one stored string by string): its
+ *   strings grouped here, per workspace or team, by the first rule of each string's stored reasons
+ *   ("rule #n" when the entry stored no bundle name), the strings with none in one bundle (`noRule`).
+ * The account's state and its entry's reasons are read once each (`h`, `l`), the model decided once
+ * (`h.by_bundle`; OFFSET 0 keeps the planner from copying the expressions into each branch, which
+ * would read them again: a granular state is stored compressed). Each branch is gated on the
+ * account (a one-time filter), so a legacy account runs the first branch only.
+ */
+const heldGrants = (granularOnly: string, noRule: string) => `
   grants AS (
-    SELECT a.user_id, a.user_name, a.last_verified_at, l.id AS log_id, l.at AS log_at, g.scope, g.workspace, g.team, g.permission,
-           k.by_grant -> concat_ws('|', g.scope, coalesce(g.workspace, ''), coalesce(g.team, ''), g.permission) AS reasons
+    SELECT a.user_id, a.user_name, a.last_verified_at, l.id AS log_id, l.at AS log_at,
+           g.scope, g.workspace, g.team, g.permission, g.bundle, g.reasons
       FROM platform_accounts a
-      -- The log entry that applied the state held now carries the reasons for each of its grants.
-      LEFT JOIN LATERAL (
-        SELECT id, at, reasons FROM reconcile_log
-         WHERE user_id = a.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
-         ORDER BY at DESC, id DESC LIMIT 1) l ON true
-      -- Those reasons keyed by grant, once per user: each grant then finds its own with one key look-up.
-      LEFT JOIN LATERAL (
-        SELECT jsonb_object_agg(concat_ws('|', r->>'scope', coalesce(r->>'workspace', ''), coalesce(r->>'team', ''), r->>'permission'), r->'reasons') AS by_grant
-          FROM jsonb_array_elements(CASE jsonb_typeof(l.reasons) WHEN 'array' THEN l.reasons ELSE '[]' END) r) k ON true
+      -- The state read once, and its model decided once.
       CROSS JOIN LATERAL (
-        SELECT 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
-          FROM jsonb_array_elements_text(a.last_applied->'companyPermissions') p
+        SELECT x.held, coalesce(x.held->>'permissionModel' = 'granular'
+                 OR jsonb_typeof(x.held->'roles') = 'array' AND jsonb_array_length(x.held->'roles') > 0
+                 OR EXISTS (SELECT 1 FROM jsonb_path_query(x.held, 'strict $.workspaces[*].appGroupPermissions[*]') p
+                             WHERE p #>> '{}' = ANY(${granularOnly}::text[]))
+                 OR EXISTS (SELECT 1 FROM jsonb_path_query(x.held, 'strict $.workspaces[*].team[*].teamPermissions[*]') p
+                             WHERE p #>> '{}' = ANY(${granularOnly}::text[])),
+               false) AS by_bundle
+          FROM (SELECT a.last_applied || '{}'::jsonb AS held OFFSET 0) x
+        OFFSET 0) h
+      -- The log entry that applied the state held now carries the reasons for each of its grants
+      -- (read once too); a granular state it applied as it stands takes the grants it stored.
+      LEFT JOIN LATERAL (
+        SELECT e.id, e.at, e.reasons,
+               h.by_bundle AND jsonb_typeof(e.reasons) = 'array' AND e.after = h.held
+                 AND NOT jsonb_path_exists(e.reasons, '$[*] ? ((@.scope == "workspace" || @.scope == "team") && !(exists (@.bundle)))') AS as_stored
+          FROM (SELECT id, at, CASE WHEN h.by_bundle THEN reasons || '[]'::jsonb ELSE reasons END AS reasons, after
+                  FROM reconcile_log
+                 WHERE user_id = a.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
+                 ORDER BY at DESC, id DESC LIMIT 1) e) l ON true
+      CROSS JOIN LATERAL (SELECT coalesce(l.as_stored, false) AS as_stored OFFSET 0) st
+      -- Otherwise the stored reasons keyed by string, once per user: each string then finds its own
+      -- with one key look-up (a stored bundle's stand for each of its strings, its name beside them).
+      LEFT JOIN LATERAL (
+        SELECT jsonb_object_agg(r.key, r.reasons) AS by_grant, jsonb_object_agg(r.key, r.label) FILTER (WHERE r.label IS NOT NULL) AS by_bundle
+          FROM (SELECT ${STORED_KEY("r->>'permission'")} AS key, r->'reasons' AS reasons, NULL::jsonb AS label
+                  FROM jsonb_array_elements(CASE jsonb_typeof(l.reasons) WHEN 'array' THEN l.reasons ELSE '[]' END) r
+                 WHERE NOT st.as_stored
+                UNION ALL
+                SELECT ${STORED_KEY("x")}, r->'reasons', r->'permission'
+                  FROM jsonb_array_elements(CASE jsonb_typeof(l.reasons) WHEN 'array' THEN l.reasons ELSE '[]' END) r,
+                       jsonb_array_elements_text(r->'bundle') x
+                 WHERE h.by_bundle AND NOT st.as_stored AND jsonb_typeof(r->'bundle') = 'array') r) k ON true
+      CROSS JOIN LATERAL (
+        SELECT s.scope, s.workspace, s.team, s.permission, NULL::jsonb AS bundle, k.by_grant -> ${KEY} AS reasons
+          FROM (${HELD_STRINGS}) s
+         WHERE NOT st.as_stored AND NOT (h.by_bundle AND s.scope IN ('workspace', 'team'))
         UNION ALL
-        SELECT 'workspace', w->>'appGroupName', NULL, p
-          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
+        SELECT b.scope, b.workspace, b.team,
+               coalesce(min(b.label), CASE WHEN b.owner IS NULL THEN ${noRule} ELSE 'rule #' || (b.owner::int + 1) END),
+               jsonb_agg(b.permission ORDER BY b.permission),
+               CASE WHEN b.owner IS NOT NULL THEN jsonb_build_array((array_agg(b.reasons -> 0))[1])
+                    WHEN bool_and(b.reasons IS NULL) THEN NULL ELSE '[]'::jsonb END
+          FROM (SELECT s.*, k.by_grant -> ${KEY} AS reasons, k.by_bundle ->> ${KEY} AS label,
+                       k.by_grant -> ${KEY} -> 0 -> 'rule' ->> 'index' AS owner
+                  FROM (${HELD_STRINGS}) s WHERE s.scope IN ('workspace', 'team')) b
+         WHERE h.by_bundle AND NOT st.as_stored
+         GROUP BY b.scope, b.workspace, b.team, b.owner
         UNION ALL
-        SELECT 'permissionSet', w->>'appGroupName', NULL, p
-          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
-        UNION ALL
-        SELECT 'team', w->>'appGroupName', t->>'teamName', p
-          FROM jsonb_array_elements(a.last_applied->'workspaces') w, jsonb_array_elements(w->'team') t,
-               jsonb_array_elements_text(t->'teamPermissions') p) g
+        SELECT e->>'scope', e->>'workspace', e->>'team', e->>'permission',
+               CASE WHEN jsonb_typeof(e->'bundle') = 'array' THEN e->'bundle' END,
+               e->'reasons'
+          FROM jsonb_array_elements(l.reasons) e
+         WHERE st.as_stored AND e->>'scope' <> 'department') g
      WHERE a.platform_id IS NOT NULL AND a.last_applied IS NOT NULL)`;
 
 function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
@@ -165,8 +241,10 @@ function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
       return `g.scope = 'company' AND g.permission = 'admin'`;
     case "workspace":
       return `g.workspace = ${add(scope.workspace)}`;
-    case "permission":
-      return `g.permission = ${add(scope.permission)}`;
+    case "permission": {
+      const permission = add(scope.permission);
+      return `(g.permission = ${permission} OR g.bundle ? ${permission})`;
+    }
     case "groups":
       return `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups ig ON ig.id = m.group_id
                        WHERE m.user_id = g.user_id AND lower(ig.display_name) = ANY(${add(scope.groups.map((n) => n.toLowerCase()))}::text[]))`;
@@ -189,13 +267,21 @@ export function reviewerKey(r: { name?: string | undefined; role?: string | unde
 }
 
 /**
+ * How granular states are grouped into items, in the domain's words (src/mapping/reasons.ts): the
+ * strings only the granular model has, and the name of the bundle of strings no rule gives.
+ */
+export type ItemBundling = { granularOnly: readonly string[]; noRule: string };
+
+/**
  * Creates the campaign and freezes its items in one statement each (one pass over the accounts in
- * userName order, read from platform_accounts_user_name: no sort, no join over all grants, and the
- * items' userName indexes written in order); returns it with its item count, counted in SQL.
+ * userName order, read from platform_accounts_user_name: no sort, no join over all grants (a
+ * granular state's bundles are grouped within its account), and the items' userName indexes
+ * written in order); returns it with its item count, counted in SQL.
  */
 export async function insertCampaign(
   tx: Db,
   c: Omit<Campaign, "id" | "remindedAt" | "closedAt" | "closedBy" | "closeSummary">,
+  bundling: ItemBundling,
 ): Promise<{ campaign: Campaign; items: number }> {
   const [row] = (await tx.query(
     `INSERT INTO campaigns (name, scope, reviewers, fallback_reviewer, due_at, started_by, started_at)
@@ -213,14 +299,15 @@ export async function insertCampaign(
   const campaign = mapCampaign(row!);
   const params: unknown[] = [campaign.id];
   const add = (v: unknown) => `$${params.push(v)}`;
+  const grants = heldGrants(add(bundling.granularOnly), add(bundling.noRule));
   const where = scopeWhere(c.scope, add);
   const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
   // The row count comes with the command's own result: a RETURNING counted in a CTE would keep
   // every inserted row in a tuplestore first (it spilled to disk at 500,000 items).
   const items = await tx.execute(
-    `WITH ${HELD_GRANTS}
-     INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
-     SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission, g.reasons,
+    `WITH ${grants}
+     INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, bundle, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
+     SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission, g.bundle, g.reasons,
             g.log_at, g.log_id, g.last_verified_at, ${reviewer}
        FROM grants g
       WHERE ${where}
@@ -309,7 +396,10 @@ export async function listCampaignItems(
   const where = ["campaign_id = $1"];
   if (filter.user) where.push(`lower(user_name) LIKE ${add(likePrefix(filter.user))}`);
   if (filter.workspace) where.push(`workspace = ${add(filter.workspace)}`);
-  if (filter.permission) where.push(`permission = ${add(filter.permission)}`);
+  if (filter.permission) {
+    const permission = add(filter.permission);
+    where.push(`(permission = ${permission} OR bundle ? ${permission})`);
+  }
   if (filter.decision === "open") where.push(`decision IS NULL`);
   else if (filter.decision) where.push(`decision = ${add(filter.decision)}`);
   if (after) where.push(`(user_name, id) > (${add(after.userName)}, ${add(after.id)}::bigint)`);

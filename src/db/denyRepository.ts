@@ -4,12 +4,16 @@ import type { DeniedGrant } from "../mapping/denies.js";
 /**
  * Local denies of one user × grant (a "revoke" in an access campaign). Active while `ended_at` is
  * null; they end when the IdP no longer grants the grant or when an admin lifts them, never by time.
+ * A revoked bundle (a granular rule's strings in one workspace) is one deny per string, each with
+ * `partOf` naming the bundle and the campaign item it was revoked as.
  */
 
 type Db = Queryable;
 
 export type AccessDeny = DeniedGrant & {
   id: string;
+  /** The bundle this string was revoked with (its name, src/mapping/reasons.ts `bundleLabel`); null: revoked alone. */
+  partOf: string | null;
   userId: string;
   userName: string;
   campaignId: string | null;
@@ -31,6 +35,7 @@ type Row = {
   workspace: string | null;
   team: string | null;
   permission: string;
+  part_of: string | null;
   campaign_id: string | null;
   campaign_name: string;
   item_id: string | null;
@@ -50,6 +55,7 @@ const mapDeny = (r: Row): AccessDeny => ({
   workspace: r.workspace,
   team: r.team,
   permission: r.permission,
+  partOf: r.part_of,
   campaignId: r.campaign_id,
   campaignName: r.campaign_name,
   itemId: r.item_id === null ? null : String(r.item_id),
@@ -67,9 +73,9 @@ export type NewDeny = Omit<AccessDeny, "id" | "endedAt" | "endReason" | "endedBy
 export async function insertDenies(tx: Db, denies: readonly NewDeny[]): Promise<void> {
   if (!denies.length) return;
   await tx.query(
-    `INSERT INTO access_denies (user_id, user_name, scope, workspace, team, permission, campaign_id, campaign_name, item_id, decided_by, decided_at, comment)
+    `INSERT INTO access_denies (user_id, user_name, scope, workspace, team, permission, part_of, campaign_id, campaign_name, item_id, decided_by, decided_at, comment)
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS d(user_id uuid, user_name text, scope text, workspace text, team text, permission text,
-            campaign_id uuid, campaign_name text, item_id bigint, decided_by text, decided_at timestamptz, comment text)
+            part_of text, campaign_id uuid, campaign_name text, item_id bigint, decided_by text, decided_at timestamptz, comment text)
      ON CONFLICT DO NOTHING`,
     [
       JSON.stringify(
@@ -80,6 +86,7 @@ export async function insertDenies(tx: Db, denies: readonly NewDeny[]): Promise<
           workspace: d.workspace,
           team: d.team,
           permission: d.permission,
+          part_of: d.partOf,
           campaign_id: d.campaignId,
           campaign_name: d.campaignName,
           item_id: d.itemId,
@@ -135,6 +142,27 @@ export async function listDeniesInForce(
     list.push(mapDeny(r));
   }
   return byUser;
+}
+
+/**
+ * Ends active denies and the rest of their bundles (the other strings revoked with them as one
+ * item); returns those it ended (a deny already ended by someone else is not returned).
+ */
+export async function endDeniesWithTheirBundles(
+  tx: Db,
+  ids: readonly string[],
+  end: { at: Date; reason: "idp-no-longer-grants" | "lifted"; by: string | null },
+): Promise<AccessDeny[]> {
+  if (!ids.length) return [];
+  const rows = (await tx.query(
+    `UPDATE access_denies d SET ended_at = $2, end_reason = $3, ended_by = $4
+       FROM (SELECT id, user_id, item_id, part_of FROM access_denies WHERE id = ANY($1::bigint[]) AND ended_at IS NULL) given
+      WHERE d.ended_at IS NULL
+        AND (d.id = given.id OR (given.part_of IS NOT NULL AND d.user_id = given.user_id AND d.item_id = given.item_id AND d.part_of = given.part_of))
+      RETURNING d.*`,
+    [ids, end.at, end.reason, end.by],
+  )) as Row[];
+  return rows.map(mapDeny).sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)));
 }
 
 /** Ends active denies; returns those it ended (a deny already ended by someone else is not returned). */

@@ -7,8 +7,15 @@ import type { DesiredDashboardUser } from "./types.js";
  * deny is active. Pure: the reconciler's desired state and the resync's planning both call it.
  */
 
-/** The grant a deny removes (never the department: it grants no access on its own). */
-export type DeniedGrant = Grant & { scope: "company" | "workspace" | "permissionSet" | "team" };
+/**
+ * The grant a deny removes: one string, role or permission set (never the department: it grants
+ * no access on its own). A revoked bundle is one deny per string (each ends on its own when the IdP
+ * stops granting it); `partOf` then names the bundle (its `permission`, `bundleLabel`).
+ */
+export type DeniedGrant = Omit<Grant, "bundle"> & {
+  scope: "company" | "role" | "workspace" | "permissionSet" | "team";
+  partOf?: string | null;
+};
 
 /**
  * The desired user without the denied grants, and the denies the mapping no longer grants (they
@@ -49,5 +56,10 @@ export function applyDenies<D extends DeniedGrant>(
   const companyPermissions = desired.companyPermissions.filter((permission) =>
     keeps({ scope: "company", workspace: null, team: null, permission }),
   );
-  return { desired: { ...desired, companyPermissions, workspaces }, notGranted };
+  const { roles: mapped, ...rest } = desired;
+  // A user with no role carries no `roles` (src/mapping/desired.ts): equal states stay deep-equal.
+  const roles = (mapped ?? []).filter((permission) =>
+    keeps({ scope: "role", workspace: null, team: null, permission }),
+  );
+  return { desired: { ...rest, companyPermissions, ...(roles.length ? { roles } : {}), workspaces }, notGranted };
 }

@@ -5,7 +5,7 @@ import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { applyDenies } from "../mapping/denies.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
-import { explainGrants } from "../mapping/reasons.js";
+import { bundleOrigin, bundleWords, explainGrants } from "../mapping/reasons.js";
 import type { MappingStore } from "../mapping/store.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";
 
@@ -72,15 +72,25 @@ export class MappedDesiredState implements DesiredStateSource {
   }
 }
 
-/** A grant in words: "admin (company)", "export_user_data in EU Production", "basic_access in team Lifecycle of EU Production". */
+/**
+ * A grant in words: "admin (company)", "export_user_data in EU Production", "basic_access in team
+ * Lifecycle of EU Production", "role Marketer"; a granular bundle by its rule and first strings
+ * ("45 permissions in EU Production from rule 'EU marketers': view_campaigns, …"); one string of a
+ * revoked bundle with the bundle it was revoked in.
+ */
 export function grantWords(g: {
   scope: string;
   workspace: string | null;
   team: string | null;
   permission: string;
+  bundle?: readonly string[] | null | undefined;
+  partOf?: string | null | undefined;
 }): string {
+  if (g.bundle) return bundleWords({ ...g, bundle: g.bundle });
+  const part = g.partOf ? ` (revoked with the permissions ${bundleOrigin(g.partOf)})` : "";
   if (g.scope === "company") return `${g.permission} (company)`;
-  if (g.scope === "team") return `${g.permission} in team ${g.team} of ${g.workspace}`;
+  if (g.scope === "role") return `role ${g.permission}`;
+  if (g.scope === "team") return `${g.permission} in team ${g.team} of ${g.workspace}${part}`;
   if (g.scope === "permissionSet") return `permission set ${g.permission} in ${g.workspace}`;
-  return `${g.permission} in ${g.workspace}`;
+  return `${g.permission} in ${g.workspace}${part}`;
 }

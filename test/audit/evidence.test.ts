@@ -199,6 +199,9 @@ describe("the evidence pack", () => {
         campaign: "Quarterly admins",
         userName: "bob@example.com",
         grant: "admin (company)",
+        // What the item granted: one string here (a granular bundle lists its strings, one row for them all).
+        permissions: "admin",
+        count: "1",
         reviewer: "name:ciso@example.com",
         decision: "keep",
         decidedBy: "ciso@example.com",

@@ -24,6 +24,10 @@ const ACCESS_CSV_COLUMNS = [
   "permission",
   "groups",
   "rules",
+  // What the row grants: a granular bundle's strings (one row for them all), or its one string.
+  // Here, not at the end, so that the columns read from either end keep their places.
+  "permissions",
+  "count",
   "firstAppliedAt",
   "appliedByLogId",
   "verified",
@@ -46,6 +50,8 @@ function accessCsvLine(row: AccessRow): string {
       : row.appliedByLogId
         ? `no rule in force gives it; applied by log entry ${row.appliedByLogId}`
         : "",
+    row.permissions.join(" "),
+    row.count,
     row.firstAppliedAt?.toISOString() ?? "before the log's retention",
     row.appliedByLogId,
     row.verifiedAt?.toISOString() ?? "not verified since",

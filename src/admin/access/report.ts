@@ -13,90 +13,18 @@ import {
   type HeldAccount,
   type HeldCursor,
   type HeldFilter,
-  type IdpFacts,
 } from "../../db/accessRepository.js";
-import { listDeniesInForce, type AccessDeny } from "../../db/denyRepository.js";
+import { listDeniesInForce } from "../../db/denyRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
-import { matchingRules } from "../../mapping/match.js";
-import {
-  explainGrants,
-  grantKey,
-  grantsOf,
-  reasonsFor,
-  type ExplainedGrant,
-  type Grant,
-  type GrantReason,
-} from "../../mapping/reasons.js";
-import { grantSince } from "./grants.js";
+import { rowsOf, type AccessQuery, type AccessRow, type RowBatch, type RowContext } from "./rows.js";
+
+export type { AccessQuery, AccessRow, AccessRowDeny } from "./rows.js";
 
 /**
  * The access report (docs/access-review.md): one row per user × grant the platform held, now or
  * at `at`, with the rules and groups that give it, since when it was held and when it was last
- * verified. Reads the connector's database only: no platform call, no budget.
+ * verified (the rows: ./rows.ts). Reads the connector's database only: no platform call, no budget.
  */
-
-export type AccessQuery = {
-  at?: Date;
-  user?: string;
-  workspace?: string;
-  team?: string;
-  permission?: string;
-  group?: string;
-  /** A rule's line number, or words of its description. */
-  rule?: string;
-  /** Only the `admin` permission, company-wide or in a workspace. */
-  admins?: boolean;
-};
-
-export type AccessRow = Grant & {
-  userId: string;
-  userName: string;
-  reasons: GrantReason[];
-  /**
-   * Where the reasons come from: recorded when the state was applied (as of a past moment), or
-   * the mapping and IdP groups now (today's report, and entries that recorded none).
-   */
-  reasonsAsOf: "applied" | "current";
-  /** When the platform first held this grant without a break since (null: before the log's retention). */
-  firstAppliedAt: Date | null;
-  /** The log entry that applied it then. */
-  appliedByLogId: string | null;
-  /** The verification that covers this grant (null: not verified since it was applied). */
-  verifiedAt: Date | null;
-  /** A campaign's deny in force on this grant (null: none). */
-  deny: AccessRowDeny | null;
-};
-
-/**
- * A deny on a row, in words ("revoked in campaign …, by …, on …"). `onPlatform`: the platform still
- * held the grant (its removal was queued); otherwise the row is the grant the IdP would give, kept
- * off the platform by the deny.
- */
-export type AccessRowDeny = {
-  id: string;
-  campaignId: string | null;
-  campaignName: string;
-  decidedBy: string;
-  decidedAt: Date;
-  comment: string;
-  words: string;
-  onPlatform: boolean;
-};
-
-function rowDeny(d: AccessDeny, onPlatform: boolean): AccessRowDeny {
-  return {
-    id: d.id,
-    campaignId: d.campaignId,
-    campaignName: d.campaignName,
-    decidedBy: d.decidedBy,
-    decidedAt: d.decidedAt,
-    comment: d.comment,
-    words: `revoked in campaign "${d.campaignName}", by ${d.decidedBy}, on ${d.decidedAt.toISOString()}`,
-    onPlatform,
-  };
-}
-
-type Context = { query: AccessQuery; mapping: Mapping | null; verifyingRunAt: Date | null };
 
 export type AccessReportOptions = { db: Database; mappingSource?: string };
 
@@ -116,35 +44,13 @@ async function mappingInForce(db: Database, source: string): Promise<Mapping | n
   return mapping;
 }
 
-async function context(options: AccessReportOptions, query: AccessQuery): Promise<Context> {
+async function context(options: AccessReportOptions, query: AccessQuery): Promise<RowContext> {
   const [mapping, verifyingRunAt] = await Promise.all([
     mappingInForce(options.db, options.mappingSource ?? "mapping.yaml"),
     lastVerifyingResyncAt(options.db, query.at),
   ]);
   return { query, mapping, verifyingRunAt };
 }
-
-function rowMatches(row: AccessRow, q: AccessQuery): boolean {
-  if (q.workspace && row.workspace !== q.workspace) return false;
-  if (q.team && row.team !== q.team) return false;
-  if (q.permission && row.permission !== q.permission) return false;
-  if (q.admins && row.permission !== "admin") return false;
-  const rules = row.reasons.flatMap((r) => ("rule" in r ? [r] : []));
-  if (q.group && !rules.some((r) => r.groups.some((g) => g.toLowerCase() === q.group!.toLowerCase()))) return false;
-  if (q.rule) {
-    const want = q.rule.toLowerCase();
-    if (!rules.some((r) => String(r.rule.line) === want || (r.rule.description ?? "").toLowerCase().includes(want)))
-      return false;
-  }
-  return true;
-}
-
-type Batch = {
-  accounts: HeldAccount[];
-  history: Awaited<ReturnType<typeof listAppliedHistory>>;
-  idp: Awaited<ReturnType<typeof listIdpFacts>>;
-  denies: Map<string, AccessDeny[]>;
-};
 
 /** The next accounts after `cursor`, with their applied history and IdP facts (one query each). */
 async function fetchBatch(
@@ -153,7 +59,7 @@ async function fetchBatch(
   cursor: HeldCursor | undefined,
   size: number,
   byId = false,
-): Promise<Batch> {
+): Promise<RowBatch> {
   const filter = heldFilter(query);
   const accounts =
     byId && query.at
@@ -173,70 +79,6 @@ const lastOf = (accounts: HeldAccount[]): HeldCursor => ({
   userName: accounts[accounts.length - 1]!.userName,
   userId: accounts[accounts.length - 1]!.userId,
 });
-
-/** The rows of a batch, per account in order. */
-function rowsOf(ctx: Context, { accounts, history, idp, denies }: Batch): AccessRow[][] {
-  return accounts.map((account) => {
-    const rows: AccessRow[] = [];
-    const denied = new Map((denies.get(account.userId) ?? []).map((d) => [grantKey(d), d]));
-    const since = grantSince(history.get(account.userId) ?? []);
-    const facts = idp.get(account.userId);
-    // Today: the account's own verification; as of a past moment: the last verifying run by then.
-    const verified = ctx.query.at ? ctx.verifyingRunAt : account.verifiedAt;
-    const applied = ctx.query.at ? account.appliedReasons : null;
-    const explained = applied ?? currentReasons(ctx, account, facts);
-    for (const { reasons, ...grant } of explained) {
-      const start = since.get(grantKey(grant));
-      const row: AccessRow = {
-        ...grant,
-        userId: account.userId,
-        userName: account.userName,
-        reasons,
-        reasonsAsOf: applied ? "applied" : "current",
-        firstAppliedAt: start?.since ?? null,
-        appliedByLogId: start?.logId ?? null,
-        verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
-        deny: null,
-      };
-      const deny = denied.get(grantKey(grant));
-      if (deny) {
-        row.deny = rowDeny(deny, true);
-        denied.delete(grantKey(grant));
-      }
-      if (rowMatches(row, ctx.query)) rows.push(row);
-    }
-    // The grants the platform no longer holds because of a deny: shown where the grant would be.
-    for (const deny of denied.values()) {
-      const { scope, workspace, team, permission } = deny;
-      const grant: Grant = { scope, workspace, team, permission };
-      const row: AccessRow = {
-        ...grant,
-        userId: account.userId,
-        userName: account.userName,
-        reasons: deniedReasons(ctx, grant, facts),
-        reasonsAsOf: "current",
-        firstAppliedAt: null,
-        appliedByLogId: null,
-        verifiedAt: null,
-        deny: rowDeny(deny, false),
-      };
-      if (rowMatches(row, ctx.query)) rows.push(row);
-    }
-    return rows;
-  });
-}
-
-/** Why the IdP would give a denied grant: the mapping in force and the user's groups now. */
-function deniedReasons(ctx: Context, grant: Grant, facts: IdpFacts | undefined): GrantReason[] {
-  if (!ctx.mapping || !facts) return [];
-  return reasonsFor(grant, matchingRules(facts.groups, ctx.mapping), ctx.mapping, facts.department);
-}
-
-/** Each grant the account holds, with the rules and groups that give it under the mapping in force and the groups now. */
-function currentReasons(ctx: Context, account: HeldAccount, facts: IdpFacts | undefined): ExplainedGrant[] {
-  if (ctx.mapping && facts) return explainGrants(account.held, facts.groups, ctx.mapping, facts.department);
-  return grantsOf(account.held).map((grant) => ({ ...grant, reasons: [] }));
-}
 
 /** What SQL can narrow: "admins everywhere" is the permission `admin`. */
 function heldFilter(q: AccessQuery): HeldFilter {
@@ -306,10 +148,10 @@ export async function* accessRows(
 ): AsyncGenerator<AccessRow[]> {
   const ctx = await context(options, query);
   const byId = query.at !== undefined;
-  let next: Promise<Batch> | undefined = fetchBatch(options.db, query, undefined, batchSize, byId);
+  let next: Promise<RowBatch> | undefined = fetchBatch(options.db, query, undefined, batchSize, byId);
   try {
     while (next) {
-      const batch: Batch = await next;
+      const batch: RowBatch = await next;
       next =
         batch.accounts.length === batchSize
           ? fetchBatch(options.db, query, lastOf(batch.accounts), batchSize, byId)

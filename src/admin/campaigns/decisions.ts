@@ -13,7 +13,7 @@ import {
   type CampaignItem,
 } from "../../db/campaignRepository.js";
 import { appendDecisions, appendUndecided } from "../../db/campaignDecisionRepository.js";
-import { endDenies, insertDenies } from "../../db/denyRepository.js";
+import { endDeniesWithTheirBundles, insertDenies } from "../../db/denyRepository.js";
 import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
 import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogRepository.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
@@ -59,6 +59,8 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
 /**
  * Opens the denies of revoked items, notifies and queues their users; answers the log entries the
  * caller writes once the decisions are chained (the log's chain head is the transaction's last lock).
+ * A bundle is denied string by string (the desired state drops each: src/mapping/denies.ts), each
+ * deny naming the bundle; the notice and the log entry name the bundle once.
  */
 async function revoke(
   tx: Queryable,
@@ -69,20 +71,23 @@ async function revoke(
   if (!items.length) return [];
   await insertDenies(
     tx,
-    items.map((i) => ({
-      userId: i.userId,
-      userName: i.userName,
-      scope: i.scope,
-      workspace: i.workspace,
-      team: i.team,
-      permission: i.permission,
-      campaignId: campaign.id,
-      campaignName: campaign.name,
-      itemId: i.id,
-      decidedBy: d.by,
-      decidedAt: d.at,
-      comment: d.comment,
-    })),
+    items.flatMap((i) =>
+      (i.bundle ?? [i.permission]).map((permission) => ({
+        userId: i.userId,
+        userName: i.userName,
+        scope: i.scope,
+        workspace: i.workspace,
+        team: i.team,
+        permission,
+        partOf: i.bundle ? i.permission : null,
+        campaignId: campaign.id,
+        campaignName: campaign.name,
+        itemId: i.id,
+        decidedBy: d.by,
+        decidedAt: d.at,
+        comment: d.comment,
+      })),
+    ),
   );
   for (const i of items)
     await notify(
@@ -177,13 +182,18 @@ export async function closeCampaign(
   });
 }
 
-/** An admin lifts a deny: the mapping's grant comes back at the user's next reconcile (queued now). */
+/**
+ * An admin lifts a deny (with the rest of its bundle: what was revoked as one item comes back as
+ * one): the mapping's grant comes back at the user's next reconcile (queued now).
+ */
 export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
   if (!/^\d{1,18}$/.test(denyId)) throw new NotFoundError("No deny with that id");
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const [ended] = await endDenies(tx, [denyId], { at: now, reason: "lifted", by });
+    const lifted = await endDeniesWithTheirBundles(tx, [denyId], { at: now, reason: "lifted", by });
+    const ended = lifted.find((d) => d.id === denyId) ?? lifted[0];
     if (!ended) throw new NotFoundError("No active deny with that id");
+    const shown = presentDeny(ended, lifted);
     await markUsersDirty(tx, [ended.userId], { kind: "admin", actor: by });
     await writeLogEntry(tx, {
       at: now,
@@ -193,9 +203,9 @@ export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
       outcome: "succeeded",
       trigger: { kind: "admin", actor: by },
       actor: by,
-      error: `deny lifted by ${by}: ${grantWords(ended)} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
+      error: `deny lifted by ${by}: ${shown.grant} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
     });
-    return presentDeny(ended);
+    return shown;
   });
 }
 

@@ -11,6 +11,7 @@ import {
 import { listDenies } from "../../db/denyRepository.js";
 import { writeLogEntry } from "../../db/reconcileLogRepository.js";
 import { BadRequestError, ForbiddenError } from "../../errors.js";
+import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../../mapping/reasons.js";
 import {
   campaignOr404,
   fallbackKey,
@@ -21,7 +22,7 @@ import {
   type CampaignDeps,
   type Reviewer,
 } from "./common.js";
-import { presentCampaign, presentDeny, presentItem } from "./present.js";
+import { presentCampaign, presentDenies, presentDeny, presentItem } from "./present.js";
 
 /**
  * Access certification campaigns (docs/access-review.md, "Campaigns"): the one implementation the
@@ -42,15 +43,20 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
   if (dueAt <= now) throw new BadRequestError("dueAt: must be in the future");
   const startedMs = Date.now();
   const result = await deps.db.transaction(async (tx) => {
-    const started = await insertCampaign(tx, {
-      name: input.name,
-      scope: input.scope,
-      reviewers: input.reviewers,
-      fallbackReviewer: fallbackKey(input.fallbackReviewer),
-      dueAt,
-      startedBy,
-      startedAt: now,
-    });
+    // A granular state's strings are frozen as the bundles its reviews show (src/mapping/reasons.ts).
+    const started = await insertCampaign(
+      tx,
+      {
+        name: input.name,
+        scope: input.scope,
+        reviewers: input.reviewers,
+        fallbackReviewer: fallbackKey(input.fallbackReviewer),
+        dueAt,
+        startedBy,
+        startedAt: now,
+      },
+      { granularOnly: GRANULAR_ONLY_STRINGS, noRule: NO_RULE },
+    );
     await writeLogEntry(tx, {
       at: now,
       action: "campaign",
@@ -154,5 +160,5 @@ export async function denyList(
   filter: { userId?: string; campaignId?: string; activeOnly?: boolean },
   limit = 1000,
 ) {
-  return (await listDenies(deps.db, filter, limit)).map(presentDeny);
+  return presentDenies(await listDenies(deps.db, filter, limit));
 }

@@ -32,6 +32,11 @@ export function presentItem(i: CampaignItem) {
     workspace: i.workspace,
     team: i.team,
     permission: i.permission,
+    /** A granular bundle's strings (null: one string, role or set; `permission` then names it). */
+    bundle: i.bundle,
+    /** What the item grants: a bundle's strings, or its one string, role or set. */
+    permissions: i.bundle ?? [i.permission],
+    count: i.bundle?.length ?? 1,
     grant: grantWords(i),
     rules: (i.reasons ?? []).flatMap((r) =>
       "rule" in r ? [{ line: r.rule.line, file: r.rule.file, description: r.rule.description, groups: r.groups }] : [],
@@ -52,7 +57,14 @@ export const groupsOf = (i: CampaignItem) => [
   ...new Set((i.reasons ?? []).flatMap((r) => ("rule" in r ? r.groups : []))),
 ];
 
-export function presentDeny(d: AccessDeny) {
+/**
+ * A deny, or the denies of one revoked bundle (the strings revoked as one item, in the same state)
+ * as one: `permission` is then the bundle's name, `permissions` its strings, and `id` the first's
+ * (lifting it lifts them all: src/db/denyRepository.ts `endDeniesWithTheirBundles`).
+ */
+export function presentDeny(d: AccessDeny, bundle: readonly AccessDeny[] = [d]) {
+  const permissions = bundle.map((b) => b.permission);
+  const grant = d.partOf ? { ...d, permission: d.partOf, bundle: permissions } : d;
   return {
     id: d.id,
     userId: d.userId,
@@ -60,8 +72,10 @@ export function presentDeny(d: AccessDeny) {
     scope: d.scope,
     workspace: d.workspace,
     team: d.team,
-    permission: d.permission,
-    grant: grantWords(d),
+    permission: grant.permission,
+    permissions,
+    count: permissions.length,
+    grant: grantWords(grant),
     words: `revoked in campaign "${d.campaignName}", by ${d.decidedBy}, on ${d.decidedAt.toISOString()}`,
     campaignId: d.campaignId,
     campaignName: d.campaignName,
@@ -72,4 +86,18 @@ export function presentDeny(d: AccessDeny) {
     endReason: d.endReason,
     endedBy: d.endedBy,
   };
+}
+
+/** Denies as reviewers read them: the strings of one revoked bundle that share a state, as one (order kept). */
+export function presentDenies(denies: readonly AccessDeny[]) {
+  const groups = new Map<string, AccessDeny[]>();
+  for (const d of denies) {
+    const key = d.partOf
+      ? JSON.stringify([d.userId, d.itemId, d.partOf, d.scope, d.workspace, d.team, d.endedAt?.getTime() ?? null])
+      : `deny ${d.id}`;
+    const group = groups.get(key);
+    if (group) group.push(d);
+    else groups.set(key, [d]);
+  }
+  return [...groups.values()].map((group) => presentDeny(group[0]!, group));
 }

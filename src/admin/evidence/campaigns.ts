@@ -4,7 +4,9 @@ import {
   type EvidenceCampaign,
   type EvidenceDecision,
 } from "../../db/evidenceRepository.js";
+import type { Queryable } from "../../db/database.js";
 import { reviewerKey } from "../../db/campaignRepository.js";
+import { bundlesOfDecisions } from "../../db/campaignDecisionRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { writeCsv, type CsvColumns, type EvidenceFile } from "./output.js";
 
@@ -44,13 +46,34 @@ const campaigns: EvidenceFile = {
   },
 };
 
-const DECISION_COLUMNS: CsvColumns<EvidenceDecision> = {
+/** A decision with the strings of the bundle it decided (null: one string, role or set). */
+type DecisionRow = EvidenceDecision & { bundle: string[] | null };
+
+/** The decisions' batches with their bundles (one look-up per batch). */
+async function* withBundles(db: Queryable, batches: AsyncIterable<EvidenceDecision[]>): AsyncGenerator<DecisionRow[]> {
+  for await (const batch of batches) {
+    const bundles = await bundlesOfDecisions(
+      db,
+      batch.map((d) => d.id),
+    );
+    yield batch.map((d) => ({ ...d, bundle: bundles.get(d.id) ?? null }));
+  }
+}
+
+/** What a decision decided: a bundle's strings (one row per item, not per string), or the one granted. */
+const PERMISSION_COLUMNS: CsvColumns<DecisionRow> = {
+  permissions: (d) => (d.bundle ?? [d.permission]).join(" "),
+  count: (d) => d.bundle?.length ?? 1,
+};
+
+const DECISION_COLUMNS: CsvColumns<DecisionRow> = {
   decisionId: (d) => d.id,
   campaignId: (d) => d.campaignId,
   campaign: (d) => d.campaignName,
   itemId: (d) => d.itemId,
   userName: (d) => d.userName,
   grant: (d) => grantWords(d),
+  ...PERMISSION_COLUMNS,
   reviewer: (d) => d.reviewer,
   decision: (d) => d.decision,
   decidedBy: (d) => d.decidedBy,
@@ -65,17 +88,18 @@ const decisions: EvidenceFile = {
     "Every campaign decision taken in the window (keep, revoke, or undecided at the close): who decided, when, the comment, and its chain hash",
   controls: CONTROLS,
   async write({ db, window }, out) {
-    await writeCsv(out, DECISION_COLUMNS, decisionsWindow(db, window.from, window.to));
+    await writeCsv(out, DECISION_COLUMNS, withBundles(db, decisionsWindow(db, window.from, window.to)));
   },
 };
 
 const latencyMs = (d: EvidenceDecision) => (d.appliedAt ? d.appliedAt.getTime() - d.decidedAt.getTime() : null);
 
-const REVOCATION_COLUMNS: CsvColumns<EvidenceDecision> = {
+const REVOCATION_COLUMNS: CsvColumns<DecisionRow> = {
   decisionId: (d) => d.id,
   campaign: (d) => d.campaignName,
   userName: (d) => d.userName,
   grant: (d) => grantWords(d),
+  ...PERMISSION_COLUMNS,
   decidedBy: (d) => d.decidedBy,
   decidedAt: (d) => d.decidedAt.toISOString(),
   comment: (d) => d.comment,
@@ -90,7 +114,7 @@ const revocations: EvidenceFile = {
     "Each campaign revoke in the window and how long it took to reach the platform: from the decision to the log entry that applied the user's next change",
   controls: CONTROLS,
   async write({ db, window }, out) {
-    await writeCsv(out, REVOCATION_COLUMNS, decisionsWindow(db, window.from, window.to, true));
+    await writeCsv(out, REVOCATION_COLUMNS, withBundles(db, decisionsWindow(db, window.from, window.to, true)));
   },
 };
 

@@ -1,5 +1,5 @@
 import type { AccessPageData, AccessRow } from "../../../../admin/access/index.js";
-import { describeReason } from "../../../../admin/access/grants.js";
+import { bundleOrigin, describeReason } from "../../../../admin/access/grants.js";
 import { Badge, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { can } from "../../policy.js";
@@ -18,6 +18,7 @@ export const ACCESS_FORM_FIELDS = ["at", "user", "workspace", "team", "permissio
 
 const SCOPE_LABEL: Record<AccessRow["scope"], string> = {
   company: "company",
+  role: "role",
   workspace: "workspace",
   permissionSet: "permission set",
   team: "team",
@@ -86,7 +87,8 @@ export function AccessPage({
             label: "Grant",
             cell: (r) => (
               <span>
-                <Badge>{SCOPE_LABEL[r.scope]}</Badge> <code>{r.permission}</code>
+                <Badge>{SCOPE_LABEL[r.scope]}</Badge>{" "}
+                {r.bundle ? <Bundle permissions={r.permissions} from={r.permission} /> : <code>{r.permission}</code>}
                 {r.deny ? <DenyNote deny={r.deny} ctx={ctx} /> : null}
               </span>
             ),
@@ -198,6 +200,22 @@ export function AccessPage({
         />
       </Section>
     </div>
+  );
+}
+
+/**
+ * A granular bundle (what one rule gives in one workspace or team): its size and origin, its strings
+ * folded ("45 permissions from rule 'EU marketers'").
+ */
+function Bundle({ permissions, from }: { permissions: readonly string[]; from: string }) {
+  const n = permissions.length;
+  return (
+    <details class="bundle">
+      <summary>
+        {n} permission{n === 1 ? "" : "s"} {bundleOrigin(from)}
+      </summary>
+      <code>{permissions.join(" ")}</code>
+    </details>
   );
 }
 

@@ -152,7 +152,18 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
             ) : null,
         },
         { label: "User", cell: (i) => i.userName },
-        { label: "Grant", cell: (i) => i.grant },
+        {
+          label: "Grant",
+          cell: (i) =>
+            i.bundle ? (
+              <span>
+                {i.grant}
+                <AllStrings permissions={i.bundle} />
+              </span>
+            ) : (
+              i.grant
+            ),
+        },
         {
           label: "Why",
           cell: (i) =>
@@ -212,6 +223,16 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
   );
 }
 
+/** A bundle's strings, folded: one item stands for them all, and a reviewer can still read each. */
+function AllStrings({ permissions }: { permissions: readonly string[] }) {
+  return (
+    <details class="bundle">
+      <summary>all {permissions.length}</summary>
+      <code>{permissions.join(" ")}</code>
+    </details>
+  );
+}
+
 function DeniesSection({ denies, ctx, filters }: { denies: DenyView[]; ctx: PageContext; filters: string }) {
   return (
     <Section title="Denies from this campaign" id="denies">
@@ -220,7 +241,18 @@ function DeniesSection({ denies, ctx, filters }: { denies: DenyView[]; ctx: Page
         empty="No grant was revoked in this campaign."
         columns={[
           { label: "User", cell: (d) => d.userName },
-          { label: "Grant", cell: (d) => d.grant },
+          {
+            label: "Grant",
+            cell: (d) =>
+              d.count > 1 ? (
+                <span>
+                  {d.grant}
+                  <AllStrings permissions={d.permissions} />
+                </span>
+              ) : (
+                d.grant
+              ),
+          },
           { label: "Revoked", cell: (d) => `by ${d.decidedBy} on ${formatTime(d.decidedAt)}: ${d.comment}` },
           {
             label: "State",
