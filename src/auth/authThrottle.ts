@@ -47,12 +47,14 @@ export class FailedAuthThrottle {
   }
 
   /**
-   * True when failures from `address` (or from everyone) are already refused, as this process
-   * knows from memory: asked before a token is looked up, so a blocked sender's guesses cost no
-   * query. False when unsure (another replica's count, or not yet over): the lookup then decides.
+   * True when failures from `address` itself are already refused, as this process knows from
+   * memory: asked before a token is looked up, so a blocked sender's guesses cost no query. False
+   * when unsure (another replica's count, or not yet over): the lookup then decides. The global
+   * cap is deliberately not asked: what others send must never keep a valid token from being
+   * looked up (issue 34: after a restart, wrong tokens from anywhere locked the IdP out).
    */
-  blockedNow(address: string | undefined): boolean {
-    return inMemoryBlockMs(this.perAddress, addressKey(address)) > 0 || inMemoryBlockMs(this.everyone, "all") > 0;
+  addressBlockedNow(address: string | undefined): boolean {
+    return inMemoryBlockMs(this.perAddress, addressKey(address)) > 0;
   }
 
   private async consume(

@@ -17,6 +17,7 @@ export function generateToken(): string {
 
 const CACHE_MS = 10_000;
 const TOUCH_EVERY_MS = 60_000;
+const BATCH_LIMIT = 500; // unknown tokens per lookup query
 
 export type VerifierCacheOptions = {
   /** How long an answer (valid or not) is trusted without asking the database. */
@@ -30,24 +31,29 @@ export type VerifierCacheOptions = {
  * Two caches, so that a flood of made-up tokens can never push a good one out: valid tokens
  * (few: one per IdP connection, and an attacker cannot mint them) are kept in their own map, and
  * invalid ones in a bounded map where only other invalid ones compete for room. A repeated bad
- * token is answered from memory; each new bad token costs one query until its sender is over the
- * failed-auth throttle (src/auth/authThrottle.ts), and none after that.
+ * token is answered from memory; new tokens are looked up together (TokenLookups below), so a
+ * flood of bad ones from any number of addresses keeps at most one pool connection busy, and a
+ * sender over its own failed-auth limit (src/auth/authThrottle.ts) costs no lookup at all.
+ * Nothing else refuses a token unseen: what other senders do (the global cap) never stops a valid
+ * one, or anyone could lock the IdP out after a restart (issue 34).
  */
 export class ScimTokenVerifier {
   private readonly envHash: Buffer | undefined;
   private readonly valid = new Map<string, { tokenId: string; until: number }>();
   private readonly invalid = new Map<string, number>();
   private readonly touchedAt = new Map<string, number>();
+  private readonly lookups: TokenLookups;
   private readonly ttlMs: number;
   private readonly negativeLimit: number;
   private readonly now: () => number;
 
   constructor(
-    private readonly tokens: Pick<TokenRepository, "findActiveByHash" | "touch">,
+    private readonly tokens: Pick<TokenRepository, "findActiveByHashes" | "touch">,
     envToken: string | undefined,
     options: VerifierCacheOptions = {},
   ) {
     this.envHash = envToken ? hashToken(envToken) : undefined;
+    this.lookups = new TokenLookups((hashes) => tokens.findActiveByHashes(hashes));
     this.ttlMs = options.ttlMs ?? CACHE_MS;
     this.negativeLimit = options.negativeLimit ?? 10_000;
     this.now = options.now ?? Date.now;
@@ -57,9 +63,10 @@ export class ScimTokenVerifier {
    * True when `presented` is SCIM_TOKEN or an active token made with `token create`. The answer is
    * synchronous when memory has it (SCIM_TOKEN, or a token seen within the cache's time), a promise
    * only when the database must be asked: every IdP request asks, and on Node 20 each promise
-   * costs more while AsyncLocalStorage's hooks are on (docs/performance.md).
+   * costs more while AsyncLocalStorage's hooks are on (docs/performance.md). `addressBlocked` says
+   * whether the sender's own address is over its failed-auth limit; the global cap is not asked.
    */
-  verify(presented: string, senderBlocked?: () => boolean): boolean | Promise<boolean> {
+  verify(presented: string, addressBlocked?: () => boolean): boolean | Promise<boolean> {
     const hash = hashToken(presented);
     if (this.envHash && timingSafeEqual(hash, this.envHash)) return true;
     const key = hash.toString("hex");
@@ -67,14 +74,14 @@ export class ScimTokenVerifier {
     const known = this.valid.get(key);
     if (known && known.until > now) return this.touch(known.tokenId, now);
     if ((this.invalid.get(key) ?? 0) > now) return false;
-    // A token never seen valid, from a sender the failed-auth throttle already refuses: no query.
+    // A token never seen valid, from an address the failed-auth throttle already refuses: no query.
     // (One seen valid, its cache lapsed, is still looked up: an IdP shares its addresses.)
-    if (!known && senderBlocked?.()) return false;
+    if (!known && addressBlocked?.()) return false;
     return this.lookUp(hash, key, now);
   }
 
   private async lookUp(hash: Buffer, key: string, now: number): Promise<boolean> {
-    const found = await this.tokens.findActiveByHash(hash);
+    const found = await this.lookups.find(hash, key);
     if (found !== undefined && timingSafeEqual(found.tokenHash, hash)) {
       this.invalid.delete(key); // a token created after it was first tried
       this.valid.set(key, { tokenId: found.id, until: now + this.ttlMs });
@@ -97,5 +104,49 @@ export class ScimTokenVerifier {
       this.tokens.touch(tokenId).catch(() => undefined);
     }
     return true;
+  }
+}
+
+type FoundToken = { id: string; tokenHash: Buffer };
+type WaitingLookup = {
+  hash: Buffer;
+  key: string;
+  settle(found: FoundToken | undefined): void;
+  fail(error: unknown): void;
+};
+
+/**
+ * Token lookups, one query at a time: the tokens that arrive while a query runs are looked up
+ * together by the next one (at most BATCH_LIMIT each, first come first served). Every token is
+ * still looked up, by a query sent after it arrived, so a valid one is never refused; a flood of
+ * unknown tokens costs one pool connection, however many addresses it comes from.
+ */
+class TokenLookups {
+  private waiting: WaitingLookup[] = [];
+  private running = false;
+
+  constructor(private readonly findActive: (hashes: Buffer[]) => Promise<FoundToken[]>) {}
+
+  find(hash: Buffer, key: string): Promise<FoundToken | undefined> {
+    return new Promise((settle, fail) => {
+      this.waiting.push({ hash, key, settle, fail });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, BATCH_LIMIT);
+      try {
+        const distinct = new Map(batch.map((w) => [w.key, w.hash]));
+        const found = await this.findActive([...distinct.values()]);
+        const byKey = new Map(found.map((f) => [f.tokenHash.toString("hex"), f]));
+        for (const w of batch) w.settle(byKey.get(w.key));
+      } catch (error) {
+        for (const w of batch) w.fail(error);
+      }
+    }
+    this.running = false;
   }
 }

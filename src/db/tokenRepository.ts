@@ -52,6 +52,15 @@ export class TokenRepository {
     return rows[0] ? { id: rows[0].id, tokenHash: rows[0].token_hash } : undefined;
   }
 
+  /** The active tokens among these hashes (one query for all), with their stored hashes for a constant-time re-check. */
+  async findActiveByHashes(tokenHashes: readonly Buffer[]): Promise<{ id: string; tokenHash: Buffer }[]> {
+    const rows: { id: string; token_hash: Buffer }[] = await this.db.query(
+      `SELECT id, token_hash FROM scim_tokens WHERE token_hash = ANY($1::bytea[]) AND revoked_at IS NULL`,
+      [tokenHashes],
+    );
+    return rows.map((r) => ({ id: r.id, tokenHash: r.token_hash }));
+  }
+
   async touch(id: string): Promise<void> {
     await this.db.query(`UPDATE scim_tokens SET last_used_at = now() WHERE id = $1`, [id]);
   }

@@ -2,6 +2,8 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { addressKey } from "../../src/auth/authThrottle.js";
+import { generateToken, hashToken } from "../../src/auth/scimTokens.js";
+import { TokenRepository } from "../../src/db/tokenRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";
@@ -87,6 +89,18 @@ describe("failed-authentication throttles", () => {
     expect((await request(stack.service.url).get("/scim/v2/Users").set("X-Forwarded-For", "192.0.2.100")).status).toBe(
       401,
     );
+  });
+
+  it("SCIM: past the global cap a stored token neither process has seen yet (as after a restart) still passes, from any address", async () => {
+    // The cap is still tripped by the test above; a token made with `token create` is unknown to both
+    // replicas' caches, so each must look it up rather than refuse it with the guesses (issue 34).
+    expect((await scim(stack.service.url, "192.0.2.98", WRONG)).status).toBe(429);
+    const fresh = generateToken();
+    await new TokenRepository(stack.database.db).create("okta-after-restart", hashToken(fresh), fresh.slice(0, 10));
+    expect((await scim(stack.service.url, "192.0.2.97", fresh)).status).toBe(200);
+    expect((await scim(replica.url, "192.0.2.96", fresh)).status).toBe(200);
+    // Wrong tokens are still refused with 429 meanwhile.
+    expect((await scim(replica.url, "192.0.2.95", `${WRONG}-after`)).status).toBe(429);
   });
 
   it("the admin API has its own throttle (JSON 429 with Retry-After), and SCIM's cap does not spill into it", async () => {

@@ -3,12 +3,12 @@ import { generateToken, hashToken, ScimTokenVerifier } from "../../src/auth/scim
 import { TokenRepository } from "../../src/db/tokenRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
-/** The real repository on a real database, counting the lookups the verifier makes. */
+/** The real repository on a real database, counting the lookup queries the verifier makes. */
 class CountingTokens extends TokenRepository {
   lookups = 0;
-  override async findActiveByHash(tokenHash: Buffer) {
+  override async findActiveByHashes(tokenHashes: readonly Buffer[]) {
     this.lookups += 1;
-    return super.findActiveByHash(tokenHash);
+    return super.findActiveByHashes(tokenHashes);
   }
 }
 
@@ -62,5 +62,18 @@ describe("SCIM token verifier cache under a flood of bad tokens", () => {
     await tokens.create("entra", hashToken(later), later.slice(0, 12));
     now += 10_001;
     expect(await verifier.verify(later)).toBe(true);
+  });
+
+  it("unknown tokens sent at once are looked up together, and a valid one among a flood of guesses passes", async () => {
+    const verifier = new ScimTokenVerifier(tokens, undefined, { now: clock });
+    const fresh = generateToken();
+    await tokens.create("flooded", hashToken(fresh), fresh.slice(0, 12));
+    const before = tokens.lookups;
+    const guesses = Array.from({ length: 300 }, (_, i) => verifier.verify(`flood-${i}-${"z".repeat(20)}`));
+    const answers = await Promise.all([...guesses.slice(0, 150), verifier.verify(fresh), ...guesses.slice(150)]);
+    expect(answers.filter((a) => a === true)).toHaveLength(1);
+    expect(answers[150]).toBe(true);
+    // The first guess's own query, then one for the other 300 that arrived while it ran.
+    expect(tokens.lookups - before).toBe(2);
   });
 });

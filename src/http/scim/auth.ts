@@ -11,7 +11,8 @@ const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
  * failed-auth throttle, by the client's address (`clientAddress`, which honours TRUST_PROXY); past
  * it the answer is 429 with Retry-After (a valid token always passes: see authThrottle.ts). A
  * token the verifier knows from memory (nearly every request) is let through synchronously; an
- * unknown one from an address the throttle already refuses is answered 429 without a lookup.
+ * unknown one from an address the throttle already refuses is answered 429 without a lookup (the
+ * global cap never skips the lookup: a valid token passes whatever others have sent).
  */
 export function scimAuthenticator(
   verifier: ScimTokenVerifier,
@@ -39,9 +40,9 @@ export function scimAuthenticator(
   };
   return (req: IncomingMessage, res: ServerResponse): true | Promise<boolean> => {
     const match = BEARER.exec(req.headers.authorization ?? "");
-    // The throttle is asked before an unknown token is looked up (only then: the hot path asks nothing).
+    // The address's throttle is asked before an unknown token is looked up (only then: the hot path asks nothing).
     const verified = match
-      ? verifier.verify(match[1]!, throttle && (() => throttle.blockedNow(clientAddress(req))))
+      ? verifier.verify(match[1]!, throttle && (() => throttle.addressBlockedNow(clientAddress(req))))
       : false;
     if (verified === true) return true;
     if (verified === false) return refuse(req, res, match);
