@@ -63,12 +63,14 @@ Commands:
                              from the database only; CSV (default) or JSON on stdout
   audit verify               re-compute the reconciliation log's hash chain; names the first
                              entry that does not match (exit 1)
-  evidence --from DATE --to DATE [--out FILE]
+  evidence --from DATE --to DATE [--out FILE] [--accept-unverified-chain]
                              write a signed evidence pack (a tar) for the window: access reports
                              at both ends, every change in words, revocations and their latency,
-                             the mapping; needs EVIDENCE_SIGNING_KEY
+                             the mapping; needs EVIDENCE_SIGNING_KEY. While a hash chain does not
+                             verify: no pack (exit 1) unless --accept-unverified-chain
   evidence verify FILE [--public-key PEM|FILE]
-                             check a pack's signature and every file's SHA-256 (exit 1)
+                             check a pack's signature, every file's SHA-256 and the chains'
+                             verdicts it records (exit 1)
   campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups]
                  [--workspace W] [--permission P] [--group G]... [--reviewer WHO[@@WORKSPACE]]...
   campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]

@@ -5,16 +5,23 @@ import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
 import { verifyEvidencePack, writeEvidencePack } from "../admin/evidence/pack.js";
 import { parseEvidenceWindow } from "../admin/evidence/window.js";
+import { checkEvidenceChains, UnverifiedChainError } from "../admin/evidence/chains.js";
 import { systemClock } from "../clock.js";
 
 /**
- * `scim-connector evidence --from DATE --to DATE [--out FILE]` writes a signed evidence pack;
+ * `scim-connector evidence --from DATE --to DATE [--out FILE] [--accept-unverified-chain]` writes a
+ * signed evidence pack (none, exit 1, while a chain does not verify, unless accepted);
  * `scim-connector evidence verify FILE [--public-key PEM|FILE]` checks one (exit 1 when it fails).
  */
 export async function evidenceCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { from: { type: "string" }, to: { type: "string" }, out: { type: "string" } },
+    options: {
+      from: { type: "string" },
+      to: { type: "string" },
+      out: { type: "string" },
+      "accept-unverified-chain": { type: "boolean" },
+    },
   });
   if (!env.EVIDENCE_SIGNING_KEY) {
     process.stderr.write(
@@ -26,11 +33,27 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
   const window = parseEvidenceWindow(values.from, values.to);
   const file =
     values.out ?? `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
+  let checked;
+  try {
+    checked = await checkEvidenceChains(db, values["accept-unverified-chain"] ?? false);
+  } catch (error) {
+    if (!(error instanceof UnverifiedChainError)) throw error;
+    process.stderr.write(
+      `No pack written: ${error.notices.join("; ")}. A pack written now cannot vouch for it, and \`scim-connector evidence verify\` fails on it; \`scim-connector audit verify\` names the bad entries. To write it anyway, pass --accept-unverified-chain.\n`,
+    );
+    process.exitCode = 1;
+    return;
+  }
   const manifest = await writeEvidencePack(
     { db, mappingFile: env.MAPPING_FILE, signingKey: env.EVIDENCE_SIGNING_KEY, now: () => systemClock.now() },
     window,
     createWriteStream(file),
+    checked.chains,
   );
+  if (checked.notices.length > 0)
+    process.stderr.write(
+      `${file} cannot vouch for the log: ${checked.notices.join("; ")}. \`scim-connector evidence verify\` fails on this pack.\n`,
+    );
   const files = manifest.sections.reduce((n, s) => n + s.files.length, 0);
   console.log(
     `Wrote ${file}: ${files} files in ${manifest.sections.length} sections, signed; log chain ${manifest.chain.verified ? `verified, head ${manifest.chain.headHash}` : `NOT verified: ${manifest.chain.problem}`}; decisions chain ${manifest.decisionsChain.verified ? `verified, head ${manifest.decisionsChain.headHash}` : `NOT verified: ${manifest.decisionsChain.problem}`}.`,

@@ -8,6 +8,7 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { signInLocally } from "../support/adminHarness.js";
 import { runCli } from "../support/cli.js";
 import {
   ADMIN_TOKEN,
@@ -306,5 +307,93 @@ describe("the evidence pack", () => {
     expect(JSON.stringify(bad.body)).toContain("from must be an ISO 8601 date");
     const unauthenticated = await request(stack.service.url).get(`/admin/api/evidence?${query}`);
     expect(unauthenticated.status).toBe(401);
+  });
+
+  it("a pack written over a tampered log fails evidence verify in plain words, and every download says so before it starts", async () => {
+    const db = stack.service.db;
+    const [target] = await db.query<{ id: string; outcome: string }>(
+      `SELECT id, outcome FROM reconcile_log WHERE chain_hash IS NOT NULL ORDER BY id LIMIT 1 OFFSET 1`,
+    );
+    await db.query(`UPDATE reconcile_log SET outcome = 'failed' WHERE id = $1`, [target!.id]);
+    try {
+      expect((await cli(["audit", "verify"])).code).toBe(1);
+      const broken = `the reconciliation log's chain did not verify when the pack was written (entry ${target!.id} does not match its hash:`;
+
+      // The attack of issue 34: the pack's own verify said "verified", exit 0.
+      const { createPrivateKey } = await import("node:crypto");
+      const over = path.join(dir, "over-tampered.tar");
+      await writeEvidencePack(
+        { db, signingKey: createPrivateKey(operator.privateKey), now: () => new Date() },
+        { from: new Date(from), to: new Date(to) },
+        createWriteStream(over),
+      );
+      const verified = await cli(["evidence", "verify", over, "--public-key", path.join(dir, "operator.pub")]);
+      expect(verified.code).toBe(1);
+      expect(verified.stderr).toContain("NOT VERIFIED");
+      expect(verified.stderr).toContain(broken);
+      expect(verified.stdout).not.toContain("verified");
+
+      // The CLI writes nothing unless told to, and says why; told to, it writes and says so again.
+      const notice = `the reconciliation log's chain does not verify (entry ${target!.id} does not match its hash:`;
+      const out = path.join(dir, "unverified.tar");
+      const refused = await cli(["evidence", "--from", from, "--to", to, "--out", out], {
+        EVIDENCE_SIGNING_KEY: operator.privateKey,
+      });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(notice);
+      expect(refused.stderr).toContain("--accept-unverified-chain");
+      await expect(readFile(out)).rejects.toThrow(/ENOENT/);
+      const written = await cli(["evidence", "--from", from, "--to", to, "--out", out, "--accept-unverified-chain"], {
+        EVIDENCE_SIGNING_KEY: operator.privateKey,
+      });
+      expect(written.code).toBe(0);
+      expect(written.stderr).toContain(notice);
+      expect((await cli(["evidence", "verify", out, "--public-key", path.join(dir, "operator.pub")])).code).toBe(1);
+
+      // The API: 409 in words, then the pack only when asked, its name and a header saying it cannot vouch.
+      const query = `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+      const apiRefused = await request(stack.service.url)
+        .get(`/admin/api/evidence?${query}`)
+        .set("Authorization", `Bearer ${ADMIN_TOKEN}`);
+      expect(apiRefused.status).toBe(409);
+      expect(apiRefused.body.message).toContain(notice);
+      expect(apiRefused.body.message).toContain("acceptUnverifiedChain=true");
+      const apiPack = await fetch(`${stack.service.url}/admin/api/evidence?${query}&acceptUnverifiedChain=true`, {
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      expect(apiPack.status).toBe(200);
+      expect(apiPack.headers.get("content-disposition")).toMatch(/filename="evidence-.*-chain-not-verified\.tar"/);
+      expect(apiPack.headers.get("evidence-chain")).toContain(notice);
+      const { createPublicKey } = await import("node:crypto");
+      const apiVerdict = await verifyEvidencePack(
+        Readable.from([Buffer.from(await apiPack.arrayBuffer())]),
+        createPublicKey(operator.publicKey),
+      );
+      expect(apiVerdict.ok).toBe(false);
+      expect(apiVerdict.problems).toEqual([expect.stringContaining(broken)]);
+
+      // The page: a page in words with a button to download it anyway, then the marked pack.
+      const agent = request.agent(stack.service.url);
+      expect((await signInLocally(agent)).status).toBe(303);
+      const day = (iso: string) => iso.slice(0, 10);
+      const pageRefused = await agent.get(`/admin/access/evidence?from=${day(from)}&to=${day(to)}`);
+      expect(pageRefused.status).toBe(409);
+      expect(pageRefused.text).toContain(notice);
+      expect(pageRefused.text).toContain("Download the pack anyway");
+      expect(pageRefused.text).toContain('name="acceptUnverifiedChain" value="true"');
+      const pagePack = await agent
+        .get(`/admin/access/evidence?from=${day(from)}&to=${day(to)}&acceptUnverifiedChain=true`)
+        .buffer(true)
+        .parse((res, done) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => done(null, Buffer.concat(chunks)));
+        });
+      expect(pagePack.status).toBe(200);
+      expect(pagePack.headers["content-disposition"]).toMatch(/-chain-not-verified\.tar"$/);
+    } finally {
+      await db.query(`UPDATE reconcile_log SET outcome = $2 WHERE id = $1`, [target!.id, target!.outcome]);
+    }
+    expect((await cli(["audit", "verify"])).code).toBe(0);
   });
 });

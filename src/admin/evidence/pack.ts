@@ -7,7 +7,7 @@ import { Transform, type Readable, type Writable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import tar from "tar-stream";
 import type { Database } from "../../db/database.js";
-import { CAMPAIGN_DECISIONS_CHAIN, RECONCILE_LOG_CHAIN, verifyChain, type ChainVerdict } from "../../db/auditChain.js";
+import { checkEvidenceChains, manifestChainProblems, type ChainSummary, type EvidenceChains } from "./chains.js";
 import { EVIDENCE_SECTIONS, type EvidenceSection, type EvidenceWindow } from "./sections.js";
 
 /**
@@ -20,20 +20,6 @@ import { EVIDENCE_SECTIONS, type EvidenceSection, type EvidenceWindow } from "./
 
 const MANIFEST = "manifest.json";
 const SIGNATURE = "manifest.sig";
-
-type ChainSummary = {
-  name: string;
-  verified: boolean;
-  entries: number;
-  headId: string | null;
-  headHash: string | null;
-  problem?: string;
-};
-
-const chainSummary = (v: ChainVerdict): ChainSummary =>
-  v.ok
-    ? { name: v.chain, verified: true, entries: v.entries, headId: v.headId, headHash: v.headHash }
-    : { name: v.chain, verified: false, entries: v.entries, headId: null, headHash: null, problem: v.problem };
 
 type ManifestFile = { path: string; sha256: string; bytes: number; description: string; controls: string[] };
 export type Manifest = {
@@ -81,20 +67,28 @@ async function writeSection(deps: EvidenceDeps, dir: string, section: EvidenceSe
   return { name: section.name, files };
 }
 
-/** Writes the signed pack for `window` to `out` as a tar stream; resolves with its manifest. */
-export async function writeEvidencePack(deps: EvidenceDeps, window: EvidenceWindow, out: Writable): Promise<Manifest> {
+/**
+ * Writes the signed pack for `window` to `out` as a tar stream; resolves with its manifest. The
+ * chains' verdicts are those the caller checked (checkEvidenceChains, which refuses an unverified
+ * chain unless accepted), else checked here and recorded whatever they say.
+ */
+export async function writeEvidencePack(
+  deps: EvidenceDeps,
+  window: EvidenceWindow,
+  out: Writable,
+  checked?: EvidenceChains,
+): Promise<Manifest> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-evidence-"));
   try {
-    const chain = await verifyChain(deps.db, RECONCILE_LOG_CHAIN);
-    const decisionsChain = await verifyChain(deps.db, CAMPAIGN_DECISIONS_CHAIN);
+    const { chain, decisionsChain } = checked ?? (await checkEvidenceChains(deps.db, true)).chains;
     const sections = [];
     for (const section of EVIDENCE_SECTIONS) sections.push(await writeSection(deps, dir, section, window));
     const manifest: Manifest = {
       format: "scim-connector-evidence/1",
       window: { from: window.from.toISOString(), to: window.to.toISOString() },
       generatedAt: deps.now().toISOString(),
-      chain: chainSummary(chain),
-      decisionsChain: chainSummary(decisionsChain),
+      chain,
+      decisionsChain,
       sections,
       publicKey: createPublicKey(deps.signingKey).export({ type: "spki", format: "pem" }).toString(),
     };
@@ -123,7 +117,8 @@ export type PackVerdict = { ok: boolean; problems: string[]; manifest?: Manifest
 
 /**
  * Checks a pack: the manifest's signature (with `publicKey`, or the key the manifest names, which
- * proves only that the pack is whole), and every file's SHA-256; files missing or not listed fail.
+ * proves only that the pack is whole), and every file's SHA-256; files missing or not listed fail,
+ * and so does a chain the manifest records as not verified (the pack cannot vouch for it).
  */
 export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject): Promise<PackVerdict> {
   const hashes = new Map<string, string>();
@@ -181,5 +176,6 @@ export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject)
       else if (actual !== file.sha256) problems.push(`${file.path} does not match its SHA-256 in the manifest`);
     }
   for (const name of hashes.keys()) if (!listed.has(name)) problems.push(`${name} is not listed in the manifest`);
+  problems.push(...manifestChainProblems(manifest, MANIFEST));
   return { ok: problems.length === 0, problems, manifest, keyFromPack: !publicKey };
 }

@@ -4,8 +4,9 @@ import { BadRequestError, NotFoundError } from "../../errors.js";
 import { sendAccessFile } from "./api/access.js";
 import { sendEvidencePack, type EvidenceDeps } from "./api/evidence.js";
 import { requireAction } from "./policy.js";
-import { pageContext, renderPage } from "./ui/render.js";
-import { ACCESS_FORM_FIELDS, AccessPage, type AccessForm } from "./ui/pages/access.js";
+import { pageContext, renderMessagePage, renderPage } from "./ui/render.js";
+import { ACCESS_FORM_FIELDS, AccessPage, EvidenceAnywayForm, type AccessForm } from "./ui/pages/access.js";
+import { UnverifiedChainError } from "../../admin/evidence/chains.js";
 import type { AdminDataSources } from "../../admin/sources.js";
 
 const PAGE_SIZE = 100;
@@ -34,7 +35,8 @@ function queryOf(form: AccessForm) {
 /**
  * GET /access (the page), /access/export.csv|json (the whole filtered report, streamed) and, for
  * admins, /access/evidence?from=&to= (the signed evidence pack, as /admin/api/evidence writes it: a
- * download with no side effect, so a GET).
+ * download with no side effect, so a GET; over a chain that does not verify, a page saying so
+ * with a button to download it anyway).
  */
 export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps): Router {
   const router = Router();
@@ -59,8 +61,20 @@ export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps):
     await sendAccessFile(res, sources.access, query, format, req.adminActor?.name ?? "admin");
   });
   router.get("/access/evidence", requireAction("evidence"), async (req, res) => {
-    const date = (name: string) => (typeof req.query[name] === "string" ? req.query[name] : undefined);
-    await sendEvidencePack(evidence, date("from"), date("to"), res);
+    const text = (name: string) => (typeof req.query[name] === "string" ? req.query[name] : undefined);
+    const [from, to] = [text("from"), text("to")];
+    try {
+      await sendEvidencePack(evidence, from, to, res, text("acceptUnverifiedChain") === "true");
+    } catch (error) {
+      if (!(error instanceof UnverifiedChainError)) throw error;
+      renderMessagePage(
+        res,
+        409,
+        "The evidence pack cannot vouch for the log",
+        `No pack was written: ${error.notices.join("; ")}. A pack written now says so, and scim-connector evidence verify fails on it; scim-connector audit verify names the bad entries.`,
+        <EvidenceAnywayForm from={from ?? ""} to={to ?? ""} ctx={pageContext(req)} />,
+      );
+    }
   });
   return router;
 }

@@ -4,12 +4,14 @@ import type { Clock } from "../../../clock.js";
 import type { Database } from "../../../db/database.js";
 import { writeEvidencePack } from "../../../admin/evidence/pack.js";
 import { parseEvidenceWindow } from "../../../admin/evidence/window.js";
+import { checkEvidenceChains } from "../../../admin/evidence/chains.js";
 import { AppError, BadRequestError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 
 /**
- * GET or POST /evidence?from=DATE&to=DATE: the signed evidence pack (docs/access-review.md,
- * "Evidence") as a tar download, streamed. Behind the admin token (the admin role).
+ * GET or POST /evidence?from=DATE&to=DATE[&acceptUnverifiedChain=true]: the signed evidence pack
+ * (docs/access-review.md, "Evidence") as a tar download, streamed. Behind the admin token (the
+ * admin role).
  */
 
 export type EvidenceDeps = {
@@ -26,7 +28,7 @@ export function evidenceApiRouter(deps: EvidenceDeps): Router {
       const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
       return typeof value === "string" ? value : undefined;
     };
-    return sendEvidencePack(deps, text("from"), text("to"), res);
+    return sendEvidencePack(deps, text("from"), text("to"), res, text("acceptUnverifiedChain") === "true");
   };
   router.get("/evidence", send);
   router.post("/evidence", send);
@@ -35,14 +37,17 @@ export function evidenceApiRouter(deps: EvidenceDeps): Router {
 
 /**
  * Streams the signed pack for the window as an attachment: the one way the API and the Access
- * review page's "Evidence pack" button answer. A missing key (409) or a bad window (400) is thrown
- * before anything is sent; a failure midway cuts the download (a tar without its end is no pack).
+ * review page's "Evidence pack" button answer. A missing key (409), a bad window (400) or a hash
+ * chain that does not verify (UnverifiedChainError, 409, unless `acceptUnverifiedChain`) is thrown
+ * before anything is sent; an accepted unverified chain is named in the file's name and the
+ * Evidence-Chain header. A failure midway cuts the download (a tar without its end is no pack).
  */
 export async function sendEvidencePack(
   deps: EvidenceDeps,
   from: string | undefined,
   to: string | undefined,
   res: Response,
+  acceptUnverifiedChain: boolean,
 ): Promise<void> {
   const signingKey = deps.evidenceSigningKey;
   if (!signingKey)
@@ -56,8 +61,11 @@ export async function sendEvidencePack(
   } catch (error) {
     throw new BadRequestError((error as Error).message);
   }
-  const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
+  const checked = await checkEvidenceChains(deps.db, acceptUnverifiedChain);
+  const unverified = checked.notices.length > 0;
+  const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}${unverified ? "-chain-not-verified" : ""}.tar`;
   res.setHeader("Content-Disposition", `attachment; filename="${name}"`);
+  if (unverified) res.setHeader("Evidence-Chain", checked.notices.join("; ").replace(/[^\x20-\x7e]/g, "?"));
   res.type("application/x-tar");
   try {
     await writeEvidencePack(
@@ -69,6 +77,7 @@ export async function sendEvidencePack(
       },
       window,
       res,
+      checked.chains,
     );
   } catch (error) {
     if (!res.headersSent) throw error;

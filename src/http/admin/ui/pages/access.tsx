@@ -266,3 +266,20 @@ function EvidenceForm({ signingKey, ctx }: { signingKey: boolean; ctx: PageConte
     </Section>
   );
 }
+
+/**
+ * The evidence pack over a hash chain that does not verify: the same download, asked for again with
+ * acceptUnverifiedChain=true (the page above it says why the pack cannot vouch for the log).
+ */
+export function EvidenceAnywayForm({ from, to, ctx }: { from: string; to: string; ctx: PageContext }) {
+  return (
+    <form method="get" action={`${ctx.basePath}/access/evidence`}>
+      <input type="hidden" name="from" value={from} />
+      <input type="hidden" name="to" value={to} />
+      <input type="hidden" name="acceptUnverifiedChain" value="true" />
+      <button type="submit" class="button">
+        Download the pack anyway
+      </button>
+    </form>
+  );
+}
