@@ -56,8 +56,9 @@ Commands:
                              (stdout, or FILE with --write; --pin-ids: add learned identifiers)
   platform show              which platform this database reconciles with
   platform forget --dry-run|--confirm [--as NAME]
-                             move to the platform PLATFORM_URL names: forget the old platform's
-                             accounts (--dry-run: only count them) and provision everyone afresh
+                             move to the platform PLATFORM_URL names: list the held actions, forget
+                             the old platform's accounts (--dry-run: only count them) and provision
+                             everyone afresh; refused when already bound to that platform
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout

@@ -3,13 +3,21 @@ import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { getPlatformBinding, type PlatformStateCounts } from "../db/platformBindingRepository.js";
-import { describePlatform, forgetPlatform, platformIdentity } from "../reconcile/platformBinding.js";
+import {
+  assertForgetMoves,
+  describePlatform,
+  forgetPlatform,
+  platformIdentity,
+  previewPlatformForget,
+} from "../reconcile/platformBinding.js";
 import { cliActor } from "./actor.js";
+import { formatHold } from "./reconcile.js";
 
 /**
  * `scim-connector platform show` and `scim-connector platform forget --dry-run|--confirm [--as NAME]`:
  * which platform the database reconciles with, and the explicit move to the platform PLATFORM_URL
- * now names (docs/operations.md, "Changing the platform").
+ * now names (docs/operations.md, "Changing the platform"). Both forgets list the held actions
+ * first; either is refused when the database already reconciles with that platform.
  */
 export async function platformCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
@@ -38,21 +46,29 @@ export async function platformCommand(env: Env, db: Database, args: string[]): P
     throw new Error(
       "platform forget deletes what this database knows of the old platform's accounts: run it with --dry-run to see how many, then with --confirm",
     );
-  const report = await forgetPlatform(db, target, { actor: cliActor(values.as), now: systemClock.now(), dryRun });
-  const from = report.from ? describePlatform(report.from) : "no platform";
-  if (report.from === target && !dryRun) console.log(`The database was already bound to ${describePlatform(target)}.`);
+  // The held actions are listed before anything is forgotten: a forget drops them undecided.
+  const preview = await previewPlatformForget(db, target);
   console.log(
-    `${dryRun ? "Would forget" : "Forgot"} what this database knew of ${from}: ${describeCounts(report.forgotten)}.`,
+    preview.heldActions.length
+      ? `${preview.heldActions.length} held action(s) waiting for a decision:\n${preview.heldActions.map((h) => `  ${formatHold(h)}`).join("\n")}`
+      : "No action is held for a decision.",
   );
+  assertForgetMoves(preview);
+  const from = preview.from ? describePlatform(preview.from) : "no platform";
   if (dryRun) {
+    console.log(`Would forget what this database knew of ${from}: ${describeCounts(preview.forgotten)}.`);
     console.log(
       `Nothing was changed. With --confirm, the database is bound to ${describePlatform(target)} and every IdP user is reconciled afresh there.`,
     );
-  } else {
-    console.log(
-      `Bound to ${describePlatform(target)}; ${report.usersQueued} IdP user(s) queued: the service's workers provision them there when it starts.`,
-    );
+    return;
   }
+  const report = await forgetPlatform(db, target, { actor: cliActor(values.as), now: systemClock.now() });
+  console.log(
+    `Forgot what this database knew of ${report.from ? describePlatform(report.from) : "no platform"}: ${describeCounts(report.forgotten)}.`,
+  );
+  console.log(
+    `Bound to ${describePlatform(target)}; ${report.usersQueued} IdP user(s) queued: the service's workers provision them there when it starts.`,
+  );
 }
 
 function describeCounts(c: PlatformStateCounts): string {

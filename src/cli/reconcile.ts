@@ -244,7 +244,8 @@ export async function approvalsCommand(db: Database, args: string[]): Promise<vo
   console.log(`${decision === "approved" ? "Approved" : "Rejected"}: ${formatHold({ ...hold, decision })}`);
 }
 
-function formatHold(hold: Hold): string {
+/** One held action on a line: user id, userName, what is held, since when, and any decision. */
+export function formatHold(hold: Hold): string {
   const what =
     hold.kind === "deprovision"
       ? "deprovision (mass-deprovision breaker)"

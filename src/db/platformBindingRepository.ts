@@ -8,9 +8,13 @@ import type { Queryable } from "./database.js";
 
 export type PlatformBinding = { platform: string; boundAt: Date };
 
-export async function getPlatformBinding(db: Queryable): Promise<PlatformBinding | undefined> {
+/** The binding in force; `forUpdate` locks its row for the caller's transaction (rebindPlatform takes the same lock). */
+export async function getPlatformBinding(
+  db: Queryable,
+  options: { forUpdate?: boolean } = {},
+): Promise<PlatformBinding | undefined> {
   const rows: { platform: string; bound_at: Date }[] = await db.query(
-    `SELECT platform, bound_at FROM platform_binding WHERE id = 1`,
+    `SELECT platform, bound_at FROM platform_binding WHERE id = 1${options.forUpdate ? " FOR UPDATE" : ""}`,
   );
   return rows[0] && { platform: rows[0].platform, boundAt: rows[0].bound_at };
 }

@@ -1,5 +1,7 @@
-import type { Database } from "../db/database.js";
+import type { Database, Queryable } from "../db/database.js";
 import { ConfigError } from "../config/env.js";
+import { ConflictError } from "../errors.js";
+import { listHolds, type Hold } from "../db/holdRepository.js";
 import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
 import {
   bindPlatformIfUnbound,
@@ -58,27 +60,60 @@ export type PlatformForgetReport = {
   from: string | undefined;
   to: string;
   forgotten: PlatformStateCounts;
-  /** IdP users marked for a fresh reconcile against the new platform (0 on a dry run). */
+  /** IdP users marked for a fresh reconcile against the new platform. */
   usersQueued: number;
-  dryRun: boolean;
 };
+
+/** What a forget would drop, read before any forget: the counts, and each action held for a decision, to be listed. */
+export type PlatformForgetPreview = {
+  from: string | undefined;
+  to: string;
+  forgotten: PlatformStateCounts;
+  heldActions: Hold[];
+};
+
+export async function previewPlatformForget(db: Queryable, to: string): Promise<PlatformForgetPreview> {
+  return {
+    from: (await getPlatformBinding(db))?.platform,
+    to,
+    forgotten: await countPlatformState(db),
+    heldActions: await listHolds(db, { pendingOnly: true }),
+  };
+}
+
+/**
+ * A forget is a move: refused when the database already reconciles with `to`, where it would only
+ * drop the accounts it tracks there and the actions held for a decision (issue 34).
+ */
+export function assertForgetMoves(state: {
+  from: string | undefined;
+  to: string;
+  forgotten: PlatformStateCounts;
+}): void {
+  if (state.from !== state.to) return;
+  throw new ConflictError(
+    `This database already reconciles with ${describePlatform(state.to)}: there is nothing to forget, and forgetting ` +
+      `would drop the ${state.forgotten.accounts} account(s) it tracks there and its ${state.forgotten.heldActions} held action(s). ` +
+      "Nothing was changed. To move to another platform, set PLATFORM_URL to it first.",
+  );
+}
 
 const MARK_BATCH = 1000;
 
 /**
  * Forgets the old platform's accounts, held actions, queued verifications and quarantines, binds
  * the database to `to` and marks every IdP user dirty, in one transaction, logged with the actor.
- * A dry run counts and changes nothing.
+ * Refused (ConflictError) when the database is already bound to `to`, checked under the binding's lock.
  */
 export async function forgetPlatform(
   db: Database,
   to: string,
-  options: { actor: string; now: Date; dryRun: boolean },
+  options: { actor: string; now: Date },
 ): Promise<PlatformForgetReport> {
   return db.transaction(async (tx) => {
-    const from = (await getPlatformBinding(tx))?.platform;
+    const from = (await getPlatformBinding(tx, { forUpdate: true }))?.platform;
     const forgotten = await countPlatformState(tx);
-    if (options.dryRun) return { from, to, forgotten, usersQueued: 0, dryRun: true };
+    assertForgetMoves({ from, to, forgotten });
     await rebindPlatform(tx, to, options.now);
     let usersQueued = 0;
     const trigger = { kind: "admin", actor: options.actor } as const;
@@ -96,6 +131,6 @@ export async function forgetPlatform(
       trigger: { ...trigger, from: from ?? null, to, forgotten },
       actor: options.actor,
     });
-    return { from, to, forgotten, usersQueued, dryRun: false };
+    return { from, to, forgotten, usersQueued };
   });
 }

@@ -6,6 +6,10 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js
 import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { runCli } from "../support/cli.js";
+import { bindPlatformIfUnbound } from "../../src/db/platformBindingRepository.js";
+import { createHold, listHolds } from "../../src/db/holdRepository.js";
+import { platformIdentity } from "../../src/reconcile/platformBinding.js";
 import { emulatorDump } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, idp, type Stack, writeMappingFile } from "../support/stack.js";
 
@@ -154,4 +158,74 @@ describe("a database used against one platform, then started against another", (
       expect(log.entries).toEqual([expect.objectContaining({ actor: "cli:ops@example.com", outcome: "succeeded" })]);
     },
   );
+});
+
+describe("platform forget against the platform the database is already bound to", () => {
+  let database: TestDatabase;
+  let mappingFile: string;
+  const PLATFORM_URL = "https://platform.example.test/api";
+  const annId = "00000000-0000-4000-8000-00000000a001";
+  const bobId = "00000000-0000-4000-8000-00000000b002";
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    mappingFile = await writeMappingFile();
+    const db = database.db;
+    await bindPlatformIfUnbound(db, platformIdentity(PLATFORM_URL), new Date());
+    for (const [id, name, platformId] of [
+      [annId, "ann@example.com", "p-ann"],
+      [bobId, "bob@example.com", "p-bob"],
+    ])
+      await db.query(
+        `INSERT INTO platform_accounts (user_id, user_name, platform_id, state) VALUES ($1, $2, $3, 'active')`,
+        [id, name, platformId],
+      );
+    await createHold(db, {
+      userId: annId,
+      kind: "deprovision",
+      userName: "ann@example.com",
+      detail: {},
+      now: new Date("2026-11-20T10:00:00Z"),
+    });
+  });
+  afterAll(async () => database?.drop());
+
+  const cliAt = (platformUrl: string, ...args: string[]) =>
+    runCli({ database, mappingFile }, args, {
+      PLATFORM_URL: platformUrl,
+      PLATFORM_SCIM_TOKEN: "dev-scim-token",
+      PLATFORM_REQUEST_ORIGIN: "scim-connector-test",
+    });
+  const cli = (...args: string[]) => cliAt(PLATFORM_URL, ...args);
+
+  it("is refused, dry run or not, and drops nothing: the held actions are listed instead", async () => {
+    const dry = await cli("platform", "forget", "--dry-run");
+    const confirmed = await cli("platform", "forget", "--confirm", "--as", "ops@example.com");
+    for (const run of [dry, confirmed]) {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`This database already reconciles with ${PLATFORM_URL}: there is nothing to forget`);
+      expect(run.stdout).toContain("1 held action(s) waiting for a decision:");
+      expect(run.stdout).toMatch(new RegExp(`${annId}\\s+ann@example\\.com\\s+deprovision`));
+    }
+    const kept = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM platform_accounts`);
+    expect(kept[0]!.n).toBe(2);
+    expect(await listHolds(database.db, { pendingOnly: true })).toHaveLength(1);
+    const logged = await database.db.query(`SELECT 1 FROM reconcile_log WHERE action = 'platform-change'`);
+    expect(logged).toHaveLength(0);
+  });
+
+  it("a move lists the held actions it drops before forgetting them, on the dry run and on --confirm", async () => {
+    const other = "https://other-region.example.test/api";
+    const dry = await cliAt(other, "platform", "forget", "--dry-run");
+    expect(dry.code).toBe(0);
+    const listed = dry.stdout.indexOf("1 held action(s) waiting for a decision:");
+    expect(listed).toBeGreaterThanOrEqual(0);
+    expect(dry.stdout.indexOf(`${annId}  ann@example.com`)).toBeGreaterThan(listed);
+    expect(dry.stdout).toContain("Would forget what this database knew of");
+    const done = await cliAt(other, "platform", "forget", "--confirm", "--as", "ops@example.com");
+    expect(done.code).toBe(0);
+    expect(done.stdout.indexOf(`${annId}  ann@example.com`)).toBeLessThan(done.stdout.indexOf("Forgot what"));
+    expect(done.stdout).toContain("2 platform account(s), 0 unanswered create(s), 1 held action(s)");
+    expect(await listHolds(database.db)).toEqual([]);
+  });
 });
