@@ -264,6 +264,33 @@ describe("the evidence pack", () => {
     expect(verified.stderr).toContain("changes/changes.csv does not match its SHA-256 in the manifest");
   });
 
+  it("a pack holding a file twice fails verification, whichever copy matches the manifest", async () => {
+    // A forged changes.csv ahead of the genuine one: `tar -x` keeps the last, a viewer may show the first.
+    const original = await readFile(path.join(dir, "pack.tar"));
+    const repacked = tar.pack();
+    const extract = tar.extract();
+    Readable.from([original]).pipe(extract);
+    for await (const entry of extract) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+      const body = Buffer.concat(chunks);
+      if (entry.header.name === "changes/changes.csv")
+        repacked.entry(
+          { name: entry.header.name },
+          Buffer.from(body.toString("utf8").replace("account created", "nothing")),
+        );
+      repacked.entry({ name: entry.header.name, mtime: entry.header.mtime }, body);
+    }
+    repacked.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of repacked as AsyncIterable<Buffer>) chunks.push(chunk);
+    const doubled = path.join(dir, "doubled.tar");
+    await writeFile(doubled, Buffer.concat(chunks));
+    const verified = await cli(["evidence", "verify", doubled, "--public-key", path.join(dir, "operator.pub")]);
+    expect(verified.code).toBe(1);
+    expect(verified.stderr).toContain("changes/changes.csv appears 2 times in the pack");
+  });
+
   it("a pack signed with another key fails against the operator's public key", async () => {
     const { createPrivateKey } = await import("node:crypto");
     const out = path.join(dir, "stranger.tar");

@@ -117,16 +117,20 @@ export type PackVerdict = { ok: boolean; problems: string[]; manifest?: Manifest
 
 /**
  * Checks a pack: the manifest's signature (with `publicKey`, or the key the manifest names, which
- * proves only that the pack is whole), and every file's SHA-256; files missing or not listed fail,
- * and so does a chain the manifest records as not verified (the pack cannot vouch for it).
+ * proves only that the pack is whole), and every file's SHA-256; files missing, not listed or
+ * present more than once fail, and so does a chain the manifest records as not verified (the pack
+ * cannot vouch for it).
  */
 export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject): Promise<PackVerdict> {
   const hashes = new Map<string, string>();
+  // Every name once: with two copies, which one a reader sees depends on the tool (`tar -x` keeps the last).
+  const copies = new Map<string, number>();
   let manifestBytes: Buffer | undefined;
   let signatureText: string | undefined;
   const extract = tar.extract();
   const reading = (async () => {
     for await (const entry of extract) {
+      copies.set(entry.header.name, (copies.get(entry.header.name) ?? 0) + 1);
       const hash = createHash("sha256");
       const chunks: Buffer[] = [];
       const small = entry.header.name === MANIFEST || entry.header.name === SIGNATURE;
@@ -151,17 +155,23 @@ export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject)
       keyFromPack: !publicKey,
     };
   const problems: string[] = [];
+  for (const [name, count] of copies) if (count > 1) problems.push(`${name} appears ${count} times in the pack`);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(manifestBytes.toString("utf8")) as Manifest;
   } catch {
-    return { ok: false, problems: [`${MANIFEST} is not JSON`], keyFromPack: !publicKey };
+    return { ok: false, problems: [...problems, `${MANIFEST} is not JSON`], keyFromPack: !publicKey };
   }
   let key: KeyObject;
   try {
     key = publicKey ?? createPublicKey(manifest.publicKey);
   } catch {
-    return { ok: false, problems: [`${MANIFEST} names no readable public key`], keyFromPack: true, manifest };
+    return {
+      ok: false,
+      problems: [...problems, `${MANIFEST} names no readable public key`],
+      keyFromPack: true,
+      manifest,
+    };
   }
   if (!verify(null, manifestBytes, key, Buffer.from(signatureText.trim(), "base64")))
     problems.push(
