@@ -69,9 +69,10 @@ Commands:
                              at both ends, every change in words, revocations and their latency,
                              the mapping; needs EVIDENCE_SIGNING_KEY. While a hash chain does not
                              verify: no pack (exit 1) unless --accept-unverified-chain
-  evidence verify FILE [--public-key PEM|FILE]
+  evidence verify FILE --public-key PEM|FILE | --trust-embedded-key
                              check a pack's signature, every file's SHA-256 and the chains'
-                             verdicts it records (exit 1)
+                             verdicts it records (exit 1); without --public-key the signer is not
+                             checked, so the pack fails unless --trust-embedded-key
   campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups]
                  [--workspace W] [--permission P] [--group G]... [--reviewer WHO[@@WORKSPACE]]...
   campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]

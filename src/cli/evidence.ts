@@ -11,7 +11,7 @@ import { systemClock } from "../clock.js";
 /**
  * `scim-connector evidence --from DATE --to DATE [--out FILE] [--accept-unverified-chain]` writes a
  * signed evidence pack (none, exit 1, while a chain does not verify, unless accepted);
- * `scim-connector evidence verify FILE [--public-key PEM|FILE]` checks one (exit 1 when it fails).
+ * `scim-connector evidence verify FILE --public-key PEM|FILE | --trust-embedded-key` checks one (exit 1 when it fails).
  */
 export async function evidenceCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -60,26 +60,41 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
   );
 }
 
-/** `evidence verify`: needs no database and no configuration. */
+/**
+ * `evidence verify`: needs no database and no configuration. The signer is checked with
+ * --public-key; without it the pack fails (exit 1) unless --trust-embedded-key asks to check only
+ * that it is whole, with the key it names.
+ */
 export async function evidenceVerifyCommand(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
-    options: { "public-key": { type: "string" } },
+    options: { "public-key": { type: "string" }, "trust-embedded-key": { type: "boolean" } },
     allowPositionals: true,
   });
   const [file] = positionals;
   if (!file)
-    throw new Error("evidence verify needs the pack's file: scim-connector evidence verify FILE [--public-key PEM]");
-  const publicKey = values["public-key"] ? readPublicKey(values["public-key"]) : undefined;
-  const verdict = await verifyEvidencePack(createReadStream(file), publicKey);
+    throw new Error(
+      "evidence verify needs the pack's file: scim-connector evidence verify FILE --public-key PEM|FILE (or --trust-embedded-key)",
+    );
+  if (values["public-key"] && values["trust-embedded-key"])
+    throw new Error("evidence verify takes --public-key or --trust-embedded-key, not both");
+  const signer = values["public-key"]
+    ? readPublicKey(values["public-key"])
+    : values["trust-embedded-key"]
+      ? "embedded"
+      : undefined;
+  const verdict = await verifyEvidencePack(createReadStream(file), signer);
   if (!verdict.ok) {
-    process.stderr.write(`${file}: NOT VERIFIED\n${verdict.problems.map((p) => `  - ${p}\n`).join("")}`);
+    const hint = signer
+      ? ""
+      : "Pass --public-key with the operator's public key (PEM text or file), or --trust-embedded-key to check only that the pack is whole.\n";
+    process.stderr.write(`${file}: NOT VERIFIED\n${verdict.problems.map((p) => `  - ${p}\n`).join("")}${hint}`);
     process.exitCode = 1;
     return;
   }
   const files = verdict.manifest!.sections.reduce((n, s) => n + s.files.length, 0);
   console.log(
-    `${file}: verified (${files} files, signature ${verdict.keyFromPack ? "checked with the key the pack names; pass --public-key to check who signed it" : "checked with the given public key"}).`,
+    `${file}: verified (${files} files, signature ${verdict.keyFromPack ? "checked with the key the pack names, as --trust-embedded-key asked: the pack is whole, but who signed it was not checked" : "checked with the given public key"}).`,
   );
 }
 

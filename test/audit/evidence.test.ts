@@ -302,8 +302,55 @@ describe("the evidence pack", () => {
     const verified = await cli(["evidence", "verify", out, `--public-key=${operator.publicKey}`]);
     expect(verified.code).toBe(1);
     expect(verified.stderr).toContain("the signature of manifest.json does not verify with the given public key");
-    // The same pack is whole: with the key it names, it verifies.
-    expect((await cli(["evidence", "verify", out])).code).toBe(0);
+    // The same pack is whole: with the key it names, trusted explicitly, it verifies.
+    expect((await cli(["evidence", "verify", out, "--trust-embedded-key"])).code).toBe(0);
+  });
+
+  it("a pack changed and re-signed with the changer's own key fails without --public-key unless the embedded key is trusted explicitly", async () => {
+    const { createHash, createPrivateKey, sign } = await import("node:crypto");
+    const original = await readFile(path.join(dir, "pack.tar"));
+    const members: { name: string; body: Buffer }[] = [];
+    const extract = tar.extract();
+    Readable.from([original]).pipe(extract);
+    for await (const entry of extract) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+      members.push({ name: entry.header.name, body: Buffer.concat(chunks) });
+    }
+    // The changer drops a line from changes.csv, puts its hash in the manifest with their own public key, and signs.
+    const body = (name: string) => members.find((m) => m.name === name)!;
+    const changes = body("changes/changes.csv");
+    changes.body = Buffer.from(changes.body.toString("utf8").split("\r\n").slice(0, -2).join("\r\n") + "\r\n");
+    const manifest = JSON.parse(body("manifest.json").body.toString("utf8")) as {
+      sections: { files: { path: string; sha256: string; bytes: number }[] }[];
+      publicKey: string;
+    };
+    const listed = manifest.sections.flatMap((s) => s.files).find((f) => f.path === "changes/changes.csv")!;
+    listed.sha256 = createHash("sha256").update(changes.body).digest("hex");
+    listed.bytes = changes.body.length;
+    manifest.publicKey = stranger.publicKey;
+    body("manifest.json").body = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+    body("manifest.sig").body = Buffer.from(
+      `${sign(null, body("manifest.json").body, createPrivateKey(stranger.privateKey)).toString("base64")}\n`,
+    );
+    const repacked = tar.pack();
+    for (const m of members) repacked.entry({ name: m.name }, m.body);
+    repacked.finalize();
+    const chunks: Buffer[] = [];
+    for await (const chunk of repacked as AsyncIterable<Buffer>) chunks.push(chunk);
+    const resigned = path.join(dir, "resigned.tar");
+    await writeFile(resigned, Buffer.concat(chunks));
+
+    const plain = await cli(["evidence", "verify", resigned]);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain("NOT VERIFIED");
+    expect(plain.stderr).toContain("no public key was given");
+    expect(plain.stderr).toContain("--public-key");
+    expect(plain.stderr).toContain("--trust-embedded-key");
+    const trusted = await cli(["evidence", "verify", resigned, "--trust-embedded-key"]);
+    expect(trusted.code).toBe(0);
+    expect(trusted.stdout).toContain("who signed it was not checked");
+    expect((await cli(["evidence", "verify", resigned, `--public-key=${operator.publicKey}`])).code).toBe(1);
   });
 
   it("the admin API answers GET and POST /admin/api/evidence with the signed pack, and a bad window with 400", async () => {

@@ -116,12 +116,15 @@ export async function writeEvidencePack(
 export type PackVerdict = { ok: boolean; problems: string[]; manifest?: Manifest; keyFromPack: boolean };
 
 /**
- * Checks a pack: the manifest's signature (with `publicKey`, or the key the manifest names, which
- * proves only that the pack is whole), and every file's SHA-256; files missing, not listed or
+ * Checks a pack: the manifest's signature, and every file's SHA-256; files missing, not listed or
  * present more than once fail, and so does a chain the manifest records as not verified (the pack
- * cannot vouch for it).
+ * cannot vouch for it). The signature is checked with `signer`, the operator's public key; with
+ * "embedded", with the key the manifest names, which proves only that the pack is whole; with
+ * neither, with that key too, but the pack then fails: anyone who changes a pack can re-sign it and
+ * name their own key.
  */
-export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject): Promise<PackVerdict> {
+export async function verifyEvidencePack(input: Readable, signer?: KeyObject | "embedded"): Promise<PackVerdict> {
+  const publicKey = signer === "embedded" ? undefined : signer;
   const hashes = new Map<string, string>();
   // Every name once: with two copies, which one a reader sees depends on the tool (`tar -x` keeps the last).
   const copies = new Map<string, number>();
@@ -187,5 +190,9 @@ export async function verifyEvidencePack(input: Readable, publicKey?: KeyObject)
     }
   for (const name of hashes.keys()) if (!listed.has(name)) problems.push(`${name} is not listed in the manifest`);
   problems.push(...manifestChainProblems(manifest, MANIFEST));
+  if (signer === undefined)
+    problems.push(
+      "no public key was given, so who signed the pack was not checked: the key it names is whichever key its last signer put there",
+    );
   return { ok: problems.length === 0, problems, manifest, keyFromPack: !publicKey };
 }

@@ -261,7 +261,7 @@ function EvidenceForm({ signingKey, ctx }: { signingKey: boolean; ctx: PageConte
       <p class="hint">
         One signed archive for the window: the access report at its start and end, every change in words, the
         revocations and how long each took to reach the platform, the mapping in force. Check it with{" "}
-        <code>scim-connector evidence verify FILE</code>.
+        <code>scim-connector evidence verify FILE --public-key KEY.pem</code> (the public half of the signing key).
       </p>
     </Section>
   );
