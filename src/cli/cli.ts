@@ -13,7 +13,7 @@ import {
   usesEmbeddedDefaults,
 } from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
-import { adminAuthMode } from "../http/admin/exposure.js";
+import { adminAuthMode, isLoopbackHost } from "../http/admin/exposure.js";
 import type { PlatformTarget } from "../reconcile/index.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { platformCommand } from "./platform.js";
@@ -246,6 +246,7 @@ async function startAndPrintBanner(env: Env): Promise<void> {
     env.SCIM_TOKEN || !devDefaults ? undefined : await ensureDevScimToken(service.db, embeddedDataDir(env));
   printBanner({
     url: service.url,
+    listening: listeningOn(listenHost, service.url),
     // What the IdP and admins are given; the listen address can be a container's or loopback.
     publicUrl: env.PUBLIC_URL?.replace(/\/$/, "") ?? service.url,
     idpToken:
@@ -288,8 +289,22 @@ async function startEmbeddedEmulator(env: Env) {
   return { running, target };
 }
 
+/**
+ * The address the server is bound to, said as it is: service.url names 127.0.0.1 for 0.0.0.0 (a
+ * URL to call from this machine), which read as "loopback only" when every interface listens.
+ */
+function listeningOn(listenHost: string, url: string): string {
+  const port = new URL(url).port;
+  const address = `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${port}`;
+  if (isLoopbackHost(listenHost)) {
+    return `${address} (loopback only: Okta or Entra reach it through a tunnel or proxy on this machine; README, "The first hour")`;
+  }
+  return listenHost === "0.0.0.0" || listenHost === "::" ? `${address} (every interface)` : address;
+}
+
 function printBanner(b: {
   url: string;
+  listening: string;
   publicUrl: string;
   idpToken: string;
   adminToken: string;
@@ -303,7 +318,7 @@ scim-connector is running.
   Admin UI        ${b.publicUrl}/admin
   Admin token     ${b.adminToken}
   Platform        ${b.platform}
-  Listening on    ${b.url}
+  Listening on    ${b.listening}
   Health          ${b.url}/healthz   ${b.url}/readyz
 `);
 }
