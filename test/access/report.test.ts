@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -184,6 +184,20 @@ describe("access report against the emulator", () => {
       "ann@example.com,workspace,US Production,,basic_access",
       "bob@example.com,workspace,US Production,,basic_access",
     ]);
+  });
+
+  it('docs/access-review.md\'s "who had admin" command, run as written, lists the company admin', async () => {
+    const doc = await readFile(path.resolve(import.meta.dirname, "../../docs/access-review.md"), "utf8");
+    const command = /^ *(scim-connector access-report --at \S+ --format csv \| grep .*)$/m.exec(doc)?.[1];
+    expect(command).toBeDefined();
+    // The only substitutions: the CLI's path, and yesterday (when cid was the one admin) for the doc's date.
+    const bin = `${process.execPath} ${path.resolve(import.meta.dirname, "../../bin/scim-connector.js")}`;
+    const script = command!.replace("scim-connector", bin).replace(/--at \S+/, `--at ${yesterday.toISOString()}`);
+    const { stdout } = await promisify(execFile)("bash", ["-o", "pipefail", "-c", script], {
+      env: { ...process.env, DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
+    });
+    const rows = stdout.trim().split("\r\n").map(cells);
+    expect(rows.map((row) => [row[0], row[1], row[4]])).toEqual([["cid@example.com", "company", "admin"]]);
   });
 
   it("scim-connector access-report refuses a time without its offset, which it would read in the machine's zone", async () => {
