@@ -1,6 +1,13 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { checkStartEnv } from "../../src/cli/boot.js";
+import { ConfigError, loadEnv } from "../../src/config/env.js";
+import { startEmulator } from "../../src/emulator/index.js";
+import { imageEnv } from "./dockerImage.js";
 
 /**
  * Steps of the docs that are a value to copy, read out of the docs' own text as a reader's
@@ -37,6 +44,73 @@ describe("docs/saml-okta.md", () => {
     expect(told("SAML_ADMIN_VALUES")).toEqual(["scim-connector-admin"]);
     for (const other of ["scim-connector-admins", "x-scim-connector-admin", "scim-connector-", "Everyone"]) {
       expect(other, pattern).not.toMatch(regex);
+    }
+  });
+});
+
+describe("docs/go-live.md", () => {
+  it("§4's tokens are every secret the production boot asks for when the checklist is followed", async () => {
+    const text = await doc("docs/go-live.md");
+    const section = /## 4\. The service\n([\s\S]*?)\n## 5\./.exec(text)?.[1] ?? "";
+    const tokensBullet = /^- Tokens:[\s\S]*?(?=\n- )/m.exec(section)?.[0] ?? "";
+    expect(tokensBullet).not.toBe("");
+    const named = [...tokensBullet.matchAll(/`([A-Z_]+_TOKEN)`/g)].map((m) => m[1]!);
+    // §1–§4 without SAML: production, its database, the platform, the mapping, PUBLIC_URL, HOST left
+    // at its default and the listener allowed beyond loopback (§4's ADMIN_ALLOW_REMOTE=true).
+    const followed: Record<string, string> = {
+      NODE_ENV: "production",
+      DATABASE_URL: "postgres://scim_connector:s3cret-Pa55word@db.example.com:5432/scim_connector",
+      PLATFORM_URL: "https://rest.example.com",
+      PLATFORM_SCIM_TOKEN: randomBytes(24).toString("base64"),
+      PLATFORM_REQUEST_ORIGIN: "scim.example.com",
+      MAPPING_FILE: path.join(ROOT, "config/mapping.example.yaml"),
+      PUBLIC_URL: "https://scim.example.com",
+      ADMIN_ALLOW_REMOTE: "true",
+    };
+    expect(section).toContain("`ADMIN_ALLOW_REMOTE=true`");
+    const asked = (() => {
+      try {
+        checkStartEnv(loadEnv(followed), followed);
+        return [];
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        return error.problems.map((problem) => /^([A-Z_]+):/.exec(problem)?.[1] ?? problem);
+      }
+    })();
+    for (const name of asked) expect(named, `the boot asks for ${name}`).toContain(name);
+    // With every token the bullet names set, the boot's checks pass.
+    const tokens = Object.fromEntries(named.map((name) => [name, randomBytes(32).toString("base64")]));
+    const filled = { ...followed, ...tokens };
+    expect(checkStartEnv(loadEnv(filled), filled).listenHost).toBe("0.0.0.0");
+  });
+});
+
+describe("docker-compose.yml's trial emulator", () => {
+  it("is health-checked on the port it listens on (the image's own check probes the connector's PORT)", async () => {
+    const compose = parse(await doc("docker-compose.yml")) as {
+      services: Record<string, { command?: string[]; healthcheck?: { test: string[] } }>;
+    };
+    const service = compose.services.emulator!;
+    const port = service.command![service.command!.indexOf("--port") + 1]!;
+    const dockerfile = await doc("Dockerfile");
+    const imageCheck = ["CMD", ...(JSON.parse(/^\s*CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[])];
+    // What Docker runs: the service's own test, else the image's HEALTHCHECK, in the image's environment.
+    const [kind, ...argv] = service.healthcheck?.test ?? imageCheck;
+    expect(kind).toBe("CMD");
+    const emulator = await startEmulator({ port: 0 });
+    try {
+      // The one substitution: a free port for the emulator's.
+      const command = argv.map((arg) => arg.replaceAll(port, new URL(emulator.url).port));
+      const exit = await new Promise<number | null>((resolve) => {
+        const child = spawn(command[0] === "node" ? process.execPath : command[0]!, command.slice(1), {
+          env: { PATH: process.env.PATH, ...imageEnv() },
+          stdio: "ignore",
+        });
+        child.once("exit", resolve);
+      });
+      expect(exit, command.join(" ")).toBe(0);
+    } finally {
+      await emulator.close();
     }
   });
 });
