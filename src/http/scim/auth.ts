@@ -4,6 +4,14 @@ import type { FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { sendScimError } from "./respond.js";
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512}) *$/i;
+/** "Bearer " pasted into an IdP's token field, which adds its own. */
+const DOUBLED_BEARER = /^Bearer +Bearer +\S/i;
+
+function missingTokenDetail(authorization: string | undefined): string {
+  return DOUBLED_BEARER.test(authorization ?? "")
+    ? 'The Authorization header says "Bearer" twice: enter only the token in the IdP\'s token field (the IdP adds "Bearer " itself)'
+    : "A bearer token is required (Authorization: Bearer <token>)";
+}
 
 /**
  * Bearer-token authentication for every SCIM endpoint: true when the request may go on, else it
@@ -31,11 +39,7 @@ export function scimAuthenticator(
       return false;
     }
     res.setHeader("WWW-Authenticate", 'Bearer realm="scim"');
-    sendScimError(
-      res,
-      401,
-      match ? "The bearer token is not valid" : "A bearer token is required (Authorization: Bearer <token>)",
-    );
+    sendScimError(res, 401, match ? "The bearer token is not valid" : missingTokenDetail(req.headers.authorization));
     return false;
   };
   return (req: IncomingMessage, res: ServerResponse): true | Promise<boolean> => {
