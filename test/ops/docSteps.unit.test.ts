@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { checkStartEnv } from "../../src/cli/boot.js";
@@ -14,6 +15,7 @@ import { imageEnv } from "./dockerImage.js";
  * renderer shows it, and checked for doing what the docs say.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
 const doc = (name: string) => readFile(path.join(ROOT, name), "utf8");
 
 /** A GitHub-flavoured Markdown table row's cells: split on unescaped pipes, then `\|` read as `|`. */
@@ -112,5 +114,17 @@ describe("docker-compose.yml's trial emulator", () => {
     } finally {
       await emulator.close();
     }
+  });
+});
+
+describe("README's command list", () => {
+  it("names every command the CLI's usage lists", async () => {
+    const { stdout } = await run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "--help"], { cwd: ROOT });
+    const commands = new Set([...stdout.matchAll(/^ {2}([a-z][a-z-]+)\b/gm)].map((m) => m[1]!));
+    expect(commands.size).toBeGreaterThan(10);
+    const readme = await doc("README.md");
+    const block = /## Commands\n+```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const listed = new Set([...block.matchAll(/^npx scim-connector ([a-z-]+)/gm)].map((m) => m[1]!));
+    expect([...commands].filter((command) => !listed.has(command))).toEqual([]);
   });
 });
