@@ -130,13 +130,14 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
         desiredDashboardUser(user, user.groups, mapping),
         denies.get(user.id) ?? [],
       );
-      if (notGranted.length) changed.push(user.id);
+      const endsDenies = user.active && notGranted.length > 0; // as the reconciler's source decides
+      if (endsDenies) changed.push(user.id);
       const plan = planReconcile(desired, accounts.get(user.id), deps.policies, {
         now: deps.clock.now(),
         equivalents: mapping.equivalents,
       });
       if (plan.action === "none") continue;
-      if (!notGranted.length) changed.push(user.id);
+      if (!endsDenies) changed.push(user.id);
       summary[plan.action] = (summary[plan.action] ?? 0) + 1;
       summary.calls = (summary.calls ?? 0) + callsOf(plan);
     }

@@ -38,7 +38,10 @@ export class MappedDesiredState implements DesiredStateSource {
     if (!user) return { exists: false, userName: null, desired: null };
     const mapping = await this.mappings.inForce(this.db);
     const applied = applyDenies(desiredDashboardUser(user, user.groups, mapping), denies);
-    if (applied.notGranted.length && this.endDenies) await this.endUngranted(applied.notGranted, this.endDenies.clock);
+    // Only an active user's rules say whether the IdP still grants it: with the user deactivated
+    // nothing is granted, and ending the deny then would bring the revoked grant back on re-activation.
+    if (user.active && applied.notGranted.length && this.endDenies)
+      await this.endUngranted(applied.notGranted, this.endDenies.clock);
     const desired = applied.desired;
     return {
       exists: true,
