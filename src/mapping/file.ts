@@ -102,7 +102,7 @@ type MappingTeam = { name: string; permissions: string[] };
 type MappingWorkspace = { name: string; permissions: string[]; permissionSets: string[]; teams: MappingTeam[] };
 
 /** The key of something named by `name` and/or `id`: the identifier wins. */
-export function refKey(ref: string | { name?: string | undefined; id?: string | undefined }): string {
+function refKey(ref: string | { name?: string | undefined; id?: string | undefined }): string {
   if (typeof ref === "string") return ref;
   return ref.id !== undefined ? `id:${ref.id.toLowerCase()}` : ref.name!;
 }

@@ -140,7 +140,7 @@ export function legacyWarnings(data: unknown, equivalents: Equivalents, locate: 
   return warnings;
 }
 
-export function legacyWarningText(permission: string, equivalents: Equivalents): string {
+function legacyWarningText(permission: string, equivalents: Equivalents): string {
   const t = granularOf(permission, equivalents);
   const becomes =
     "strings" in t
@@ -150,7 +150,7 @@ export function legacyWarningText(permission: string, equivalents: Equivalents):
 }
 
 /** A list of strings, shortened past six: "view_campaigns, edit_campaigns, … (43)". */
-export function summarise(strings: readonly string[]): string {
+function summarise(strings: readonly string[]): string {
   if (strings.length <= 6) return strings.join(", ") || "nothing";
   return `${strings.slice(0, 3).join(", ")}, … (${strings.length})`;
 }

@@ -24,13 +24,13 @@ export type MappingVocabulary = {
 
 export type PermissionModel = "legacy" | "granular";
 
-export const GRANULAR_VOCABULARY: MappingVocabulary = {
+const GRANULAR_VOCABULARY: MappingVocabulary = {
   companyPermissions: COMPANY_PERMISSIONS,
   workspacePermissions: GRANULAR_WORKSPACE_PERMISSIONS,
   teamPermissions: GRANULAR_TEAM_PERMISSIONS,
 };
 
-export const LEGACY_VOCABULARY: MappingVocabulary = {
+const LEGACY_VOCABULARY: MappingVocabulary = {
   companyPermissions: COMPANY_PERMISSIONS,
   workspacePermissions: [...new Set([...LEGACY_WORKSPACE_PERMISSIONS, ...GRANULAR_WORKSPACE_PERMISSIONS])],
   teamPermissions: [...new Set([...LEGACY_TEAM_PERMISSIONS, ...GRANULAR_TEAM_PERMISSIONS])],

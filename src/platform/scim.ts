@@ -50,7 +50,7 @@ export type PlatformScimClientOptions = {
 export type PlatformAccount = { id: string; user: DesiredDashboardUser; identifiers: PlatformIdentifier[] };
 
 /** A name ↔ API identifier pair from a platform answer; a team belongs to its workspace's identifier. */
-export type PlatformIdentifier = {
+type PlatformIdentifier = {
   kind: "workspace" | "team" | "role" | "permissionSet";
   id: string;
   name: string;
@@ -129,7 +129,7 @@ export function userNameFilter(userName: string): string {
 }
 
 /** A key of the desired state (a name, or `id:<identifier>`) as the platform's name-or-id field. */
-export function platformRef<N extends string, I extends string>(
+function platformRef<N extends string, I extends string>(
   key: string,
   nameField: N,
   idField: I,
@@ -190,7 +190,7 @@ export function toPlatformResource(desired: DesiredDashboardUser): PlatformUserR
 }
 
 /** The name ↔ identifier pairs an answer carries. */
-export function identifiersOf(resource: Pick<PlatformUserResource, "permissions">): PlatformIdentifier[] {
+function identifiersOf(resource: Pick<PlatformUserResource, "permissions">): PlatformIdentifier[] {
   const out: PlatformIdentifier[] = [];
   // Only API identifiers (UUIDs): the legacy model's ids are the platform's internal ones.
   const add = (

@@ -16,7 +16,7 @@ export const SCIM_USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
  */
 type PlatformTeam = { teamId?: string; teamName?: string; teamPermissions: string[] };
 type PlatformPermissionSet = { appGroupPermissionSetName?: string; appGroupPermissionSetId?: string };
-export type PlatformRole = { roleName?: string; roleId?: string };
+type PlatformRole = { roleName?: string; roleId?: string };
 
 export type PlatformWorkspace = {
   appGroupId?: string;

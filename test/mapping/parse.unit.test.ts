@@ -96,7 +96,9 @@ describe("parseMapping: every error names the line, column and fix", () => {
     {
       name: "unknown top-level key without a close spelling",
       yaml: "department: { default: pm }\nrules: []\nzzz: 1\n",
-      expected: ["m.yaml:3:1: unknown key 'zzz': allowed keys here are 'permissionModel', 'department', 'rules', 'vocabulary'"],
+      expected: [
+        "m.yaml:3:1: unknown key 'zzz': allowed keys here are 'permissionModel', 'department', 'rules', 'vocabulary'",
+      ],
     },
     {
       name: "misspelt team key",
