@@ -50,7 +50,8 @@ export async function countPlatformState(db: Queryable): Promise<PlatformStateCo
 }
 
 /**
- * Deletes what the database knows of the old platform and binds it to `platform`, in the caller's
+ * Deletes what the database knows of the old platform (accounts, holds, verifications, quarantines,
+ * the identifiers and permission model learned from its answers) and binds it to `platform`, in the caller's
  * transaction. The binding row is locked first, so two operators running this at once take turns.
  */
 export async function rebindPlatform(tx: Queryable, platform: string, now: Date): Promise<void> {
@@ -59,6 +60,11 @@ export async function rebindPlatform(tx: Queryable, platform: string, now: Date)
   await tx.query(`DELETE FROM reconcile_holds`);
   await tx.query(`UPDATE reconcile_queue SET verify_run = NULL WHERE verify_run IS NOT NULL`);
   await tx.query(`DELETE FROM platform_quarantine`);
+  // Identifiers and the permission model are the old platform's too (a held-legacy grant is
+  // released: the new platform has not refused anything yet).
+  await tx.query(`DELETE FROM platform_identifiers`);
+  await tx.query(`DELETE FROM platform_permission_model`);
+  await tx.query(`UPDATE reconcile_queue SET not_before = '-infinity' WHERE action = 'held-legacy'`);
   await tx.query(
     `INSERT INTO platform_binding (id, platform, bound_at) VALUES (1, $1, $2)
      ON CONFLICT (id) DO UPDATE SET platform = EXCLUDED.platform, bound_at = EXCLUDED.bound_at`,

@@ -1,4 +1,10 @@
 import { execFile, spawn } from "node:child_process";
+import {
+  getPermissionModelState,
+  listPlatformIdentifiers,
+  noteModelSeen,
+  recordIdentifiers,
+} from "../../src/db/platformIdentifierRepository.js";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -215,6 +221,13 @@ describe("platform forget against the platform the database is already bound to"
   });
 
   it("a move lists the held actions it drops before forgetting them, on the dry run and on --confirm", async () => {
+    // What was learned from the old platform's answers goes with it.
+    await recordIdentifiers(
+      database.db,
+      [{ kind: "workspace", id: "0b0c5f8e-8d4e-4e1a-9a51-3f2f6f7a0004", name: "EU Production", workspaceId: null }],
+      new Date(),
+    );
+    await noteModelSeen(database.db, "granular", new Date());
     const other = "https://other-region.example.test/api";
     const dry = await cliAt(other, "platform", "forget", "--dry-run");
     expect(dry.code).toBe(0);
@@ -227,5 +240,7 @@ describe("platform forget against the platform the database is already bound to"
     expect(done.stdout.indexOf(`${annId}  ann@example.com`)).toBeLessThan(done.stdout.indexOf("Forgot what"));
     expect(done.stdout).toContain("2 platform account(s), 0 unanswered create(s), 1 held action(s)");
     expect(await listHolds(database.db)).toEqual([]);
+    expect(await listPlatformIdentifiers(database.db)).toEqual([]);
+    expect((await getPermissionModelState(database.db)).granularSeenAt).toBeNull();
   });
 });
