@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { currentLogContext, emitInLogContext, isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
+import { bindLogContext, currentLogContext, isLogLevelEnabled, log, withLogContext } from "../logging/logger.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { methodLabel, statusClass } from "../metrics/scimRoutes.js";
 
@@ -32,7 +32,7 @@ export function localsOf(res: ServerResponse): RequestLocals {
  * be answered: see src/processGuards.ts. The request's and the response's events (a body chunk that
  * arrives late, an abort, a drain) run in that context as well, so a parser or stream listener that
  * throws fails its own request, not the process. One store and one listener per request, the
- * listener built once.
+ * listener built once, and no closure.
  */
 export function requestContext(
   metrics?: ServiceMetrics,
@@ -54,14 +54,19 @@ export function requestContext(
     (res as WithLocals).locals = { requestId, started: performance.now() };
     res.setHeader("X-Request-Id", requestId);
     res.on("finish", onFinish); // `finish` comes once: no once-wrapper to allocate
-    withLogContext({ requestId, response: res }, () => {
-      // The body's chunks, its end or abort, and the response's drain and close come from socket
-      // reads and writes that happen after this call: they run in the request's context too.
-      emitInLogContext(req);
-      emitInLogContext(res);
-      next();
-    });
+    withLogContext({ requestId, response: res }, serveInContext, req, res, next);
   };
+}
+
+/**
+ * The request's first moment in its context. The body's chunks, its end or abort, and the
+ * response's drain and close come from socket reads and writes that happen after it: they run
+ * in the request's context too.
+ */
+function serveInContext(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  bindLogContext(req);
+  bindLogContext(res);
+  next();
 }
 
 /** The request line: a warning for a 5xx, else debug; its fields are built only when it is written. */

@@ -1,6 +1,7 @@
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Express } from "express";
+import { bindableToLogContext } from "../logging/logger.js";
 
 /**
  * node:http request and response classes whose instances are born with the Express app's
@@ -9,9 +10,10 @@ import type { Express } from "express";
  * dropping the object off its fast paths: on this machine that swap alone cost about 60 µs of CPU
  * per request (docs/performance.md). When the prototype is already the app's, Express's swap is a
  * no-op. It matters for the surfaces Express serves (admin UI and API, health, metrics); the SCIM
- * server runs without Express and never swaps. The server is created before the app (its port goes
- * into the app's public URL), so `adopt` hands the app's prototypes over once it exists; requests
- * made before that get node's own.
+ * server runs without Express and never swaps. Both are also born ready for their request's log
+ * context (`bindableToLogContext`), so that binding them to it (src/http/requestContext.ts) changes
+ * no shape. The server is created before the app (its port goes into the app's public URL), so
+ * `adopt` hands the app's prototypes over once it exists; requests made before that get node's own.
  */
 export type ServerClasses = {
   IncomingMessage: typeof IncomingMessage;
@@ -28,9 +30,11 @@ export function serverClasses(): ServerClasses | undefined {
   if (/^class\b/.test(Function.prototype.toString.call(ServerResponse))) return undefined;
   function AppRequest(this: unknown, socket: Socket): void {
     (IncomingMessage as unknown as Init<[Socket]>).call(this, socket);
+    bindableToLogContext(this as IncomingMessage);
   }
   function AppResponse(this: unknown, req: IncomingMessage, options?: unknown): void {
     (ServerResponse as unknown as Init<[IncomingMessage, unknown]>).call(this, req, options);
+    bindableToLogContext(this as ServerResponse);
   }
   AppRequest.prototype = IncomingMessage.prototype;
   AppResponse.prototype = ServerResponse.prototype;

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { EventEmitter } from "node:events";
+import { EventEmitter } from "node:events";
 import winston from "winston";
 
 /**
@@ -17,9 +17,9 @@ type Context = {
 };
 const contextStore = new AsyncLocalStorage<Context>();
 
-export function withLogContext<T>(context: Context, fn: () => T): T {
+export function withLogContext<A extends unknown[], T>(context: Context, fn: (...args: A) => T, ...args: A): T {
   const outer = contextStore.getStore();
-  return contextStore.run(outer ? { ...outer, ...context } : context, fn);
+  return contextStore.run(outer ? { ...outer, ...context } : context, fn, ...args);
 }
 
 /**
@@ -31,15 +31,46 @@ export function withoutLogContext<T>(fn: () => T): T {
   return contextStore.exit(fn);
 }
 
+/** Where an emitter bound by `bindLogContext` keeps its context. */
+const BOUND_CONTEXT: unique symbol = Symbol("boundLogContext");
+type Bindable = EventEmitter & { [BOUND_CONTEXT]?: Context | undefined };
+const plainEmit = EventEmitter.prototype.emit;
+
 /**
  * Makes every event of `emitter` run in the log context current now, whichever async context
  * emits it. A request's body arrives in later socket reads, whose callbacks run in the context of
  * the connection, not of the request: without this a parser's or stream's listener that throws
- * there would look like a failure outside any request (src/processGuards.ts).
+ * there would look like a failure outside any request (src/processGuards.ts). The emitter keeps
+ * its context in a slot and emits through one shared function: no closure per emitter, no array
+ * per event, and an emitter born with `bindableToLogContext` (the HTTP server's request and
+ * response, src/http/serverClasses.ts) changes no shape when bound.
  */
-export function emitInLogContext(emitter: EventEmitter): void {
+export function bindLogContext(emitter: EventEmitter): void {
   const context = contextStore.getStore();
   if (!context) return;
+  if (emitter.emit !== emitInBoundContext) {
+    // An emitter with an emit of its own keeps it, wrapped (node's requests and responses have none).
+    if (emitter.emit !== plainEmit) return bindOwnEmit(emitter, context);
+    emitter.emit = emitInBoundContext;
+  }
+  (emitter as Bindable)[BOUND_CONTEXT] = context;
+}
+
+/** For a constructor: gives `emitter` at birth what `bindLogContext` would add, unbound until then. */
+export function bindableToLogContext(emitter: EventEmitter): void {
+  emitter.emit = emitInBoundContext;
+  (emitter as Bindable)[BOUND_CONTEXT] = undefined;
+}
+
+function emitInBoundContext(this: Bindable): boolean {
+  const context = this[BOUND_CONTEXT];
+  // `arguments` handed on as they came (V8 passes them without building an array).
+  const args = arguments as unknown as Parameters<EventEmitter["emit"]>;
+  if (context === undefined || contextStore.getStore() === context) return Reflect.apply(plainEmit, this, args);
+  return contextStore.run(context, emitThrowingInContext, this, plainEmit, args);
+}
+
+function bindOwnEmit(emitter: EventEmitter, context: Context): void {
   const emit = emitter.emit;
   emitter.emit = function (this: EventEmitter, ...args: Parameters<EventEmitter["emit"]>): boolean {
     if (contextStore.getStore() === context) return emit.apply(this, args);
@@ -53,7 +84,7 @@ function emitThrowingInContext(
   args: Parameters<EventEmitter["emit"]>,
 ): boolean {
   try {
-    return emit.apply(emitter, args);
+    return Reflect.apply(emit, emitter, args);
   } catch (error) {
     // An exception unwinding out of run() would reach the process handler in the emitter's
     // context, not this one: thrown again from a tick of this context, it fails its request.
