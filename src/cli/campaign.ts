@@ -6,18 +6,21 @@ import {
   campaignList,
   closeCampaign,
   decideItems,
+  deciderOf,
   startCampaign,
   type CampaignDeps,
+  type Reviewer,
 } from "../admin/campaigns/index.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
-import { cliActor } from "./actor.js";
+import { cliReviewer } from "./actor.js";
 
 /**
  * `scim-connector campaign start|list|show|decide|close` (docs/access-review.md, "Campaigns"):
  * the same use cases as the admin pages and the JSON API, answers as JSON on stdout. `--as` names
- * the reviewer (their SAML NameID); the log records `cli:<name>`, as for approvals.
+ * the reviewer (their SAML NameID); what it records names the OS account with them
+ * (`cli:<os user> as <name>`), or the OS account alone (`cli:<os user>`) without `--as`.
  */
 export async function campaignCommand(
   env: Env,
@@ -46,9 +49,8 @@ export async function campaignCommand(
     },
   });
   const deps: CampaignDeps = { db, clock: systemClock };
-  const name = values.as?.trim();
-  const actor = cliActor(values.as);
-  const who = { name: name || actor, role: "admin" };
+  const who: Reviewer = { ...cliReviewer(values.as), role: "admin" };
+  const actor = deciderOf(who);
   const print = (value: unknown): void => void out.write(`${JSON.stringify(value, null, 2)}\n`);
   switch (sub) {
     case "start":

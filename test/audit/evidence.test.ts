@@ -143,7 +143,9 @@ describe("the evidence pack", () => {
     expect([...new Set(endRows.filter((r) => !r.at(-1)).map((r) => r[0]))]).toEqual(["bob@example.com"]);
     const denied = endRows.filter((r) => r.at(-1));
     expect(denied.map((r) => r[0])).toEqual(["cid@example.com"]);
-    expect(denied[0]!.at(-1)).toMatch(/^revoked in campaign "Quarterly admins", by ciso@example\.com, on /);
+    expect(denied[0]!.at(-1)).toMatch(
+      /^revoked in campaign "Quarterly admins", by admin-api as ciso@example\.com, on /,
+    );
     const cid = (await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "cid@example.com")!;
     expect(cid.permissions.companyPermissions).toEqual([]);
     expect(files.get("access/access-at-start.csv")!.trim().split("\r\n")).toHaveLength(1);
@@ -205,7 +207,7 @@ describe("the evidence pack", () => {
         count: "1",
         reviewer: "name:ciso@example.com",
         decision: "keep",
-        decidedBy: "ciso@example.com",
+        decidedBy: "admin-api as ciso@example.com",
         decidedAt: recorded[0]!.decided_at.toISOString(),
         comment: "on call, needs admin",
         chainHash: recorded[0]!.chain_hash,
@@ -230,7 +232,7 @@ describe("the evidence pack", () => {
       decisionId: recorded[1]!.id,
       userName: "cid@example.com",
       grant: "admin (company)",
-      decidedBy: "ciso@example.com",
+      decidedBy: "admin-api as ciso@example.com",
       comment: "left the platform team",
       appliedLogId: applied!.id,
       appliedAt: applied!.at.toISOString(),

@@ -8,8 +8,17 @@ import { isUuid } from "../../ids.js";
 /** What the campaign use cases share: their collaborators, input schemas and lookups. */
 
 export type CampaignDeps = { db: Database; clock: Clock };
-/** Who acts: the SAML NameID (or CLI/API name) and the admin role. */
-export type Reviewer = { name: string; role: string };
+/**
+ * Who acts: the SAML NameID (or CLI/API name) and the admin role; `principal` is who authenticated
+ * when it is not the reviewer (the admin API's bearer token or a CLI's OS account acting `as` them).
+ */
+export type Reviewer = { name: string; role: string; principal?: string };
+
+/**
+ * The decider a record names: the reviewer, after the principal that acted for them
+ * (`admin-api as kate@…`, `cli:<os user> as kate@…`), so no sign-off is in a bare name nobody gave.
+ */
+export const deciderOf = (who: Reviewer): string => (who.principal ? `${who.principal} as ${who.name}` : who.name);
 
 /**
  * Reviewers are named by SAML NameID, which IdPs treat without regard to case (Okta's usernames,

@@ -19,7 +19,15 @@ import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogReposito
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
 import { campaignClosed, campaignReminder, campaignRevoked, notify } from "../../notify/events.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
-import { campaignOr404, decideSchema, keysOf, parseInput, type CampaignDeps, type Reviewer } from "./common.js";
+import {
+  campaignOr404,
+  decideSchema,
+  deciderOf,
+  keysOf,
+  parseInput,
+  type CampaignDeps,
+  type Reviewer,
+} from "./common.js";
 import { groupsOf, presentCampaign, presentDeny } from "./present.js";
 
 /**
@@ -31,7 +39,8 @@ import { groupsOf, presentCampaign, presentDeny } from "./present.js";
 /**
  * Records keep or revoke on items still open. A reviewer decides their own items; an admin any.
  * Each revoke opens a deny, is logged in words, marks the user dirty (not held by the settle
- * window: an admin trigger) and is notified (`campaign.revoked`).
+ * window: an admin trigger) and is notified (`campaign.revoked`). Every record names the decider
+ * with the principal that acted for the reviewer, if any (deciderOf).
  */
 export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
   const input = parseInput(decideSchema, raw);
@@ -45,7 +54,7 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
     if (foreign.length && who.role !== "admin")
       throw new ForbiddenError(`Items ${foreign.map((i) => i.id).join(", ")} are for another reviewer`);
     const decided = items.map((i) => i.id);
-    const decision = { decision: input.decision, comment: input.comment ?? null, by: who.name, at: now };
+    const decision = { decision: input.decision, comment: input.comment ?? null, by: deciderOf(who), at: now };
     await recordDecisions(tx, decided, decision);
     const logged =
       input.decision === "revoke" ? await revoke(tx, campaign, items, { ...decision, comment: input.comment! }) : [];

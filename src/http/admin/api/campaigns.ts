@@ -5,6 +5,7 @@ import {
   campaignList,
   closeCampaign,
   decideItems,
+  deciderOf,
   denyList,
   liftDeny,
   startCampaign,
@@ -18,7 +19,8 @@ import { actorOf } from "./auth.js";
 /**
  * Access campaigns over the JSON API (docs/access-review.md, "Campaigns"). The bearer token is the
  * admin's; `as` (query or body) names the reviewer it acts for (their SAML NameID), as the CLI's
- * `--as` does, so a reviewer's own items and decisions are theirs.
+ * `--as` does, so a reviewer's own items and decisions are theirs; what it records names the token
+ * with them (`admin-api as kate@…`).
  */
 export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "keep" | "revoke" }): Router {
   const router = Router();
@@ -28,7 +30,7 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.post("/campaigns", async (req, res) => {
-    res.status(201).json(await startCampaign(deps, body(req), reviewerOf(req, res).name));
+    res.status(201).json(await startCampaign(deps, body(req), deciderOf(reviewerOf(req, res))));
   });
 
   router.get("/campaigns/:id", async (req, res) => {
@@ -44,7 +46,7 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.post("/campaigns/:id/close", async (req, res) => {
-    res.json(await closeCampaign(deps, String(req.params.id), reviewerOf(req, res).name, deps.undecidedAtClose));
+    res.json(await closeCampaign(deps, String(req.params.id), deciderOf(reviewerOf(req, res)), deps.undecidedAtClose));
   });
 
   router.get("/denies", async (req, res) => {
@@ -56,7 +58,7 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.post("/denies/:id/lift", async (req, res) => {
-    res.json(await liftDeny(deps, String(req.params.id), reviewerOf(req, res).name));
+    res.json(await liftDeny(deps, String(req.params.id), deciderOf(reviewerOf(req, res))));
   });
   return router;
 }
@@ -72,5 +74,5 @@ function reviewerOf(req: Request, res: Response): Reviewer {
   const raw: unknown = req.method === "GET" ? req.query.as : (req.body as { as?: unknown } | undefined)?.as;
   if (raw === undefined) return { name: actorOf(res), role: "admin" };
   if (typeof raw !== "string" || !raw.trim() || raw.length > 320) throw new BadRequestError("as: a reviewer's name");
-  return { name: raw.trim(), role: "admin" };
+  return { name: raw.trim(), role: "admin", principal: actorOf(res) };
 }
