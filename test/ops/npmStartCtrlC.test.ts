@@ -96,8 +96,14 @@ describe("Ctrl-C on `npm start` (SIGINT to its process group)", () => {
 
       const exit = await exited;
       groupLeader = undefined;
-      // The embedded PostgreSQL was stopped, cleanly (it removes its lock file), not left behind.
-      expect(existsSync(path.join(dir, "postgres", "postmaster.pid")), output).toBe(false);
+      // The embedded PostgreSQL was stopped, cleanly (it removes its lock file), not left behind. npm
+      // may report its exit a moment before the server's last file operation lands on a loaded
+      // machine (seen on a full run at load 10): the lock file must be gone within seconds, not at once.
+      await eventually(
+        "the embedded PostgreSQL's lock file removed",
+        async () => !existsSync(path.join(dir!, "postgres", "postmaster.pid")),
+        { timeoutMs: 10_000 },
+      );
       expect({ code: exit.code, signal: exit.signal }, output).toEqual({ code: 0, signal: null });
       expect(exit.at - sentAt, output).toBeLessThan(DELAY_MS + 2_000);
       // The test's own /readyz polls during the drain are logged at warn, as every 5xx answer is.
