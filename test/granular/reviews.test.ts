@@ -290,7 +290,7 @@ describe("a granular user's access review and campaign: one grant per rule and w
       error: string | null;
     }[];
     expect(log.find((e) => e.action === "revoke")?.error).toBe(
-      `${eu.grant} revoked in campaign "Granular review" by security@example.com: moved to the data team`,
+      `${eu.grant} revoked in campaign "Granular review" by admin-api as security@example.com: moved to the data team`,
     );
     // The chained decision records the strings it revoked.
     const [decision] = await stack.database.db.query<{ bundle: string[] }>(
