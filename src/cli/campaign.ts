@@ -27,6 +27,7 @@ export async function campaignCommand(
   db: Database,
   args: string[],
   out: Writable = process.stdout,
+  err: Writable = process.stderr,
 ): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -77,6 +78,8 @@ export async function campaignCommand(
         ...(values.open ? { decision: "open" } : {}),
         limit: values.limit ?? "1000",
       });
+      if (!values.all && items.items.length === 0 && detail.counts.items > 0)
+        err.write(emptyShowHint(id, who.name, values.as !== undefined, detail.counts.byReviewer));
       return print({ ...detail, items: items.items, nextCursor: items.nextCursor });
     }
     case "decide": {
@@ -101,6 +104,24 @@ export async function campaignCommand(
     default:
       throw new Error("Use: campaign start|list|show|decide|close (scim-connector --help)");
   }
+}
+
+/**
+ * Why `show` lists no item of a campaign that has some: it lists the reviewer's own items, and
+ * without `--as` the reviewer is the OS account, which no campaign names. On stderr, so that
+ * stdout stays JSON.
+ */
+function emptyShowHint(id: string, reviewer: string, asGiven: boolean, openByReviewer: Record<string, number>): string {
+  const open = Object.entries(openByReviewer).map(([key, n]) =>
+    key.startsWith("name:") ? `--as ${key.slice(5)} (${n} open)` : `${key} (${n} open)`,
+  );
+  return (
+    `No item of campaign ${id} is for ${reviewer}` +
+    (asGiven ? "" : " (without --as, the reviewer is the OS account)") +
+    `. Show a reviewer's items with --as NAME, or every item with --all.` +
+    (open.length ? ` Open items are for: ${open.join(", ")}.` : " No item is open.") +
+    "\n"
+  );
 }
 
 function required(value: string | undefined, usage: string): string {

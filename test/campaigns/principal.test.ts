@@ -49,11 +49,13 @@ describe("a decision taken as a reviewer names the principal that took it", () =
     });
     return { out, bytes: () => Buffer.concat(chunks) };
   };
-  const cli = async (...args: string[]) => {
+  const cliWithHint = async (...args: string[]) => {
     const { out, bytes } = collect();
-    await campaignCommand(loadEnv({ MAPPING_FILE: stack.mappingFile }), stack.database.db, args, out);
-    return JSON.parse(bytes().toString("utf8"));
+    const hint = collect();
+    await campaignCommand(loadEnv({ MAPPING_FILE: stack.mappingFile }), stack.database.db, args, out, hint.out);
+    return { json: JSON.parse(bytes().toString("utf8")), hint: hint.bytes().toString("utf8") };
   };
+  const cli = async (...args: string[]) => (await cliWithHint(...args)).json;
   const post = (path: string, body: object) =>
     request(stack.service.url).post(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
 
@@ -79,6 +81,22 @@ describe("a decision taken as a reviewer names the principal that took it", () =
     for (const i of items) itemOf[i.userName] = i.id;
   }, 90_000);
   afterAll(async () => stack?.close());
+
+  it("campaign show without --as lists none of the items and says to name the reviewer with --as, or --all", async () => {
+    const mine = await cliWithHint("show", campaignId);
+    expect(mine.json).toMatchObject({ id: campaignId, items: [] });
+    expect(mine.hint).toContain(`No item of campaign ${campaignId} is for cli:${os.userInfo().username}`);
+    expect(mine.hint).toContain("without --as, the reviewer is the OS account");
+    expect(mine.hint).toContain(`Open items are for: --as ${KATE} (2 open).`);
+    expect(mine.hint).toContain("--all");
+
+    const kates = await cliWithHint("show", campaignId, "--as", KATE);
+    expect(kates.json.items).toHaveLength(2);
+    expect(kates.hint).toBe("");
+    const all = await cliWithHint("show", campaignId, "--all");
+    expect(all.json.items).toHaveLength(2);
+    expect(all.hint).toBe("");
+  });
 
   it("records `admin-api as kate` and `cli:<os user> as kate` in the decision, the log and the pack", async () => {
     const byApi = await post(`/campaigns/${campaignId}/decisions`, {
