@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+// canonicalize stays at 4.0.0: 5.x declares Node >= 22 where package.json promises ^20.19, and
+// writes the same bytes for JSON (test/audit/canonicalize.unit.test.ts holds RFC 8785's answers).
 import canonicalize from "canonicalize";
 import type { Queryable } from "./database.js";
 
