@@ -4,6 +4,7 @@ import {
   campaignDetail,
   campaignItems,
   campaignList,
+  checkReviewerName,
   closeCampaign,
   decideItems,
   deciderOf,
@@ -51,6 +52,7 @@ export async function campaignCommand(
   });
   const deps: CampaignDeps = { db, clock: systemClock };
   const who: Reviewer = { ...cliReviewer(values.as), role: "admin" };
+  if (who.principal) checkReviewerName(who.name);
   const actor = deciderOf(who);
   const print = (value: unknown): void => void out.write(`${JSON.stringify(value, null, 2)}\n`);
   switch (sub) {

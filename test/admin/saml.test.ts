@@ -279,6 +279,15 @@ describe("admin UI SAML sign-in", () => {
     await expectRejected(agent, await post(agent, xml));
   });
 
+  it.each([
+    ["the Kelvin sign K (U+212A), which lower-cases to k", "\u212Aate@example.com"],
+    ["a Cyrillic \u0430 among Latin letters", "k\u0430te@example.com"],
+  ])("refuses a NameID that reads as another user's: %s (issue 34, finding 6)", async (_what, nameId) => {
+    const agent = request.agent(h.app);
+    const id = await startLogin(agent);
+    await expectRejected(agent, await post(agent, signedResponse(options(id, { nameId }), idp)));
+  });
+
   it("the previous wrapping variants: a forged assertion swapped into a signed response, or two assertions under an attacker's signature", async () => {
     const agent = request.agent(h.app);
     // Keep the genuinely signed response root but swap in the forged assertion: the response's own signature breaks.

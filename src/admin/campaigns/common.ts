@@ -4,6 +4,7 @@ import type { Database, Queryable } from "../../db/database.js";
 import { getCampaign, type Campaign } from "../../db/campaignRepository.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
+import { canonicalReviewerName, reviewerNameProblem } from "../reviewerName.js";
 
 /** What the campaign use cases share: their collaborators, input schemas and lookups. */
 
@@ -23,9 +24,19 @@ export const deciderOf = (who: Reviewer): string => (who.principal ? `${who.prin
 /**
  * Reviewers are named by SAML NameID, which IdPs treat without regard to case (Okta's usernames,
  * Entra's UPNs: `Jane.Doe@…` signs in as `jane.doe@…` after a rename), so a campaign stores the
- * names it is given in lower case and a signed-in reviewer is matched in lower case too.
+ * names it is given in canonical form (NFKC, ASCII letters in lower case: src/admin/reviewerName.ts)
+ * and a signed-in reviewer is matched in that form too. A name that reads as another is refused.
  */
-const reviewerName = z.string().trim().min(1).max(320).toLowerCase();
+const reviewerName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(320)
+  .superRefine((name, ctx) => {
+    const problem = name.startsWith("role:") ? undefined : reviewerNameProblem(name);
+    if (problem) ctx.addIssue({ code: "custom", message: `this name ${problem}` });
+  })
+  .transform((name) => (name.startsWith("role:") ? name : canonicalReviewerName(name)));
 
 const reviewerRule = z
   .object({
@@ -47,7 +58,7 @@ export const startCampaignSchema = z.object({
   dueAt: z.iso.datetime({ offset: true }),
   reviewers: z.array(reviewerRule).max(50).default([]),
   /** A SAML NameID, or `role:admin` / `role:viewer`. */
-  fallbackReviewer: z.string().trim().min(1).max(320),
+  fallbackReviewer: reviewerName,
 });
 
 export const decideSchema = z
@@ -71,18 +82,34 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   return result.data;
 }
 
-export const fallbackKey = (fallback: string) =>
-  fallback.startsWith("role:") ? fallback : `name:${fallback.toLowerCase()}`;
+export const fallbackKey = (fallback: string) => (fallback.startsWith("role:") ? fallback : `name:${fallback}`);
 
 /**
- * The reviewer keys a signed-in user answers to: their name in lower case, as campaigns store it,
- * and as given (campaigns started before names were stored in lower case), and their role.
+ * The reviewer keys a signed-in user answers to: their name in canonical form, as campaigns store
+ * it, and as given (campaigns started before names were stored so), and their role. A name that
+ * reads as another (a session signed in before such names were refused) answers to its role only.
  */
-export const keysOf = (who: Reviewer) => [...keysMatching(`name:${who.name}`), `role:${who.role}`];
+export const keysOf = (who: Reviewer) => [
+  ...(reviewerNameProblem(who.name) ? [] : nameKeys(who.name)),
+  `role:${who.role}`,
+];
 
 /** The stored keys a reviewer filter (`name:…` or `role:…`) matches, case aside for names. */
 export function keysMatching(key: string): string[] {
-  return key.startsWith("name:") ? [...new Set([key.toLowerCase(), key])] : [key];
+  if (!key.startsWith("name:")) return [key];
+  const name = key.slice("name:".length);
+  const problem = reviewerNameProblem(name);
+  if (problem) throw new BadRequestError(`reviewer: this name ${problem}`);
+  return nameKeys(name);
+}
+
+const nameKeys = (name: string) => [...new Set([`name:${canonicalReviewerName(name)}`, `name:${name}`])];
+
+/** A reviewer named by `as` (the JSON API) or `--as` (the CLI): refused when the name reads as another. */
+export function checkReviewerName(name: string): string {
+  const problem = reviewerNameProblem(name);
+  if (problem) throw new BadRequestError(`as: this name ${problem}`);
+  return name;
 }
 
 export async function campaignOr404(db: Queryable, id: string, forUpdate = false): Promise<Campaign> {

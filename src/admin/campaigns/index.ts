@@ -32,7 +32,7 @@ import { presentCampaign, presentDenies, presentDeny, presentItem } from "./pres
  * the grant away at once as a reduction funded from the reserve.
  */
 
-export { deciderOf, type CampaignDeps, type Reviewer } from "./common.js";
+export { checkReviewerName, deciderOf, type CampaignDeps, type Reviewer } from "./common.js";
 export { campaignPass, closeCampaign, decideItems, liftDeny } from "./decisions.js";
 
 /** Starts a campaign: its items frozen from the applied states in one statement. */

@@ -3,6 +3,7 @@ import {
   campaignDetail,
   campaignItems,
   campaignList,
+  checkReviewerName,
   closeCampaign,
   decideItems,
   deciderOf,
@@ -74,5 +75,5 @@ function reviewerOf(req: Request, res: Response): Reviewer {
   const raw: unknown = req.method === "GET" ? req.query.as : (req.body as { as?: unknown } | undefined)?.as;
   if (raw === undefined) return { name: actorOf(res), role: "admin" };
   if (typeof raw !== "string" || !raw.trim() || raw.length > 320) throw new BadRequestError("as: a reviewer's name");
-  return { name: raw.trim(), role: "admin", principal: actorOf(res) };
+  return { name: checkReviewerName(raw.trim()), role: "admin", principal: actorOf(res) };
 }

@@ -14,6 +14,7 @@ import type { AdminSessionRepository } from "../../../db/adminSessionRepository.
 import { log } from "../../../logging/logger.js";
 import { perAddressAllowance } from "../../../auth/authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/actor.js";
+import { reviewerNameProblem } from "../../../admin/reviewerName.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
 import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
@@ -82,6 +83,10 @@ export function samlRouter(deps: Deps): Router {
   /** The signed-in actor for a verified profile; throws with the reason for anything else. */
   const actorFor = async (req: Request, profile: Profile | null): Promise<AdminActor> => {
     if (!profile?.nameID) throw new Error("the assertion names no user");
+    // A NameID that reads as another user's (the Kelvin sign for K, a Cyrillic а) would answer to
+    // their campaign items: refused before anything is recorded (src/admin/reviewerName.ts).
+    const confusable = reviewerNameProblem(profile.nameID);
+    if (confusable) throw new Error(`the NameID ${confusable}`);
     checkResponseAddressing(profile, acsUrl);
     checkNameIdUncommented(profile);
     if (env.SAML_IDP_ISSUER) checkIssuer(profile, env.SAML_IDP_ISSUER);
