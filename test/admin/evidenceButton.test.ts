@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccessReport, type AccessReport } from "../../src/admin/access/index.js";
-import { signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
+import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 /**
  * The Access review page's "Evidence pack" form without EVIDENCE_SIGNING_KEY: the page says what
@@ -40,7 +40,10 @@ describe("the evidence pack button without a signing key", () => {
     expect(page.text).toContain("Evidence pack");
     expect(page.text).toContain("set EVIDENCE_SIGNING_KEY");
     expect(page.text).not.toContain("Download the evidence pack");
-    const download = await agent.get("/admin/access/evidence?from=2026-01-01&to=2026-01-31");
+    const download = await agent
+      .post("/admin/access/evidence")
+      .type("form")
+      .send({ _csrf: csrfFrom(page.text), from: "2026-01-01", to: "2026-01-31" });
     expect(download.status).toBe(409);
     expect(download.text).toContain("Evidence packs need EVIDENCE_SIGNING_KEY");
   });

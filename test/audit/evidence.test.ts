@@ -8,7 +8,7 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
-import { signInLocally } from "../support/adminHarness.js";
+import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 import { runCli } from "../support/cli.js";
 import {
   ADMIN_TOKEN,
@@ -452,13 +452,21 @@ describe("the evidence pack", () => {
       const agent = request.agent(stack.service.url);
       expect((await signInLocally(agent)).status).toBe(303);
       const day = (iso: string) => iso.slice(0, 10);
-      const pageRefused = await agent.get(`/admin/access/evidence?from=${day(from)}&to=${day(to)}`);
+      const csrf = csrfFrom((await agent.get("/admin")).text);
+      const form = { _csrf: csrf, from: day(from), to: day(to) };
+      const pageRefused = await agent.post("/admin/access/evidence").type("form").send(form);
       expect(pageRefused.status).toBe(409);
       expect(pageRefused.text).toContain(notice);
       expect(pageRefused.text).toContain("Download the pack anyway");
       expect(pageRefused.text).toContain('name="acceptUnverifiedChain" value="true"');
+      // The page's button posts its form again, with the page's CSRF token, asking for the pack anyway.
+      expect(pageRefused.text).toMatch(
+        /<form method="post" action="\/admin\/access\/evidence">\s*<input type="hidden" name="_csrf"/,
+      );
       const pagePack = await agent
-        .get(`/admin/access/evidence?from=${day(from)}&to=${day(to)}&acceptUnverifiedChain=true`)
+        .post("/admin/access/evidence")
+        .type("form")
+        .send({ ...form, _csrf: csrfFrom(pageRefused.text), acceptUnverifiedChain: "true" })
         .buffer(true)
         .parse((res, done) => {
           const chunks: Buffer[] = [];

@@ -279,14 +279,18 @@ describe("the campaign pages over HTTP", () => {
   it("the Access review page's evidence pack: admins download a pack that verifies; viewers get no button and a 403", async () => {
     const viewer = await signIn("vic@example.com", "scim-viewers");
     expect((await viewer.agent.get("/admin/access")).text).not.toContain("Download the evidence pack");
-    expect((await viewer.agent.get("/admin/access/evidence?from=2026-01-01&to=2026-01-02")).status).toBe(403);
+    const viewerPost = viewer.agent.post("/admin/access/evidence").type("form");
+    expect((await viewerPost.send({ _csrf: viewer.csrf, from: "2026-01-01", to: "2026-01-02" })).status).toBe(403);
 
-    const { agent } = await signIn("ada@example.com", "scim-admins");
+    const { agent, csrf } = await signIn("ada@example.com", "scim-admins");
     expect((await agent.get("/admin/access")).text).toContain("Download the evidence pack");
-    expect((await agent.get("/admin/access/evidence?from=2026-02-01&to=2026-01-01")).status).toBe(400);
+    const backwards = { _csrf: csrf, from: "2026-02-01", to: "2026-01-01" };
+    expect((await agent.post("/admin/access/evidence").type("form").send(backwards)).status).toBe(400);
     const today = new Date().toISOString().slice(0, 10);
     const pack = await agent
-      .get(`/admin/access/evidence?from=${today}&to=${today}`)
+      .post("/admin/access/evidence")
+      .type("form")
+      .send({ _csrf: csrf, from: today, to: today })
       .buffer(true)
       .parse((res, done) => {
         const chunks: Buffer[] = [];

@@ -34,9 +34,10 @@ function queryOf(form: AccessForm) {
 
 /**
  * GET /access (the page), /access/export.csv|json (the whole filtered report, streamed) and, for
- * admins, /access/evidence?from=&to= (the signed evidence pack, as /admin/api/evidence writes it: a
- * download with no side effect, so a GET; over a chain that does not verify, a page saying so
- * with a button to download it anyway).
+ * admins, POST /access/evidence (from, to: the signed evidence pack, as /admin/api/evidence writes
+ * it; over a chain that does not verify, a page saying so with a button to download it anyway). A
+ * POST, so that the CSRF check guards it: a pack reads the whole log over its window, and a GET
+ * any site could make a signed-in admin's browser fetch (one pack per admin at a time).
  */
 export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps): Router {
   const router = Router();
@@ -60,11 +61,24 @@ export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps):
     const format = req.path.endsWith(".csv") ? "csv" : "json";
     await sendAccessFile(res, sources.access, query, format, req.adminActor?.name ?? "admin");
   });
-  router.get("/access/evidence", requireAction("evidence"), async (req, res) => {
-    const text = (name: string) => (typeof req.query[name] === "string" ? req.query[name] : undefined);
+  router.get("/access/evidence", (_req, res) =>
+    renderMessagePage(
+      res,
+      405,
+      "Download the evidence pack from the Access review page",
+      "The evidence pack is written on the Access review page's Evidence pack button (a form this site sends), not from a link.",
+    ),
+  );
+  router.post("/access/evidence", requireAction("evidence"), async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const text = (name: string) => (typeof body[name] === "string" ? body[name] : undefined);
     const [from, to] = [text("from"), text("to")];
+    const actor = req.adminActor?.name ?? "admin";
     try {
-      await sendEvidencePack(evidence, from, to, res, text("acceptUnverifiedChain") === "true");
+      await sendEvidencePack(evidence, from, to, res, {
+        acceptUnverifiedChain: text("acceptUnverifiedChain") === "true",
+        actor,
+      });
     } catch (error) {
       if (!(error instanceof UnverifiedChainError)) throw error;
       renderMessagePage(

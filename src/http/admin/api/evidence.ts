@@ -5,13 +5,14 @@ import type { Database } from "../../../db/database.js";
 import { writeEvidencePack } from "../../../admin/evidence/pack.js";
 import { parseEvidenceWindow } from "../../../admin/evidence/window.js";
 import { checkEvidenceChains } from "../../../admin/evidence/chains.js";
-import { AppError, BadRequestError } from "../../../errors.js";
+import { AppError, BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
+import { actorOf } from "./auth.js";
 
 /**
  * GET or POST /evidence?from=DATE&to=DATE[&acceptUnverifiedChain=true]: the signed evidence pack
  * (docs/access-review.md, "Evidence") as a tar download, streamed. Behind the admin token (the
- * admin role).
+ * admin role) and nothing else: no cookie reaches this API, so a GET is no cross-site surface.
  */
 
 export type EvidenceDeps = {
@@ -28,7 +29,10 @@ export function evidenceApiRouter(deps: EvidenceDeps): Router {
       const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
       return typeof value === "string" ? value : undefined;
     };
-    return sendEvidencePack(deps, text("from"), text("to"), res, text("acceptUnverifiedChain") === "true");
+    return sendEvidencePack(deps, text("from"), text("to"), res, {
+      acceptUnverifiedChain: text("acceptUnverifiedChain") === "true",
+      actor: actorOf(res),
+    });
   };
   router.get("/evidence", send);
   router.post("/evidence", send);
@@ -36,13 +40,49 @@ export function evidenceApiRouter(deps: EvidenceDeps): Router {
 }
 
 /**
+ * Who is writing a pack now (this process), each with its hold: one pack per user at a time, as for
+ * the report's exports. A hold is released once, by its own request only.
+ */
+const writingPacks = new Map<string, symbol>();
+/** What a second pack is told to wait: a pack over a long window reads the whole log. */
+const PACK_RETRY_AFTER_SECONDS = 30;
+
+/**
  * Streams the signed pack for the window as an attachment: the one way the API and the Access
- * review page's "Evidence pack" button answer. A missing key (409), a bad window (400) or a hash
- * chain that does not verify (UnverifiedChainError, 409, unless `acceptUnverifiedChain`) is thrown
- * before anything is sent; an accepted unverified chain is named in the file's name and the
- * Evidence-Chain header. A failure midway cuts the download (a tar without its end is no pack).
+ * review page's "Evidence pack" button answer, one pack per `actor` at a time (a second answers 429
+ * with Retry-After: each reads the log over its window and verifies every chain). A missing key
+ * (409), a bad window (400) or a hash chain that does not verify (UnverifiedChainError, 409, unless
+ * `acceptUnverifiedChain`) is thrown before anything is sent; an accepted unverified chain is named
+ * in the file's name and the Evidence-Chain header. A failure midway cuts the download (a tar
+ * without its end is no pack).
  */
 export async function sendEvidencePack(
+  deps: EvidenceDeps,
+  from: string | undefined,
+  to: string | undefined,
+  res: Response,
+  options: { acceptUnverifiedChain: boolean; actor: string },
+): Promise<void> {
+  if (writingPacks.has(options.actor)) {
+    res.setHeader("Retry-After", String(PACK_RETRY_AFTER_SECONDS));
+    throw new TooManyRequestsError("An evidence pack is already being written for you; try again when it ends");
+  }
+  const hold = Symbol(options.actor);
+  writingPacks.set(options.actor, hold);
+  const release = () => {
+    if (writingPacks.get(options.actor) === hold) writingPacks.delete(options.actor);
+  };
+  // Released as the response closes: the pack's temporary files are removed after its last byte,
+  // and a client that got the whole pack may ask for the next one at once.
+  res.once("close", release);
+  try {
+    await writePackResponse(deps, from, to, res, options.acceptUnverifiedChain);
+  } finally {
+    release();
+  }
+}
+
+async function writePackResponse(
   deps: EvidenceDeps,
   from: string | undefined,
   to: string | undefined,

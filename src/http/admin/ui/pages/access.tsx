@@ -1,6 +1,6 @@
 import type { AccessPageData, AccessRow } from "../../../../admin/access/index.js";
 import { bundleOrigin, describeReason } from "../../../../admin/access/grants.js";
-import { Badge, formatTime, Section } from "../components/basics.js";
+import { Badge, CsrfField, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { can } from "../../policy.js";
 import { DataTable } from "../components/table.js";
@@ -232,14 +232,16 @@ function DenyNote({ deny, ctx }: { deny: NonNullable<AccessRow["deny"]>; ctx: Pa
 }
 
 /**
- * The evidence pack download (admins): a GET form, since writing the pack changes nothing. Without
- * EVIDENCE_SIGNING_KEY the page says so instead of offering a button that can only fail.
+ * The evidence pack download (admins): a POST form with the CSRF token, so no other site can make
+ * an admin's browser write packs. Without EVIDENCE_SIGNING_KEY the page says so instead of
+ * offering a button that can only fail.
  */
 function EvidenceForm({ signingKey, ctx }: { signingKey: boolean; ctx: PageContext }) {
   return (
     <Section title="Evidence pack" id="evidence">
       {signingKey ? (
-        <form method="get" action={`${ctx.basePath}/access/evidence`} class="filters">
+        <form method="post" action={`${ctx.basePath}/access/evidence`} class="filters">
+          <CsrfField token={ctx.csrf} />
           <label>
             <span>From (UTC day)</span>
             <input type="date" name="from" required />
@@ -273,7 +275,8 @@ function EvidenceForm({ signingKey, ctx }: { signingKey: boolean; ctx: PageConte
  */
 export function EvidenceAnywayForm({ from, to, ctx }: { from: string; to: string; ctx: PageContext }) {
   return (
-    <form method="get" action={`${ctx.basePath}/access/evidence`}>
+    <form method="post" action={`${ctx.basePath}/access/evidence`}>
+      <CsrfField token={ctx.csrf} />
       <input type="hidden" name="from" value={from} />
       <input type="hidden" name="to" value={to} />
       <input type="hidden" name="acceptUnverifiedChain" value="true" />
