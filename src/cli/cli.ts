@@ -62,8 +62,11 @@ Commands:
   access-report [--at DATE] [--workspace NAME] [--format csv|json]
                              who holds what on the platform and why (now, or as of DATE),
                              from the database only; CSV (default) or JSON on stdout
-  audit verify               re-compute the reconciliation log's hash chain; names the first
-                             entry that does not match (exit 1)
+  audit verify [--head HASH]...
+                             re-compute the log's and the decisions' hash chains; names the
+                             first entry that does not match, or a chained entry left at or
+                             below the anchor (exit 1); each --head (an evidence pack's signed
+                             head hash) must be on a chain that verifies (exit 1 otherwise)
   evidence --from DATE --to DATE [--out FILE] [--accept-unverified-chain]
                              write a signed evidence pack (a tar) for the window: access reports
                              at both ends, every change in words, revocations and their latency,

@@ -124,23 +124,50 @@ export async function advanceChainAnchor(tx: Queryable, chained: ChainedTable, l
 }
 
 export type ChainVerdict =
-  | { ok: true; chain: string; entries: number; headId: string; headHash: string; beforeChain: number }
+  | {
+      ok: true;
+      chain: string;
+      entries: number;
+      headId: string;
+      headHash: string;
+      beforeChain: number;
+      /** Of the hashes asked about (`lookFor`), those on this chain: at its anchor or one of its verified entries. */
+      found: { hash: string; entryId: string }[];
+    }
   | { ok: false; chain: string; entries: number; entryId: string | null; problem: string };
 
 const BATCH = 2000;
 
-/** Re-computes every hash of the chain in id order; the first entry that does not match is named. */
-export async function verifyChain(db: Queryable, chained: ChainedTable): Promise<ChainVerdict> {
+/**
+ * Re-computes every hash of the chain in id order; the first entry that does not match is named.
+ * The anchor is not taken on trust: a chained entry at or below it (retention deletes those, and
+ * only entries written before the chain carry no hash) fails the chain, since moving the anchor
+ * past a changed entry would otherwise hide it. `lookFor` names hashes an evidence pack signed as
+ * its head: each found on the chain is answered with its entry (a chain rewritten from the anchor
+ * on verifies, but no longer holds the head a pack signed).
+ */
+export async function verifyChain(
+  db: Queryable,
+  chained: ChainedTable,
+  lookFor: ReadonlySet<string> = new Set(),
+): Promise<ChainVerdict> {
   const head = await readChainHead(db, chained);
   if (!head)
     return { ok: false, chain: chained.chain, entries: 0, entryId: null, problem: "the chain has no head row" };
-  const [{ n: beforeChain } = { n: 0 }] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${chained.table} WHERE id <= $1`,
+  const [below = { n: 0, hashed: 0, first: null }] = await db.query<{
+    n: number;
+    hashed: number;
+    first: string | null;
+  }>(
+    `SELECT count(*)::int AS n, count(chain_hash)::int AS hashed,
+            min(id) FILTER (WHERE chain_hash IS NOT NULL)::text AS first
+       FROM ${chained.table} WHERE id <= $1`,
     [head.anchorId],
   );
   let previousHash = head.anchorHash;
   let previousId = head.anchorId;
   let entries = 0;
+  const found = lookFor.has(head.anchorHash) ? [{ hash: head.anchorHash, entryId: head.anchorId }] : [];
   const fail = (entryId: string | null, problem: string): ChainVerdict => ({
     ok: false,
     chain: chained.chain,
@@ -148,6 +175,11 @@ export async function verifyChain(db: Queryable, chained: ChainedTable): Promise
     entryId,
     problem,
   });
+  if (below.hashed > 0)
+    return fail(
+      below.first,
+      `${below.hashed} chained entries lie at or below the anchor (entry ${head.anchorId}), the first entry ${below.first}: the anchor was moved past entries still present (retention deletes the entries it moves the anchor past), so they are not verified`,
+    );
   for (;;) {
     const rows = await db.query<Record<string, unknown> & { id: string; chain_hash: string | null }>(
       `SELECT * FROM ${chained.table} WHERE id > $1 ORDER BY id LIMIT ${BATCH}`,
@@ -161,6 +193,7 @@ export async function verifyChain(db: Queryable, chained: ChainedTable): Promise
           row.id,
           `entry ${row.id} does not match its hash: it was changed, or the entry before it (after ${previousId}) was removed or changed`,
         );
+      if (lookFor.has(row.chain_hash)) found.push({ hash: row.chain_hash, entryId: row.id });
       previousHash = row.chain_hash;
       previousId = row.id;
       entries += 1;
@@ -172,5 +205,13 @@ export async function verifyChain(db: Queryable, chained: ChainedTable): Promise
       previousId,
       `the chain ends at entry ${previousId} but its head is entry ${head.headId}: entries after ${previousId} were removed`,
     );
-  return { ok: true, chain: chained.chain, entries, headId: head.headId, headHash: head.headHash, beforeChain };
+  return {
+    ok: true,
+    chain: chained.chain,
+    entries,
+    headId: head.headId,
+    headHash: head.headHash,
+    beforeChain: below.n,
+    found,
+  };
 }

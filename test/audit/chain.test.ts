@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canonicalRow } from "../../src/db/auditChain.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
@@ -62,6 +64,85 @@ describe("the reconciliation log's hash chain", () => {
     expect((await auditVerify()).code).toBe(0);
   });
 
+  type ChainRow = { anchor_id: string; anchor_hash: string; head_id: string; head_hash: string };
+  const chainRow = async () =>
+    (
+      await stack.service.db.query<ChainRow>(
+        `SELECT anchor_id::text, anchor_hash, head_id::text, head_hash FROM audit_chains WHERE name = 'reconcile_log'`,
+      )
+    )[0]!;
+  const setChainRow = (c: ChainRow) =>
+    stack.service.db.query(
+      `UPDATE audit_chains SET anchor_id = $1, anchor_hash = $2, head_id = $3, head_hash = $4 WHERE name = 'reconcile_log'`,
+      [c.anchor_id, c.anchor_hash, c.head_id, c.head_hash],
+    );
+
+  it("moving the anchor to the head does not hide a changed entry: chained entries at or below the anchor fail (issue 34, finding 7)", async () => {
+    const ids = await logIds();
+    const target = ids[2]!;
+    const [{ outcome }] = await stack.service.db.query<{ outcome: string }>(
+      `SELECT outcome FROM reconcile_log WHERE id = $1`,
+      [target],
+    );
+    const chain = await chainRow();
+    await stack.service.db.query(`UPDATE reconcile_log SET outcome = 'failed' WHERE id = $1`, [target]);
+    await setChainRow({ ...chain, anchor_id: chain.head_id, anchor_hash: chain.head_hash });
+    try {
+      const hidden = await auditVerify();
+      expect(hidden.code).toBe(1);
+      expect(hidden.stderr).toContain(
+        `reconcile_log: NOT VERIFIED after 0 good entries: ${ids.length} chained entries lie at or below the anchor (entry ${chain.head_id}), the first entry ${ids[0]}`,
+      );
+    } finally {
+      await stack.service.db.query(`UPDATE reconcile_log SET outcome = $2 WHERE id = $1`, [target, outcome]);
+      await setChainRow(chain);
+    }
+    expect((await auditVerify()).code).toBe(0);
+  });
+
+  it("--head HASH: a chain rewritten from its anchor on verifies by itself, but no longer holds the head a pack signed", async () => {
+    const ids = await logIds();
+    const chain = await chainRow();
+    const signedHead = chain.head_hash;
+    const onChain = await runCli(stack, ["audit", "verify", "--head", signedHead]);
+    expect(onChain.code).toBe(0);
+    expect(onChain.stdout).toContain(`head ${signedHead}: on the chain, entry ${ids.at(-1)} of reconcile_log`);
+
+    // The attacker changes an entry and re-hashes every entry after the anchor, and the head.
+    const saved = await stack.service.db.query<{ id: string; chain_hash: string; outcome: string }>(
+      `SELECT id::text, chain_hash, outcome FROM reconcile_log WHERE id > $1 ORDER BY id`,
+      [chain.anchor_id],
+    );
+    await stack.service.db.query(`UPDATE reconcile_log SET outcome = 'failed' WHERE id = $1`, [ids[2]]);
+    let previous = chain.anchor_hash;
+    const rows = await stack.service.db.query<Record<string, unknown> & { id: string }>(
+      `SELECT * FROM reconcile_log WHERE id > $1 ORDER BY id`,
+      [chain.anchor_id],
+    );
+    for (const row of rows) {
+      previous = createHash("sha256")
+        .update(`${previous}\n${canonicalRow(row)}`, "utf8")
+        .digest("hex");
+      await stack.service.db.query(`UPDATE reconcile_log SET chain_hash = $2 WHERE id = $1`, [row.id, previous]);
+    }
+    await setChainRow({ ...chain, head_hash: previous });
+    try {
+      expect((await auditVerify()).code).toBe(0);
+      const rewritten = await runCli(stack, ["audit", "verify", "--head", signedHead]);
+      expect(rewritten.code).toBe(1);
+      expect(rewritten.stderr).toContain(`head ${signedHead}: NOT on any verified chain`);
+    } finally {
+      for (const r of saved)
+        await stack.service.db.query(`UPDATE reconcile_log SET chain_hash = $2, outcome = $3 WHERE id = $1`, [
+          r.id,
+          r.chain_hash,
+          r.outcome,
+        ]);
+      await setChainRow(chain);
+    }
+    expect((await auditVerify()).code).toBe(0);
+  });
+
   it("finds a deleted entry, in the middle or at the end", async () => {
     const ids = await logIds();
     await stack.service.db.query(`DELETE FROM reconcile_log WHERE id = $1`, [ids[3]]);
@@ -77,9 +158,11 @@ describe("the reconciliation log's hash chain", () => {
   });
 
   it("two replicas appending at once leave one valid chain", async () => {
-    // Start again from an intact chain: the anchor after the tampered entries, as retention leaves it.
+    // Start again from an intact chain: the head back at the last entry the test above left (moving
+    // the anchor past the entries instead would leave chained entries below it, which fails).
     await stack.service.db.query(
-      `UPDATE audit_chains SET anchor_id = head_id, anchor_hash = head_hash WHERE name = 'reconcile_log'`,
+      `UPDATE audit_chains c SET head_id = e.id, head_hash = e.chain_hash
+         FROM (SELECT id, chain_hash FROM reconcile_log ORDER BY id DESC LIMIT 1) e WHERE c.name = 'reconcile_log'`,
     );
     const replicas = await Promise.all(
       ["a", "b"].map(() =>
@@ -104,7 +187,7 @@ describe("the reconciliation log's hash chain", () => {
       expect((await logIds()).length).toBe(before + 200);
       const result = await auditVerify();
       expect(result).toMatchObject({ code: 0 });
-      expect(result.stdout).toContain("reconcile_log: 200 entries verified");
+      expect(result.stdout).toContain(`reconcile_log: ${before + 200} entries verified`);
     } finally {
       await Promise.all(replicas.map((db) => db.close()));
     }
