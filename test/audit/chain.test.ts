@@ -5,6 +5,7 @@ import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { runCli } from "../support/cli.js";
+import { independentChain } from "../support/independentChain.js";
 
 /**
  * The tamper-evident log (docs/access-review.md): after a real reconcile workload over HTTP with the
@@ -47,6 +48,39 @@ describe("the reconciliation log's hash chain", () => {
     const result = await auditVerify();
     expect(result).toMatchObject({ code: 0 });
     expect(result.stdout).toContain(`reconcile_log: ${ids.length} entries verified; head entry ${ids.at(-1)}`);
+  });
+
+  it("holds the hashes that code written apart from the product computes, JSON columns included", async () => {
+    const [chain] = await stack.service.db.query<{ anchor_id: string; anchor_hash: string; head_hash: string }>(
+      `SELECT anchor_id, anchor_hash, head_hash FROM audit_chains WHERE name = 'reconcile_log'`,
+    );
+    const rows = await stack.service.db.query<Record<string, unknown> & { chain_hash: string }>(
+      `SELECT * FROM reconcile_log WHERE id > $1 ORDER BY id`,
+      [chain!.anchor_id],
+    );
+    // The workload's entries carry nested JSON: a desired state in `after` with its grants.
+    expect(rows.some((r) => r.after !== null && typeof r.after === "object")).toBe(true);
+    const expected = independentChain(chain!.anchor_hash, rows);
+    expect(rows.map((r) => r.chain_hash)).toEqual(expected);
+    expect(chain!.head_hash).toBe(expected.at(-1));
+  });
+
+  it("names the entry whose JSON column `after` was changed inside, and verifies again once it is restored", async () => {
+    const [target] = await stack.service.db.query<{ id: string; after: Record<string, unknown> }>(
+      `SELECT id, after FROM reconcile_log WHERE after IS NOT NULL ORDER BY id LIMIT 1`,
+    );
+    await stack.service.db.query(
+      `UPDATE reconcile_log SET after = jsonb_set(after, '{userName}', '"mallory@example.com"') WHERE id = $1`,
+      [target!.id],
+    );
+    const tampered = await auditVerify();
+    expect(tampered.code).toBe(1);
+    expect(tampered.stderr).toContain(`entry ${target!.id} does not match its hash`);
+    await stack.service.db.query(`UPDATE reconcile_log SET after = $2::jsonb WHERE id = $1`, [
+      target!.id,
+      JSON.stringify(target!.after),
+    ]);
+    expect((await auditVerify()).code).toBe(0);
   });
 
   it("names the entry whose one column was changed in the database, and verifies again once it is restored", async () => {
