@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from "node:crypto";
+import { createHash, createPublicKey, generateKeyPairSync, verify } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
+import { independentChain } from "../support/independentChain.js";
 import { runCli } from "../support/cli.js";
 import {
   ADMIN_TOKEN,
@@ -48,6 +49,28 @@ function csvCells(line: string): string[] {
   return [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((m) =>
     m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2]!,
   );
+}
+
+/** A tar's members in order, as bytes: the pack read without the product's verifier. */
+async function tarMembers(bytes: Buffer): Promise<{ name: string; body: Buffer }[]> {
+  const members: { name: string; body: Buffer }[] = [];
+  const extract = tar.extract();
+  Readable.from([bytes]).pipe(extract);
+  for await (const entry of extract) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+    members.push({ name: entry.header.name, body: Buffer.concat(chunks) });
+  }
+  return members;
+}
+
+async function tarOf(members: { name: string; body: Buffer }[]): Promise<Buffer> {
+  const packed = tar.pack();
+  for (const m of members) packed.entry({ name: m.name }, m.body);
+  packed.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of packed as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
 }
 
 describe("the evidence pack", () => {
@@ -251,6 +274,75 @@ describe("the evidence pack", () => {
         ["SOC2 CC6.2", "SOC2 CC6.3", "ISO27001 A.5.18"],
       ]),
     );
+  });
+
+  it("holds what code written apart from the product checks: the signature, every member's SHA-256, the chain's head", async () => {
+    const members = await tarMembers(await readFile(path.join(dir, "pack.tar")));
+    const member = (name: string) => members.find((m) => m.name === name)!.body;
+    const manifestBytes = member("manifest.json");
+    const signature = Buffer.from(member("manifest.sig").toString("utf8").trim(), "base64");
+    expect(verify(null, manifestBytes, createPublicKey(operator.publicKey), signature)).toBe(true);
+    expect(verify(null, manifestBytes, createPublicKey(stranger.publicKey), signature)).toBe(false);
+    const manifest = JSON.parse(manifestBytes.toString("utf8")) as {
+      chain: { headId: string; headHash: string };
+      sections: { files: { path: string; sha256: string; bytes: number }[] }[];
+    };
+    const listed = manifest.sections.flatMap((s) => s.files);
+    // Every member but the manifest and its signature is listed once, and every listed file is there once.
+    expect(members.map((m) => m.name).sort()).toEqual(
+      [...listed.map((f) => f.path), "manifest.json", "manifest.sig"].sort(),
+    );
+    for (const file of listed) {
+      const body = member(file.path);
+      expect({ path: file.path, sha256: createHash("sha256").update(body).digest("hex"), bytes: body.length }).toEqual({
+        path: file.path,
+        sha256: file.sha256,
+        bytes: file.bytes,
+      });
+    }
+    // The head the manifest signs is the head of the log's entries as they are, hashed apart from the product.
+    const [chain] = await stack.service.db.query<{ anchor_id: string; anchor_hash: string }>(
+      `SELECT anchor_id, anchor_hash FROM audit_chains WHERE name = 'reconcile_log'`,
+    );
+    const rows = await stack.service.db.query<Record<string, unknown>>(
+      `SELECT * FROM reconcile_log WHERE id > $1 AND id <= $2 ORDER BY id`,
+      [chain!.anchor_id, manifest.chain.headId],
+    );
+    expect(independentChain(chain!.anchor_hash, rows).at(-1)).toBe(manifest.chain.headHash);
+  });
+
+  it("a pack with a member dropped, a member not listed added, or the chain's head edited fails verification, naming what", async () => {
+    const members = await tarMembers(await readFile(path.join(dir, "pack.tar")));
+    const verifyVariant = async (name: string, variant: { name: string; body: Buffer }[]) => {
+      const file = path.join(dir, `${name}.tar`);
+      await writeFile(file, await tarOf(variant));
+      return cli(["evidence", "verify", file, "--public-key", path.join(dir, "operator.pub")]);
+    };
+    const dropped = await verifyVariant(
+      "dropped",
+      members.filter((m) => m.name !== "mapping/mapping-in-force.yaml"),
+    );
+    expect(dropped.code).toBe(1);
+    expect(dropped.stderr).toContain("mapping/mapping-in-force.yaml is listed but missing");
+
+    const added = await verifyVariant("added", [
+      ...members,
+      { name: "changes/changes-corrected.csv", body: Buffer.from("userName\r\nnobody@example.com\r\n") },
+    ]);
+    expect(added.code).toBe(1);
+    expect(added.stderr).toContain("changes/changes-corrected.csv is not listed in the manifest");
+
+    const edited = await verifyVariant(
+      "head-edited",
+      members.map((m) => {
+        if (m.name !== "manifest.json") return m;
+        const manifest = JSON.parse(m.body.toString("utf8")) as { chain: { headHash: string } };
+        manifest.chain.headHash = "0".repeat(64);
+        return { name: m.name, body: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) };
+      }),
+    );
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toContain("the signature of manifest.json does not verify with the given public key");
   });
 
   it("one byte changed in a file fails verification, naming the file", async () => {
