@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
+import { requestTimes } from "../support/emulator.js";
 import { independentChain } from "../support/independentChain.js";
 import { runCli } from "../support/cli.js";
 import {
@@ -81,6 +82,8 @@ describe("the evidence pack", () => {
   const from = new Date(Date.now() - 3_600_000).toISOString();
   let to: string;
   let campaignId: string;
+  let removalSentAt: number;
+  let removalAckedAt: number;
 
   const cli = (args: string[], env: Record<string, string> = {}) => runCli(stack, args, env);
 
@@ -93,7 +96,10 @@ describe("the evidence pack", () => {
     for (const name of ["ann", "bob", "cid"]) users.push(await api.createUser(`${name}@example.com`));
     const group = await api.createGroup("Platform Admins", users);
     await waitForQueueIdle(stack, { deferred: "wait" });
+    // The IdP's request that revokes ann's access, timed here: sent, then acknowledged.
+    removalSentAt = Date.now();
     await api.patch(`/Groups/${group}`, [{ op: "remove", path: `members[value eq "${users[0]}"]` }]);
+    removalAckedAt = Date.now();
     await waitForQueueIdle(stack, { deferred: "wait" });
     // A campaign over what bob and cid hold: bob's admin kept, cid's revoked (and applied).
     const admin = (path: string, body: object) =>
@@ -180,6 +186,13 @@ describe("the evidence pack", () => {
     expect([userName, what]).toEqual(["ann@example.com", "account removed; companyPermissions: removed admin"]);
     expect(why).toContain("Platform Admins");
     expect(Number(latencyMs)).toBe(new Date(appliedAt!).getTime() - new Date(queuedAt!).getTime());
+    // The latency runs from the IdP's request, as the test saw it go and come back, to the platform's
+    // answer: queued while the request was in flight, applied after the emulator received the call.
+    expect(Date.parse(queuedAt!)).toBeGreaterThanOrEqual(removalSentAt);
+    expect(Date.parse(queuedAt!)).toBeLessThanOrEqual(removalAckedAt);
+    const annRemoved = await requestTimes(stack.emulator.url, new Date(removalSentAt), "DELETE");
+    expect(annRemoved).toHaveLength(1);
+    expect(Date.parse(appliedAt!)).toBeGreaterThanOrEqual(annRemoved[0]!);
     expect(JSON.parse(files.get("revocations/latency.json")!)).toMatchObject({ reductions: 2, withoutQueueTime: 0 });
     const changes = files.get("changes/changes.csv")!;
     expect(changes.match(/account created/g)).toHaveLength(3);
