@@ -120,6 +120,30 @@ describe("/metrics", () => {
     expect(after.get('scim_connector_mirror_pending_rows{table="mirror.email_subscription_states"}')).toBe(0);
   });
 
+  it("counts a parked mirror row in the parked gauge, and drops it once the row is gone", async () => {
+    // A row the platform refuses (the table's check dropped, as an ETL might): the sync parks it.
+    await stack.service.db.query(
+      `ALTER TABLE mirror.email_subscription_states DROP CONSTRAINT email_subscription_states_email_format`,
+    );
+    try {
+      await upsertEmailStates(stack.service.db, [
+        ["not-an-email", "subscribed"],
+        ["metrics3@example.com", "subscribed"],
+      ]);
+      expect(await stack.service.mirror!.drain()).toMatchObject({ pushed: 1, parked: 1 });
+      const parked = await scrape();
+      expect(parked.get('scim_connector_mirror_parked_changes{kind="email"}')).toBe(1);
+      expect(parked.get('scim_connector_mirror_changes_pushed_total{kind="email"}')).toBe(3);
+    } finally {
+      await stack.service.db.query(`DELETE FROM mirror.email_subscription_states WHERE email = 'not-an-email'`);
+      await stack.service.db.query(`DELETE FROM mirror_sync.pending WHERE key = 'not-an-email'`);
+      await stack.service.db.query(
+        `ALTER TABLE mirror.email_subscription_states ADD CONSTRAINT email_subscription_states_email_format CHECK (email ~ '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' AND length(email) <= 255)`,
+      );
+    }
+    expect((await scrape()).get('scim_connector_mirror_parked_changes{kind="email"}')).toBe(0);
+  });
+
   it("lets no one in: loopback only without METRICS_TOKEN (never through a proxy), the bearer token when set", async () => {
     for (const [header, value] of [
       ["X-Forwarded-For", "203.0.113.9"],
