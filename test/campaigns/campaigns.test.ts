@@ -79,6 +79,8 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     stack = await startStack({
       mapping: MAPPING,
       env: { PLATFORM_SCIM_DAILY_BUDGET: BUDGET, RECONCILE_POLL_MS: "50" },
+      // Every SCIM call the platform receives, with the account it concerns: the budget test counts them.
+      emulator: { scimJournal: true },
     });
     for (const name of ["Platform Admins", "Marketing", "Sales"]) groups[name] = await idp(stack).createGroup(name);
     for (const [name, inGroups] of [
@@ -166,6 +168,8 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     const item = eu.find((i) => i.permission === "send_campaigns_canvases")!;
     expect(await workspacePermissions("alice@example.com", "EU Production")).toContain("send_campaigns_canvases");
     const reserveBefore = (await api().get("/budget")).body.remainingWithReserve as number;
+    const journal = stack.emulator.state.scimJournal!;
+    const callsBefore = journal.length;
     const sent = Date.now();
     const decided = await api().post(`/campaigns/${campaignId}/decisions`, {
       as: "eu.owner@example.com",
@@ -184,11 +188,14 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     console.log(`campaign revoke reached the emulator in ${tookMs} ms (ordinary budget spent)`);
     expect(tookMs).toBeLessThan(1000);
     expect(await workspacePermissions("alice@example.com", "EU Production")).toEqual(["basic_access"]);
-    // Funded from the reserve: the ordinary budget stays spent. (Exactly how much of the reserve is
-    // left depends on what else the workers reduced meanwhile, so only its fall is checked.)
+    // Funded from the reserve: the ordinary budget stays spent, and the reserve fell by exactly the
+    // calls the platform received since the decision (each is debited before it is sent): one PUT
+    // of alice's account. Any other call in the window is named here, by method and account.
     const after = (await api().get("/budget")).body;
+    const calls = journal.slice(callsBefore).map((c) => `${c.method} ${c.userName}`);
+    expect(calls).toEqual(["PUT alice@example.com"]);
     expect(after.remaining).toBe(0);
-    expect(after.remainingWithReserve).toBeLessThan(reserveBefore);
+    expect(reserveBefore - after.remainingWithReserve).toBe(calls.length);
 
     // Shown, logged in words and notified.
     const denies = (await api().get(`/denies?user=${users["alice@example.com"]}`)).body.denies;
