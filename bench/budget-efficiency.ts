@@ -681,6 +681,11 @@ type PacedResult = {
   stripped: number;
   /** SCIM user requests the emulator received in the run. */
   received: number;
+  /**
+   * Calls the bench cannot attribute to a change of the IdP's: requests missing from the journal,
+   * requests for no known account, and requests for accounts the IdP never changed.
+   */
+  unattributed: { missing: number; noAccount: number; strangers: number };
   seconds: number;
   requests: number;
 };
@@ -940,12 +945,14 @@ async function pacedRun(dialect: Dialect, settleMs: number, burstWindowMs: numbe
   const strangers = [...callsOf.values()].reduce((n, c) => n + c.length, 0);
   if (strangers || unattributed)
     console.warn(`  ${strangers} calls for accounts the IdP never changed, ${unattributed} for no known account`);
+  const missing = Math.max(0, received - journal.length);
   return {
     label: `${dialectName}, window ${settleMs ? `${settleMs / 1000} s (cap ${SETTLE_MAX_MS / 1000} s)` : "off"}`,
     phases: figures,
     wrong,
     stripped: strippedCount.stripped,
     received,
+    unattributed: { missing, noAccount: unattributed, strangers },
     seconds: Math.round((Date.now() - started) / 1000),
     requests,
   };
@@ -998,13 +1005,32 @@ async function pacedIdp(dialect: Dialect): Promise<void> {
       `${run.label}: calls in bursts ${burstCalls} ÷ minimum ${minimum} = ${ratio(burstCalls, minimum)}; deletes after the grace ${sum((f) => f.deferredDeletes)}; destroyed and re-created ${sum((f) => f.recreated)}; the emulator received ${run.received} SCIM requests (${counted} counted per account); stripped accounts seen at day ends ${run.stripped}; wrong ${run.wrong}; ${run.requests} IdP requests; ${run.seconds} s`,
     );
   }
-  const wrong = runs.reduce((n, r) => n + r.wrong, 0);
+  const failures = pacedFailures(runs);
   console.log(
-    wrong === 0
-      ? "Every account on the platform matched the oracle after every day."
-      : `${wrong} account differences from the oracle: FAILED`,
+    failures.length === 0
+      ? "Every account on the platform matched the oracle after every day; no account was destroyed and re-created, every revocation reached the platform, and every call was attributed to an IdP change."
+      : failures.map((f) => `FAILED: ${f}`).join("\n"),
   );
-  process.exitCode = wrong === 0 ? 0 : 1;
+  process.exitCode = failures.length === 0 ? 0 : 1;
+}
+
+/** What makes a paced run fail, in words: each of these sets the exit code. */
+function pacedFailures(runs: PacedResult[]): string[] {
+  const failures: string[] = [];
+  for (const run of runs) {
+    const sum = (pick: (f: PhaseFigures) => number) => run.phases.reduce((n, f) => n + pick(f), 0);
+    const recreated = sum((f) => f.recreated);
+    const neverRevoked = sum((f) => f.revocations.filter((ms) => ms === Infinity).length);
+    const { missing, noAccount, strangers } = run.unattributed;
+    if (run.wrong) failures.push(`${run.label}: ${run.wrong} account differences from the oracle`);
+    if (recreated) failures.push(`${run.label}: ${recreated} accounts destroyed and re-created`);
+    if (neverRevoked) failures.push(`${run.label}: ${neverRevoked} revocations never applied on the platform`);
+    if (missing || noAccount || strangers)
+      failures.push(
+        `${run.label}: calls the bench cannot attribute: ${missing} missing from the emulator's journal, ${noAccount} for no known account, ${strangers} for accounts the IdP never changed`,
+      );
+  }
+  return failures;
 }
 
 if (PACED) await pacedIdp(PACED);
