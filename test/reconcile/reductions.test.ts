@@ -450,8 +450,9 @@ describe("a pending delete when the process is killed during the grace", () => {
       ADMIN_TOKEN,
       MAPPING_FILE: mappingFile,
       RECONCILE_POLL_MS: "100",
-      // Long enough that the kill surely lands inside the grace (it is checked, not assumed).
-      RECONCILE_DEPROVISION_GRACE_MS: "8000",
+      // Long enough that the kill and the restarted process's readiness land inside the grace (both
+      // checked, not assumed); the restart took about 4 s of an 8 s grace on a shared 2-core machine.
+      RECONCILE_DEPROVISION_GRACE_MS: "12000",
     };
     connector = await spawnConnector(env, port);
     const send = (method: string, p: string, body: unknown) =>
@@ -512,6 +513,12 @@ describe("a pending delete when the process is killed during the grace", () => {
     ]);
 
     connector = await spawnConnector(env, port);
+    // The restarted process was ready (serving, its worker running) inside the grace, with the account
+    // still held: otherwise "not before the grace ends" would hold whatever the restart did.
+    const readyAt = Date.now();
+    console.log(`restarted process ready ${deleteAfter.getTime() - readyAt} ms before delete_after`);
+    expect(readyAt).toBeLessThan(deleteAfter.getTime());
+    expect((await onPlatform()).map((u) => u.id)).toEqual([platformId]);
     await eventually("the delete after the restart", async () => (await onPlatform()).length === 0, {
       timeoutMs: 30_000,
     });
