@@ -77,12 +77,23 @@ describe("data retention", () => {
     const users = await sql<{
       id: string;
       user_name: string;
+      display_name: string | null;
       given_name: string | null;
+      family_name: string | null;
       department: string | null;
       resource: Record<string, unknown>;
-    }>(`SELECT id, user_name, given_name, department, resource FROM idp_users ORDER BY user_name`);
+    }>(
+      `SELECT id, user_name, display_name, given_name, family_name, department, resource FROM idp_users ORDER BY user_name`,
+    );
     const byId = new Map(users.map((u) => [u.id, u]));
-    expect(byId.get(gone)).toMatchObject({ user_name: "ann@example.com", given_name: null, department: null });
+    // Every personal column the scrub clears: the four profile columns and the resource beyond its identifiers.
+    expect(byId.get(gone)).toMatchObject({
+      user_name: "ann@example.com",
+      display_name: null,
+      given_name: null,
+      family_name: null,
+      department: null,
+    });
     expect(byId.get(gone)!.resource).toEqual({
       schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
       userName: "ann@example.com",
@@ -90,7 +101,12 @@ describe("data retention", () => {
       active: false,
     });
     for (const kept of [recent, active]) {
-      expect(byId.get(kept)).toMatchObject({ given_name: "Given", department: "Finance" });
+      expect(byId.get(kept)).toMatchObject({
+        display_name: "Given Family",
+        given_name: "Given",
+        family_name: "Family",
+        department: "Finance",
+      });
       expect(byId.get(kept)!.resource).toHaveProperty("phoneNumbers");
     }
     expect(await sql(`SELECT user_name FROM reconcile_log WHERE user_id = $1`, [gone])).toEqual([
