@@ -8,16 +8,25 @@
  * pack's own and not the seeding's; the parent verifies the pack and prints the figures. Run it at
  * two sizes: the peak should not grow with the size.
  *
- *   npm run bench:evidence [-- --users 20000]
+ * The exit code is 1 when the pack does not verify, when a file's rows differ from what the bench
+ * counts with its own SQL over the seeded tables (the log's entries and reductions in the window,
+ * the campaigns, decisions and revokes), or when the pack's process grew by more than
+ * --max-growth-mb over its baseline (peak RSS less the RSS before the pack). The default, 300 MB,
+ * passes the growth measured at 20,000 and 100,000 users (about 230 and 180 MB: V8's heap between
+ * collections) and fails the 490 MB of the decisions gathered into one array at 100,000.
+ *
+ *   npm run bench:evidence [-- --users 20000 --max-growth-mb 300]
  */
 import { execFile } from "node:child_process";
 import { createPrivateKey, generateKeyPairSync } from "node:crypto";
 import { chmod, createReadStream, createWriteStream } from "node:fs";
 import { mkdtemp, stat } from "node:fs/promises";
+import type { Database } from "../src/db/database.js";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, promisify } from "node:util";
+import tar from "tar-stream";
 import { startCampaign } from "../src/admin/campaigns/index.js";
 import { verifyEvidencePack, writeEvidencePack } from "../src/admin/evidence/pack.js";
 import { systemClock } from "../src/clock.js";
@@ -31,9 +40,14 @@ import { parseMapping } from "../src/mapping/file.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
 const { values } = parseArgs({
-  options: { users: { type: "string", default: "20000" }, "write-pack": { type: "string" } },
+  options: {
+    users: { type: "string", default: "20000" },
+    "max-growth-mb": { type: "string", default: "300" },
+    "write-pack": { type: "string" },
+  },
 });
 const USERS = Number(values.users);
+const MAX_GROWTH_MB = Number(values["max-growth-mb"]);
 const DAY = 86_400_000;
 
 type PackJob = { url: string; from: string; to: string; out: string; key: string };
@@ -56,6 +70,69 @@ async function writePackAlone(job: PackJob): Promise<void> {
   };
   await db.close();
   process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+/**
+ * Each CSV member's records less its header, counted from the tar as written (quoted cells may
+ * hold line breaks; a record ends at a CRLF outside quotes), and latency.json's figures.
+ */
+async function packContents(file: string): Promise<{ rows: Map<string, number>; latency: Record<string, unknown> }> {
+  const rows = new Map<string, number>();
+  let latency: Record<string, unknown> = {};
+  const extract = tar.extract();
+  createReadStream(file).pipe(extract);
+  for await (const entry of extract) {
+    const name = entry.header.name;
+    if (name.endsWith(".csv")) {
+      let records = 0;
+      let quoted = false;
+      let previous = -1;
+      for await (const chunk of entry as AsyncIterable<Buffer>)
+        for (const byte of chunk) {
+          if (byte === 0x22) quoted = !quoted;
+          else if (byte === 0x0a && previous === 0x0d && !quoted) records++;
+          previous = byte;
+        }
+      rows.set(name, records - 1);
+    } else if (name === "revocations/latency.json") {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+      latency = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+    } else entry.resume();
+  }
+  return { rows, latency };
+}
+
+/** What the pack's files must hold, counted with the bench's own SQL over the seeded tables. */
+async function expectedCounts(db: Database, from: Date, to: Date) {
+  const count = async (sql: string) => (await db.query<{ n: number }>(sql, [from, to]))[0]!.n;
+  const inWindow = `FROM reconcile_log WHERE at >= $1 AND at < $2`;
+  const reduction = `outcome = 'succeeded' AND (action = 'deprovision' OR EXISTS (
+      SELECT 1 FROM jsonb_array_elements(changes) c
+       WHERE (c->>'kind' = 'account' AND c->>'new' = 'absent')
+          OR (c->>'kind' = 'permissions' AND jsonb_array_length(c->'removed') > 0)))`;
+  const decided = `FROM campaign_decisions WHERE decided_at >= $1 AND decided_at < $2`;
+  return {
+    rows: new Map([
+      ["changes/changes.csv", await count(`SELECT count(*)::int AS n ${inWindow}`)],
+      ["revocations/revocations.csv", await count(`SELECT count(*)::int AS n ${inWindow} AND ${reduction}`)],
+      [
+        "campaigns/campaigns.csv",
+        await count(
+          `SELECT count(*)::int AS n FROM campaigns WHERE started_at < $2 AND (closed_at IS NULL OR closed_at >= $1)`,
+        ),
+      ],
+      ["campaigns/decisions.csv", await count(`SELECT count(*)::int AS n ${decided}`)],
+      [
+        "campaigns/campaign-revocations.csv",
+        await count(`SELECT count(*)::int AS n ${decided} AND decision = 'revoke'`),
+      ],
+    ]),
+    latency: {
+      reductions: await count(`SELECT count(*)::int AS n ${inWindow} AND ${reduction}`),
+      withoutQueueTime: await count(`SELECT count(*)::int AS n ${inWindow} AND ${reduction} AND queued_at IS NULL`),
+    },
+  };
 }
 
 if (values["write-pack"]) {
@@ -170,7 +247,24 @@ try {
     `the pack's process: peak RSS ${pack.peakMb.toFixed(0)} MB (${pack.baselineMb.toFixed(0)} MB with the modules loaded and the pool open, before the pack); the seeding process: ${seededMb.toFixed(0)} MB`,
   );
   console.log(`verified with the public key: ${verdict.ok ? "yes" : `NO: ${verdict.problems.join("; ")}`}`);
-  if (!verdict.ok) process.exitCode = 1;
+  const failures = verdict.ok ? [] : ["the pack does not verify"];
+  const held = await packContents(file);
+  const expected = await expectedCounts(db, new Date(job.from), new Date(job.to));
+  for (const [member, want] of expected.rows) {
+    const got = held.rows.get(member);
+    console.log(`  ${member.padEnd(36)} ${String(got).padStart(8)} rows, SQL ${want}`);
+    if (got !== want) failures.push(`${member} holds ${got} rows where the database has ${want}`);
+  }
+  for (const [figure, want] of Object.entries(expected.latency)) {
+    const got = held.latency[figure];
+    console.log(`  revocations/latency.json ${figure.padEnd(27)} ${String(got).padStart(8)}, SQL ${want}`);
+    if (got !== want) failures.push(`latency.json's ${figure} is ${String(got)} where the database has ${want}`);
+  }
+  const growthMb = pack.peakMb - pack.baselineMb;
+  if (growthMb > MAX_GROWTH_MB)
+    failures.push(`the pack's process grew by ${growthMb.toFixed(0)} MB, over --max-growth-mb ${MAX_GROWTH_MB}`);
+  for (const f of failures) console.log(`FAILED: ${f}`);
+  if (failures.length) process.exitCode = 1;
   await db.close();
 } finally {
   await pg.stop();
