@@ -4,7 +4,7 @@ import type { Database, Queryable } from "../../db/database.js";
 import { getCampaign, type Campaign } from "../../db/campaignRepository.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
-import { canonicalReviewerName, reviewerNameProblem } from "../reviewerName.js";
+import { canonicalReviewerName, reviewerNameProblem } from "./reviewerName.js";
 
 /** What the campaign use cases share: their collaborators, input schemas and lookups. */
 
