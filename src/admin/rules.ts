@@ -1,8 +1,8 @@
 import type { MappingRule } from "../mapping/file.js";
 import type { RuleMatch } from "../mapping/match.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import { inSameTerms, type Equivalents } from "../mapping/granular.js";
-import { diffDashboardUsers, type Change } from "../reconcile/diff.js";
+import type { Equivalents } from "../mapping/granular.js";
+import { diffInSameTerms, type Change } from "../reconcile/diff.js";
 
 /** One user's change under a draft: what they gain and lose. */
 export type MappingChange = { userName: string; gains: string[]; losses: string[] };
@@ -60,8 +60,7 @@ export function mappingChangeOf(
   draft: DesiredDashboardUser | null,
   equivalents: Equivalents = {},
 ): MappingChange | undefined {
-  const terms = inSameTerms(current, draft, equivalents);
-  const changes = diffDashboardUsers(terms.before, terms.after);
+  const changes = diffInSameTerms(current, draft, equivalents);
   if (!changes.length) return undefined;
   const accountChange = changes.some((c) => c.kind === "account");
   const gains: string[] = [];

@@ -4,7 +4,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./checks.js";
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
-import { legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
+import { API_IDENTIFIER, ID_KEY_PREFIX, legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
 import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "./vocabulary.js";
 
 export { MappingError } from "./problems.js";
@@ -19,10 +19,7 @@ const name = z.string().trim().min(1);
 const nameList = z.array(name);
 
 /** The platform's API identifiers (UUIDs); names can change on the platform, identifiers do not. */
-const identifier = z
-  .string()
-  .trim()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be an API identifier (a UUID)");
+const identifier = z.string().trim().regex(API_IDENTIFIER, "must be an API identifier (a UUID)");
 
 /** Something the platform names and identifies: by `name`, by `id`, or both (the id is what is sent). */
 const named = { name: name.optional(), id: identifier.optional() };
@@ -104,7 +101,7 @@ type MappingWorkspace = { name: string; permissions: string[]; permissionSets: s
 /** The key of something named by `name` and/or `id`: the identifier wins. */
 function refKey(ref: string | { name?: string | undefined; id?: string | undefined }): string {
   if (typeof ref === "string") return ref;
-  return ref.id !== undefined ? `id:${ref.id.toLowerCase()}` : ref.name!;
+  return ref.id !== undefined ? `${ID_KEY_PREFIX}${ref.id.toLowerCase()}` : ref.name!;
 }
 
 export type MappingRule = {

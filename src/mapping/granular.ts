@@ -69,14 +69,34 @@ export function toGranular(user: DesiredDashboardUser, equivalents: Equivalents)
 export function modelOfUser(user: DesiredDashboardUser): "legacy" | "granular" | "either" {
   if (user.permissionModel === "granular") return "granular";
   let granular = (user.roles?.length ?? 0) > 0;
-  for (const ws of user.workspaces) {
-    for (const p of [...ws.appGroupPermissions, ...ws.team.flatMap((t) => t.teamPermissions)]) {
-      if (isLegacyOnly(p)) return "legacy";
-      if (!Object.hasOwn(LEGACY_TO_GRANULAR, p)) granular = true;
-    }
+  for (const p of workspaceAndTeamPermissions(user)) {
+    if (isLegacyOnly(p)) return "legacy";
+    if (!Object.hasOwn(LEGACY_TO_GRANULAR, p)) granular = true;
   }
   return granular ? "granular" : "either";
 }
+
+/** The legacy-only strings a dashboard user carries, workspace and team levels. */
+export function legacyStringsIn(user: DesiredDashboardUser): string[] {
+  const out = new Set<string>();
+  for (const p of workspaceAndTeamPermissions(user)) if (isLegacyOnly(p)) out.add(p);
+  return [...out];
+}
+
+/** Every workspace and team permission string of a dashboard user (the levels whose strings the models differ on). */
+function* workspaceAndTeamPermissions(user: DesiredDashboardUser): Generator<string> {
+  for (const ws of user.workspaces) {
+    yield* ws.appGroupPermissions;
+    for (const team of ws.team) yield* team.teamPermissions;
+  }
+}
+
+/**
+ * The platform's API identifiers are UUIDs; the desired state keys what the mapping names by one
+ * as `id:<identifier>` (lower case), and by name otherwise.
+ */
+export const API_IDENTIFIER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const ID_KEY_PREFIX = "id:";
 
 /**
  * The two states in the same terms: when one is granular and the other legacy, the legacy one is

@@ -1,5 +1,5 @@
 import { byKey, sorted } from "../mapping/desired.js";
-import { modelOfUser } from "../mapping/granular.js";
+import { API_IDENTIFIER, ID_KEY_PREFIX, modelOfUser } from "../mapping/granular.js";
 import type { DesiredDashboardUser, DesiredWorkspace } from "../mapping/types.js";
 import {
   defaultRetryPolicy,
@@ -134,17 +134,14 @@ function platformRef<N extends string, I extends string>(
   nameField: N,
   idField: I,
 ): { [K in N]: string } | { [K in I]: string } {
-  return (key.startsWith(ID_PREFIX) ? { [idField]: key.slice(ID_PREFIX.length) } : { [nameField]: key }) as
+  return (key.startsWith(ID_KEY_PREFIX) ? { [idField]: key.slice(ID_KEY_PREFIX.length) } : { [nameField]: key }) as
     { [K in N]: string } | { [K in I]: string };
 }
-
-const ID_PREFIX = "id:";
-const API_IDENTIFIER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The identifiers a desired state names things by (its `id:` keys). */
 export function identifierKeysOf(...users: (DesiredDashboardUser | null | undefined)[]): Set<string> {
   const ids = new Set<string>();
-  const add = (key: string) => key.startsWith(ID_PREFIX) && ids.add(key.slice(ID_PREFIX.length));
+  const add = (key: string) => key.startsWith(ID_KEY_PREFIX) && ids.add(key.slice(ID_KEY_PREFIX.length));
   for (const user of users) {
     for (const role of user?.roles ?? []) add(role);
     for (const ws of user?.workspaces ?? []) {
@@ -225,7 +222,7 @@ export function fromPlatformResource(
   byId: ReadonlySet<string> = new Set(),
 ): DesiredDashboardUser {
   const key = (name: string | undefined, id: string | undefined) =>
-    id !== undefined && byId.has(id.toLowerCase()) ? `${ID_PREFIX}${id.toLowerCase()}` : (name ?? "");
+    id !== undefined && byId.has(id.toLowerCase()) ? `${ID_KEY_PREFIX}${id.toLowerCase()}` : (name ?? "");
   const workspaces = new Map<string, { permissions: string[]; sets: string[]; teams: Map<string, string[]> }>();
   for (const ws of resource.permissions?.appGroup ?? []) {
     const wsKey = key(ws.appGroupName, ws.appGroupId);

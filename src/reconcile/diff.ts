@@ -1,3 +1,4 @@
+import { inSameTerms, type Equivalents } from "../mapping/granular.js";
 import type { DesiredDashboardUser, DesiredWorkspace } from "../mapping/types.js";
 
 /**
@@ -36,6 +37,20 @@ export function diffDashboardUsers(before: DesiredDashboardUser | null, after: D
     }
   }
   return changes;
+}
+
+/**
+ * The difference between two states that may be in different permission models (a legacy state
+ * applied before, a granular one answered or wanted now): compared in granular terms, so the same
+ * access in both models is no change.
+ */
+export function diffInSameTerms(
+  before: DesiredDashboardUser | null,
+  after: DesiredDashboardUser | null,
+  equivalents: Equivalents,
+): Change[] {
+  const terms = inSameTerms(before, after, equivalents);
+  return diffDashboardUsers(terms.before, terms.after);
 }
 
 /** True when the change takes something away (a permission, a workspace, a team, the account). */

@@ -8,10 +8,10 @@ import {
   recordIdentifiers,
 } from "../db/platformIdentifierRepository.js";
 import { log } from "../logging/logger.js";
-import { modelOfUser } from "../mapping/granular.js";
+import { legacyStringsIn, modelOfUser } from "../mapping/granular.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { legacyRefused, legacyRefusedEnded, notify, resolve } from "../notify/events.js";
-import { isLegacyOnly } from "../mapping/publishedPermissions.js";
+import type { HttpOutcome } from "../platform/http.js";
 import type { PlatformAccount } from "../platform/scim.js";
 import { errorDetail } from "./outcomes.js";
 
@@ -50,11 +50,22 @@ export class LegacyGate {
   }
 
   /**
+   * Whether `outcome` is the platform refusing a legacy string that `sent` carried; a refusal is
+   * recorded (and opens the incident when it is new).
+   */
+  async noteIfRefused(outcome: HttpOutcome, sent: DesiredDashboardUser): Promise<boolean> {
+    if (outcome.kind !== "http_error") return false;
+    const value = this.refusedValue(outcome.status, outcome.body, sent);
+    if (value) await this.noteRefused(value, outcome.body);
+    return value !== undefined;
+  }
+
+  /**
    * A 400 answer to a write that carried legacy strings, and whose words name one of them (or
    * say "legacy"): the platform's exact refusal is not published, so this is read from its words.
    * Returns the refused value, or undefined when the answer is something else.
    */
-  refusedValue(status: number, body: unknown, sent: DesiredDashboardUser): string | undefined {
+  private refusedValue(status: number, body: unknown, sent: DesiredDashboardUser): string | undefined {
     if (status !== 400) return undefined;
     const legacy = legacyStringsIn(sent);
     if (!legacy.length) return undefined;
@@ -64,7 +75,7 @@ export class LegacyGate {
   }
 
   /** Records the refusal; opens the incident (one message) when it is new. */
-  async noteRefused(value: string, body: unknown): Promise<void> {
+  private async noteRefused(value: string, body: unknown): Promise<void> {
     const now = this.clock.now();
     const detail = errorDetail(body);
     await this.db.transaction(async (tx) => {
@@ -106,13 +117,4 @@ export class LegacyGate {
       this.modelWritten[model] = now.getTime();
     }
   }
-}
-
-/** The legacy-only strings a dashboard user carries, workspace and team levels. */
-export function legacyStringsIn(user: DesiredDashboardUser): string[] {
-  const out = new Set<string>();
-  for (const ws of user.workspaces)
-    for (const p of [...ws.appGroupPermissions, ...ws.team.flatMap((t) => t.teamPermissions)])
-      if (isLegacyOnly(p)) out.add(p);
-  return [...out];
 }

@@ -24,10 +24,10 @@ import type { HttpOutcome } from "../platform/http.js";
 import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
 import type { BudgetPolicy, SpendKind } from "./budget.js";
 import { shouldHoldDeprovision, type BreakerPolicy } from "./breaker.js";
-import { diffDashboardUsers, type Change } from "./diff.js";
-import { inSameTerms, toGranular, type Equivalents } from "../mapping/granular.js";
+import { diffDashboardUsers, diffInSameTerms, type Change } from "./diff.js";
+import { legacyStringsIn, toGranular, type Equivalents } from "../mapping/granular.js";
 import { identifierKeysOf, type PlatformAccount as AnsweredAccount } from "../platform/scim.js";
-import { LegacyGate, legacyStringsIn } from "./legacyGate.js";
+import { LegacyGate } from "./legacyGate.js";
 import { errorDetail, provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
 import { PRIORITY, planReconcile, type DeprovisionReason, type Plan, type Policies } from "./planner.js";
 import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
@@ -266,11 +266,7 @@ export class Reconciler {
       return this.adopt(run, desired, false);
     }
     if (provablyNotApplied(outcome)) await removeAccount(db, run.userId);
-    const refused = outcome.kind === "http_error" && this.legacy.refusedValue(outcome.status, outcome.body, desired);
-    if (refused) {
-      await this.legacy.noteRefused(refused, (outcome as { body: unknown }).body);
-      return this.holdForLegacy(run, "create", changes, outcome);
-    }
+    if (await this.legacy.noteIfRefused(outcome, desired)) return this.holdForLegacy(run, "create", changes, outcome);
     return this.fail(run, "create", changes, resultOfFailure(outcome), outcome);
   }
 
@@ -294,8 +290,7 @@ export class Reconciler {
     action: LogAction,
   ): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
-    const terms = inSameTerms(found.user, desired, run.equivalents ?? {});
-    const changes = diffDashboardUsers(terms.before, terms.after);
+    const changes = diffInSameTerms(found.user, desired, run.equivalents ?? {});
     run.before = found.user;
     if (changes.length) {
       const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(run, "update", "ordinary"));
@@ -362,9 +357,7 @@ export class Reconciler {
       run.before = null;
       return this.create(run, desired, diffDashboardUsers(null, desired));
     }
-    const refused = outcome.kind === "http_error" && this.legacy.refusedValue(outcome.status, outcome.body, desired);
-    if (refused) {
-      await this.legacy.noteRefused(refused, (outcome as { body: unknown }).body);
+    if (await this.legacy.noteIfRefused(outcome, desired)) {
       // A reduction is sent again at once, translated; a grant waits for the mapping.
       if (reduction && toGranular(desired, run.equivalents ?? {}))
         return this.update(run, platformId, desired, changes, reduction);
@@ -679,8 +672,7 @@ export class Reconciler {
     // The platform may answer in granular terms what was applied in legacy ones (its migration):
     // the same access is no drift.
     const equivalents = (await this.deps.source.equivalents?.()) ?? {};
-    const terms = inSameTerms(account.lastApplied, observed, equivalents);
-    const changes = diffDashboardUsers(terms.before, terms.after);
+    const changes = diffInSameTerms(account.lastApplied, observed, equivalents);
     if (changes.length) {
       await this.write(run, "drift", enforce ? "enforced" : "reported", changes, {
         after: observed,
