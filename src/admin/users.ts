@@ -2,7 +2,7 @@ import { listUserLog } from "../db/reconcileLogRepository.js";
 import { getIdpUser } from "../db/idpUserRepository.js";
 import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
 import { getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserAdminQueries.js";
-import { isQueued } from "../db/reconcileQueueRepository.js";
+import { getQueueEntry, isQueued } from "../db/reconcileQueueRepository.js";
 import { listActiveDenies } from "../db/denyRepository.js";
 import { applyDenies } from "../mapping/denies.js";
 import { grantWords } from "../reconcile/desiredSource.js";
@@ -14,6 +14,7 @@ import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
 import { matchedRuleText, ruleGrantsText } from "./rules.js";
+import { describeQueueEntry } from "../reconcile/queueStatus.js";
 
 type UserRow = {
   id: string;
@@ -41,13 +42,21 @@ export type UserDetail = {
   /** Active campaign denies, in words: "<grant>: revoked in campaign …, by …, on …" (removed from `desired`). */
   denies?: string[];
   queued: boolean;
+  /** The user's queue row in words (waiting to settle until …, deferred, parked), when queued. */
+  queue?: string;
   log: LogRow[];
 };
 
 const USER_LOG_SHOWN = 25;
 
+/** A queue instant to the second: the settle window is seconds long. */
+const toTheSecond = (at: Date) => `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+
 /** One word for where a user stands: held, parked, queued, on the platform, or nothing yet. */
-export function userState(u: Pick<AdminUserRow, "accountState" | "queued" | "parked" | "hold">): string {
+export function userState(
+  u: Pick<AdminUserRow, "accountState" | "queued" | "parked" | "hold"> & { settleUntil?: Date | null },
+  now?: Date,
+): string {
   if (u.hold === "deprovision") return "deprovision held for approval";
   if (u.hold === "email_change") return "email change held for approval";
   if (u.parked) return "parked (failed)";
@@ -57,26 +66,29 @@ export function userState(u: Pick<AdminUserRow, "accountState" | "queued" | "par
       : u.accountState === "creating"
         ? "being created"
         : "no platform account";
-  return u.queued ? `${account} · queued` : account;
+  if (!u.queued) return account;
+  const settling = u.settleUntil && now && u.settleUntil > now;
+  return settling ? `${account} · waiting to settle` : `${account} · queued`;
 }
 
-const presentUserRow = (u: AdminUserRow): UserRow => ({
+const presentUserRow = (u: AdminUserRow, now: Date): UserRow => ({
   id: u.id,
   userName: u.userName,
   active: u.active,
   groups: u.groups,
   lastReconciledAt: u.appliedAt,
-  state: userState(u),
+  state: userState(u, now),
 });
 
 export async function usersPage(
-  deps: Pick<AdminDataDeps, "db">,
+  deps: Pick<AdminDataDeps, "db" | "clock">,
   query: UsersQuery,
   limit: number,
   offset: number,
 ): Promise<UsersPageData> {
   const page = await searchUsers(deps.db, query.q, limit, offset);
-  return { rows: page.rows.map(presentUserRow), hasNext: page.hasNext };
+  const now = deps.clock.now();
+  return { rows: page.rows.map((u) => presentUserRow(u, now)), hasNext: page.hasNext };
 }
 
 /**
@@ -85,15 +97,18 @@ export async function usersPage(
  */
 export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
   if (!isUuid(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
-  const [row, stored, user, account, log, denies] = await Promise.all([
+  const [row, stored, user, account, log, denies, queued] = await Promise.all([
     getUserRow(deps.db, id),
     getIdpUser(deps.db, id),
     getUserForReconcile(deps.db, id),
     getAccount(deps.db, id),
     listUserLog(deps.db, id, USER_LOG_SHOWN),
     listActiveDenies(deps.db, [id]).then((m) => m.get(id) ?? []),
+    getQueueEntry(deps.db, id),
   ]);
-  if (!row || !stored || !user) return account ? deletedUserDetail(deps, account, log.map(presentLogRow)) : undefined;
+  const queue = queued && { queue: describeQueueEntry(queued, deps.clock.now(), toTheSecond) };
+  if (!row || !stored || !user)
+    return account ? { ...(await deletedUserDetail(deps, account, log.map(presentLogRow))), ...queue } : undefined;
   const mapping = deps.mappings.current();
   return {
     id: user.id,
@@ -117,6 +132,7 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     lastApplied: permissionTree(account?.lastApplied) ?? undefined,
     ...strippedOf(account),
     queued: row.queued,
+    ...queue,
     log: log.map(presentLogRow),
   };
 }

@@ -13,6 +13,7 @@ import { describeChange, diffDashboardUsers, type Change } from "../reconcile/di
 import { MappingStore } from "../mapping/store.js";
 import type { Plan, Policies } from "../reconcile/planner.js";
 import { reconcilePoliciesFromEnv } from "../reconcile/index.js";
+import { describeQueueEntry } from "../reconcile/queueStatus.js";
 import { planUser } from "../reconcile/reconciler.js";
 import { cliActor } from "./actor.js";
 
@@ -61,24 +62,6 @@ export async function buildPlanReport(
     action: describeAction(plan, hold),
     queue: entry && describeQueueEntry(entry, systemClock.now()),
   };
-}
-
-/** The user's queue row in words: why the planned action has not gone out yet, and when it will. */
-function describeQueueEntry(entry: NonNullable<Awaited<ReturnType<typeof getQueueEntry>>>, now: Date): string {
-  if (entry.parkedAt)
-    return `parked since ${entry.parkedAt.toISOString()} after a terminal failure (an admin retries it)`;
-  if (entry.claimed) return "being reconciled now";
-  if (entry.priority === null) return "queued, not yet classified";
-  if (entry.settleUntil && entry.settleUntil > now) {
-    return `waiting to settle until ${entry.settleUntil.toISOString()} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
-  }
-  if (entry.action === "held-legacy")
-    return "held: the platform refuses the legacy permission strings this grant carries; it goes out once the mapping is migrated (scim-connector mapping migrate)";
-  if (entry.action === "await-delete" && entry.notBefore > now)
-    return `pending delete at ${entry.notBefore.toISOString()} (a stripped account, deleted when the grace ends)`;
-  if (entry.notBefore > now)
-    return `deferred until ${entry.notBefore.toISOString()} (a retry, a platform pause or the budget)`;
-  return "queued, ready to go";
 }
 
 function describeAction(plan: Plan, hold: Hold | undefined): string {

@@ -12,6 +12,8 @@ export type AdminUserRow = {
   accountState: "creating" | "active" | null;
   appliedAt: Date | null;
   queued: boolean;
+  /** When a grant held by the settle window goes out (null: none held). */
+  settleUntil: Date | null;
   parked: boolean;
   hold: "deprovision" | "email_change" | null;
 };
@@ -24,6 +26,7 @@ type AdminRow = {
   account_state: "creating" | "active" | null;
   applied_at: Date | null;
   queued: boolean;
+  settle_until: Date | null;
   parked: boolean;
   hold: AdminUserRow["hold"];
 };
@@ -32,7 +35,7 @@ const ADMIN_SELECT = `
   SELECT u.id, u.user_name, u.active,
          (SELECT count(*)::int FROM idp_group_members m WHERE m.user_id = u.id) AS groups,
          a.state AS account_state, a.applied_at,
-         (q.user_id IS NOT NULL AND q.parked_at IS NULL) AS queued,
+         (q.user_id IS NOT NULL AND q.parked_at IS NULL) AS queued, q.settle_until,
          (q.parked_at IS NOT NULL) AS parked,
          (SELECT h.kind FROM reconcile_holds h WHERE h.user_id = u.id AND h.decision IS NULL) AS hold
     FROM idp_users u
@@ -47,6 +50,7 @@ const toAdminUserRow = (r: AdminRow): AdminUserRow => ({
   accountState: r.account_state,
   appliedAt: r.applied_at,
   queued: r.queued,
+  settleUntil: r.settle_until,
   parked: r.parked,
   hold: r.hold,
 });

@@ -356,21 +356,17 @@ export async function countPendingDeprovisions(db: Queryable, now: Date, priorit
   return rows[0]?.n ?? 0;
 }
 
-/** A user's queue row as the plan command shows it: waiting to settle, deferred, parked or ready. */
-export async function getQueueEntry(
-  db: Queryable,
-  userId: string,
-): Promise<
-  | {
-      priority: number | null;
-      action: string | null;
-      notBefore: Date;
-      settleUntil: Date | null;
-      parkedAt: Date | null;
-      claimed: boolean;
-    }
-  | undefined
-> {
+/** A user's queue row as `plan` and the user page show it: waiting to settle, deferred, parked or ready. */
+export type QueueEntry = {
+  priority: number | null;
+  action: string | null;
+  notBefore: Date;
+  settleUntil: Date | null;
+  parkedAt: Date | null;
+  claimed: boolean;
+};
+
+export async function getQueueEntry(db: Queryable, userId: string): Promise<QueueEntry | undefined> {
   const rows: {
     priority: number | null;
     action: string | null;

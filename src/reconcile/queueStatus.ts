@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
 import { getBudgetStatus, type BudgetStatus } from "./budgetLedger.js";
-import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { queueDepth, type QueueEntry } from "../db/reconcileQueueRepository.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
 import { PRIORITY } from "./planner.js";
 
@@ -64,4 +64,28 @@ export async function queueStatus(db: Database, policy: BudgetPolicy, now: Date)
     eta,
     budget,
   };
+}
+
+/**
+ * One user's queue row in words: why the planned action has not gone out yet, and when it will
+ * (`plan` prints it; the admin's user page shows it, so that a grant held by the settle window
+ * does not look lost). `time` formats the instants: ISO for the CLI, the page's own format there.
+ */
+export function describeQueueEntry(
+  entry: QueueEntry,
+  now: Date,
+  time: (at: Date) => string = (at) => at.toISOString(),
+): string {
+  if (entry.parkedAt) return `parked since ${time(entry.parkedAt)} after a terminal failure (an admin retries it)`;
+  if (entry.claimed) return "being reconciled now";
+  if (entry.priority === null) return "queued, not yet classified";
+  if (entry.settleUntil && entry.settleUntil > now) {
+    return `waiting to settle until ${time(entry.settleUntil)} (a grant held until the user is quiet, so the changes that follow go out in one call)`;
+  }
+  if (entry.action === "held-legacy")
+    return "held: the platform refuses the legacy permission strings this grant carries; it goes out once the mapping is migrated (scim-connector mapping migrate)";
+  if (entry.action === "await-delete" && entry.notBefore > now)
+    return `pending delete at ${time(entry.notBefore)} (a stripped account, deleted when the grace ends)`;
+  if (entry.notBefore > now) return `deferred until ${time(entry.notBefore)} (a retry, a platform pause or the budget)`;
+  return "queued, ready to go";
 }

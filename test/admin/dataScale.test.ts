@@ -30,7 +30,7 @@ describe("mapping preview at scale", () => {
   afterAll(async () => database?.drop());
 
   it("searches users by userName prefix, paged", async () => {
-    const deps = { db: database.db };
+    const deps = { db: database.db, clock: systemClock };
     const t0 = Date.now();
     const first = await usersPage(deps, { page: 1 }, 50, 0);
     const found = await usersPage(deps, { q: "U1999@", page: 1 }, 50, 0);

@@ -213,6 +213,15 @@ describe("admin data: words for stored facts", () => {
     expect(userState(row)).toBe(state);
   });
 
+  it("names a grant held by the settle window, until the window ends", () => {
+    const row = { accountState: "active", queued: true, parked: false, hold: null } as const;
+    const settleUntil = new Date("2026-11-21T12:00:10Z");
+    expect(userState({ ...row, settleUntil }, new Date("2026-11-21T12:00:00Z"))).toBe(
+      "on the platform · waiting to settle",
+    );
+    expect(userState({ ...row, settleUntil }, new Date("2026-11-21T12:00:10Z"))).toBe("on the platform · queued");
+  });
+
   it("summarises holds", () => {
     expect(holdSummary({ kind: "email_change", detail: { from: "a@x", to: "b@x" } })).toContain("a@x → b@x");
     expect(holdSummary({ kind: "email_change", detail: { from: "b@x", to: "b@x" } }, "a@x")).toContain("a@x → b@x");

@@ -251,6 +251,10 @@ describe("the settle window against the emulator", () => {
     const overview = await agent.get("/admin");
     expect(overview.status).toBe(200);
     expect(overview.text).toContain("1 waiting to settle");
+    // The user's own page, where an admin looks after adding them to a group, and the users list.
+    const until = (await settling(id))!.toISOString().slice(0, 19).replace("T", " ");
+    expect((await agent.get(`/admin/users/${id}`)).text).toContain(`Queue: waiting to settle until ${until} UTC`);
+    expect((await agent.get("/admin/users?q=three@")).text).toContain("on the platform · waiting to settle");
 
     tick(SETTLE_MS);
     await drain();

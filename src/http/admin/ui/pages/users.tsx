@@ -50,6 +50,7 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
           {user.queued ? <Badge tone="info">queued</Badge> : <Badge tone="neutral">not queued</Badge>} Reconcile now
           jumps the queue and spends budget.
         </p>
+        {user.queue ? <p class="hint">Queue: {user.queue}.</p> : null}
         {can(ctx.actor.role, "reconcile") ? (
           <ActionButton
             action={`${base}/users/${encodeURIComponent(user.id)}/reconcile`}
