@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
@@ -14,6 +17,7 @@ import {
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { runCli } from "../support/cli.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 
 /**
@@ -191,6 +195,46 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(broken.errors.join("\n")).toMatch(/^draft:\d+:\d+: .*admn/m);
 
     expect(await snapshot()).toEqual(before);
+  });
+
+  it("docs/reconciler.md's way to try a mapping draft, followed from its text, shows the draft's changes and changes nothing", async () => {
+    const text = await readFile(path.resolve(import.meta.dirname, "../../docs/reconciler.md"), "utf8");
+    const advice = /To try a mapping draft against the live data without\s+applying it, ([\s\S]*?)\n\n/.exec(text)?.[1];
+    expect(advice).toBeDefined();
+    const command = /`scim-connector (mapping check [^`]+)`/.exec(advice!)?.[1]?.split(" ");
+    expect(command).toEqual(["mapping", "check", "draft.yaml"]);
+    expect(advice!.replace(/\s+/g, " ")).toMatch(/paste it into the admin UI's _Mapping → Preview a draft_/);
+    const dir = await mkdtemp(path.join(tmpdir(), "draft-"));
+    const draft = path.join(dir, command![2]!);
+    await writeFile(draft, DRAFT_MAPPING);
+    const before = {
+      stats: await emulatorStats(stack),
+      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
+    };
+
+    const checked = await runCli(stack, [command![0]!, command![1]!, draft]);
+    expect(checked, checked.stderr).toMatchObject({ code: 0 });
+    const mappingPage = await agent.get("/admin/mapping");
+    expect(mappingPage.text).toContain("Preview a draft");
+    const preview = await agent
+      .post("/admin/mapping/preview")
+      .type("form")
+      .send({ _csrf: csrfFrom(mappingPage.text), draft: DRAFT_MAPPING });
+    expect(preview.status).toBe(200);
+    for (const name of ["ann", "bob", "cat", "dan"]) expect(preview.text).toContain(`${name}@example.com`);
+    expect(preview.text).toContain("− workspace EU Production: send_campaigns_canvases");
+
+    // What the paragraph warns of: resync --dry-run under the draft's MAPPING_FILE plans with the
+    // mapping in force, so it reports no change where the draft removes four grants.
+    const dry = await runCli(stack, ["resync", "--dry-run"], { MAPPING_FILE: draft });
+    expect(dry, dry.stderr).toMatchObject({ code: 0 });
+    expect(advice! + text).toContain("`resync --dry-run` plans with the mapping in force");
+    expect(dry.stdout).toMatch(/would queue 0\./);
+
+    expect({
+      stats: await emulatorStats(stack),
+      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
+    }).toEqual(before);
   });
 
   it("reconcile now, from the user's page, is logged with who asked even when nothing needed changing", async () => {

@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
@@ -295,6 +297,65 @@ describe("strip now, delete later", () => {
     expect(log.at(-1)).toMatchObject({ action: "deprovision", outcome: "succeeded" });
     expect(await d.account("drifter@example.com")).toBeUndefined();
     expect(await d.calls()).toEqual({ ...before, del: before.del + 1 });
+  });
+
+  it("docs/okta.md's deactivate and reactivate rows, sent as written there, do what the rows say", async () => {
+    const text = await readFile(path.resolve(import.meta.dirname, "../../docs/okta.md"), "utf8");
+    const row = (label: string) => {
+      const line = text.split("\n").find((l) => l.startsWith(`| ${label} `));
+      expect(line, label).toBeDefined();
+      return line!.split("|").map((cell) => cell.trim());
+    };
+    const [, , deactivateSent, deactivateDone] = row("Unassign / deactivate");
+    const [, , reactivateSent, reactivateDone] = row("Reactivate");
+    // The PATCH operation Okta sends, copied from the row: path-less, the attribute in `value`.
+    const operation = JSON.parse(/`(\{"op":"replace","value":\{"active":false\}\})`/.exec(deactivateSent!)![1]!);
+    expect(deactivateDone).toMatch(/strips the dashboard user's permissions at once/);
+    expect(deactivateDone).toMatch(/deletes the account after `RECONCILE_DEPROVISION_GRACE_MS` \(1 day\)/);
+    expect(loadEnv({}).RECONCILE_DEPROVISION_GRACE_MS).toBe(86_400_000); // "1 day"
+    expect(reactivateSent).toBe("the same with `active: true`");
+    expect(reactivateDone).toMatch(/within the grace the kept account gets its permissions back \(a PUT\)/);
+    expect(reactivateDone).toMatch(/after it, the dashboard user is created again/);
+    const reactivate = { ...operation, value: { active: true } };
+
+    // Deactivated, then reactivated within the grace: the same account, stripped at once, a PUT back.
+    const within = await d.provisioned("okta-doc-within@example.com", ["Marketing"]);
+    let before = await d.calls();
+    await idp(h.stack).patch(`/Users/${within.id}`, [operation]);
+    await d.drain();
+    expect(await d.account("okta-doc-within@example.com")).toMatchObject({
+      id: within.platformId,
+      permissions: { companyPermissions: [], appGroup: [] },
+    });
+    expect(await d.calls()).toEqual({ ...before, put: before.put + 1 });
+    h.clock.advance(GRACE_MS / 2);
+    await idp(h.stack).patch(`/Users/${within.id}`, [reactivate]);
+    await d.drain();
+    h.clock.advance(SETTLE_MS);
+    await d.drain();
+    expect(await d.account("okta-doc-within@example.com")).toMatchObject({
+      id: within.platformId,
+      permissions: { appGroup: [{ appGroupName: "EU Production" }] },
+    });
+    expect(await d.calls()).toEqual({ ...before, put: before.put + 2 });
+
+    // Deactivated past the grace: deleted then; reactivated after it: created again (a POST).
+    const after = await d.provisioned("okta-doc-after@example.com", ["Marketing"]);
+    before = await d.calls();
+    await idp(h.stack).patch(`/Users/${after.id}`, [operation]);
+    await d.drain();
+    expect((await d.account("okta-doc-after@example.com"))?.id).toBe(after.platformId);
+    h.clock.advance(GRACE_MS + 60_000);
+    await d.drain();
+    expect(await d.account("okta-doc-after@example.com")).toBeUndefined();
+    await idp(h.stack).patch(`/Users/${after.id}`, [reactivate]);
+    await d.drain();
+    h.clock.advance(SETTLE_MS);
+    await d.drain();
+    const again = await d.account("okta-doc-after@example.com");
+    expect(again?.id).toBeDefined();
+    expect(again!.id).not.toBe(after.platformId);
+    expect(await d.calls()).toEqual({ post: before.post + 1, put: before.put + 1, del: before.del + 1 });
   });
 
   it("a user deleted in the IdP is deleted on the platform at once", async () => {
