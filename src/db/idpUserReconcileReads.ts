@@ -4,6 +4,8 @@ import { isUuid } from "../ids.js";
 /** IdP users as the reconciler, the resync and the mapping read them: with their groups, by id or in batches. */
 
 type IdpGroupRef = { id: string; displayName: string; externalId: string | null };
+/** A value the IdP assigned in the user's `roles` or `entitlements` (src/mapping/catalogue.ts). */
+type IdpAssignment = { attribute: "roles" | "entitlements"; value: string };
 
 export type IdpUserForReconcile = {
   id: string;
@@ -15,6 +17,8 @@ export type IdpUserForReconcile = {
   department: string | null;
   /** Sorted by displayName, then id. */
   groups: IdpGroupRef[];
+  /** The values of the user's roles[] and entitlements[], sorted by attribute, then value. */
+  assigned: IdpAssignment[];
 };
 
 type ReconcileRow = {
@@ -26,6 +30,7 @@ type ReconcileRow = {
   display_name: string | null;
   department: string | null;
   groups: IdpGroupRef[];
+  assigned: IdpAssignment[];
 };
 
 const RECONCILE_SELECT = `
@@ -33,7 +38,15 @@ const RECONCILE_SELECT = `
          COALESCE((SELECT json_agg(json_build_object('id', g.id, 'displayName', g.display_name, 'externalId', g.external_id)
                                    ORDER BY g.display_name, g.id)
                      FROM idp_group_members m JOIN idp_groups g ON g.id = m.group_id
-                    WHERE m.user_id = u.id), '[]'::json) AS groups
+                    WHERE m.user_id = u.id), '[]'::json) AS groups,
+         COALESCE((SELECT json_agg(json_build_object('attribute', a.attribute, 'value', a.item->>'value')
+                                   ORDER BY a.attribute, a.item->>'value')
+                     FROM (SELECT 'roles' AS attribute, r AS item
+                             FROM jsonb_array_elements(CASE jsonb_typeof(u.resource->'roles') WHEN 'array' THEN u.resource->'roles' ELSE '[]' END) r
+                           UNION ALL
+                           SELECT 'entitlements', e
+                             FROM jsonb_array_elements(CASE jsonb_typeof(u.resource->'entitlements') WHEN 'array' THEN u.resource->'entitlements' ELSE '[]' END) e) a
+                    WHERE jsonb_typeof(a.item->'value') = 'string'), '[]'::json) AS assigned
     FROM idp_users u`;
 
 const toReconcileUser = (r: ReconcileRow): IdpUserForReconcile => ({
@@ -45,6 +58,7 @@ const toReconcileUser = (r: ReconcileRow): IdpUserForReconcile => ({
   displayName: r.display_name,
   department: r.department,
   groups: r.groups,
+  assigned: r.assigned,
 });
 
 /** The user with their groups; undefined when the IdP deleted the user (a deprovision). */
@@ -100,4 +114,28 @@ export async function findUserIdByUserName(q: Queryable, userName: string): Prom
     [userName],
   );
   return rows[0]?.id;
+}
+
+/**
+ * Ids of the users the IdP assigned any of these catalogue values (roles[] or entitlements[],
+ * without case), in id order after `afterId`: the users a catalogue change may affect.
+ */
+export async function listUserIdsAssigned(
+  q: Queryable,
+  values: string[],
+  afterId: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  if (!values.length) return [];
+  const rows: { id: string }[] = await q.query(
+    `SELECT u.id FROM idp_users u
+      WHERE ($2::uuid IS NULL OR u.id > $2::uuid)
+        AND EXISTS (SELECT 1 FROM jsonb_array_elements(
+                      CASE jsonb_typeof(u.resource->'roles') WHEN 'array' THEN u.resource->'roles' ELSE '[]' END ||
+                      CASE jsonb_typeof(u.resource->'entitlements') WHEN 'array' THEN u.resource->'entitlements' ELSE '[]' END) v
+                     WHERE lower(v->>'value') = ANY($1::text[]))
+      ORDER BY u.id LIMIT $3`,
+    [values.map((v) => v.toLowerCase()), afterId ?? null, limit],
+  );
+  return rows.map((r) => r.id);
 }

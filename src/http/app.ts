@@ -15,6 +15,7 @@ import { healthRouter } from "./health.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimServer, scimTarget } from "./scim/index.js";
+import type { Catalogue } from "../mapping/catalogue.js";
 import type { ScimRoutes } from "./scim/routes.js";
 import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 
@@ -39,6 +40,8 @@ export type AppDeps = {
   draining?: () => boolean;
   /** Whether this replica's mapping file is the mapping in force (/readyz detail). */
   mappingAgreement?: () => Promise<MappingAgreement>;
+  /** The mapping's catalogue in force, for /Roles, /Entitlements and the users' assignments. */
+  catalogue?: () => Promise<Catalogue>;
 };
 
 /**

@@ -13,7 +13,9 @@ type Path = (string | number)[];
 
 /** The keys each kind of object in the file accepts, for "did you mean" on unknown keys. */
 const KEYS = {
-  top: ["permissionModel", "department", "rules", "vocabulary"],
+  top: ["permissionModel", "department", "rules", "vocabulary", "catalogue"],
+  catalogue: ["assignedIn", "entries"],
+  entry: ["id", "displayName", "type", "description", "role", "workspace", "permissionSet", "team", "permissions"],
   department: ["default", "fromAttribute", "translate", "allowed"],
   vocabulary: ["enabled", "companyPermissions", "workspacePermissions", "teamPermissions", "equivalents"],
   rule: [
@@ -39,7 +41,9 @@ function keysAt(path: Path): readonly string[] {
     if (parent === "rules") return KEYS.rule;
     if (parent === "workspaces") return KEYS.workspace;
     if (parent === "teams") return KEYS.team;
+    if (parent === "entries") return KEYS.entry;
   }
+  if (last === "catalogue" && path.length === 1) return KEYS.catalogue;
   if (last === "department" && path.length === 1) return KEYS.department;
   if (last === "vocabulary") return KEYS.vocabulary;
   return [];
@@ -224,6 +228,13 @@ export function checkMappingSemantics(
         checkPermissions([...teamAt, "permissions"], team.permissions, vocabulary?.teamPermissions, "team");
       });
     });
+  });
+  list(record(file.catalogue).entries).forEach((rawEntry, e) => {
+    const entry = record(rawEntry);
+    const at: Path = ["catalogue", "entries", e, "permissions"];
+    if (entry.type === "team") checkPermissions(at, entry.permissions, vocabulary?.teamPermissions, "team");
+    if (entry.type === "workspacePermissions")
+      checkPermissions(at, entry.permissions, vocabulary?.workspacePermissions, "workspace");
   });
   return problems;
 }

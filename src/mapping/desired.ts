@@ -1,5 +1,6 @@
 import type { DepartmentPolicy, Mapping } from "./file.js";
-import { matchingRules, type MappingGroup, type RuleMatch } from "./match.js";
+import type { Assignment } from "./catalogue.js";
+import { grantingRules, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser, DesiredTeam, DesiredWorkspace } from "./types.js";
 
 /**
@@ -16,19 +17,21 @@ export type MappingUser = {
   displayName?: string | null;
   /** The enterprise extension's department. */
   department?: string | null;
+  /** The values the IdP assigned in the user's roles[] and entitlements[] (the catalogue's ids). */
+  assigned?: readonly Assignment[];
 };
 
 /**
  * The desired dashboard user, or null when the user must have no account: inactive, or no
- * rule matches any of the user's groups.
+ * rule matches any of the user's groups and the IdP assigned no catalogue entry.
  */
 export function desiredDashboardUser(
   user: MappingUser,
   groups: readonly MappingGroup[],
-  mapping: Pick<Mapping, "rules" | "department"> & Partial<Pick<Mapping, "permissionModel">>,
+  mapping: Pick<Mapping, "rules" | "department"> & Partial<Pick<Mapping, "permissionModel" | "catalogue">>,
 ): DesiredDashboardUser | null {
   if (!user.active) return null;
-  const matched = matchingRules(groups, mapping);
+  const matched = grantingRules(groups, user.assigned, mapping);
   if (matched.length === 0) return null;
   const { givenName, familyName } = personName(user);
   const granular = mapping.permissionModel === "granular";

@@ -6,6 +6,7 @@ import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./check
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
 import { API_IDENTIFIER, ID_KEY_PREFIX, legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
 import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "./vocabulary.js";
+import { catalogueSchema, checkCatalogue, compileCatalogue, type Catalogue } from "./catalogue.js";
 
 export { MappingError } from "./problems.js";
 /**
@@ -86,6 +87,8 @@ const mappingFileSchema = z.strictObject({
   department: departmentSchema,
   rules: z.array(ruleSchema),
   vocabulary: vocabularySchema.optional(),
+  /** Access the IdP assigns directly, as roles or entitlements (src/mapping/catalogue.ts). */
+  catalogue: catalogueSchema(name, reference).optional(),
 });
 
 export type MappingFile = z.infer<typeof mappingFileSchema>;
@@ -140,6 +143,8 @@ export type Mapping = {
   permissionModel: PermissionModel;
   /** `vocabulary.equivalents`: the operator's granular strings for what the platform names by display name only. */
   equivalents: Equivalents;
+  /** What the IdP may assign as a user's roles[] or entitlements[]; empty without `catalogue:`. */
+  catalogue: Catalogue;
   /** What loads but deserves attention (legacy strings and their granular equivalents), with lines. */
   warnings: MappingProblem[];
   /** Stable over formatting, comments and key order; changes when the meaning may change. */
@@ -187,6 +192,7 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
   const problems = [
     ...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => zodIssueToProblems(issue, locate, data))),
     ...checkMappingSemantics(data, vocabulary, locate, model),
+    ...checkCatalogue(data, locate),
   ];
   if (problems.length || !parsed.success) throw new MappingError(sortProblems(problems));
   const file = parsed.data;
@@ -196,6 +202,12 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
     source: sourceName,
     department: { ...file.department },
     rules: file.rules.map((rule, index) => compileRule(rule, index, locate.lineOf(["rules", index]))),
+    catalogue: compileCatalogue(
+      file.catalogue,
+      file.rules.length,
+      (i) => locate.lineOf(["catalogue", "entries", i]),
+      refKey,
+    ),
     vocabulary,
     permissionModel: model,
     equivalents,

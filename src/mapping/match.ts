@@ -1,4 +1,5 @@
 import type { Mapping, MappingRule } from "./file.js";
+import { assignedEntries, type AssignedAttribute, type Assignment, type CatalogueType } from "./catalogue.js";
 
 /**
  * Which mapping rules an IdP user's groups match, and why. Pure; the admin UI shows the result
@@ -14,6 +15,17 @@ export type RuleMatch = {
   rule: MappingRule;
   /** Every group that matched this rule, each with the first matcher that matched it. */
   matches: { group: MappingGroup; by: MatchReason }[];
+  /** A catalogue entry's rule: the IdP assigned it as a role or entitlement (src/mapping/catalogue.ts). */
+  assigned?: AssignedReason;
+};
+
+/** Which catalogue entry the IdP assigned, and how ("assigned role Marketer in Okta"). */
+export type AssignedReason = {
+  id: string;
+  displayName: string;
+  type: CatalogueType;
+  attributes: AssignedAttribute[];
+  assignedIn: string;
 };
 
 /** The reason a group matches a rule, or undefined. A rule's matchers are alternatives (OR). */
@@ -38,4 +50,25 @@ export function matchingRules(groups: readonly MappingGroup[], mapping: Pick<Map
     if (matches.length) result.push({ rule, matches });
   }
   return result;
+}
+
+/**
+ * The group rules the user's groups match, then the catalogue entries the IdP assigned to the user
+ * (roles[] and entitlements[]), each as a rule match: one list, so every grant has its reasons.
+ */
+export function grantingRules(
+  groups: readonly MappingGroup[],
+  assignments: readonly Assignment[] | undefined,
+  mapping: Pick<Mapping, "rules"> & Partial<Pick<Mapping, "catalogue">>,
+): RuleMatch[] {
+  const matched = matchingRules(groups, mapping);
+  if (!mapping.catalogue) return matched;
+  const { assignedIn } = mapping.catalogue;
+  for (const { entry, attributes } of assignedEntries(assignments, mapping.catalogue))
+    matched.push({
+      rule: entry.rule,
+      matches: [],
+      assigned: { id: entry.id, displayName: entry.displayName, type: entry.type, attributes, assignedIn },
+    });
+  return matched;
 }

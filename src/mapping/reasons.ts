@@ -1,6 +1,7 @@
 import { GRANULAR_TEAM_PERMISSIONS, GRANULAR_WORKSPACE_PERMISSIONS, isGranularOnly } from "./publishedPermissions.js";
 import type { DepartmentPolicy, Mapping, MappingRule } from "./file.js";
-import { matchingRules, type MappingGroup, type RuleMatch } from "./match.js";
+import { assignmentWords, type Assignment } from "./catalogue.js";
+import { grantingRules, type AssignedReason, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser } from "./types.js";
 
 /**
@@ -24,12 +25,17 @@ export type Grant = {
   bundle?: string[];
 };
 
-/** A rule that gives the grant, with the user's groups that match it (names, and ids in the same order). */
+/**
+ * A rule that gives the grant, with the user's groups that match it (names, and ids in the same
+ * order); or a catalogue entry the IdP assigned (`assigned`; its `rule` is the entry's line, and
+ * no group gives it).
+ */
 export type GrantReason =
   | {
       rule: { index: number; line: number; file: string; description: string | null };
       groups: string[];
       groupIds: (string | null)[];
+      assigned?: AssignedReason;
     }
   | { source: "department-attribute" | "department-default" };
 type RuleReason = Extract<GrantReason, { rule: unknown }>;
@@ -104,14 +110,22 @@ export function reasonsFor(
     if (mapping.department.fromAttribute && departmentAttribute?.trim()) return [{ source: "department-attribute" }];
     return grant.permission === mapping.department.default ? [{ source: "department-default" }] : [];
   }
-  return matched.filter((m) => ruleGives(m.rule, grant)).map((m) => ruleReason(m.rule, m.matches, mapping.source));
+  return matched
+    .filter((m) => ruleGives(m.rule, grant))
+    .map((m) => ruleReason(m.rule, m.matches, mapping.source, m.assigned));
 }
 
-function ruleReason(rule: MappingRule, matches: { group: MappingGroup }[], file: string): RuleReason {
+function ruleReason(
+  rule: MappingRule,
+  matches: { group: MappingGroup }[],
+  file: string,
+  assigned?: AssignedReason,
+): RuleReason {
   return {
     rule: { index: rule.index, line: rule.line, file, description: rule.description ?? null },
     groups: matches.map((m) => m.group.displayName),
     groupIds: matches.map((m) => m.group.id ?? null),
+    ...(assigned ? { assigned } : {}),
   };
 }
 
@@ -124,10 +138,11 @@ function ruleReason(rule: MappingRule, matches: { group: MappingGroup }[], file:
 export function explainGrants(
   user: DesiredDashboardUser,
   groups: readonly MappingGroup[],
-  mapping: Pick<Mapping, "rules" | "department" | "source">,
+  mapping: Pick<Mapping, "rules" | "department" | "source"> & Partial<Pick<Mapping, "catalogue">>,
   departmentAttribute: string | null,
+  assigned?: readonly Assignment[],
 ): ExplainedGrant[] {
-  const matched = matchingRules(groups, mapping);
+  const matched = grantingRules(groups, assigned, mapping);
   const explained = grantsOf(user).map((grant) => ({
     ...grant,
     reasons: reasonsFor(grant, matched, mapping, departmentAttribute),
@@ -160,8 +175,12 @@ export const NO_RULE = "no rule";
  * How a bundle names the rule it comes from: "rule 'EU marketers'", or "rule #3" when it has no
  * description. The campaign's SQL falls back to the second form (src/db/campaignRepository.ts).
  */
-export function bundleLabel(rule: { index: number; description: string | null } | null): string {
+export function bundleLabel(
+  rule: { index: number; description: string | null } | null,
+  assigned?: AssignedReason,
+): string {
   if (!rule) return NO_RULE;
+  if (assigned) return assignedLabel(assigned);
   return rule.description ? `rule '${rule.description}'` : `rule #${rule.index + 1}`;
 }
 
@@ -199,7 +218,7 @@ function bundleGrants(explained: readonly ExplainedGrant[]): ExplainedGrant[] {
           scope: grant.scope,
           workspace: grant.workspace,
           team: grant.team,
-          permission: bundleLabel(owner?.rule ?? null),
+          permission: bundleLabel(owner?.rule ?? null, owner?.assigned),
           bundle: [],
           reasons: owner ? [owner] : [],
         }),
@@ -253,7 +272,13 @@ export function bundleWords(g: {
   return `${n} permission${n === 1 ? "" : "s"} in ${where} ${bundleOrigin(g.permission)}: ${shown.join(", ")}${n > 4 ? ", …" : ""}`;
 }
 
-/** Where a bundle comes from, from its label: "from rule 'EU marketers'", "not granted by any rule". */
+/** Where a bundle comes from, from its label: "from rule 'EU marketers'", "not granted by any rule", "assigned role … in Okta". */
 export function bundleOrigin(label: string): string {
+  if (label.startsWith("assigned ")) return label;
   return label === NO_RULE ? "not granted by any rule" : `from ${label}`;
+}
+
+/** A catalogue grant in words: "assigned role Marketer – Fashion Brands in Okta". */
+export function assignedLabel(a: Pick<AssignedReason, "displayName" | "type" | "attributes" | "assignedIn">): string {
+  return assignmentWords(a, a.attributes, a.assignedIn);
 }

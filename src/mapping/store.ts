@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping, type Mapping } from "./file.js";
-import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
+import { listIdpUserIds, listUserIdsAssigned } from "../db/idpUserReconcileReads.js";
 import {
   listGroupRefs,
   listUsersToRederive,
@@ -14,6 +14,7 @@ import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
+import { changedCatalogueIds } from "./catalogue.js";
 
 const MAX_RULES_NAMED = 5;
 
@@ -191,6 +192,7 @@ export class MappingStore {
       for (let i = 0; i < ids.length; i += 1000)
         await db.transaction((tx) => markUsersDirty(tx, ids.slice(i, i + 1000), trigger));
       marked = ids.length;
+      marked += await this.markAssigned(db, changedCatalogueIds(previous?.catalogue, this.mapping.catalogue), trigger);
     }
     log.info("mapping", "mapping put in force", {
       version: this.mapping.hash.slice(0, 12),
@@ -198,6 +200,20 @@ export class MappingStore {
       usersMarked: marked,
     });
     return true;
+  }
+
+  /** Marks the users the IdP assigned one of these catalogue ids (a catalogue change), in batches. */
+  private async markAssigned(db: Database, ids: string[], trigger: DirtyTrigger): Promise<number> {
+    let marked = 0;
+    for (
+      let after: string | undefined, users: string[];
+      (users = await listUserIdsAssigned(db, ids, after, 1000)).length;
+      after = users[users.length - 1]
+    ) {
+      await db.transaction((tx) => markUsersDirty(tx, users, trigger));
+      marked += users.length;
+    }
+    return marked;
   }
 
   /** Reloads on file change and on SIGHUP. Returns a function that stops watching. */

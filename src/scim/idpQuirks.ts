@@ -13,7 +13,11 @@ import {
  *
  * - Entra ID (without the `aadOptscim062020` flag) capitalises ops (`"Replace"`), sends booleans
  *   as `"True"`/`"False"`, sends `manager` as a bare id string and removes it with `""`, and
- *   removes group members with a value list on the `members` path.
+ *   removes group members with a value list on the `members` path. Its app roles
+ *   (`AppRoleAssignmentsComplex`) arrive with `primary: false` on every role, and in a PATCH each
+ *   role's `value` is the assignment as JSON inside a string
+ *   (`{"value": "{\"id\":\"…\",\"value\":\"25\",\"displayName\":\"Role1234\"}"}`, Microsoft's
+ *   "Customizing user provisioning attribute-mappings"): `normaliseAssigned` unwraps it.
  * - Okta sends path-less `replace` ops whose value holds the attributes (`{"active": false}`,
  *   Push Groups' `{"id": ..., "displayName": ...}`), with dotted and `urn:` keys.
  */
@@ -73,7 +77,7 @@ function normaliseOperation(kind: ResourceKind, raw: unknown, index: number): Pa
     throw new BadRequestError(`Operation ${index + 1} (${op} ${path}) has no value`, "invalidValue");
   const extension = extensionNamed(kind, path);
   if (extension) return wholeExtension(extension, op, value, index);
-  return [{ op, path, value }];
+  return [{ op, path, value: isAssignedAttribute(kind, path) ? normaliseAssigned(value) : value }];
 }
 
 /** The extension schema whose URN is exactly `name` (a path or key naming the whole extension). */
@@ -110,7 +114,8 @@ function expandPathless(kind: ResourceKind, op: "add" | "replace", value: Record
           expanded.push({ op, path: `${extension}:${sub}`, value: subValue, lenient: true });
       }
     } else {
-      expanded.push({ op, path: name, value: inner, lenient: true });
+      const normalised = isAssignedAttribute(kind, name) ? normaliseAssigned(inner) : inner;
+      expanded.push({ op, path: name, value: normalised, lenient: true });
     }
   }
   return expanded;
@@ -176,7 +181,38 @@ export function normaliseResource(kind: ResourceKind, input: Record<string, unkn
       continue;
     }
     const resolved = name.includes(":") || name.includes(".") ? undefined : resolveAttribute(kind, name);
-    out[name] = resolved ? coerceBoolean(resolved.attribute, value) : value;
+    const assigned = isAssignedAttribute(kind, name) ? normaliseAssigned(value) : value;
+    out[name] = resolved ? coerceBoolean(resolved.attribute, assigned) : assigned;
   }
   return out;
+}
+
+/** A user's `roles` or `entitlements`, as a whole attribute (`roles`, `Roles`) or one of its items (`roles[value eq "x"]`). */
+function isAssignedAttribute(kind: ResourceKind, path: string): boolean {
+  return kind === "User" && /^(roles|entitlements)(\[|$)/i.test(path.trim());
+}
+
+/**
+ * Entra's PATCH form of an app role: the item's `value` is JSON inside a string
+ * (`{"id": <assignment id>, "value": <app role value>, "displayName": ...}`). The item becomes
+ * `{value, display}` from the inner object, keeping the item's own other members (`primary`,
+ * `type`). Anything else, including a string that is not such JSON, is left as sent.
+ */
+function normaliseAssigned(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normaliseAssigned);
+  if (!isRecord(value)) return value;
+  const raw = getCaseInsensitive(value, "value");
+  if (typeof raw !== "string" || !raw.trimStart().startsWith("{")) return value;
+  let inner: unknown;
+  try {
+    inner = JSON.parse(raw);
+  } catch {
+    return value;
+  }
+  const innerValue = isRecord(inner) ? getCaseInsensitive(inner, "value") : undefined;
+  if (typeof innerValue !== "string") return value;
+  const display = getCaseInsensitive(inner, "displayName") ?? getCaseInsensitive(inner, "display");
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (k.toLowerCase() !== "value") out[k] = v;
+  return { ...out, value: innerValue, ...(typeof display === "string" ? { display } : {}) };
 }

@@ -22,6 +22,12 @@ import { userColumns } from "./resources.js";
 import { sortToSql, type SortRequest } from "../db/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
+import { checkAssignments } from "./assignments.js";
+import { EMPTY_CATALOGUE, type Catalogue } from "../mapping/catalogue.js";
+
+/** The catalogue a user's roles[] and entitlements[] are checked against (read only when a write carries some). */
+type CatalogueSource = () => Promise<Catalogue>;
+const NO_CATALOGUE: CatalogueSource = () => Promise.resolve(EMPTY_CATALOGUE);
 
 /**
  * IdP user commands. Each write stores the user and marks it dirty for the reconciler in the
@@ -38,8 +44,14 @@ function toStoredUser(body: unknown) {
   return { resource, columns: userColumns(resource) };
 }
 
-export async function createUser(db: Database, body: unknown, context: WriteContext): Promise<StoredResource> {
+export async function createUser(
+  db: Database,
+  body: unknown,
+  context: WriteContext,
+  catalogue: CatalogueSource = NO_CATALOGUE,
+): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
+  await checkAssignments(resource, undefined, catalogue);
   const stored = await withIdpRetry(() =>
     insertIdpUserMarked(db, columns, resource, (id) =>
       idpTrigger(context, `Users/${id}`, userChange(undefined, columns.active)),
@@ -80,8 +92,10 @@ export async function replaceUser(
   id: string,
   body: unknown,
   context: WriteContext,
+  catalogue: CatalogueSource = NO_CATALOGUE,
 ): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
+  await checkAssignments(resource, undefined, catalogue);
   const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
   // Without If-Match only the change's name depends on the current row: one statement locks, replaces and marks.
   const stored = context.ifMatch
@@ -111,6 +125,7 @@ export async function patchUser(
   id: string,
   body: unknown,
   context: WriteContext,
+  catalogue: CatalogueSource = NO_CATALOGUE,
 ): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
   const patched = (current: StoredResource | undefined) => {
@@ -119,17 +134,19 @@ export async function patchUser(
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     const columns = userColumns(resource);
     const trigger = idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active));
-    return { version: current.version, resource, columns, trigger };
+    return { version: current.version, resource, columns, trigger, previous: current.resource };
   };
   let stored: StoredResource | undefined;
   for (let attempt = 1; !stored && attempt <= OPTIMISTIC_PATCHES; attempt++) {
     const next = patched(await getIdpUser(db, id));
+    await checkAssignments(next.resource, next.previous, catalogue);
     stored = await withIdpRetry(() =>
       updateIdpUserIfVersionMarked(db, id, next.version, next.columns, next.resource, next.trigger),
     );
   }
   stored ??= await inIdpTransaction(db, async (manager) => {
     const next = patched(await lockIdpUser(manager, id));
+    await checkAssignments(next.resource, next.previous, catalogue);
     return (await updateIdpUserMarked(manager, id, next.columns, next.resource, next.trigger))!;
   });
   log.info("scim", "user patched", {

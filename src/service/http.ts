@@ -125,6 +125,12 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     metrics: deps.metrics,
     draining: probes.draining,
     mappingAgreement: probes.mappingAgreement,
+    // The one in force (every replica's), else this file's while this version cannot read that one.
+    catalogue: () =>
+      mappings.inForce(db).then(
+        (m) => m.catalogue,
+        () => mappings.current().catalogue,
+      ),
   });
 }
 

@@ -48,6 +48,7 @@ describe("IdP reads for the reconciler", () => {
         { id: groups[1]!.id, displayName: "Alpha", externalId: null },
         { id: groups[0]!.id, displayName: "Zeta", externalId: "z-1" },
       ],
+      assigned: [],
     });
   });
 

@@ -21,6 +21,12 @@ const routes = new ScimRoutes({
     schemas: named("schemas"),
     schema: named("schema"),
   },
+  catalogue: {
+    roles: named("roles"),
+    role: named("role"),
+    entitlements: named("entitlements"),
+    entitlement: named("entitlement"),
+  },
   search: named("rootSearch"),
 });
 
@@ -59,6 +65,10 @@ describe("SCIM routes", () => {
     ],
     ["POST", "/.search", "rootSearch", ""],
     ["POST", "/.SEARCH/", "rootSearch", ""],
+    ["GET", "/Roles", "roles", ""],
+    ["GET", "/roles/marketer-fashion", "role", "marketer-fashion"],
+    ["GET", "/Entitlements/", "entitlements", ""],
+    ["GET", "/Entitlements/eu%3Aanalyst", "entitlement", "eu:analyst"],
   ])("%s %s → %s", async (method, path, handler, id) => {
     expect(await matched(method, path)).toEqual([handler, id]);
   });
@@ -77,6 +87,9 @@ describe("SCIM routes", () => {
     ["GET", "/ServiceProviderConfigs"],
     ["GET", "/.search"],
     ["POST", "/Schemas"],
+    ["POST", "/Roles"],
+    ["PUT", "/Entitlements/x"],
+    ["DELETE", "/Roles/x"],
     ["GET", "/Bulk"],
     ["GET", "/Me"],
     ["PROPFIND", "/Users"],

@@ -7,10 +7,20 @@ import {
   USER_SCHEMA,
 } from "../../scim/schemas.js";
 import type { ScimReply } from "./respond.js";
+import {
+  describeCatalogueSchemas,
+  IETF_ENTITLEMENT_SCHEMA,
+  IETF_ROLE_SCHEMA,
+  OKTA_ENTITLEMENT_SCHEMA,
+  OKTA_ROLE_SCHEMA,
+} from "../../scim/catalogueResources.js";
 
 type Lookup = (request: unknown, id: string) => ScimReply;
 
-/** /ServiceProviderConfig, /ResourceTypes and /Schemas (RFC 7644 section 4), saying only what is supported. */
+/**
+ * /ServiceProviderConfig, /ResourceTypes and /Schemas (RFC 7644 section 4), saying only what is
+ * supported; /ResourceTypes also names the catalogue's Role and Entitlement (./catalogue.ts).
+ */
 export function discoveryHandlers(
   baseUrl: string,
   maxPageSize: number,
@@ -65,8 +75,29 @@ export function discoveryHandlers(
       schema: GROUP_SCHEMA,
       meta: { resourceType: "ResourceType", location: `${baseUrl}/ResourceTypes/Group` },
     },
+    // The mapping's catalogue (src/mapping/catalogue.ts). Okta Identity Governance reads the Okta URN
+    // here; the IETF draft's URN is each resource's second schema, described at /Schemas.
+    {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+      id: "Role",
+      name: "Role",
+      endpoint: "/Roles",
+      description: "Platform access an IdP may assign as a role (read-only; also " + IETF_ROLE_SCHEMA + ")",
+      schema: OKTA_ROLE_SCHEMA,
+      meta: { resourceType: "ResourceType", location: `${baseUrl}/ResourceTypes/Role` },
+    },
+    {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+      id: "Entitlement",
+      name: "Entitlement",
+      endpoint: "/Entitlements",
+      description:
+        "Platform access an IdP may assign as an entitlement (read-only; also " + IETF_ENTITLEMENT_SCHEMA + ")",
+      schema: OKTA_ENTITLEMENT_SCHEMA,
+      meta: { resourceType: "ResourceType", location: `${baseUrl}/ResourceTypes/Entitlement` },
+    },
   ];
-  const schemas = describeSchemas(baseUrl);
+  const schemas = [...describeSchemas(baseUrl), ...describeCatalogueSchemas(baseUrl)];
 
   return {
     serviceProviderConfig: () => ({ status: 200, body: serviceProviderConfig }),

@@ -13,6 +13,8 @@ import { localsOf } from "../requestContext.js";
 import { scimAuthenticator } from "./auth.js";
 import { scimBodyReader } from "./body.js";
 import { discoveryHandlers } from "./discovery.js";
+import { catalogueHandlers } from "./catalogue.js";
+import { EMPTY_CATALOGUE, type Catalogue } from "../../mapping/catalogue.js";
 import { answerScimError } from "./errors.js";
 import { groupHandlers } from "./groups.js";
 import { sendReply } from "./respond.js";
@@ -31,6 +33,8 @@ export type ScimServerDeps = {
   metrics?: ServiceMetrics;
   /** The client's address as TRUST_PROXY has it (for the failed-auth throttle). */
   clientAddress: (req: IncomingMessage) => string | undefined;
+  /** The mapping's catalogue in force (roles and entitlements the IdP may assign); none when absent. */
+  catalogue?: () => Promise<Catalogue>;
 };
 
 /** A request for the SCIM server: its path under /scim/v2 ("/" at the root) and its raw query string. */
@@ -68,11 +72,13 @@ export function scimServer(deps: ScimServerDeps): {
 } {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
   const maxPageSize = deps.env.SCIM_MAX_PAGE_SIZE;
-  const routeDeps = { db: deps.db, baseUrl, maxPageSize };
+  const catalogue = deps.catalogue ?? (() => Promise.resolve(EMPTY_CATALOGUE));
+  const routeDeps = { db: deps.db, baseUrl, maxPageSize, catalogue };
   const routes = new ScimRoutes({
     users: userHandlers(routeDeps),
     groups: groupHandlers(routeDeps),
     discovery: discoveryHandlers(baseUrl, maxPageSize),
+    catalogue: catalogueHandlers(routeDeps),
     search: rootSearch(routeDeps),
   });
   const authenticate = scimAuthenticator(

@@ -38,9 +38,10 @@ export class ScimRoutes {
     users: ResourceHandlers;
     groups: ResourceHandlers;
     discovery: Record<"serviceProviderConfig" | "resourceTypes" | "resourceType" | "schemas" | "schema", Handler>;
+    catalogue: Record<"roles" | "role" | "entitlements" | "entitlement", Handler>;
     search: Handler;
   }) {
-    const { users, groups, discovery, search } = handlers;
+    const { users, groups, discovery, catalogue, search } = handlers;
     const resource = (path: string, r: ResourceHandlers): Endpoint => ({
       path,
       collection: new Map([
@@ -66,6 +67,8 @@ export class ScimRoutes {
       { path: "/ServiceProviderConfig", collection: new Map([["GET", discovery.serviceProviderConfig]]) },
       lookup("/ResourceTypes", discovery.resourceTypes, discovery.resourceType),
       lookup("/Schemas", discovery.schemas, discovery.schema),
+      lookup("/Roles", catalogue.roles, catalogue.role),
+      lookup("/Entitlements", catalogue.entitlements, catalogue.entitlement),
       { path: "/.search", collection: new Map([["POST", search]]) },
     ];
     this.endpoints = new Map(endpoints.map((e) => [e.path.slice(1).toLowerCase(), e]));

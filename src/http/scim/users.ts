@@ -5,11 +5,18 @@ import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } fr
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
 import { listResponse, type ScimReply } from "./respond.js";
 import type { ResourceHandlers, ScimRequest } from "./routes.js";
+import type { Catalogue } from "../../mapping/catalogue.js";
 
-export type ScimRouteDeps = { db: Database; baseUrl: string; maxPageSize: number };
+export type ScimRouteDeps = {
+  db: Database;
+  baseUrl: string;
+  maxPageSize: number;
+  /** The catalogue a user's roles[] and entitlements[] must come from. */
+  catalogue?: () => Promise<Catalogue>;
+};
 
 /** /Users: parse, call the user command, present. */
-export function userHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): ResourceHandlers {
+export function userHandlers({ db, baseUrl, maxPageSize, catalogue }: ScimRouteDeps): ResourceHandlers {
   const reply = (request: ScimRequest, status: number, user: StoredRecord): ScimReply => {
     const { attributes, excludedAttributes } = parseProjectionParams(request.query);
     return {
@@ -30,11 +37,12 @@ export function userHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): Resou
   return {
     list: (request) => list(parseListParams(request.query, maxPageSize)),
     search: (request) => list(parseSearchRequest(request.body, maxPageSize)),
-    create: async (request) => reply(request, 201, await createUser(db, request.body, request.context)),
+    create: async (request) => reply(request, 201, await createUser(db, request.body, request.context, catalogue)),
     read: async (request, id) => reply(request, 200, await getUser(db, id)),
-    replace: async (request, id) => reply(request, 200, await replaceUser(db, id, request.body, request.context)),
+    replace: async (request, id) =>
+      reply(request, 200, await replaceUser(db, id, request.body, request.context, catalogue)),
     patch: async (request, id) => {
-      const user = await patchUser(db, id, request.body, request.context);
+      const user = await patchUser(db, id, request.body, request.context, catalogue);
       // RFC 7644 3.5.2: 204 is allowed, but a request naming attributes must get the resource back.
       const { attributes, excludedAttributes } = parseProjectionParams(request.query);
       if (attributes || excludedAttributes) return reply(request, 200, user);
