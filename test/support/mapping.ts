@@ -26,3 +26,41 @@ export const DRAFT_MAPPING = TEST_MAPPING.replace(
   "permissions: [basic_access, send_campaigns_canvases]",
   "permissions: [basic_access]",
 ).replace("companyPermissions: [admin]", "companyPermissions: [admin, manage_company_settings]");
+
+/**
+ * A granular mapping with a catalogue (issue 36): one group rule, and four entries the IdP may
+ * assign as roles or entitlements, one of each type. The SCIM and end-to-end tests of assigned
+ * access use it.
+ */
+export const CATALOGUE_MAPPING = `
+permissionModel: granular
+department: { default: engineering }
+rules:
+  - group: Marketing
+    workspaces:
+      - name: EU Production
+        permissions: [view_campaigns]
+catalogue:
+  assignedIn: Okta
+  entries:
+    - id: marketer-fashion
+      displayName: Marketer – Fashion Brands
+      type: permissionSet
+      workspace: Fashion Brands
+      permissionSet: Marketer
+    - id: company-auditor
+      displayName: Auditor
+      type: role
+      role: Auditor
+    - id: lifecycle-team
+      displayName: Lifecycle team
+      type: team
+      workspace: EU Production
+      team: Lifecycle
+      permissions: [view_campaigns, view_segments]
+    - id: eu-analyst
+      displayName: EU analyst
+      type: workspacePermissions
+      workspace: EU Production
+      permissions: [view_campaigns, view_segments]
+`;
