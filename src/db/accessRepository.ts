@@ -143,7 +143,9 @@ export async function listAppliedHistory(
 }
 
 type AccessGroup = { id: string; displayName: string; externalId: string | null };
-export type IdpFacts = { department: string | null; groups: AccessGroup[] };
+/** A value the IdP assigned in the user's roles[] or entitlements[] (the mapping's catalogue). */
+type AccessAssignment = { attribute: "roles" | "entitlements"; value: string };
+export type IdpFacts = { department: string | null; groups: AccessGroup[]; assigned: AccessAssignment[] };
 
 /** The IdP users' attributes the mapping reads, and their groups (as they are now). */
 export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<Map<string, IdpFacts>> {
@@ -153,8 +155,16 @@ export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<
     group_id: string | null;
     display_name: string | null;
     external_id: string | null;
+    assigned: AccessAssignment[];
   }[] = await db.query(
-    `SELECT u.id, u.department, g.id AS group_id, g.display_name, g.external_id
+    `SELECT u.id, u.department, g.id AS group_id, g.display_name, g.external_id,
+            (SELECT COALESCE(json_agg(json_build_object('attribute', a.attribute, 'value', a.item->>'value')), '[]'::json)
+               FROM (SELECT 'roles' AS attribute, r AS item FROM jsonb_array_elements(
+                       CASE jsonb_typeof(u.resource->'roles') WHEN 'array' THEN u.resource->'roles' ELSE '[]' END) r
+                     UNION ALL
+                     SELECT 'entitlements', e FROM jsonb_array_elements(
+                       CASE jsonb_typeof(u.resource->'entitlements') WHEN 'array' THEN u.resource->'entitlements' ELSE '[]' END) e) a
+              WHERE jsonb_typeof(a.item->'value') = 'string') AS assigned
        FROM idp_users u LEFT JOIN idp_group_members m ON m.user_id = u.id LEFT JOIN idp_groups g ON g.id = m.group_id
       WHERE u.id = ANY($1::uuid[]) ORDER BY u.id, g.display_name`,
     [userIds],
@@ -162,7 +172,7 @@ export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<
   const facts = new Map<string, IdpFacts>();
   for (const r of rows) {
     let user = facts.get(r.id);
-    if (!user) facts.set(r.id, (user = { department: r.department, groups: [] }));
+    if (!user) facts.set(r.id, (user = { department: r.department, groups: [], assigned: r.assigned }));
     if (r.group_id !== null && r.display_name !== null)
       user.groups.push({ id: r.group_id, displayName: r.display_name, externalId: r.external_id });
   }

@@ -11,8 +11,7 @@ import type { Locator, MappingProblem } from "./problems.js";
  */
 
 /** What an entry grants on the platform; `role` entries are published at /Roles, the others at /Entitlements. */
-const CATALOGUE_TYPES = ["role", "permissionSet", "team", "workspacePermissions"] as const;
-export type CatalogueType = (typeof CATALOGUE_TYPES)[number];
+export type CatalogueType = "role" | "permissionSet" | "team" | "workspacePermissions";
 
 /** The attribute of the SCIM user that carries an assignment. */
 export type AssignedAttribute = "roles" | "entitlements";

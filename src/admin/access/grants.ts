@@ -1,5 +1,5 @@
 import type { DesiredDashboardUser } from "../../mapping/types.js";
-import { grantKey, grantsOf, type GrantReason } from "../../mapping/reasons.js";
+import { assignedLabel, grantKey, grantsOf, type GrantReason } from "../../mapping/reasons.js";
 
 export { bundleOrigin } from "../../mapping/reasons.js";
 
@@ -46,6 +46,9 @@ export function describeReason(reason: GrantReason): string {
     return reason.source === "department-attribute"
       ? "the IdP's department attribute"
       : "the mapping's default department";
+  const file = reason.rule.file.split(/[\\/]/).pop();
+  if (reason.assigned)
+    return `${assignedLabel(reason.assigned)} (catalogue '${reason.assigned.id}', ${file}:${reason.rule.line})`;
   const name = reason.rule.description ? `'${reason.rule.description}'` : `#${reason.rule.index + 1}`;
   return `rule ${name} (${reason.rule.file.split(/[\\/]/).pop()}:${reason.rule.line}) via ${reason.groups.join(", ")}`;
 }

@@ -1,7 +1,7 @@
 import type { HeldAccount, IdpFacts } from "../../db/accessRepository.js";
 import type { AccessDeny } from "../../db/denyRepository.js";
 import type { Mapping } from "../../mapping/file.js";
-import { matchingRules } from "../../mapping/match.js";
+import { grantingRules } from "../../mapping/match.js";
 import {
   explainGrants,
   grantKey,
@@ -193,12 +193,13 @@ function deniedGrants(denies: readonly AccessDeny[]): [Grant, AccessDeny][] {
 /** Why the IdP would give a denied grant: the mapping in force and the user's groups now. */
 function deniedReasons(ctx: RowContext, grant: Grant, facts: IdpFacts | undefined): GrantReason[] {
   if (!ctx.mapping || !facts) return [];
-  return reasonsFor(grant, matchingRules(facts.groups, ctx.mapping), ctx.mapping, facts.department);
+  return reasonsFor(grant, grantingRules(facts.groups, facts.assigned, ctx.mapping), ctx.mapping, facts.department);
 }
 
 /** Each grant the account holds, with the rules and groups that give it under the mapping in force and the groups now. */
 function currentReasons(ctx: RowContext, account: HeldAccount, facts: IdpFacts | undefined): ExplainedGrant[] {
-  if (ctx.mapping && facts) return explainGrants(account.held, facts.groups, ctx.mapping, facts.department);
+  if (ctx.mapping && facts)
+    return explainGrants(account.held, facts.groups, ctx.mapping, facts.department, facts.assigned);
   return reviewableGrants(
     account.held,
     grantsOf(account.held).map((grant) => ({ ...grant, reasons: [] })),

@@ -1,3 +1,4 @@
+import { assignedLabel } from "../../mapping/reasons.js";
 import type { Campaign, CampaignItem } from "../../db/campaignRepository.js";
 import { reviewerKey } from "../../db/campaignRepository.js";
 import type { AccessDeny } from "../../db/denyRepository.js";
@@ -39,8 +40,23 @@ export function presentItem(i: CampaignItem) {
     count: i.bundle?.length ?? 1,
     grant: grantWords(i),
     rules: (i.reasons ?? []).flatMap((r) =>
-      "rule" in r ? [{ line: r.rule.line, file: r.rule.file, description: r.rule.description, groups: r.groups }] : [],
+      "rule" in r
+        ? [
+            {
+              line: r.rule.line,
+              file: r.rule.file,
+              description: r.rule.description,
+              groups: r.groups,
+              assigned: r.assigned ? assignedLabel(r.assigned) : null,
+            },
+          ]
+        : [],
     ),
+    /**
+     * The IdP's own assignments behind the item (catalogue entries): a revoke writes a deny that
+     * holds the grant off the platform, but the IdP still assigns it until it is removed there.
+     */
+    idpAssigns: idpAssignsNote(i),
     groups: groupsOf(i),
     appliedAt: i.appliedAt?.toISOString() ?? null,
     appliedByLogId: i.appliedByLogId,
@@ -51,6 +67,13 @@ export function presentItem(i: CampaignItem) {
     decidedBy: i.decidedBy,
     decidedAt: i.decidedAt?.toISOString() ?? null,
   };
+}
+
+function idpAssignsNote(i: CampaignItem): string | null {
+  const assigned = (i.reasons ?? []).flatMap((r) => ("rule" in r && r.assigned ? [r.assigned] : []));
+  if (!assigned.length) return null;
+  const where = [...new Set(assigned.map((a) => a.assignedIn))].join(", ");
+  return `${assigned.map((a) => assignedLabel(a)).join("; ")}: a revoke holds it off the platform, but ${where} still assigns it until the assignment is removed there`;
 }
 
 export const groupsOf = (i: CampaignItem) => [

@@ -169,12 +169,21 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
           cell: (i) =>
             i.rules.length ? (
               <ul class="plain-list">
-                {i.rules.map((r) => (
+                {i.rules.map((r) =>
+                  r.assigned ? (
+                    <li>{r.assigned}</li>
+                  ) : (
+                    <li>
+                      rule at line {r.line}
+                      {r.description ? ` '${r.description}'` : ""} via {r.groups.join(", ")}
+                    </li>
+                  ),
+                )}
+                {i.idpAssigns ? (
                   <li>
-                    rule at line {r.line}
-                    {r.description ? ` '${r.description}'` : ""} via {r.groups.join(", ")}
+                    <span class="hint">{i.idpAssigns}</span>
                   </li>
-                ))}
+                ) : null}
               </ul>
             ) : (
               <span class="hint">no rule recorded</span>
