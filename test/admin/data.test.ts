@@ -197,46 +197,6 @@ describe("admin data sources against the reconciler and the emulator", () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("docs/reconciler.md's way to try a mapping draft, followed from its text, shows the draft's changes and changes nothing", async () => {
-    const text = await readFile(path.resolve(import.meta.dirname, "../../docs/reconciler.md"), "utf8");
-    const advice = /To try a mapping draft against the live data without\s+applying it, ([\s\S]*?)\n\n/.exec(text)?.[1];
-    expect(advice).toBeDefined();
-    const command = /`scim-connector (mapping check [^`]+)`/.exec(advice!)?.[1]?.split(" ");
-    expect(command).toEqual(["mapping", "check", "draft.yaml"]);
-    expect(advice!.replace(/\s+/g, " ")).toMatch(/paste it into the admin UI's _Mapping → Preview a draft_/);
-    const dir = await mkdtemp(path.join(tmpdir(), "draft-"));
-    const draft = path.join(dir, command![2]!);
-    await writeFile(draft, DRAFT_MAPPING);
-    const before = {
-      stats: await emulatorStats(stack),
-      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
-    };
-
-    const checked = await runCli(stack, [command![0]!, command![1]!, draft]);
-    expect(checked, checked.stderr).toMatchObject({ code: 0 });
-    const mappingPage = await agent.get("/admin/mapping");
-    expect(mappingPage.text).toContain("Preview a draft");
-    const preview = await agent
-      .post("/admin/mapping/preview")
-      .type("form")
-      .send({ _csrf: csrfFrom(mappingPage.text), draft: DRAFT_MAPPING });
-    expect(preview.status).toBe(200);
-    for (const name of ["ann", "bob", "cat", "dan"]) expect(preview.text).toContain(`${name}@example.com`);
-    expect(preview.text).toContain("− workspace EU Production: send_campaigns_canvases");
-
-    // What the paragraph warns of: resync --dry-run under the draft's MAPPING_FILE plans with the
-    // mapping in force, so it reports no change where the draft removes four grants.
-    const dry = await runCli(stack, ["resync", "--dry-run"], { MAPPING_FILE: draft });
-    expect(dry, dry.stderr).toMatchObject({ code: 0 });
-    expect(advice! + text).toContain("`resync --dry-run` plans with the mapping in force");
-    expect(dry.stdout).toMatch(/would queue 0\./);
-
-    expect({
-      stats: await emulatorStats(stack),
-      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
-    }).toEqual(before);
-  });
-
   it("reconcile now, from the user's page, is logged with who asked even when nothing needed changing", async () => {
     const res = await agent
       .post(`/admin/users/${ids.ann}/reconcile`)
@@ -382,5 +342,47 @@ describe("admin data sources against the reconciler and the emulator", () => {
     const after = await agent.get("/admin/runs");
     expect(after.text).toContain(`${users} / ${users}`);
     expect(after.text).toContain("ETA");
+  });
+
+  it("docs/reconciler.md's way to try a mapping draft, followed from its text, shows the draft's changes and changes nothing", async () => {
+    const text = await readFile(path.resolve(import.meta.dirname, "../../docs/reconciler.md"), "utf8");
+    const advice = /To try a mapping draft against the live data without\s+applying it, ([\s\S]*?)\n\n/.exec(text)?.[1];
+    expect(advice).toBeDefined();
+    const command = /`scim-connector (mapping check [^`]+)`/.exec(advice!)?.[1]?.split(" ");
+    expect(command).toEqual(["mapping", "check", "draft.yaml"]);
+    expect(advice!.replace(/\s+/g, " ")).toMatch(/paste it into the admin UI's _Mapping → Preview a draft_/);
+    const dir = await mkdtemp(path.join(tmpdir(), "draft-"));
+    const draft = path.join(dir, command![2]!);
+    await writeFile(draft, DRAFT_MAPPING);
+    const before = {
+      stats: await emulatorStats(stack),
+      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
+    };
+
+    const checked = await runCli(stack, [command![0]!, command![1]!, draft]);
+    expect(checked, checked.stderr).toMatchObject({ code: 0 });
+    const mappingPage = await agent.get("/admin/mapping");
+    expect(mappingPage.text).toContain("Preview a draft");
+    const preview = await agent
+      .post("/admin/mapping/preview")
+      .type("form")
+      .send({ _csrf: csrfFrom(mappingPage.text), draft: DRAFT_MAPPING });
+    expect(preview.status).toBe(200);
+    expect(preview.text).toContain("ann.new@example.com"); // the active Marketing member at the file's end
+    expect(preview.text).toContain("− workspace EU Production: send_campaigns_canvases");
+
+    // What the paragraph warns of: resync --dry-run under the draft's MAPPING_FILE plans with the
+    // mapping in force, so it reports none of the updates the draft would make.
+    const dry = await runCli(stack, ["resync", "--dry-run"], { MAPPING_FILE: draft });
+    expect(dry, dry.stderr).toMatchObject({ code: 0 });
+    expect(advice! + text).toContain("`resync --dry-run` plans with the mapping in force");
+    // (A deprovision still held from the approvals test may be counted; no update is: the draft's are not seen.)
+    expect(dry.stdout).toMatch(/would queue \d+\./);
+    expect(dry.stdout).not.toMatch(/^\s+update\s/m);
+
+    expect({
+      stats: await emulatorStats(stack),
+      mapping: await stack.service.db.query(`SELECT hash FROM mapping_state`),
+    }).toEqual(before);
   });
 });
