@@ -1,6 +1,7 @@
 import { getAccount } from "../db/platformAccountRepository.js";
 import {
   getLogEntry,
+  getLogEntryReasons,
   listLog,
   listLogPage,
   type LogEntry,
@@ -12,6 +13,8 @@ import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS } from "../reconcile/vocabular
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
+import { describeReason } from "./access/grants.js";
+import { grantWords } from "../reconcile/desiredSource.js";
 
 /** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */
 export type LogFilter = {
@@ -91,6 +94,11 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
   before: unknown;
   after: unknown;
   platformCall: { method: string; path: string; status: number | null } | null;
+  /**
+   * Why the state applied had each grant, in words, as recorded then: "EU Production: … —
+   * assigned role Marketer – Fashion Brands in Okta (catalogue 'marketer', mapping.yaml:40)".
+   */
+  why: string[];
 };
 
 /** The choices of the log's filter selects: the log's vocabulary (src/reconcile/vocabulary.ts). */
@@ -191,7 +199,10 @@ async function findEntry(deps: Pick<AdminDataDeps, "db">, id: string): Promise<L
 export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntryDetail | undefined> {
   const entry = await findEntry(deps, id);
   if (!entry) return undefined;
-  const account = entry.userId ? await getAccount(deps.db, entry.userId) : undefined;
+  const [account, reasons] = await Promise.all([
+    entry.userId ? getAccount(deps.db, entry.userId) : undefined,
+    getLogEntryReasons(deps.db, id),
+  ]);
   const trees = logEntryTrees(entry);
   return {
     ...presentLogEntry(entry),
@@ -201,5 +212,6 @@ export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntr
     before: trees.before ?? undefined,
     after: trees.after ?? undefined,
     platformCall: platformCallOf(entry, account?.platformId ?? null),
+    why: (reasons ?? []).map((g) => `${grantWords(g)} — ${g.reasons.map(describeReason).join("; ") || "no rule"}`),
   };
 }

@@ -1,5 +1,6 @@
 import type { MappingRule } from "../mapping/file.js";
 import type { RuleMatch } from "../mapping/match.js";
+import { assignedLabel } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Equivalents } from "../mapping/granular.js";
 import { diffInSameTerms, type Change } from "../reconcile/diff.js";
@@ -49,6 +50,7 @@ const REASON = { group: "by name", groupExternalId: "by externalId", groupPatter
 
 /** "Rule 2 (line 8) — group "Analysts-EU" by pattern". */
 export function matchedRuleText(match: RuleMatch): string {
+  if (match.assigned) return `${assignedLabel(match.assigned)} (catalogue '${match.assigned.id}')`;
   const groups = match.matches.map((m) => `"${m.group.displayName}" ${REASON[m.by]}`).join(", ");
   return `${ruleName(match.rule)} — group ${groups}`;
 }

@@ -9,7 +9,7 @@ import { grantWords } from "../reconcile/desiredSource.js";
 import { isUuid } from "../ids.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
-import { matchingRules } from "../mapping/match.js";
+import { grantingRules } from "../mapping/match.js";
 import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
@@ -116,7 +116,7 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     active: user.active,
     idp: stored.resource,
     groups: user.groups.map((g) => g.displayName),
-    matchedRules: matchingRules(user.groups, mapping).map((m) => ({
+    matchedRules: grantingRules(user.groups, user.assigned, mapping).map((m) => ({
       rule: matchedRuleText(m),
       grants: ruleGrantsText(m.rule),
     })),

@@ -225,6 +225,16 @@ export async function getLogEntry(db: Database, id: string): Promise<LogEntry | 
   return rows[0] ? mapEntry(rows[0]) : undefined;
 }
 
+/** Why the state an entry applied had each grant then, as the reconciler recorded it (null: none recorded). */
+export async function getLogEntryReasons(db: Queryable, id: string): Promise<ExplainedGrant[] | null> {
+  if (!/^\d{1,18}$/.test(id)) return null;
+  const rows: { reasons: ExplainedGrant[] | null }[] = await db.query(
+    `SELECT reasons FROM reconcile_log WHERE id = $1`,
+    [id],
+  );
+  return rows[0]?.reasons ?? null;
+}
+
 /** Successful deprovisions since `since` (the mass-deprovision breaker's rate). */
 export async function countDeprovisionsSince(db: Queryable, since: Date): Promise<number> {
   const rows: { n: number }[] = await db.query(

@@ -95,5 +95,6 @@ export function grantWords(g: {
   if (g.scope === "role") return `role ${g.permission}`;
   if (g.scope === "team") return `${g.permission} in team ${g.team} of ${g.workspace}${part}`;
   if (g.scope === "permissionSet") return `permission set ${g.permission} in ${g.workspace}`;
+  if (g.scope === "department") return `department ${g.permission}`;
   return `${g.permission} in ${g.workspace}${part}`;
 }

@@ -13,6 +13,7 @@ import {
 import { requestTimes } from "../support/emulator.js";
 import { CATALOGUE_MAPPING } from "../support/mapping.js";
 import { eventually } from "../support/wait.js";
+import { signInLocally } from "../support/adminHarness.js";
 
 /**
  * Platform access assigned in the IdP as entitlements (issue 36), end to end on the emulator:
@@ -85,6 +86,20 @@ describe("access assigned in the IdP, from assignment to revoke", () => {
     ]);
     const csv = await adminApi(stack)(`/access?user=alice@example.com&format=csv`);
     expect(csv.text).toContain("assigned entitlement Marketer – Fashion Brands in Okta (catalogue 'marketer-fashion'");
+    // The log entry that applied it, and the user's page, say where it came from.
+    const agent = request.agent(stack.service.url);
+    await signInLocally(agent);
+    const [applied] = (await adminApi(stack)(`/log?user=alice@example.com&limit=1`)).body.entries as { id: string }[];
+    const entryPage = await agent.get(`/admin/log/${applied!.id}`);
+    expect(entryPage.status).toBe(200);
+    expect(entryPage.text).toContain("Why, as recorded then");
+    expect(entryPage.text).toMatch(
+      /Marketer[^<]*— assigned entitlement Marketer – Fashion Brands in Okta \(catalogue 'marketer-fashion'/,
+    );
+    const userPage = await agent.get(`/admin/users/${alice}`);
+    expect(userPage.text).toContain(
+      "assigned entitlement Marketer – Fashion Brands in Okta (catalogue 'marketer-fashion')",
+    );
 
     // A campaign revokes it: a deny, a note that the IdP still assigns it, and the grant leaves the platform.
     const started = await post("/campaigns", {
@@ -134,7 +149,9 @@ describe("access assigned in the IdP, from assignment to revoke", () => {
     expect(perRemoval).toBe(1);
     expect((await debits()).slice(debitsBefore)).toEqual([{ action: "update", uses_reserve: true }]);
     const latencyMs = arrived! - sentAt.getTime();
-    expect(latencyMs).toBeLessThan(1000);
+    // Not a timing target (that is the figure printed below): a reduction never waits, so it lands
+    // well inside the settle window a grant would have waited.
+    expect(latencyMs).toBeLessThan(5_000);
     console.log(
       `[issue 36 figures] calls per assignment: ${perAssignment}; calls per removal: ${perRemoval}; ` +
         `revocation latency of an IdP-side removal (PATCH sent → platform PUT arrived): ${latencyMs} ms`,

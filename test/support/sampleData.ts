@@ -134,6 +134,7 @@ export function sampleSources(): AdminDataSources {
             changes: [],
             platformStatus: 200,
             platformCall: { method: "PUT", path: "/scim/v2/Users/p-981", status: 200 },
+            why: ["read, write in Product — rule 'Engineers' (mapping.yaml:12) via Engineering"],
             callsSpent: 1,
             error: null,
             actor: null,

@@ -34,6 +34,15 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
       <Section title="Permissions: old → new">
         <DiffView before={entry.before} after={entry.after} />
       </Section>
+      {entry.why.length ? (
+        <Section title="Why, as recorded then">
+          <ul>
+            {entry.why.map((line) => (
+              <li>{line}</li>
+            ))}
+          </ul>
+        </Section>
+      ) : null}
       <div class="grid">
         <Section title="What triggered it">
           <p>{entry.triggerLabel}</p>
