@@ -13,7 +13,7 @@ import {
 import { requestTimes } from "../support/emulator.js";
 import { CATALOGUE_MAPPING } from "../support/mapping.js";
 import { eventually } from "../support/wait.js";
-import { signInLocally } from "../support/adminHarness.js";
+import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 
 /**
  * Platform access assigned in the IdP as entitlements (issue 36), end to end on the emulator:
@@ -137,6 +137,24 @@ describe("access assigned in the IdP, from assignment to revoke", () => {
     ]);
     await waitForQueueIdle(stack);
     expect(await held()).toContain("view_segments");
+    // A catalogue change is previewed with its budget cost like any mapping change: one user assigned it, one call.
+    const mappingPage = await agent.get("/admin/mapping");
+    const preview = await agent
+      .post("/admin/mapping/preview")
+      .type("form")
+      .send({
+        _csrf: csrfFrom(mappingPage.text),
+        draft: CATALOGUE_MAPPING.replace(
+          "type: workspacePermissions\n      workspace: EU Production\n      permissions: [view_campaigns, view_segments]",
+          "type: workspacePermissions\n      workspace: EU Production\n      permissions: [view_campaigns, view_segments, edit_campaigns]",
+        ),
+      });
+    expect(preview.status).toBe(200);
+    expect(preview.text).toMatch(
+      /<span class="stat">1<\/span> users affected · about <strong>1<\/strong> platform calls/,
+    );
+    expect(preview.text).toContain("alice@example.com");
+    expect(preview.text).toContain("edit_campaigns");
     const beforeRemoval = await used();
     const debitsBefore = (await debits()).length;
     const sentAt = new Date();
