@@ -1,11 +1,14 @@
 import type { Queryable } from "./database.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import { likePrefix } from "./sql.js";
+import { analyzeItemsPartition, writeItemsPartition } from "./campaignItemsPartition.js";
 
 /**
  * Access campaigns and their items (src/admin/campaigns.ts). Items are frozen at start in one
  * INSERT … SELECT over the applied states (platform_accounts.last_applied), with the reasons the
- * reconciler stored with the log entry that applied each state.
+ * reconciler stored with the log entry that applied each state, into the campaign's own partition
+ * (src/db/campaignItemsPartition.ts). Counts come from campaign_counts, which the start writes and
+ * a trigger keeps on every update of the items (migrations/1763700001920-campaign-partitions.ts).
  */
 
 type Db = Queryable;
@@ -159,13 +162,18 @@ const STORED_KEY = (permission: string) =>
  * One row per reviewable grant of every held account (the department is no grant of access, so no
  * item), as src/mapping/reasons.ts `explainGrants` makes them, with the reasons the reconciler
  * stored with the log entry that applied the state:
- * - a legacy state: one row per string, role or set, as always;
- * - a granular state (`reviewedByBundle`: so marked, a role, or a string of `granularOnly`) that its
- *   log entry applied as it stands: the grants that entry stored, their bundles copied as stored (a
- *   few rows a user: grouping 136 strings a user here took ten times the time of five strings);
- * - a granular state out of step with its entry (none, or one stored string by string): its
- *   strings grouped here, per workspace or team, by the first rule of each string's stored reasons
- *   ("rule #n" when the entry stored no bundle name), the strings with none in one bundle (`noRule`).
+ * - a state that its log entry applied as it stands (`as_stored`): the grants that entry stored
+ *   (`explainGrants` stored one per string of a legacy state, a granular state's bundles), copied
+ *   as stored: keying the stored reasons per user and looking each string up was half the start's
+ *   CPU once no two users' reasons were alike (issue 35), and grouping 136 granular strings a user
+ *   here took ten times the time of five strings. A granular entry counts as stored only when
+ *   its workspace and team grants are all bundles;
+ * - a legacy state out of step with its entry: one row per string, role or set, as always, each
+ *   with the stored reasons of its string;
+ * - a granular state (`reviewedByBundle`: so marked, a role, or a string of `granularOnly`) out of
+ *   step with its entry (none, or one stored string by string): its strings grouped here, per
+ *   workspace or team, by the first rule of each string's stored reasons ("rule #n" when the entry
+ *   stored no bundle name), the strings with none in one bundle (`noRule`).
  * The account's state and its entry's reasons are read once each (`h`, `l`), the model decided once
  * (`h.by_bundle`; OFFSET 0 keeps the planner from copying the expressions into each branch, which
  * would read them again: a granular state is stored compressed). Each branch is gated on the
@@ -188,12 +196,13 @@ const heldGrants = (granularOnly: string, noRule: string) => `
           FROM (SELECT a.last_applied || '{}'::jsonb AS held OFFSET 0) x
         OFFSET 0) h
       -- The log entry that applied the state held now carries the reasons for each of its grants
-      -- (read once too); a granular state it applied as it stands takes the grants it stored.
+      -- (read once too); a state it applied as it stands takes the grants it stored.
       LEFT JOIN LATERAL (
         SELECT e.id, e.at, e.reasons,
-               h.by_bundle AND jsonb_typeof(e.reasons) = 'array' AND e.after = h.held
-                 AND NOT jsonb_path_exists(e.reasons, '$[*] ? ((@.scope == "workspace" || @.scope == "team") && !(exists (@.bundle)))') AS as_stored
-          FROM (SELECT id, at, CASE WHEN h.by_bundle THEN reasons || '[]'::jsonb ELSE reasons END AS reasons, after
+               jsonb_typeof(e.reasons) = 'array' AND e.after = h.held
+                 AND (NOT h.by_bundle
+                      OR NOT jsonb_path_exists(e.reasons, '$[*] ? ((@.scope == "workspace" || @.scope == "team") && !(exists (@.bundle)))')) AS as_stored
+          FROM (SELECT id, at, reasons || '[]'::jsonb AS reasons, after
                   FROM reconcile_log
                  WHERE user_id = a.user_id AND action IN ('create', 'update', 'adopt') AND outcome = 'succeeded'
                  ORDER BY at DESC, id DESC LIMIT 1) e) l ON true
@@ -273,10 +282,10 @@ export function reviewerKey(r: { name?: string | undefined; role?: string | unde
 export type ItemBundling = { granularOnly: readonly string[]; noRule: string };
 
 /**
- * Creates the campaign and freezes its items in one statement each (one pass over the accounts in
+ * Creates the campaign and freezes its items in one statement (one pass over the accounts in
  * userName order, read from platform_accounts_user_name: no sort, no join over all grants (a
- * granular state's bundles are grouped within its account), and the items' userName indexes
- * written in order); returns it with its item count, counted in SQL.
+ * granular state's bundles are grouped within its account)) into the campaign's partition, whose
+ * indexes and foreign key come after its rows; returns it with its item count, counted in SQL.
  */
 export async function insertCampaign(
   tx: Db,
@@ -304,27 +313,25 @@ export async function insertCampaign(
   const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
   // The row count comes with the command's own result: a RETURNING counted in a CTE would keep
   // every inserted row in a tuplestore first (it spilled to disk at 500,000 items).
-  const items = await tx.execute(
-    `WITH ${grants}
-     INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, bundle, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
+  const items = await writeItemsPartition(tx, campaign.id, (table) => ({
+    sql: `WITH ${grants}
+     INSERT INTO ${table} (campaign_id, user_id, user_name, scope, workspace, team, permission, bundle, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
      SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission, g.bundle, g.reasons,
             g.log_at, g.log_id, g.last_verified_at, ${reviewer}
        FROM grants g
       WHERE ${where}
       ORDER BY g.user_name`,
     params,
-  );
+  }));
   return { campaign, items };
 }
 
 /**
  * Fresh planner statistics after a campaign's items arrive (hundreds of thousands at once), so its
- * pages use the indexes: for the columns the item queries filter, order and group on only. The
- * other columns (the reasons' jsonb above all) took 0.5 s of the 0.7 s a whole-table ANALYZE took
- * at 500,000 items, for statistics no query reads; autovacuum's analyses still cover them.
+ * pages use the indexes: its partition's, for the columns the item queries filter and order on.
  */
-export async function analyzeCampaignItems(db: Db): Promise<void> {
-  await db.query(`ANALYZE campaign_items (campaign_id, reviewer, user_name, workspace, permission, decision, id)`);
+export async function analyzeCampaignItems(db: Db, campaignId: string): Promise<void> {
+  await analyzeItemsPartition(db, campaignId);
 }
 
 export async function getCampaign(db: Db, id: string, forUpdate = false): Promise<Campaign | undefined> {
@@ -337,12 +344,12 @@ export async function getCampaign(db: Db, id: string, forUpdate = false): Promis
 export type CampaignCounts = { items: number; kept: number; revoked: number; open: number };
 
 export async function listCampaigns(db: Db): Promise<(Campaign & { counts: CampaignCounts })[]> {
+  // The counts kept per reviewer (campaign_counts), summed: a few rows a campaign, not its items.
   const rows = (await db.query(
     `SELECT c.*, coalesce(n.items, 0) AS items, coalesce(n.kept, 0) AS kept, coalesce(n.revoked, 0) AS revoked
        FROM campaigns c LEFT JOIN LATERAL (
-         SELECT count(*)::int AS items, count(*) FILTER (WHERE decision = 'keep')::int AS kept,
-                count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
-           FROM campaign_items WHERE campaign_id = c.id) n ON true
+         SELECT sum(items)::int AS items, sum(kept)::int AS kept, sum(revoked)::int AS revoked
+           FROM campaign_counts WHERE campaign_id = c.id) n ON true
       ORDER BY c.started_at DESC`,
   )) as (CampaignRow & { items: number; kept: number; revoked: number })[];
   return rows.map((r) => ({
@@ -351,16 +358,15 @@ export async function listCampaigns(db: Db): Promise<(Campaign & { counts: Campa
   }));
 }
 
-/** The campaign's counts, or those of some reviewers' items only (a range of the review index). */
+/** The campaign's counts, or those of some reviewers' items only: its rows of campaign_counts. */
 export async function countCampaignItems(
   db: Db,
   campaignId: string,
   reviewers?: readonly string[],
 ): Promise<CampaignCounts & { byReviewer: Record<string, number> }> {
   const rows = (await db.query(
-    `SELECT reviewer, count(*)::int AS items, count(*) FILTER (WHERE decision = 'keep')::int AS kept,
-            count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
-       FROM campaign_items WHERE campaign_id = $1 ${reviewers ? "AND reviewer = ANY($2::text[])" : ""} GROUP BY reviewer`,
+    `SELECT reviewer, items, kept, revoked
+       FROM campaign_counts WHERE campaign_id = $1 ${reviewers ? "AND reviewer = ANY($2::text[])" : ""}`,
     reviewers ? [campaignId, reviewers] : [campaignId],
   )) as { reviewer: string; items: number; kept: number; revoked: number }[];
   const total = { items: 0, kept: 0, revoked: 0, open: 0, byReviewer: {} as Record<string, number> };
@@ -436,14 +442,17 @@ export async function getCampaignItems(
   return rows.map(mapItem);
 }
 
+/** Records a decision on the items given (the campaign's counts follow: the items' update trigger). */
 export async function recordDecisions(
   tx: Db,
+  campaignId: string,
   itemIds: readonly string[],
   decision: { decision: "keep" | "revoke"; comment: string | null; by: string; at: Date },
 ): Promise<void> {
   await tx.query(
-    `UPDATE campaign_items SET decision = $2, comment = $3, decided_by = $4, decided_at = $5 WHERE id = ANY($1::bigint[])`,
-    [itemIds, decision.decision, decision.comment, decision.by, decision.at],
+    `UPDATE campaign_items SET decision = $3, comment = $4, decided_by = $5, decided_at = $6
+      WHERE campaign_id = $1 AND id = ANY($2::bigint[])`,
+    [campaignId, itemIds, decision.decision, decision.comment, decision.by, decision.at],
   );
 }
 

@@ -55,7 +55,7 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
       throw new ForbiddenError(`Items ${foreign.map((i) => i.id).join(", ")} are for another reviewer`);
     const decided = items.map((i) => i.id);
     const decision = { decision: input.decision, comment: input.comment ?? null, by: deciderOf(who), at: now };
-    await recordDecisions(tx, decided, decision);
+    await recordDecisions(tx, id, decided, decision);
     const logged =
       input.decision === "revoke" ? await revoke(tx, campaign, items, { ...decision, comment: input.comment! }) : [];
     await appendDecisions(tx, id, decided, decision);
@@ -150,6 +150,7 @@ export async function closeCampaign(
     if (undecidedAction === "revoke") {
       await recordDecisions(
         tx,
+        id,
         undecided.map((i) => i.id),
         { decision: "revoke", ...atClose },
       );

@@ -67,7 +67,7 @@ export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy:
     });
     return started;
   });
-  await analyzeCampaignItems(deps.db);
+  await analyzeCampaignItems(deps.db, result.campaign.id);
   return { ...presentCampaign(result.campaign), items: result.items, startMs: Date.now() - startedMs };
 }
 

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  campaignDetail,
+  campaignItems,
+  campaignList,
+  closeCampaign,
+  decideItems,
+  startCampaign,
+} from "../../src/admin/campaigns/index.js";
+import { systemClock } from "../../src/clock.js";
+import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
+import type { Database } from "../../src/db/database.js";
+import { idp, startStack, type Stack } from "../support/stack.js";
+
+/**
+ * A campaign's counts (the Campaigns list, a campaign's page and its "every reviewer" view) are kept
+ * per reviewer in campaign_counts, written at the start and moved by a trigger on every update of
+ * the items (issue 35). They must equal a count of the items' own rows, done here in SQL, after
+ * decisions from two replicas at once (some on the same items), a hand-made UPDATE and a close
+ * that revokes what is left; another campaign's counts stay its own.
+ */
+
+type Counts = { items: number; open: number; kept: number; revoked: number };
+
+describe("campaign counts kept per reviewer", () => {
+  let stack: Stack;
+  const admin = { name: "admin@example.com", role: "admin" };
+  const kate = { name: "kate@example.com", role: "viewer" };
+
+  /** The items' own count, per reviewer and in all: no product code. */
+  const counted = async (campaignId: string) => {
+    const rows = await stack.database.db.query<Counts & { reviewer: string }>(
+      `SELECT reviewer, count(*)::int AS items, count(*) FILTER (WHERE decision IS NULL)::int AS open,
+              count(*) FILTER (WHERE decision = 'keep')::int AS kept, count(*) FILTER (WHERE decision = 'revoke')::int AS revoked
+         FROM campaign_items WHERE campaign_id = $1 GROUP BY reviewer ORDER BY reviewer`,
+      [campaignId],
+    );
+    const all = { items: 0, open: 0, kept: 0, revoked: 0 };
+    for (const r of rows) for (const k of ["items", "open", "kept", "revoked"] as const) all[k] += r[k];
+    return { all, byReviewer: Object.fromEntries(rows.map(({ reviewer, ...c }) => [reviewer, c])) };
+  };
+
+  /** Every count the product shows for the campaign, against the items' own. */
+  const expectCountsTrue = async (campaignId: string) => {
+    const deps = { db: stack.database.db, clock: systemClock };
+    const truth = await counted(campaignId);
+    const pick = (c: Counts) => ({ items: c.items, open: c.open, kept: c.kept, revoked: c.revoked });
+    expect(pick((await campaignDetail(deps, campaignId)).counts)).toEqual(truth.all);
+    expect(pick((await campaignList(deps)).find((c) => c.id === campaignId)!.counts)).toEqual(truth.all);
+    // The "every reviewer" view, and one reviewer's own page.
+    expect((await campaignItems(deps, campaignId, admin, { reviewer: "all" }, { counts: true })).counts).toEqual(
+      truth.all,
+    );
+    expect((await campaignItems(deps, campaignId, kate, {}, { counts: true })).counts).toEqual(
+      truth.byReviewer["name:kate@example.com"],
+    );
+    return truth;
+  };
+
+  const itemsOf = async (campaignId: string, reviewer: string) =>
+    (
+      await stack.database.db.query<{ id: string }>(
+        `SELECT id FROM campaign_items WHERE campaign_id = $1 AND reviewer = $2 ORDER BY id`,
+        [campaignId, reviewer],
+      )
+    ).map((r) => r.id);
+
+  const start = (db: Database, name: string) =>
+    startCampaign(
+      { db, clock: systemClock },
+      {
+        name,
+        scope: { kind: "everything" },
+        dueAt: new Date(Date.now() + 86_400_000).toISOString(),
+        // kate reviews the team's grants, the fallback the rest: two reviewers with items.
+        reviewers: [{ name: "kate@example.com", workspace: "EU Production" }],
+        fallbackReviewer: "owner@example.com",
+      },
+      admin.name,
+    );
+
+  beforeAll(async () => {
+    stack = await startStack({ workers: false });
+    const marketing = await idp(stack).createGroup("Marketing");
+    const admins = await idp(stack).createGroup("Platform Admins");
+    for (let n = 1; n <= 8; n++) {
+      const id = await idp(stack).createUser(`c${n}@example.com`);
+      await idp(stack).patch(`/Groups/${marketing}`, [{ op: "add", path: "members", value: [{ value: id }] }]);
+      if (n <= 4) await idp(stack).patch(`/Groups/${admins}`, [{ op: "add", path: "members", value: [{ value: id }] }]);
+    }
+    const worker = stack.service.reconciliation!.worker;
+    while (await worker.runOnce());
+  }, 90_000);
+  afterAll(async () => stack?.close());
+
+  it("equal the items' own count after concurrent decisions, a hand-made update and a close that revokes", async () => {
+    const replicas = await Promise.all(
+      ["a", "b"].map(() =>
+        openDatabase({ url: stack.database.url, poolSize: 4, applicationName: CONNECTION_NAMES.cli }),
+      ),
+    );
+    try {
+      const other = await start(stack.database.db, "Other");
+      const campaign = await start(replicas[0]!, "Counted");
+      const started = await expectCountsTrue(campaign.id);
+      expect(Object.keys(started.byReviewer).sort()).toEqual(["name:kate@example.com", "name:owner@example.com"]);
+      expect(started.byReviewer["name:kate@example.com"]!.items).toBe(8 * 3); // 2 workspace strings and the team's, each
+      expect(started.byReviewer["name:owner@example.com"]!.items).toBe(4); // the company admins
+
+      // Each item decided twice at once, from both replicas (keep from one, revoke from the other):
+      // one decision stands, and is counted once.
+      const kates = await itemsOf(campaign.id, "name:kate@example.com");
+      const owners = await itemsOf(campaign.id, "name:owner@example.com");
+      const decide = (db: Database, items: string[], decision: "keep" | "revoke") =>
+        decideItems({ db, clock: systemClock }, campaign.id, admin, {
+          items,
+          decision,
+          ...(decision === "revoke" ? { comment: "no longer needed" } : {}),
+        });
+      await Promise.all([
+        ...kates.slice(0, 16).map((item, i) => decide(replicas[i % 2]!, [item], i % 3 ? "keep" : "revoke")),
+        ...kates.slice(0, 16).map((item, i) => decide(replicas[(i + 1) % 2]!, [item], i % 3 ? "revoke" : "keep")),
+        decide(replicas[0]!, owners.slice(0, 2), "keep"),
+        decide(replicas[1]!, owners.slice(1, 3), "revoke"),
+      ]);
+      const decided = await expectCountsTrue(campaign.id);
+      expect(decided.all.open).toBe(started.all.items - 16 - 3);
+      expect(decided.all.kept + decided.all.revoked).toBe(16 + 3);
+
+      // A fix made by hand in SQL (a kept item turned revoked) moves the counts too.
+      await stack.database.db.query(
+        `UPDATE campaign_items SET decision = 'revoke' WHERE id = (SELECT min(id) FROM campaign_items WHERE campaign_id = $1 AND decision = 'keep')`,
+        [campaign.id],
+      );
+      const fixed = await expectCountsTrue(campaign.id);
+      expect([fixed.all.kept, fixed.all.revoked]).toEqual([decided.all.kept - 1, decided.all.revoked + 1]);
+
+      await closeCampaign({ db: replicas[1]!, clock: systemClock }, campaign.id, admin.name, "revoke");
+      const closed = await expectCountsTrue(campaign.id);
+      expect(closed.all.open).toBe(0);
+
+      // The other campaign, over the same grants, was not touched.
+      const untouched = await expectCountsTrue(other.id);
+      expect(untouched.all).toEqual({ ...started.all });
+    } finally {
+      await Promise.all(replicas.map((db) => db.close()));
+    }
+  }, 120_000);
+});
