@@ -13,6 +13,9 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
  *   and kept by a trigger on every UPDATE of the items, in the same transaction: the Campaigns list
  *   and a campaign's counts read a few rows instead of every item.
  * Existing items are copied into their campaign's partition, ids unchanged.
+ * The release before still runs on this schema (docs/operations.md, "Upgrades"): its start inserts
+ * into campaign_items itself, so its items go to the default partition (each row indexed and
+ * checked as before), and a trigger on inserts through campaign_items counts them.
  */
 export class CampaignPartitions1763700001920 implements MigrationInterface {
   name = "CampaignPartitions1763700001920";
@@ -63,6 +66,7 @@ export class CampaignPartitions1763700001920 implements MigrationInterface {
              applied_by_log_id, verified_at, reviewer, decision, comment, decided_by, decided_at, bundle
         FROM campaign_items_unpartitioned ORDER BY campaign_id, user_name, id`);
     await q.query(`DROP TABLE campaign_items_unpartitioned`);
+    await q.query(`CREATE TABLE campaign_items_default PARTITION OF campaign_items DEFAULT`);
 
     await q.query(`
       CREATE TABLE campaign_counts (
@@ -102,11 +106,27 @@ export class CampaignPartitions1763700001920 implements MigrationInterface {
       CREATE TRIGGER campaign_counts_after_update AFTER UPDATE ON campaign_items
         REFERENCING OLD TABLE AS before_update NEW TABLE AS after_update
         FOR EACH STATEMENT EXECUTE FUNCTION campaign_counts_after_update()`);
+    // Items inserted through campaign_items (the release before's start; a start of this release
+    // writes its partition before attaching it, and counts it itself).
+    await q.query(`
+      CREATE FUNCTION campaign_counts_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO campaign_counts AS k (campaign_id, reviewer, items, kept, revoked)
+        SELECT campaign_id, reviewer, count(*), count(*) FILTER (WHERE decision = 'keep'), count(*) FILTER (WHERE decision = 'revoke')
+          FROM inserted GROUP BY campaign_id, reviewer ORDER BY campaign_id, reviewer
+        ON CONFLICT (campaign_id, reviewer) DO UPDATE
+          SET items = k.items + excluded.items, kept = k.kept + excluded.kept, revoked = k.revoked + excluded.revoked;
+        RETURN NULL;
+      END $$`);
+    await q.query(`
+      CREATE TRIGGER campaign_counts_after_insert AFTER INSERT ON campaign_items
+        REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION campaign_counts_after_insert()`);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE campaign_counts`);
     await q.query(`DROP FUNCTION campaign_counts_after_update() CASCADE`);
+    await q.query(`DROP FUNCTION campaign_counts_after_insert() CASCADE`);
     await q.query(`ALTER TABLE campaign_items RENAME TO campaign_items_partitioned`);
     await q.query(`ALTER INDEX campaign_items_review RENAME TO campaign_items_partitioned_review`);
     await q.query(`ALTER INDEX campaign_items_user RENAME TO campaign_items_partitioned_user`);

@@ -17,7 +17,8 @@ import { idp, startStack, type Stack } from "../support/stack.js";
  * per reviewer in campaign_counts, written at the start and moved by a trigger on every update of
  * the items (issue 35). They must equal a count of the items' own rows, done here in SQL, after
  * decisions from two replicas at once (some on the same items), a hand-made UPDATE and a close
- * that revokes what is left; another campaign's counts stay its own.
+ * that revokes what is left; another campaign's counts stay its own; a campaign the release before
+ * starts (its items inserted through campaign_items, into the default partition) is counted too.
  */
 
 type Counts = { items: number; open: number; kept: number; revoked: number };
@@ -142,6 +143,26 @@ describe("campaign counts kept per reviewer", () => {
       // The other campaign, over the same grants, was not touched.
       const untouched = await expectCountsTrue(other.id);
       expect(untouched.all).toEqual({ ...started.all });
+
+      // The release before, during a rolling deploy or after a rollback, starts a campaign by
+      // inserting its items through campaign_items (they land in the default partition): counted too.
+      const [old] = await stack.database.db.query<{ id: string }>(
+        `INSERT INTO campaigns (name, scope, reviewers, fallback_reviewer, due_at, started_by, started_at)
+         SELECT 'Started by 0.2.0', scope, reviewers, fallback_reviewer, due_at, started_by, now() FROM campaigns WHERE id = $1
+         RETURNING id`,
+        [other.id],
+      );
+      await stack.database.db.query(
+        `INSERT INTO campaign_items (campaign_id, user_id, user_name, scope, workspace, team, permission, reasons, reviewer)
+         SELECT $2, user_id, user_name, scope, workspace, team, permission, reasons, reviewer FROM campaign_items WHERE campaign_id = $1`,
+        [other.id, old!.id],
+      );
+      expect((await expectCountsTrue(old!.id)).all).toEqual({ ...started.all });
+      await decideItems({ db: stack.database.db, clock: systemClock }, old!.id, admin, {
+        items: (await itemsOf(old!.id, "name:kate@example.com")).slice(0, 2),
+        decision: "keep",
+      });
+      expect((await expectCountsTrue(old!.id)).all.kept).toBe(2);
     } finally {
       await Promise.all(replicas.map((db) => db.close()));
     }
