@@ -31,6 +31,8 @@
  * long --seconds, and nothing is prepared while the clock runs.
  * --profile <dir>: the child samples its own CPU (node:inspector) during each saturated scenario and
  * writes <dir>/<code>-<users>-<scenario>.cpuprofile; the top frames are printed (also: --summarise <file>).
+ * --json <file>: every run's figures as JSON; --new-first: with --baseline, this tree measured first
+ * (bench/release-check.ts alternates the order between its runs).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, symlinkSync } from "node:fs";
@@ -77,6 +79,10 @@ const { values } = parseArgs({
     baseline: { type: "string" },
     profile: { type: "string" },
     summarise: { type: "string" },
+    /** Writes every run's figures to this file as JSON (bench/release-check.ts reads it). */
+    json: { type: "string" },
+    /** With --baseline: this tree's service measured first, the baseline's second (the default is the other way). */
+    "new-first": { type: "boolean", default: false },
   },
 });
 
@@ -270,6 +276,7 @@ async function main(): Promise<void> {
       label: `old ${baseline.label}`,
       root: extractCommit(baseline.commit, baselineDir),
     });
+    if (values["new-first"]) codes.reverse();
   }
   if (values.profile) await mkdir(values.profile, { recursive: true });
   const runs: Run[] = [];
@@ -285,6 +292,20 @@ async function main(): Promise<void> {
     if (baselineDir) await rm(baselineDir, { recursive: true, force: true });
   }
   printSummary(runs, codes);
+  if (values.json)
+    await writeFile(
+      values.json,
+      JSON.stringify(
+        {
+          codes: codes.map((c) => c.label),
+          loadAverage: os.loadavg(),
+          cores: os.cpus().length,
+          runs: runs.map(({ paced, ...run }) => ({ ...run, paced: Object.fromEntries(paced) })),
+        },
+        null,
+        1,
+      ),
+    );
   const failed = runs.some((run) => run.code === "new" && !meetsAll(run));
   if (failed) process.exitCode = 1;
 }
