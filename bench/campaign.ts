@@ -28,7 +28,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { startCampaign } from "../src/admin/campaigns/index.js";
-import { insertCampaign } from "../src/db/campaignRepository.js";
+import { insertCampaign, listCampaignItems } from "../src/db/campaignRepository.js";
 import type { Queryable } from "../src/db/database.js";
 import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../src/mapping/reasons.js";
 import { systemClock } from "../src/clock.js";
@@ -191,26 +191,31 @@ async function seed(db: Database, world: World): Promise<void> {
 }
 
 /**
- * --explain: the start's statements run once through the repository, in a transaction rolled back;
- * each statement's time is printed, with EXPLAIN (ANALYZE, BUFFERS) for its INSERTs.
+ * For --explain: `q` with each statement timed and printed; the statements `explained` matches run
+ * under EXPLAIN (ANALYZE, BUFFERS), their plans printed (their rows are not returned).
  */
-async function explainStart(db: Database, input: Parameters<typeof insertCampaign>[1]): Promise<void> {
-  const rollback = new Error("rolled back");
-  const timed = async (tx: Queryable, sql: string, params?: readonly unknown[]) => {
-    const insert = /^\s*(WITH|INSERT)\b/i.test(sql) && !/^\s*INSERT INTO campaigns\b/i.test(sql);
+function explaining(q: Queryable, explained: RegExp): Queryable {
+  const timed = async (sql: string, params?: readonly unknown[]) => {
+    const explain = explained.test(sql);
     const t = performance.now();
-    const rows = await tx.query(insert ? `EXPLAIN (ANALYZE, BUFFERS) ${sql}` : sql, params);
+    const rows = await q.query(explain ? `EXPLAIN (ANALYZE, BUFFERS) ${sql}` : sql, params);
     console.log(`  ${(performance.now() - t).toFixed(0).padStart(6)} ms  ${sql.trim().split("\n")[0]!.slice(0, 110)}`);
-    if (insert) console.log(rows.map((r: Record<string, string>) => `          ${r["QUERY PLAN"]}`).join("\n"));
+    if (explain) console.log(rows.map((r: Record<string, string>) => `          ${r["QUERY PLAN"]}`).join("\n"));
     return rows;
   };
+  // The transaction or database itself (its brand), each statement timed.
+  return Object.assign(Object.create(q) as Queryable, {
+    query: timed,
+    execute: async (sql: string, params?: readonly unknown[]) => (await timed(sql, params)).length,
+  });
+}
+
+/** --explain: the start's statements run once through the repository, in a transaction rolled back. */
+async function explainStart(db: Database, input: Parameters<typeof insertCampaign>[1]): Promise<void> {
+  const rollback = new Error("rolled back");
   await db
     .transaction(async (tx) => {
-      // The transaction itself (its brand), with each statement timed.
-      const spy = Object.assign(Object.create(tx) as Queryable, {
-        query: (sql: string, params?: readonly unknown[]) => timed(tx, sql, params),
-        execute: async (sql: string, params?: readonly unknown[]) => (await timed(tx, sql, params)).length,
-      });
+      const spy = explaining(tx, /^\s*(WITH|INSERT INTO campaign_items)/i);
       await insertCampaign(spy, input, { granularOnly: GRANULAR_ONLY_STRINGS, noRule: NO_RULE });
       throw rollback;
     })
@@ -218,6 +223,8 @@ async function explainStart(db: Database, input: Parameters<typeof insertCampaig
       if (error !== rollback) throw error;
     });
 }
+
+const mb = (bytes: string) => `${(Number(bytes) / 2 ** 20).toFixed(0)} MB`;
 
 /** Starts the campaign over everything on what is seeded, times it and counts its items in SQL. */
 async function startTimed(
@@ -251,6 +258,8 @@ async function startTimed(
     const rows = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity`);
     return new Map(rows.map(({ pid }) => [pid, cpuMsOf([pid])]));
   };
+  const walLsn = async () => (await db.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`))[0]!.lsn;
+  const walBefore = await walLsn();
   const cpuBefore = await postgresCpu();
   const nodeBefore = process.cpuUsage();
   const started = performance.now();
@@ -258,6 +267,12 @@ async function startTimed(
   const seconds = (performance.now() - started) / 1000;
   const node = process.cpuUsage(nodeBefore);
   const cpuAfter = await postgresCpu();
+  // What the start wrote: its WAL, and the items' tables with their indexes (one campaign: the bench's).
+  const [written] = await db.query<{ wal: string; items: string }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS wal,
+            (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('campaign_items'))::bigint AS items`,
+    [walBefore],
+  );
   let postgresMs = 0;
   for (const [pid, ms] of cpuAfter) postgresMs += (ms ?? 0) - (cpuBefore.get(pid) ?? 0);
   // The items counted in SQL, not taken from the use case's answer.
@@ -276,13 +291,13 @@ async function startTimed(
   }
   judge(`campaign start, ${world.name} (${counted!.items.toLocaleString()} items)`, seconds, 10, "s");
   console.log(
-    `  CPU during the start: PostgreSQL ${(postgresMs / 1000).toFixed(2)} s (its processes, from /proc), this process ${((node.user + node.system) / 1e6).toFixed(2)} s`,
+    `  CPU during the start: PostgreSQL ${(postgresMs / 1000).toFixed(2)} s (its processes, from /proc), this process ${((node.user + node.system) / 1e6).toFixed(2)} s; written: ${mb(written!.wal)} of WAL, the items ${mb(written!.items)} with their indexes`,
   );
   return { id: campaign.id, items: counted!.items, seconds, postgresMs };
 }
 
 /** The reviewer pages of `campaignId` over HTTP: ~REQUESTS pages of 100 items, five kinds; judges the p95. */
-async function timePages(url: string, campaignId: string, model: string): Promise<void> {
+async function timePages(db: Database, url: string, campaignId: string, model: string): Promise<void> {
   const get = async (query: string) => {
     const t = performance.now();
     const res = await fetch(`${url}/admin/api/campaigns/${campaignId}/items?${query}`, {
@@ -301,6 +316,19 @@ async function timePages(url: string, campaignId: string, model: string): Promis
     `as=admin@example.com&reviewer=all&limit=100&workspace=Workspace%203`,
   ];
   for (let i = 0; i < 5; i++) await get(queries("owner1@example.com", null)[i]!); // warm the pool
+  if (values.explain) {
+    // The pages' queries as the repository writes them (the API adds the reviewer's keys, as here).
+    const spy = explaining(db, /^\s*SELECT/i);
+    const owner = ["name:owner1@example.com", "role:admin"]; // keysOf({ name: owner1, role: admin })
+    for (const filter of [
+      { reviewers: owner },
+      { reviewers: owner, decision: "open" as const },
+      { reviewers: owner, permission: "export_user_data" },
+      { reviewers: owner, user: "user12" },
+      { workspace: "Workspace 3" },
+    ])
+      await listCampaignItems(spy, campaignId, filter, undefined, 101);
+  }
   const times: number[] = [];
   const byVariant: number[][] = [[], [], [], [], []];
   const cursors: Record<string, string | null> = {};
@@ -418,7 +446,7 @@ try {
       await seed(db, world);
       const campaign = await startTimed(db, world);
       started[world.name] = campaign;
-      await timePages(service.url, campaign.id, world.name);
+      await timePages(db, service.url, campaign.id, world.name);
       await timeCounts(db, service.url, campaign.id, world.name);
     }
   } finally {
