@@ -43,7 +43,6 @@ export async function writeItemsPartition(
   // Built by one process each: on two shared cores, parallel workers would take the neighbours'
   // CPU for little, and a bench reading the backends' CPU would not see theirs.
   await tx.query(`SET LOCAL max_parallel_maintenance_workers = 0`);
-  await tx.query(`SET LOCAL maintenance_work_mem = '256MB'`);
   // The same definitions as the partitioned table's (the attach adopts them rather than build its own).
   await tx.query(`ALTER TABLE ${table} ADD PRIMARY KEY (id, campaign_id)`);
   await tx.query(`CREATE INDEX ON ${table} (reviewer, user_name, id)`);
