@@ -19,7 +19,8 @@ import { parseArgs } from "node:util";
 const USAGE = `npm run release:check [-- OPTIONS]
 
   --baseline REF  the release to compare with: previous-release (default: the newest tag reachable
-                  from HEAD that is not on HEAD), a tag or a commit
+                  from HEAD that is not on HEAD; without tags, the last commit that set
+                  package.json's version), a tag or a commit
   --runs N        bench:scim runs, the order alternated between them (default 3)
   --users N       users stored (default 2000)
   --seconds N     seconds per scenario (default 3)

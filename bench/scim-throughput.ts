@@ -22,7 +22,7 @@
  * --baseline <commit|tag|previous-release>: the same scenarios, in the same run, against the service
  * of that commit (its src/ extracted with `git archive` into a temporary directory); the table puts
  * both side by side. previous-release is the newest tag reachable from HEAD that is not on HEAD
- * itself; without one the bench says so and exits 2.
+ * itself; without tags, the newest commit before HEAD that set package.json's version.
  *
  * The member PATCHes' (group, user) pairs are made to the run's measure: a scenario is measured in
  * stretches whose pairs are made before each (fresh pairs, and for the removes pairs added as
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
 /**
  * The commit --baseline names: a commit or a tag (anything git resolves to a commit), or
  * `previous-release`, the newest tag reachable from HEAD that is not on HEAD itself (when HEAD is
- * the release being made, the one before it).
+ * the release being made, the one before it), or without tags the last commit that set the version.
  */
 function resolveBaseline(name: string): { commit: string; label: string } | { refused: string } {
   const repo = path.resolve(HERE, "..");
@@ -321,11 +321,7 @@ function resolveBaseline(name: string): { commit: string; label: string } | { re
   if (name === "previous-release") {
     const head = git("rev-parse", "HEAD");
     const tags = git("tag", "--merged", "HEAD", "--sort=-creatordate").split("\n").filter(Boolean);
-    if (tags.length === 0)
-      return {
-        refused:
-          "this repository has no tags, so there is no previous release to compare with; tag the releases (git tag v0.2.0 <commit>) or pass a commit",
-      };
+    if (tags.length === 0) return releaseByVersionBump(git, head);
     const previous = tags.find((tag) => git("rev-parse", `${tag}^{commit}`) !== head);
     if (!previous)
       return {
@@ -339,6 +335,25 @@ function resolveBaseline(name: string): { commit: string; label: string } | { re
   } catch {
     return { refused: "not a commit or tag of this repository (git rev-parse found nothing)" };
   }
+}
+
+/**
+ * Without tags (a clone without them, as CI's), the previous release is the newest commit that set
+ * package.json's "version", other than HEAD: the release commit, as CHANGELOG.md's versions are made.
+ */
+function releaseByVersionBump(
+  git: (...args: string[]) => string,
+  head: string,
+): { commit: string; label: string } | { refused: string } {
+  const bumps = git("log", "--format=%H", "-G", '"version":', "HEAD", "--", "package.json").split("\n").filter(Boolean);
+  const previous = bumps.find((commit) => commit !== head);
+  if (!previous)
+    return { refused: "no tags, and no commit before HEAD set package.json's version: no earlier release" };
+  const version = (JSON.parse(git("show", `${previous}:package.json`)) as { version: string }).version;
+  return {
+    commit: previous,
+    label: `v${version} (${previous.slice(0, 10)}, the commit that set the version; no tags)`,
+  };
 }
 
 /** The commit's tree in `dir` (git archive), with this checkout's node_modules: the old service, same dependencies. */
