@@ -9,9 +9,9 @@ import {
   type LogSummary,
 } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
-import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS } from "../reconcile/vocabulary.js";
+import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } from "../reconcile/vocabulary.js";
 import type { AdminDataDeps } from "./deps.js";
-import { parseUtcTime, platformCallOf, triggerFacts, triggerLabel } from "./format.js";
+import { parseUtcTime, platformCallOf } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
 import { describeReason } from "./access/grants.js";
 import { grantWords } from "../reconcile/desiredSource.js";

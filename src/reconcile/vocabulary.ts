@@ -1,7 +1,8 @@
 /**
  * The reconciler's words, which the rest of the connector writes and reads: what woke a reconcile
  * (`DirtyTrigger`, stored with each mark and each log entry) and what the log says was done
- * (`LogAction`, `LogOutcome`). They live here, above src/db, which stores them as they are given.
+ * (`LogAction`, `LogOutcome`), and a trigger in an admin's words (`triggerLabel`, `triggerFacts`, for the
+ * log's pages and the evidence pack). They live here, above src/db, which stores them as they are given.
  */
 
 /**
@@ -60,3 +61,121 @@ export const LOG_OUTCOMES = [
   "enforced",
 ] as const;
 export type LogOutcome = (typeof LOG_OUTCOMES)[number];
+
+type Json = Record<string, unknown>;
+
+const asObject = (value: unknown): Json =>
+  value && typeof value === "object" && !Array.isArray(value) ? (value as Json) : {};
+const textOf = (t: Json, key: string) => (typeof t[key] === "string" && t[key] !== "" ? (t[key] as string) : undefined);
+
+/** An IdP change recorded with its facts (`change` in the trigger), in an admin's words. */
+function idpChangeWords(change: Json): string | undefined {
+  const group = textOf(change, "groupName") ?? "(unnamed)";
+  switch (change.what) {
+    case "user-created":
+      return "created by the IdP";
+    case "user-deactivated":
+      return "deactivated in the IdP";
+    case "user-reactivated":
+      return "reactivated in the IdP";
+    case "user-updated":
+      return "profile changed in the IdP";
+    case "user-deleted":
+      return "deleted in the IdP";
+    case "added-to-group":
+      return `added to group ${group}`;
+    case "removed-from-group":
+      return `removed from group ${group}`;
+    case "group-deleted":
+      return `group ${group} deleted in the IdP`;
+    case "group-renamed": {
+      const previous = textOf(change, "previousName");
+      return previous && previous !== group
+        ? `group ${previous} renamed to ${group}`
+        : `group ${group} changed in the IdP`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Rows recorded before triggers carried their facts: words from the request alone. */
+function idpRequestWords(method: string | undefined, resource: string | undefined): string {
+  const type = resource?.split("/")[0];
+  if (type === "Users") {
+    if (method === "POST") return "created by the IdP";
+    if (method === "DELETE") return "deleted in the IdP";
+    return "changed in the IdP";
+  }
+  if (type === "Groups") {
+    if (method === "DELETE") return "a group of theirs was deleted in the IdP";
+    return "a group of theirs changed in the IdP";
+  }
+  return "changed in the IdP";
+}
+
+function mappingWords(rules: unknown): string {
+  const named = (Array.isArray(rules) ? rules : []).map(asObject).filter((r) => typeof r.line === "number");
+  if (!named.length) return "mapping change";
+  const one = (r: Json) =>
+    `${r.removed ? "removed rule" : "rule"} ${textOf(r, "name") ?? "(unnamed)"}, line ${r.line as number}`;
+  return named.length === 1 ? `mapping change: ${one(named[0]!)}` : `mapping change: ${named.map(one).join("; ")}`;
+}
+
+/**
+ * What woke a reconcile, in the words an admin reads: "added to group Marketing", "deactivated in
+ * the IdP", "mapping change: rule Analysts export data, line 34", "reconcile now by Ann". The
+ * names are those recorded with the trigger at the time; ids are on the entry's page (triggerFacts).
+ */
+export function triggerLabel(trigger: unknown): string {
+  const t = asObject(trigger);
+  switch (t.kind) {
+    case "idp":
+      return idpChangeWords(asObject(t.change)) ?? idpRequestWords(textOf(t, "method"), textOf(t, "resource"));
+    case "mapping":
+      return mappingWords(t.rules);
+    case "resync":
+      return "resync";
+    case "admin": {
+      const actor = textOf(t, "actor") ?? "an admin";
+      if (t.via === "approval") return `approved by ${actor}`;
+      if (t.via === "campaign") return `revoked in a campaign by ${actor}`;
+      if (textOf(t, "hold")) return `held ${textOf(t, "hold")} decided by ${actor}`;
+      if (textOf(t, "runId")) return `resync started by ${actor}`;
+      return `reconcile now by ${actor}`;
+    }
+    case "campaign":
+      return "access campaign";
+    default:
+      return typeof t.kind === "string" ? t.kind : "—";
+  }
+}
+
+/** One fact of a trigger for the entry's page: a label, a value, and the admin page it links to. */
+export type TriggerFact = { label: string; value: string; page?: "mapping" | "runs" };
+
+/** The ids behind a trigger's words, for the entry's own page. */
+export function triggerFacts(trigger: unknown): TriggerFact[] {
+  const t = asObject(trigger);
+  const facts: TriggerFact[] = [];
+  const change = asObject(t.change);
+  const groupId = textOf(change, "groupId");
+  if (groupId) facts.push({ label: "IdP group", value: `${textOf(change, "groupName") ?? ""} (${groupId})`.trim() });
+  if (textOf(change, "previousName"))
+    facts.push({ label: "Previous group name", value: textOf(change, "previousName")! });
+  const request = [textOf(t, "method"), textOf(t, "resource") && `/scim/v2/${textOf(t, "resource")}`]
+    .filter(Boolean)
+    .join(" ");
+  if (t.kind === "idp" && request) facts.push({ label: "IdP request", value: request });
+  if (textOf(t, "requestId")) facts.push({ label: "Request id", value: textOf(t, "requestId")! });
+  if (textOf(t, "mappingHash")) facts.push({ label: "Mapping version", value: textOf(t, "mappingHash")!.slice(0, 12) });
+  for (const rule of (Array.isArray(t.rules) ? t.rules : []).map(asObject)) {
+    facts.push({
+      label: rule.removed ? "Removed rule" : "Rule",
+      value: `${textOf(rule, "name") ?? "(unnamed)"} (line ${String(rule.line)})`,
+      ...(rule.removed ? {} : { page: "mapping" as const }),
+    });
+  }
+  if (textOf(t, "runId")) facts.push({ label: "Resync run", value: textOf(t, "runId")!, page: "runs" });
+  return facts;
+}

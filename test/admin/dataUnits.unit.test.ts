@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/admin/overview.js";
-import {
-  durationLabel,
-  etaText,
-  parseUtcTime,
-  platformCallOf,
-  triggerFacts,
-  triggerLabel,
-} from "../../src/admin/format.js";
+import { durationLabel, etaText, parseUtcTime, platformCallOf } from "../../src/admin/format.js";
+import { triggerFacts, triggerLabel } from "../../src/reconcile/vocabulary.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";
 import { reconcileNowReport } from "../../src/admin/reconcileNow.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/rules.js";

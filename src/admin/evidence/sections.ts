@@ -1,7 +1,7 @@
 import { logWindow, mappingInForce, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
-import { triggerLabel } from "../format.js";
+import { triggerLabel } from "../../reconcile/vocabulary.js";
 import { campaignFiles } from "./campaigns.js";
 import { write, writeCsv, type CsvColumns, type EvidenceFile, type EvidenceSection } from "./output.js";
 
