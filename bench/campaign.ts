@@ -27,7 +27,7 @@ import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startCampaign } from "../src/admin/campaigns/index.js";
+import { startCampaign } from "../src/review/campaigns/index.js";
 import { insertCampaign, listCampaignItems } from "../src/db/campaignRepository.js";
 import type { Queryable } from "../src/db/database.js";
 import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../src/mapping/reasons.js";

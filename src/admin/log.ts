@@ -13,7 +13,7 @@ import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } 
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
-import { describeReason } from "./access/grants.js";
+import { describeReason } from "../review/access/grants.js";
 import { grantWords } from "../reconcile/desiredSource.js";
 
 /** Filters as they arrive in the query string; all optional. `from`/`to` are datetime-local values (UTC). */

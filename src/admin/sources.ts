@@ -1,4 +1,4 @@
-import type { AccessReport } from "./access/index.js";
+import type { AccessReport } from "../review/access/index.js";
 import type { AdminActor } from "./actor.js";
 import type { ApprovalsData } from "./approvals.js";
 import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";

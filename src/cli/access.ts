@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import type { Database } from "../db/database.js";
-import { createAccessReport } from "../admin/access/index.js";
+import { createAccessReport } from "../review/access/index.js";
 import type { Env } from "../config/env.js";
 
 /**

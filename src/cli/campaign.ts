@@ -11,7 +11,7 @@ import {
   startCampaign,
   type CampaignDeps,
   type Reviewer,
-} from "../admin/campaigns/index.js";
+} from "../review/campaigns/index.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";

@@ -3,9 +3,9 @@ import { createReadStream, createWriteStream, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
-import { verifyEvidencePack, writeEvidencePack } from "../admin/evidence/pack.js";
-import { parseEvidenceWindow } from "../admin/evidence/window.js";
-import { checkEvidenceChains, UnverifiedChainError } from "../admin/evidence/chains.js";
+import { verifyEvidencePack, writeEvidencePack } from "../review/evidence/pack.js";
+import { parseEvidenceWindow } from "../review/evidence/window.js";
+import { checkEvidenceChains, UnverifiedChainError } from "../review/evidence/chains.js";
 import { systemClock } from "../clock.js";
 
 /**

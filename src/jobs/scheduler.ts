@@ -14,7 +14,7 @@ import { log } from "../logging/logger.js";
 import { runVerified } from "../notify/events.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
 import { applyRetention, type RetentionPolicy } from "./retention.js";
-import { campaignPass } from "../admin/campaigns/index.js";
+import { campaignPass } from "../review/campaigns/index.js";
 
 export type SchedulerOptions = {
   /** Cron expression in UTC, or "off". */

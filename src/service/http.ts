@@ -4,7 +4,7 @@ import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
 import { AdminSessionRepository } from "../db/adminSessionRepository.js";
 import { TokenRepository } from "../db/tokenRepository.js";
-import { createAccessReport } from "../admin/access/index.js";
+import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
 import { createApp, createProbesApp, type AppDeps } from "../http/app.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeReason, grantSince } from "../../src/admin/access/grants.js";
+import { describeReason, grantSince } from "../../src/review/access/grants.js";
 import { grantKey, grantsOf, reasonsFor, type Grant } from "../../src/mapping/reasons.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { matchingRules } from "../../src/mapping/match.js";

@@ -3,7 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessRows } from "../../src/admin/access/report.js";
+import { accessRows } from "../../src/review/access/report.js";
 import { ManualClock } from "../../src/clock.js";
 import { adminApi, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { waitForQueueIdle } from "../support/queue.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { csvCell } from "../../src/admin/csv.js";
+import { csvCell } from "../../src/review/csv.js";
 
 /** The exports' cells: always quoted, and no formula a spreadsheet would run, whatever its list separator. */
 describe("csvCell", () => {

@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAccessReport, type AccessReport } from "../../src/admin/access/index.js";
+import { createAccessReport, type AccessReport } from "../../src/review/access/index.js";
 import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 
 /**

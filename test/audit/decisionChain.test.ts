@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeCampaign, decideItems, startCampaign } from "../../src/admin/campaigns/index.js";
+import { closeCampaign, decideItems, startCampaign } from "../../src/review/campaigns/index.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { systemClock } from "../../src/clock.js";

@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import request from "supertest";
-import { verifyEvidencePack, writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { verifyEvidencePack, writeEvidencePack } from "../../src/review/evidence/pack.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 import { requestTimes } from "../support/emulator.js";
 import { independentChain } from "../support/independentChain.js";

@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignPass } from "../../src/admin/campaigns/index.js";
+import { campaignPass } from "../../src/review/campaigns/index.js";
 import { ManualClock } from "../../src/clock.js";
 import {
   ADMIN_TOKEN,

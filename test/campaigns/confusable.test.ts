@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignItems, decideItems, type Reviewer } from "../../src/admin/campaigns/index.js";
+import { campaignItems, decideItems, type Reviewer } from "../../src/review/campaigns/index.js";
 import { systemClock } from "../../src/clock.js";
 import { ADMIN_TOKEN, adminApi, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 

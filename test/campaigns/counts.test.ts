@@ -6,7 +6,7 @@ import {
   closeCampaign,
   decideItems,
   startCampaign,
-} from "../../src/admin/campaigns/index.js";
+} from "../../src/review/campaigns/index.js";
 import { systemClock } from "../../src/clock.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import type { Database } from "../../src/db/database.js";

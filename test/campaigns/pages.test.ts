@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { Readable } from "node:stream";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyEvidencePack } from "../../src/admin/evidence/pack.js";
+import { verifyEvidencePack } from "../../src/review/evidence/pack.js";
 import { csrfFrom } from "../support/adminHarness.js";
 import {
   authnRequestIdFromRedirect,

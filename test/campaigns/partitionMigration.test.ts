@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { CampaignPartitions1763700001920 } from "../../migrations/1763700001920-campaign-partitions.js";
-import { decideItems, campaignDetail, startCampaign } from "../../src/admin/campaigns/index.js";
+import { decideItems, campaignDetail, startCampaign } from "../../src/review/campaigns/index.js";
 import { systemClock } from "../../src/clock.js";
 import { openDatabase } from "../../src/db/dataSource.js";
 import type { Database, Queryable } from "../../src/db/database.js";

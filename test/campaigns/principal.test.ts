@@ -4,7 +4,7 @@ import { Readable, Writable } from "node:stream";
 import request from "supertest";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { writeEvidencePack } from "../../src/review/evidence/pack.js";
 import { CAMPAIGN_DECISIONS_CHAIN, verifyChain } from "../../src/db/auditChain.js";
 import { campaignCommand } from "../../src/cli/campaign.js";
 import { loadEnv } from "../../src/config/env.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalReviewerName, reviewerNameProblem } from "../../src/admin/campaigns/reviewerName.js";
+import { canonicalReviewerName, reviewerNameProblem } from "../../src/review/campaigns/reviewerName.js";
 
 /** Reviewer names compare after NFKC with ASCII-only case folding; names that read as another are refused. */
 describe("reviewer names", () => {

@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream";
 import request from "supertest";
 import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeEvidencePack } from "../../src/admin/evidence/pack.js";
+import { writeEvidencePack } from "../../src/review/evidence/pack.js";
 import { signInLocally } from "../support/adminHarness.js";
 import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
 import { adminApi, ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";

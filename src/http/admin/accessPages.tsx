@@ -1,12 +1,12 @@
 import { Router, type Request } from "express";
-import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../admin/access/index.js";
+import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../review/access/index.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { sendAccessFile } from "./api/access.js";
 import { sendEvidencePack, type EvidenceDeps } from "./api/evidence.js";
 import { requireAction } from "./policy.js";
 import { pageContext, renderMessagePage, renderPage } from "./ui/render.js";
 import { ACCESS_FORM_FIELDS, AccessPage, EvidenceAnywayForm, type AccessForm } from "./ui/pages/access.js";
-import { UnverifiedChainError } from "../../admin/evidence/chains.js";
+import { UnverifiedChainError } from "../../review/evidence/chains.js";
 import type { AdminDataSources } from "../../admin/sources.js";
 
 const PAGE_SIZE = 100;

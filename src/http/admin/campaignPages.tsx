@@ -10,7 +10,7 @@ import {
   startCampaign,
   type CampaignDeps,
   type Reviewer,
-} from "../../admin/campaigns/index.js";
+} from "../../review/campaigns/index.js";
 import { actorForLog } from "../../admin/actor.js";
 import { AppError, BadRequestError } from "../../errors.js";
 import { log } from "../../logging/logger.js";

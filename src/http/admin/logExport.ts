@@ -1,6 +1,6 @@
 import type { Response } from "express";
 import type { LogRow } from "../../admin/log.js";
-import { csvCell } from "../../admin/csv.js";
+import { csvCell } from "../../review/csv.js";
 
 /** The filtered log as a download. CSV cells that start with = + - @ are prefixed so spreadsheets don't run them. */
 export function sendLogExport(res: Response, format: "csv" | "json", rows: LogRow[]): void {

@@ -1,6 +1,6 @@
 import { Router, type Response } from "express";
-import type { AccessQuery, AccessReport } from "../../../admin/access/index.js";
-import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../admin/access/query.js";
+import type { AccessQuery, AccessReport } from "../../../review/access/index.js";
+import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../review/access/query.js";
 import { actorForLog } from "../../../admin/actor.js";
 import { BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";

@@ -12,7 +12,7 @@ import {
   startCampaign,
   type CampaignDeps,
   type Reviewer,
-} from "../../../admin/campaigns/index.js";
+} from "../../../review/campaigns/index.js";
 import { BadRequestError } from "../../../errors.js";
 import { isUuid } from "../../../ids.js";
 import { actorOf } from "./auth.js";

@@ -10,7 +10,7 @@ import type { BudgetPolicy } from "../../../reconcile/budget.js";
 import type { ResyncDeps } from "../../../jobs/resync.js";
 import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
-import type { AccessReport } from "../../../admin/access/index.js";
+import type { AccessReport } from "../../../review/access/index.js";
 import { decideAllHolds, decideHold, listHeld } from "../../../admin/approvals.js";
 import { logEntries, logEntryView } from "../../../admin/log.js";
 import { budgetView, queueView } from "../../../admin/queue.js";

@@ -14,7 +14,7 @@ import type { AdminSessionRepository } from "../../../db/adminSessionRepository.
 import { log } from "../../../logging/logger.js";
 import { perAddressAllowance } from "../../../auth/authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/actor.js";
-import { reviewerNameProblem } from "../../../admin/campaigns/reviewerName.js";
+import { reviewerNameProblem } from "../../../review/campaigns/reviewerName.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
 import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";

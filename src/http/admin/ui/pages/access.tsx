@@ -1,5 +1,5 @@
-import type { AccessPageData, AccessRow } from "../../../../admin/access/index.js";
-import { bundleOrigin, describeReason } from "../../../../admin/access/grants.js";
+import type { AccessPageData, AccessRow } from "../../../../review/access/index.js";
+import { bundleOrigin, describeReason } from "../../../../review/access/grants.js";
 import { Badge, CsrfField, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { can } from "../../policy.js";

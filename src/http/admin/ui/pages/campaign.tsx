@@ -1,4 +1,4 @@
-import type { CampaignItemsPage, CampaignSummaryView, DenyView } from "../../../../admin/campaigns/index.js";
+import type { CampaignItemsPage, CampaignSummaryView, DenyView } from "../../../../review/campaigns/index.js";
 import { ActionButton, Badge, CsrfField, Facts, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { DataTable } from "../components/table.js";

@@ -1,4 +1,4 @@
-import type { CampaignSummary } from "../../../../admin/campaigns/index.js";
+import type { CampaignSummary } from "../../../../review/campaigns/index.js";
 import { ActionButton, Badge, CsrfField, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../policy.js";
