@@ -4,7 +4,7 @@ import type { DesiredDashboardUser } from "../mapping/types.js";
 import { likePrefix } from "./sql.js";
 
 /**
- * The access report's reads (src/admin/access/): what the platform held per user, today (the
+ * The access report's reads (src/review/access/): what the platform held per user, today (the
  * last applied state) or at a past moment (rebuilt from the reconciliation log), each user's
  * history of applied states, IdP groups, and the mapping in force. Reads only.
  */

@@ -4,7 +4,7 @@ import { likePrefix } from "./sql.js";
 import { analyzeItemsPartition, writeItemsPartition } from "./campaignItemsPartition.js";
 
 /**
- * Access campaigns and their items (src/admin/campaigns.ts). Items are frozen at start in one
+ * Access campaigns and their items (src/review/campaigns/). Items are frozen at start in one
  * INSERT … SELECT over the applied states (platform_accounts.last_applied), with the reasons the
  * reconciler stored with the log entry that applied each state, into the campaign's own partition
  * (src/db/campaignItemsPartition.ts). Counts come from campaign_counts, which the start writes and

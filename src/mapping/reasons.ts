@@ -6,7 +6,7 @@ import type { DesiredDashboardUser } from "./types.js";
 
 /**
  * One user's grants on the platform and why they have them: the rules and groups that give each.
- * Pure: the access report (src/admin/access/) feeds it what the platform held, the user's IdP
+ * Pure: the access report (src/review/access/) feeds it what the platform held, the user's IdP
  * groups and the mapping in force.
  */
 

@@ -7,7 +7,7 @@ import { renderMessagePage } from "./ui/render.js";
  * Every admin UI authorization rule lives here. A viewer reads and reviews; an admin also approves
  * held changes, reconciles on demand, starts resyncs, resumes quarantined families, sends test
  * notifications, starts and closes access campaigns, lifts their denies and downloads evidence packs. Which campaign
- * items a reviewer may decide is the campaign use case's rule (src/admin/campaigns/decisions.ts:
+ * items a reviewer may decide is the campaign use case's rule (src/review/campaigns/decisions.ts:
  * their own items; an admin any), not a role's.
  */
 

@@ -13,7 +13,7 @@ import {
 /**
  * The access report as a file, streamed batch by batch with backpressure: memory stays one batch
  * of accounts whatever the report's size. CSV cells are quoted and a formula trigger is neutralised
- * wherever a spreadsheet could see a cell start (src/admin/csv.ts).
+ * wherever a spreadsheet could see a cell start (src/review/csv.ts).
  */
 
 const ACCESS_CSV_COLUMNS = [

@@ -24,7 +24,7 @@ export const deciderOf = (who: Reviewer): string => (who.principal ? `${who.prin
 /**
  * Reviewers are named by SAML NameID, which IdPs treat without regard to case (Okta's usernames,
  * Entra's UPNs: `Jane.Doe@…` signs in as `jane.doe@…` after a rename), so a campaign stores the
- * names it is given in canonical form (NFKC, ASCII letters in lower case: src/admin/reviewerName.ts)
+ * names it is given in canonical form (NFKC, ASCII letters in lower case: src/review/campaigns/reviewerName.ts)
  * and a signed-in reviewer is matched in that form too. A name that reads as another is refused.
  */
 const reviewerName = z

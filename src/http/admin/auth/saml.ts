@@ -84,7 +84,7 @@ export function samlRouter(deps: Deps): Router {
   const actorFor = async (req: Request, profile: Profile | null): Promise<AdminActor> => {
     if (!profile?.nameID) throw new Error("the assertion names no user");
     // A NameID that reads as another user's (the Kelvin sign for K, a Cyrillic а) would answer to
-    // their campaign items: refused before anything is recorded (src/admin/reviewerName.ts).
+    // their campaign items: refused before anything is recorded (src/review/campaigns/reviewerName.ts).
     const confusable = reviewerNameProblem(profile.nameID);
     if (confusable) throw new Error(`the NameID ${confusable}`);
     checkResponseAddressing(profile, acsUrl);
