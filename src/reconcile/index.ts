@@ -9,7 +9,8 @@ import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
 import type { MappingStore } from "../mapping/store.js";
 import type { Policies } from "./planner.js";
-import { Reconciler, type ReconcilerDeps } from "./reconciler.js";
+import { Reconciler } from "./reconciler.js";
+import type { ReconcilerDeps } from "./pass.js";
 import { ReconcileWorker } from "./worker.js";
 
 /** Where the connector sends SCIM calls: the platform, or the emulator standing in for it. */

@@ -1,0 +1,230 @@
+/**
+ * The executors that take access away, and those that need an admin: a deprovision behind the
+ * mass-deprovision breaker, strip now and delete after the grace, recreate on a userName change,
+ * and the email-change hold.
+ */
+import { WriteExecutors } from "./executeWrites.js";
+import type { Run } from "./pass.js";
+import { countUndecidedHolds, deleteHold, type Hold } from "../db/holdRepository.js";
+import {
+  countAccounts,
+  countStripsToDeleteSince,
+  recordApplied,
+  removeAccount,
+} from "../db/platformAccountRepository.js";
+import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import { countDeprovisionsSince } from "../db/reconcileLogRepository.js";
+import { log } from "../logging/logger.js";
+import { shouldHoldDeprovision } from "./breaker.js";
+import { diffDashboardUsers, type Change } from "./diff.js";
+import { errorDetail, resultOfFailure, type ReconcileResult } from "./outcomes.js";
+import { PRIORITY, type DeprovisionReason, type Plan } from "./planner.js";
+
+export class RemovalExecutors extends WriteExecutors {
+  protected async deprovisionGuarded(
+    run: Run,
+    platformId: string,
+    changes: Change[],
+    hold: Hold | undefined,
+    reason: DeprovisionReason,
+  ): Promise<ReconcileResult> {
+    if (await this.breakerHolds(run, platformId, changes, hold)) return { kind: "done" };
+    return this.deprovision(run, platformId, changes, DEPROVISION_WORDS[reason]);
+  }
+
+  /**
+   * The mass-deprovision breaker in front of a DELETE (what cannot be undone): true when the
+   * delete must not go out now (waiting for, or refused by, an admin, or held here).
+   */
+  protected async breakerHolds(
+    run: Run,
+    platformId: string,
+    changes: Change[],
+    hold: Hold | undefined,
+  ): Promise<boolean> {
+    if (hold?.kind === "deprovision") return hold.decision !== "approved"; // waiting for, or refused by, an admin
+    const { db, clock, breaker } = this.deps;
+    const now = clock.now();
+    // The wave is what waits in the queue plus what is already held: without the held ones, a
+    // wave would be held only until the rest of it fit under the threshold, which then ran.
+    const [accounts, doneLastHour, queued, held] = await Promise.all([
+      countAccounts(db),
+      countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
+      countUndecidedHolds(db, "deprovision"),
+    ]);
+    const pending = queued + held;
+    if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
+    await this.hold(
+      run,
+      { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now },
+      {
+        action: "hold",
+        changes,
+        error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
+      },
+    );
+    return true;
+  }
+
+  /**
+   * Strip now, delete later: PUT the account with no permissions (a reduction, from the reserve)
+   * and keep it; its queue row comes back when the grace ends. A wave of strips does not wait
+   * (taking access away is never held), but it trips the breaker for the deletes that would
+   * follow: each strip past the threshold holds its account's later DELETE for an admin.
+   */
+  protected async strip(
+    run: Run,
+    plan: Extract<Plan, { action: "strip" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
+    const { db, clock, platform } = this.deps;
+    const outcome = await platform.replaceUser(plan.platformId, plan.stripped, this.spend(run, "strip", "reduction"));
+    this.note(run, outcome);
+    if (outcome.kind === "http_error" && outcome.status === 404) {
+      await removeAccount(db, run.userId);
+      await deleteHold(db, run.userId);
+      await this.write(run, "deprovision", "succeeded", plan.changes, {
+        after: null,
+        error: "access removed: the account was already gone from the platform",
+      });
+      return { kind: "done" };
+    }
+    if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status)) {
+      await this.write(run, "update", "failed", plan.changes, {
+        error: `the platform refused an account with no permissions (${outcome.status}: ${errorDetail(outcome.body)}); deleting it at once instead`,
+      });
+      log.warn("reconcile", "platform refused a stripped account; deleting it at once", { status: outcome.status });
+      return this.deprovisionGuarded(run, plan.platformId, diffDashboardUsers(run.before, null), hold, "no-grace");
+    }
+    if (outcome.kind !== "ok") return this.fail(run, "update", plan.changes, resultOfFailure(outcome), outcome);
+    const now = clock.now();
+    await recordApplied(db, run.userId, plan.platformId, plan.stripped, now, {
+      stripped: { deleteAfter: plan.deleteAfter },
+    });
+    const kept = plan.deleteAfter ? `account kept until ${plan.deleteAfter.toISOString()}` : "adopted account kept";
+    await this.write(run, "update", "succeeded", plan.changes, {
+      after: plan.stripped,
+      reasons: [],
+      error: `access removed: ${run.why ?? "no access left"}; ${kept}`,
+    });
+    log.info("reconcile", "access removed; account kept", {
+      deleteAfter: plan.deleteAfter?.toISOString() ?? null,
+    });
+    if (plan.forget) {
+      await removeAccount(db, run.userId);
+      return { kind: "done" };
+    }
+    if (!plan.deleteAfter) return { kind: "done" };
+    await this.holdWaveOfStrips(run, plan, now);
+    return { kind: "requeue", at: plan.deleteAfter };
+  }
+
+  /** A mass strip: hold this account's later DELETE for an admin (the strip itself has gone out). */
+  protected async holdWaveOfStrips(run: Run, plan: Extract<Plan, { action: "strip" }>, now: Date): Promise<void> {
+    const { db, breaker } = this.deps;
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const [accounts, deleted, stripped, queued, held] = await Promise.all([
+      countAccounts(db),
+      countDeprovisionsSince(db, hourAgo),
+      countStripsToDeleteSince(db, hourAgo),
+      countPendingDeprovisions(db, now, PRIORITY.deprovision),
+      countUndecidedHolds(db, "deprovision"),
+    ]);
+    if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
+    const changes = diffDashboardUsers(plan.stripped, null);
+    await this.hold(
+      run,
+      {
+        userId: run.userId,
+        kind: "deprovision",
+        userName: run.userName ?? "",
+        detail: { platformId: plan.platformId, changes },
+        now,
+      },
+      {
+        action: "hold",
+        changes,
+        error: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
+      },
+    );
+  }
+
+  /** RECONCILE_ON_EMAIL_CHANGE=recreate: the DELETE (behind the breaker), then the create, in the same pass. */
+  protected async recreate(
+    run: Run,
+    plan: Extract<Plan, { action: "recreate" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
+    const gone = diffDashboardUsers(run.before, null);
+    if (await this.breakerHolds(run, plan.platformId, gone, hold)) return { kind: "done" };
+    const removed = await this.deprovision(
+      run,
+      plan.platformId,
+      gone,
+      "userName changed: the old account is deleted and a new one created",
+    );
+    if (removed.kind !== "done") return removed;
+    run.before = null;
+    return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+  }
+
+  /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
+  protected async emailChange(
+    run: Run,
+    plan: Extract<Plan, { action: "email-change" }>,
+    hold: Hold | undefined,
+  ): Promise<ReconcileResult> {
+    if (hold?.kind === "email_change" && hold.decision === "approved") {
+      const removed = await this.deprovision(run, plan.platformId, diffDashboardUsers(run.before, null));
+      if (removed.kind !== "done") return removed;
+      run.before = null;
+      return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+    }
+    if (plan.interim) {
+      // Only the rename waits: grants and reductions reach the account under its current userName.
+      run.userName = plan.interim.desired.userName;
+      const applied = await this.update(
+        run,
+        plan.platformId,
+        plan.interim.desired,
+        plan.interim.changes,
+        plan.interim.reduction,
+      );
+      if (applied.kind !== "done") return applied;
+      run.before = plan.interim.desired;
+      run.userName = plan.desired.userName;
+    }
+    if (hold?.kind === "email_change") return { kind: "done" };
+    const { clock } = this.deps;
+    await this.hold(
+      run,
+      {
+        userId: run.userId,
+        kind: "email_change",
+        userName: plan.desired.userName,
+        detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
+        now: clock.now(),
+      },
+      {
+        action: "needs-admin",
+        changes: plan.changes,
+        error:
+          "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
+      },
+    );
+    return { kind: "done" };
+  }
+}
+
+/** The log's words for a DELETE, by why it happens. */
+const DEPROVISION_WORDS: Record<DeprovisionReason, string | undefined> = {
+  "idp-deleted": "deleted in the IdP: account deleted at once",
+  "grace-ended": "account deleted after the grace",
+  "no-grace": undefined,
+};
+
+/** A 4xx that says the request itself was refused (not auth, not a missing account, not a pause). */
+function refusedAsInvalid(status: number): boolean {
+  return status >= 400 && status < 500 && ![401, 403, 404, 408, 409, 429].includes(status);
+}

@@ -1,0 +1,241 @@
+/**
+ * What every step of one reconcile pass shares: the pass's own record (`Run`: who, what it spent, the
+ * last status, for the log), the budget debit before each request (`spend`), the log entries
+ * (`write`, `fail`, `hold`) and what an answer teaches (`learnFrom`, `lookup`). The executors
+ * (executeWrites.ts, executeRemovals.ts), the verification (verify.ts) and the loop (reconciler.ts)
+ * build on it.
+ */
+import type { Database, Queryable } from "../db/database.js";
+import type { Clock } from "../clock.js";
+import { debitBudget } from "./budgetLedger.js";
+import { createHold, deleteHold } from "../db/holdRepository.js";
+import type { DirtyTrigger, LogAction, LogOutcome } from "./vocabulary.js";
+import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { log } from "../logging/logger.js";
+import type { ExplainedGrant } from "../mapping/reasons.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import type { HttpOutcome } from "../platform/http.js";
+import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
+import type { BudgetPolicy, SpendKind } from "./budget.js";
+import type { BreakerPolicy } from "./breaker.js";
+import type { Change } from "./diff.js";
+import { legacyStringsIn, type Equivalents } from "../mapping/granular.js";
+import type { PlatformAccount as AnsweredAccount } from "../platform/scim.js";
+import { LegacyGate } from "./legacyGate.js";
+import { errorDetail, resultOfFailure, type ReconcileResult } from "./outcomes.js";
+import type { Policies } from "./planner.js";
+import { BudgetExhausted, type BeforeSend, type DesiredStateSource, type PlatformScimPort } from "./ports.js";
+
+export type ReconcilerDeps = {
+  db: Database;
+  clock: Clock;
+  platform: PlatformScimPort;
+  source: DesiredStateSource;
+  budget: BudgetPolicy;
+  policies: Policies;
+  breaker: BreakerPolicy;
+  /** What verification does with drift: put back what was applied, or only report it. */
+  drift: "enforce" | "report";
+  /** Told of each log entry written (the reconcile-outcome metric). */
+  onLogged?: (action: LogAction, outcome: LogOutcome) => void;
+};
+
+/** One reconcile of one user: everything it learned and spent, for the log. */
+export type Run = {
+  userId: string;
+  reconcileId: string;
+  /** The full resync this work belongs to, if any (its calls are counted for the run). */
+  runId: string | null;
+  /** What marked the user (copied into the log); a resync trigger names the run its calls count for. */
+  trigger: DirtyTrigger;
+  actor: string | null;
+  userName: string | null;
+  before: DesiredDashboardUser | null;
+  /** Why the desired state has each grant (stored with the entry that applies it). */
+  reasons?: () => ExplainedGrant[];
+  /** Why the user should have no account, in words (for a strip or a deprovision). */
+  why?: string;
+  calls: number;
+  lastStatus: number | null;
+  /** When the user was first queued since its last reconcile (for an IdP change, when the IdP sent it). */
+  queuedAt: Date | null;
+  /** The mapping's `vocabulary.equivalents` (a reduction the platform refuses in legacy terms is sent translated). */
+  equivalents?: Equivalents;
+};
+
+/**
+ * The reconciler's shared tools. The executors extend it (executeWrites.ts ← executeRemovals.ts ←
+ * reconciler.ts), one file per family of plans, because they call one another (a strip that the
+ * platform refuses deprovisions, a recreate deletes then creates) with the pass in hand.
+ */
+export class PassTools {
+  readonly legacy: LegacyGate;
+
+  constructor(readonly deps: ReconcilerDeps) {
+    this.legacy = new LegacyGate(deps.db, deps.clock);
+  }
+
+  /** `byId`: the identifiers the desired state names things by, so the answer compares with it. */
+  async lookup(
+    run: Run,
+    userName: string,
+    byId?: ReadonlySet<string>,
+  ): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
+    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", "ordinary"));
+    this.note(run, outcome);
+    if (outcome.kind !== "ok") return resultOfFailure(outcome);
+    const match = this.deps.platform
+      .readList(outcome.body, byId)
+      .find((r) => r.user.userName.toLowerCase() === userName.toLowerCase());
+    if (match) await this.learnFrom(match, null);
+    return { match };
+  }
+
+  /** Whether a write of `desired` must not go out: it carries legacy strings the platform refuses. */
+  async heldForLegacy(desired: DesiredDashboardUser): Promise<boolean> {
+    return legacyStringsIn(desired).length > 0 && (await this.legacy.refusesLegacy());
+  }
+
+  /**
+   * Keeps a grant the platform refuses for its legacy strings on the queue (`held-legacy`), spending
+   * nothing more; the mapping change that removes them marks the user again and it goes out.
+   */
+  async holdForLegacy(run: Run, action: LogAction, changes: Change[], outcome?: HttpOutcome): Promise<ReconcileResult> {
+    const refusedNow = outcome?.kind === "http_error" ? ` (${outcome.status}: ${errorDetail(outcome.body)})` : "";
+    await this.write(run, action, "held", changes, {
+      error: `held: the platform refuses legacy permission strings${refusedNow}; this grant goes out once the mapping is migrated (scim-connector mapping migrate FILE --write)`,
+    });
+    return {
+      kind: "requeue",
+      at: new Date(this.deps.clock.now().getTime() + HELD_LEGACY_RECHECK_MS),
+      action: "held-legacy",
+    };
+  }
+
+  /** What an answer teaches (identifiers, model); a granular write that succeeded ends a refusal incident. */
+  async learnFrom(answered: AnsweredAccount, sent: DesiredDashboardUser | null): Promise<void> {
+    await this.legacy.learn(answered);
+    if (sent && legacyStringsIn(sent).length === 0 && sent.permissionModel === "granular")
+      await this.legacy.noteGranularApplied();
+  }
+
+  /** Stores a hold and, in the same transaction, opens (or updates) the approval.required incident. */
+  /**
+   * Holds an action for an admin, with its log entry in the same transaction: an admin never sees
+   * (and approves) a hold the log does not show yet, and a crash leaves both or neither.
+   */
+  async hold(
+    run: Run,
+    hold: Parameters<typeof createHold>[1],
+    entry: { action: "hold" | "needs-admin"; changes: Change[]; error: string },
+  ): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await createHold(tx, hold);
+      await holdsChanged(tx, hold.now);
+      // The log's chain head is this transaction's last lock (src/db/auditChain.ts).
+      await this.write(run, entry.action, "held", entry.changes, { error: entry.error }, tx);
+    });
+  }
+
+  /** The IdP made a held action moot: drop the hold; the last one resolves approval.required. */
+  async dropHold(userId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      await deleteHold(tx, userId);
+      await holdSettled(tx, this.deps.clock.now(), { decision: "withdrawn", by: "the IdP" });
+    });
+  }
+
+  /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
+  spend(run: Run, action: string, kind: SpendKind, then?: () => Promise<void>): BeforeSend {
+    return async () => {
+      const debit = await debitBudget(
+        this.deps.db,
+        this.deps.budget,
+        this.deps.clock.now(),
+        {
+          action,
+          kind,
+          userId: run.userId,
+          reconcileId: run.reconcileId,
+          ...(run.runId ? { runId: run.runId } : {}),
+        },
+        kind === "verify"
+          ? undefined
+          : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, { ...refused, kind }),
+      );
+      if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
+      run.calls++;
+      await then?.();
+    };
+  }
+
+  note(run: Run, outcome: HttpOutcome): void {
+    run.lastStatus = "status" in outcome && typeof outcome.status === "number" ? outcome.status : run.lastStatus;
+  }
+
+  async fail(
+    run: Run,
+    action: LogAction,
+    changes: Change[],
+    result: ReconcileResult,
+    outcome?: HttpOutcome,
+  ): Promise<ReconcileResult> {
+    const error =
+      "error" in result
+        ? result.error
+        : result.kind === "rate-limited"
+          ? `rate limited until ${result.until.toISOString()}`
+          : result.kind;
+    const detail = outcome && outcome.kind === "http_error" ? errorDetail(outcome.body) : undefined;
+    await this.write(
+      run,
+      action,
+      result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed",
+      changes,
+      {
+        error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,
+      },
+    );
+    log.warn("reconcile", "reconcile failed", { action, result: result.kind, status: run.lastStatus });
+    return result;
+  }
+
+  /** The entry for a desired state now held by the platform, with the rules and groups that give each grant. */
+  writeApplied(run: Run, action: LogAction, changes: Change[], desired: DesiredDashboardUser): Promise<void> {
+    return this.write(run, action, "succeeded", changes, { after: desired, reasons: run.reasons?.() ?? null });
+  }
+
+  /** Writes the run's log entry, on `db` or in the caller's transaction `tx`. */
+  async write(
+    run: Run,
+    action: LogAction,
+    outcome: LogOutcome,
+    changes: Change[],
+    extra: { after?: DesiredDashboardUser | null; reasons?: ExplainedGrant[] | null; error?: string },
+    tx: Queryable = this.deps.db,
+  ): Promise<void> {
+    await writeLogEntry(tx, {
+      at: this.deps.clock.now(),
+      reconcileId: run.reconcileId,
+      userId: run.userId,
+      userName: run.userName,
+      action,
+      outcome,
+      trigger: run.trigger,
+      changes,
+      before: run.before,
+      after: extra.after,
+      reasons: extra.reasons,
+      platformStatus: run.lastStatus,
+      callsSpent: run.calls,
+      error: extra.error,
+      actor: run.actor,
+      queuedAt: run.queuedAt,
+    });
+    this.deps.onLogged?.(action, outcome);
+    run.calls = 0; // each entry reports the calls spent since the previous one
+  }
+}
+
+/** A held grant is tried again after a day at most (a mapping change releases it at once). */
+const HELD_LEGACY_RECHECK_MS = 24 * 3_600_000;

@@ -1,0 +1,90 @@
+/**
+ * Phase 2 of a full resync for one account: the GET by id on spare budget, the comparison with
+ * what was last applied, and the drift entry (enforced or reported). The reconciler calls it before
+ * its plan when the queue row carries a verification.
+ */
+import type { PassTools, Run } from "./pass.js";
+import { clearVerification, countVerified } from "../db/resyncRepository.js";
+import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platformAccountRepository.js";
+import type { DirtyTrigger } from "./vocabulary.js";
+import type { DesiredDashboardUser } from "../mapping/types.js";
+import type { HttpOutcome } from "../platform/http.js";
+import { diffInSameTerms } from "./diff.js";
+import { identifierKeysOf } from "../platform/scim.js";
+import { resultOfFailure, type ReconcileResult } from "./outcomes.js";
+import { BudgetExhausted } from "./ports.js";
+
+/**
+ * Phase 2 of a full resync for one account: GET it by id with spare budget only, compare with
+ * what was last applied, and log drift. With `drift: enforce` the observed state is recorded as
+ * the last applied one, so the reconcile that follows puts the desired state back (a missing
+ * account is recreated). Returns a result only when the verification could not be done now.
+ */
+export async function verifyAccount(
+  pass: PassTools,
+  userId: string,
+  runId: string,
+  reconcileId: string,
+  trigger: DirtyTrigger,
+): Promise<ReconcileResult | undefined> {
+  const { db, clock } = pass.deps;
+  const account = await getAccount(db, userId);
+  if (!account?.platformId || !account.lastApplied) {
+    await clearVerification(db, userId);
+    return undefined;
+  }
+  const run: Run = {
+    userId,
+    reconcileId,
+    trigger,
+    actor: null,
+    runId,
+    userName: account.userName,
+    before: account.lastApplied,
+    calls: 0,
+    lastStatus: null,
+    queuedAt: null,
+  };
+  let outcome: HttpOutcome;
+  try {
+    outcome = await pass.deps.platform.getUser(account.platformId, pass.spend(run, "verify", "verify"));
+  } catch (error) {
+    if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
+    throw error;
+  }
+  pass.note(run, outcome);
+  const enforce = pass.deps.drift === "enforce";
+  let observed: DesiredDashboardUser | null;
+  if (outcome.kind === "ok") {
+    const answered = pass.deps.platform.readResource(outcome.body, identifierKeysOf(account.lastApplied));
+    if (answered) await pass.learnFrom(answered, null);
+    observed = answered?.user ?? null;
+  } else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
+  else return pass.fail(run, "verify", [], resultOfFailure(outcome), outcome);
+
+  // The platform may answer in granular terms what was applied in legacy ones (its migration):
+  // the same access is no drift.
+  const equivalents = (await pass.deps.source.equivalents?.()) ?? {};
+  const changes = diffInSameTerms(account.lastApplied, observed, equivalents);
+  if (changes.length) {
+    await pass.write(run, "drift", enforce ? "enforced" : "reported", changes, {
+      after: observed,
+      error: observed
+        ? "the platform holds something other than what was last applied"
+        : "the account is missing on the platform",
+    });
+    if (enforce) {
+      // A stripped account stays stripped, its delete at the same time: verifying changes nothing
+      // of what the IdP grants (the planner strips what drift put back).
+      if (observed)
+        await recordApplied(db, userId, account.platformId, observed, clock.now(), {
+          verified: true,
+          stripped: account.strippedAt ? { deleteAfter: account.deleteAfter ?? null } : undefined,
+        });
+      else await removeAccount(db, userId);
+    }
+  }
+  if (!enforce || observed) await markVerified(db, userId, clock.now());
+  await countVerified(db, runId, userId, { drifted: changes.length > 0 });
+  return undefined;
+}
