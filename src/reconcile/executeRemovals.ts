@@ -1,24 +1,17 @@
 /**
  * The executors that take access away, and those that need an admin: a deprovision behind the
- * mass-deprovision breaker, strip now and delete after the grace, recreate on a userName change,
- * and the email-change hold.
+ * mass-deprovision breaker (its counts are read in breaker.ts), strip now and delete after the
+ * grace, recreate on a userName change, and the email-change hold.
  */
 import { WriteExecutors } from "./executeWrites.js";
 import type { Run } from "./pass.js";
-import { countUndecidedHolds, deleteHold, type Hold } from "../db/holdRepository.js";
-import {
-  countAccounts,
-  countStripsToDeleteSince,
-  recordApplied,
-  removeAccount,
-} from "../db/platformAccountRepository.js";
-import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
-import { countDeprovisionsSince } from "../db/reconcileLogRepository.js";
+import { deleteHold, type Hold } from "../db/holdRepository.js";
+import { recordApplied, removeAccount } from "../db/platformAccountRepository.js";
 import { log } from "../logging/logger.js";
-import { shouldHoldDeprovision } from "./breaker.js";
+import { deleteWave, shouldHoldDeprovision, stripWave } from "./breaker.js";
 import { diffDashboardUsers, type Change } from "./diff.js";
 import { errorDetail, resultOfFailure, type ReconcileResult } from "./outcomes.js";
-import { PRIORITY, type DeprovisionReason, type Plan } from "./planner.js";
+import type { DeprovisionReason, Plan } from "./planner.js";
 
 export class RemovalExecutors extends WriteExecutors {
   protected async deprovisionGuarded(
@@ -45,15 +38,7 @@ export class RemovalExecutors extends WriteExecutors {
     if (hold?.kind === "deprovision") return hold.decision !== "approved"; // waiting for, or refused by, an admin
     const { db, clock, breaker } = this.deps;
     const now = clock.now();
-    // The wave is what waits in the queue plus what is already held: without the held ones, a
-    // wave would be held only until the rest of it fit under the threshold, which then ran.
-    const [accounts, doneLastHour, queued, held] = await Promise.all([
-      countAccounts(db),
-      countDeprovisionsSince(db, new Date(now.getTime() - 3_600_000)),
-      countPendingDeprovisions(db, now, PRIORITY.deprovision),
-      countUndecidedHolds(db, "deprovision"),
-    ]);
-    const pending = queued + held;
+    const { accounts, doneLastHour, pending } = await deleteWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
     await this.hold(
       run,
@@ -123,14 +108,7 @@ export class RemovalExecutors extends WriteExecutors {
   /** A mass strip: hold this account's later DELETE for an admin (the strip itself has gone out). */
   protected async holdWaveOfStrips(run: Run, plan: Extract<Plan, { action: "strip" }>, now: Date): Promise<void> {
     const { db, breaker } = this.deps;
-    const hourAgo = new Date(now.getTime() - 3_600_000);
-    const [accounts, deleted, stripped, queued, held] = await Promise.all([
-      countAccounts(db),
-      countDeprovisionsSince(db, hourAgo),
-      countStripsToDeleteSince(db, hourAgo),
-      countPendingDeprovisions(db, now, PRIORITY.deprovision),
-      countUndecidedHolds(db, "deprovision"),
-    ]);
+    const { accounts, deleted, stripped, queued, held } = await stripWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
     const changes = diffDashboardUsers(plan.stripped, null);
     await this.hold(
