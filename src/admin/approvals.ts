@@ -2,7 +2,7 @@ import { listHolds, type Hold } from "../db/holdRepository.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { BadRequestError } from "../errors.js";
 import { decide, decideAll } from "../reconcile/approvals.js";
-import type { AdminActor } from "./actor.js";
+import type { AdminActor } from "./adminActor.js";
 import type { AdminDataDeps } from "./deps.js";
 import { isUuid } from "../ids.js";
 

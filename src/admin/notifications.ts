@@ -1,6 +1,6 @@
 import { NotFoundError } from "../errors.js";
 import type { Notifications, NotificationsStatus } from "../notify/index.js";
-import type { AdminActor } from "./actor.js";
+import type { AdminActor } from "./adminActor.js";
 
 /** The Notifications page's data: the notifier's own status (src/notify/index.ts). */
 export type NotificationsData = NotificationsStatus;

@@ -1,6 +1,6 @@
 import { callsPerDay } from "../db/budgetRepository.js";
 import { NotFoundError } from "../errors.js";
-import { actorForLog, type AdminActor } from "./actor.js";
+import { actorForLog, type AdminActor } from "./adminActor.js";
 import { countPendingHolds } from "../db/holdRepository.js";
 import { listRecentFailures } from "../db/reconcileLogRepository.js";
 import { listParkedWithNames } from "../db/reconcileQueueRepository.js";

@@ -3,7 +3,7 @@ import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import type { LogOutcome } from "../reconcile/vocabulary.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
-import type { AdminActor } from "./actor.js";
+import type { AdminActor } from "./adminActor.js";
 import type { AdminDataDeps } from "./deps.js";
 
 /** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */

@@ -3,7 +3,7 @@ import type { Database } from "../db/database.js";
 import { getRun, listRuns, type ResyncRun } from "../db/resyncRepository.js";
 import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
-import type { AdminActor } from "./actor.js";
+import type { AdminActor } from "./adminActor.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import type { AdminDataDeps, ResyncSettings } from "./deps.js";
 

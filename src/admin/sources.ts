@@ -1,5 +1,5 @@
 import type { AccessReport } from "../review/access/index.js";
-import type { AdminActor } from "./actor.js";
+import type { AdminActor } from "./adminActor.js";
 import type { ApprovalsData } from "./approvals.js";
 import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";
 import type { MappingData, MappingPreview } from "./mapping.js";

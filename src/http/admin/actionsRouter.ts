@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
-import { actorForLog } from "../../admin/actor.js";
+import { actorForLog } from "../../admin/adminActor.js";
 import { requireAction, type AdminAction } from "./policy.js";
 import { saveSession } from "./session/index.js";
 import type { AdminActions } from "../../admin/sources.js";

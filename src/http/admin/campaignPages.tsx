@@ -11,7 +11,7 @@ import {
   type CampaignDeps,
   type Reviewer,
 } from "../../review/campaigns/index.js";
-import { actorForLog } from "../../admin/actor.js";
+import { actorForLog } from "../../admin/adminActor.js";
 import { AppError, BadRequestError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
 import { can, requireAction, type AdminAction } from "./policy.js";

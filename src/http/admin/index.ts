@@ -7,7 +7,7 @@ import type { AdminSessionRepository } from "../../db/adminSessionRepository.js"
 import { AppError, sqlState } from "../../errors.js";
 import { failedAuthThrottle, type AuthThrottleMetrics } from "../../auth/authThrottle.js";
 import { log } from "../../logging/logger.js";
-import { actorForLog } from "../../admin/actor.js";
+import { actorForLog } from "../../admin/adminActor.js";
 import { actionsRouter } from "./actionsRouter.js";
 import { ADMIN_CSS } from "./assets/adminCss.js";
 import { localLoginRouter } from "./auth/localLogin.js";
@@ -23,7 +23,7 @@ import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/i
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 import { renderMessagePage } from "./ui/render.js";
 
-export type { AdminActor } from "../../admin/actor.js";
+export type { AdminActor } from "../../admin/adminActor.js";
 export type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 export type AdminRouterDeps = {
   env: Env;

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { log } from "../../logging/logger.js";
-import { actorForLog, type AdminActor, type AdminRole } from "../../admin/actor.js";
+import { actorForLog, type AdminActor, type AdminRole } from "../../admin/adminActor.js";
 import { renderMessagePage } from "./ui/render.js";
 
 /**

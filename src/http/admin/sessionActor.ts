@@ -1,4 +1,4 @@
-import type { AdminActor } from "../../admin/actor.js";
+import type { AdminActor } from "../../admin/adminActor.js";
 
 /**
  * The admin actor on the HTTP side (the type itself: src/admin/actor.ts). The session holds the

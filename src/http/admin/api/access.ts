@@ -1,7 +1,7 @@
 import { Router, type Response } from "express";
 import type { AccessQuery, AccessReport } from "../../../review/access/index.js";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../../review/access/query.js";
-import { actorForLog } from "../../../admin/actor.js";
+import { actorForLog } from "../../../admin/adminActor.js";
 import { BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import { validate } from "../../validate.js";

@@ -13,7 +13,7 @@ import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
 import { perAddressAllowance } from "../../../auth/authThrottle.js";
-import { actorForLog, type AdminActor } from "../../../admin/actor.js";
+import { actorForLog, type AdminActor } from "../../../admin/adminActor.js";
 import { reviewerNameProblem } from "../../../review/campaigns/reviewerName.js";
 import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";

@@ -1,5 +1,5 @@
 import type { Profile } from "@node-saml/passport-saml";
-import type { AdminRole } from "../../../admin/actor.js";
+import type { AdminRole } from "../../../admin/adminActor.js";
 
 /** `attributes`: the SAML attribute names that may carry the role (Okta's `role`, Entra's role claim URI), any of them counting. */
 export type RoleRules = { attributes: string[]; adminValues: string[]; viewerValues: string[] };

@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import session from "express-session";
 import type { Clock } from "../../../clock.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
-import type { AdminActor } from "../../../admin/actor.js";
+import type { AdminActor } from "../../../admin/adminActor.js";
 import { PgSessionStore } from "./pgSessionStore.js";
 
 export const SESSION_COOKIE = "scim_admin_sid";

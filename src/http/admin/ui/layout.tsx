@@ -1,5 +1,5 @@
 import type { ComponentChildren } from "preact";
-import type { AdminActor } from "../../../admin/actor.js";
+import type { AdminActor } from "../../../admin/adminActor.js";
 
 /** What a page component needs to build forms and links: the actor, the CSRF token, "/admin". */
 export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
