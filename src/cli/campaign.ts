@@ -15,7 +15,7 @@ import {
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
-import { cliReviewer } from "./actor.js";
+import { cliReviewer } from "./commandActor.js";
 
 /**
  * `scim-connector campaign start|list|show|decide|close` (docs/access-review.md, "Campaigns"):

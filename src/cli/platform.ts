@@ -10,7 +10,7 @@ import {
   platformIdentity,
   previewPlatformForget,
 } from "../reconcile/platformBinding.js";
-import { cliActor } from "./actor.js";
+import { cliActor } from "./commandActor.js";
 import { formatHold } from "./reconcile.js";
 
 /**

@@ -15,7 +15,7 @@ import type { Plan, Policies } from "../reconcile/planner.js";
 import { reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { describeQueueEntry } from "../reconcile/queueStatus.js";
 import { planUser } from "../reconcile/reconciler.js";
-import { cliActor } from "./actor.js";
+import { cliActor } from "./commandActor.js";
 
 /**
  * `scim-connector plan <userName>` and `scim-connector approvals list|approve|reject`. Both read

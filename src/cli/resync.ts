@@ -8,7 +8,7 @@ import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv, reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { MappingStore } from "../mapping/store.js";
-import { cliActor } from "./actor.js";
+import { cliActor } from "./commandActor.js";
 
 /**
  * `scim-connector resync [--dry-run] [--verify]`: phase 1 of a full resync in this process, with a

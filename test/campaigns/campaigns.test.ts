@@ -3,7 +3,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService } from "../../src/service.js";
-import { cliActor } from "../../src/cli/actor.js";
+import { cliActor } from "../../src/cli/commandActor.js";
 import { campaignCommand } from "../../src/cli/campaign.js";
 import {
   ADMIN_TOKEN,
