@@ -10,7 +10,7 @@ import { windowStart } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
 import type { Mapping } from "../mapping/file.js";
 import { etaText, formatTime } from "./format.js";
-import { presentQuarantine, type QuarantineRow } from "./quarantine.js";
+import { presentQuarantine, type QuarantineRow } from "./quarantineView.js";
 import { queueView, type BudgetView } from "./queue.js";
 import { lastRuns, type RunView } from "./runs.js";
 

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { NotFoundError } from "../../../errors.js";
-import { presentQuarantine } from "../../../admin/quarantine.js";
+import { presentQuarantine } from "../../../admin/quarantineView.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import { actorOf } from "./auth.js";
 
