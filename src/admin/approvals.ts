@@ -1,7 +1,7 @@
 import { listHolds, type Hold } from "../db/holdRepository.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { BadRequestError } from "../errors.js";
-import { decide, decideAll } from "../reconcile/approvals.js";
+import { decide, decideAll } from "../reconcile/holdDecisions.js";
 import type { AdminActor } from "./adminActor.js";
 import type { AdminDataDeps } from "./deps.js";
 import { isUuid } from "../ids.js";

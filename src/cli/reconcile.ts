@@ -7,7 +7,7 @@ import { findUserIdByUserName } from "../db/idpUserReconcileReads.js";
 import { getQueueEntry } from "../db/reconcileQueueRepository.js";
 import type { PlatformAccount } from "../db/platformAccountRepository.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import { decide, decideAll } from "../reconcile/approvals.js";
+import { decide, decideAll } from "../reconcile/holdDecisions.js";
 import { MappedDesiredState } from "../reconcile/desiredSource.js";
 import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
 import { MappingStore } from "../mapping/store.js";
