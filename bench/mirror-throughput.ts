@@ -22,7 +22,7 @@ import { startEmulator, type RunningEmulator } from "../src/emulator/index.js";
 import { reportedState } from "../src/emulator/subscriptions.js";
 import { MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST, minimumRequests, type PendingChange } from "../src/mirror/batching.js";
 import { MirrorSyncWorker } from "../src/mirror/worker.js";
-import { HttpTransport } from "../src/platform/http.js";
+import { HttpTransport } from "../src/platform/transport.js";
 import { PlatformRestClient } from "../src/platform/rest.js";
 
 const TARGET_PER_SECOND = 5_000;

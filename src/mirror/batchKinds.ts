@@ -1,5 +1,5 @@
 import type { PushLogEntry } from "../db/mirrorSyncRepository.js";
-import type { HttpOutcome, RetryPolicy } from "../platform/http.js";
+import type { HttpOutcome, RetryPolicy } from "../platform/transport.js";
 import type { PlatformRestClient } from "../platform/rest.js";
 import {
   MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST,

@@ -2,7 +2,7 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
-import type { HttpTransport } from "../platform/http.js";
+import type { HttpTransport } from "../platform/transport.js";
 import type { QuarantineGate } from "../platform/quarantine.js";
 import { PlatformRestClient } from "../platform/rest.js";
 import { workspaceApiKeys } from "./config.js";

@@ -8,7 +8,7 @@ import {
   type PushLogEntry,
   type Settlement,
 } from "../db/mirrorSyncRepository.js";
-import type { RetryPolicy } from "../platform/http.js";
+import type { RetryPolicy } from "../platform/transport.js";
 import { REST_FAMILIES, type PlatformRestClient, type PreferenceCenterBody } from "../platform/rest.js";
 import type { PendingChange, PreferenceCenterPayload } from "./batching.js";
 import type { WorkspaceApiKeys } from "./config.js";

@@ -1,5 +1,5 @@
 import type { Settlement } from "../db/mirrorSyncRepository.js";
-import type { HttpOutcome } from "../platform/http.js";
+import type { HttpOutcome } from "../platform/transport.js";
 import { platformMessage } from "../platform/rest.js";
 import { halves, type PendingChange } from "./batching.js";
 

@@ -13,7 +13,7 @@ import {
 } from "../db/mirrorSyncRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
-import type { RetryPolicy } from "../platform/http.js";
+import type { RetryPolicy } from "../platform/transport.js";
 import type { QuarantineGate } from "../platform/quarantine.js";
 import { REST_FAMILIES, type PlatformRestClient } from "../platform/rest.js";
 import { batchSpecs, pushLogEntries, requestBatches, sent, type BatchKind, type BatchSpec } from "./batchKinds.js";

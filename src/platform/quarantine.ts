@@ -15,7 +15,7 @@ import {
 } from "../db/quarantineRepository.js";
 import { log } from "../logging/logger.js";
 import { notify, quarantineEnded, quarantineStarted, resolve } from "../notify/events.js";
-import type { HttpOutcome } from "./http.js";
+import type { HttpOutcome } from "./transport.js";
 import { REST_FAMILIES } from "./rest.js";
 import { SCIM_FAMILY } from "./scim.js";
 import {

@@ -1,4 +1,4 @@
-import type { HttpOutcome } from "./http.js";
+import type { HttpOutcome } from "./transport.js";
 
 /**
  * The quarantine's rules, pure so they get table tests. A family (the endpoints that share one

@@ -1,4 +1,4 @@
-import type { HttpOutcome, HttpRequest, HttpTransport, RetryPolicy } from "./http.js";
+import type { HttpOutcome, HttpRequest, HttpTransport, RetryPolicy } from "./transport.js";
 
 /**
  * Typed calls for the platform REST endpoints the mirror sync writes to, on top of the shared

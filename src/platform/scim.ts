@@ -7,7 +7,7 @@ import {
   type HttpRequest,
   type HttpTransport,
   type RetryPolicy,
-} from "./http.js";
+} from "./transport.js";
 import {
   readPlatformList,
   readPlatformUser,

@@ -2,7 +2,7 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { WorkerLease } from "../db/workerLease.js";
-import { HttpTransport, type HttpOutcome } from "../platform/http.js";
+import { HttpTransport, type HttpOutcome } from "../platform/transport.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";

@@ -1,4 +1,4 @@
-import type { HttpFailure } from "../platform/http.js";
+import type { HttpFailure } from "../platform/transport.js";
 
 /** What a reconcile tells the worker (the controller-runtime shape). */
 export type ReconcileResult =

@@ -14,7 +14,7 @@ import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { log } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import type { HttpOutcome } from "../platform/http.js";
+import type { HttpOutcome } from "../platform/transport.js";
 import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
 import type { BudgetPolicy, SpendKind } from "./budget.js";
 import type { BreakerPolicy } from "./breaker.js";

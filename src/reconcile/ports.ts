@@ -1,7 +1,7 @@
 import type { Equivalents } from "../mapping/granular.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import type { HttpOutcome } from "../platform/http.js";
+import type { HttpOutcome } from "../platform/transport.js";
 import type { PlatformAccount } from "../platform/scim.js";
 
 /**

@@ -8,7 +8,7 @@ import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platformAccountRepository.js";
 import type { DirtyTrigger } from "./vocabulary.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import type { HttpOutcome } from "../platform/http.js";
+import type { HttpOutcome } from "../platform/transport.js";
 import { diffInSameTerms } from "./diff.js";
 import { identifierKeysOf } from "../platform/scim.js";
 import { resultOfFailure, type ReconcileResult } from "./outcomes.js";

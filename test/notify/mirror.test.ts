@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { listOutbox } from "../../src/db/notificationRepository.js";
 import { MirrorSyncWorker } from "../../src/mirror/worker.js";
-import { HttpTransport } from "../../src/platform/http.js";
+import { HttpTransport } from "../../src/platform/transport.js";
 import { PlatformRestClient } from "../../src/platform/rest.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { API_KEY, makeWorker, startEmulator, upsertEmailStates } from "../support/mirror.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HttpOutcome } from "../../src/platform/http.js";
+import type { HttpOutcome } from "../../src/platform/transport.js";
 import {
   classifyCall,
   defaultQuarantineRules,

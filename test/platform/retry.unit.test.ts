@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeQuery, parseBody } from "../../src/platform/http.js";
+import { encodeQuery, parseBody } from "../../src/platform/transport.js";
 import {
   backoffDelayMs,
   classifyNetworkError,

@@ -6,7 +6,7 @@ import { ManualClock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
-import { HttpTransport, noRetry, type HttpOutcome, type RetryPolicy } from "../../src/platform/http.js";
+import { HttpTransport, noRetry, type HttpOutcome, type RetryPolicy } from "../../src/platform/transport.js";
 import { PlatformScimClient } from "../../src/platform/scim.js";
 import type { PlatformScimPort } from "../../src/reconcile/ports.js";
 import { addFault, emulatorCounts } from "../support/emulator.js";

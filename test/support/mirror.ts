@@ -1,7 +1,7 @@
 import type { Database } from "../../src/db/database.js";
 import { ManualClock, type Clock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
-import { HttpTransport } from "../../src/platform/http.js";
+import { HttpTransport } from "../../src/platform/transport.js";
 import { PlatformRestClient } from "../../src/platform/rest.js";
 import { MirrorSyncWorker, type MirrorSyncWorkerOptions } from "../../src/mirror/worker.js";
 
