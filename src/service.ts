@@ -6,7 +6,8 @@ import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantin
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
 import { readCertificate } from "./notify/conditions.js";
-import { budgetPolicyFromEnv, type PlatformTarget, type Reconciliation } from "./reconcile/index.js";
+import { budgetPolicyFromEnv, type Reconciliation } from "./reconcile/index.js";
+import type { PlatformTarget } from "./platform/target.js";
 import type { Scheduler } from "./jobs/scheduler.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import { openPools, platformFromEnv } from "./service/pools.js";

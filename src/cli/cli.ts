@@ -14,7 +14,7 @@ import {
 } from "./boot.js";
 import { startEmulator } from "../emulator/index.js";
 import { adminAuthMode, isLoopbackHost } from "../http/admin/exposure.js";
-import type { PlatformTarget } from "../reconcile/index.js";
+import type { PlatformTarget } from "../platform/target.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { platformCommand } from "./platform.js";
 import { mappingCommand } from "./mapping.js";

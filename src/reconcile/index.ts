@@ -2,7 +2,8 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { WorkerLease } from "../db/workerLease.js";
-import { HttpTransport, type HttpOutcome } from "../platform/transport.js";
+import type { HttpTransport } from "../platform/transport.js";
+import type { PlatformTarget } from "../platform/target.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
@@ -12,9 +13,6 @@ import type { Policies } from "./planner.js";
 import { Reconciler } from "./reconciler.js";
 import type { ReconcilerDeps } from "./pass.js";
 import { ReconcileWorker } from "./worker.js";
-
-/** Where the connector sends SCIM calls: the platform, or the emulator standing in for it. */
-export type PlatformTarget = { url: string; scimToken: string; apiKey: string | undefined; requestOrigin: string };
 
 export function budgetPolicyFromEnv(env: Env): BudgetPolicy {
   return budgetPolicy(
@@ -36,26 +34,6 @@ export function reconcilePoliciesFromEnv(env: Env): Policies {
 
 export type Reconciliation = { reconciler: Reconciler; worker: ReconcileWorker; budget: BudgetPolicy };
 
-/**
- * The one HTTP transport of this process to the platform (its per-family 429 pauses are shared by
- * the reconciler and the mirror sync); every outcome is reported to the quarantine.
- */
-export function createPlatformTransport(options: {
-  env: Pick<Env, "PLATFORM_TIMEOUT_MS">;
-  clock: Clock;
-  platform: PlatformTarget;
-  quarantine?: PlatformQuarantine;
-}): HttpTransport {
-  const { quarantine } = options;
-  const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
-  return new HttpTransport({
-    baseUrl: options.platform.url,
-    timeoutMs: options.env.PLATFORM_TIMEOUT_MS,
-    clock: options.clock,
-    ...(observe ? { observe } : {}),
-  });
-}
-
 /** Builds the reconciler and its worker for one process (the worker is started by the caller). */
 export function createReconciliation(options: {
   env: Env;
@@ -64,7 +42,7 @@ export function createReconciliation(options: {
   clock: Clock;
   mappings: MappingStore;
   platform: PlatformTarget;
-  /** The process's platform transport (createPlatformTransport). */
+  /** The process's platform transport (platform/target.ts createPlatformTransport). */
   transport: HttpTransport;
   /** Gates the worker's claims (see platform/quarantine.ts). */
   quarantine?: PlatformQuarantine;

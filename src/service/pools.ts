@@ -2,7 +2,7 @@ import type { Database } from "../db/database.js";
 import { ConfigError, type Env } from "../config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { log } from "../logging/logger.js";
-import type { PlatformTarget } from "../reconcile/index.js";
+import type { PlatformTarget } from "../platform/target.js";
 
 /**
  * The service's database pools: one per role, each under its own application_name

@@ -12,13 +12,8 @@ import type { MirrorSyncWorker } from "../mirror/worker.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
-import {
-  createPlatformTransport,
-  createReconciliation,
-  reconcilePoliciesFromEnv,
-  type PlatformTarget,
-  type Reconciliation,
-} from "../reconcile/index.js";
+import { createReconciliation, reconcilePoliciesFromEnv, type Reconciliation } from "../reconcile/index.js";
+import { createPlatformTransport, type PlatformTarget } from "../platform/target.js";
 import type { Pools } from "./pools.js";
 
 export type WorkersDeps = {
