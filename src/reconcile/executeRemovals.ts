@@ -4,7 +4,7 @@
  * grace, recreate on a userName change, and the email-change hold.
  */
 import { WriteExecutors } from "./executeWrites.js";
-import type { Run } from "./pass.js";
+import type { ReconcilePass } from "./pass.js";
 import { deleteHold, type Hold } from "../db/holdRepository.js";
 import { recordApplied, removeAccount } from "../db/platformAccountRepository.js";
 import { log } from "../logging/logger.js";
@@ -15,14 +15,14 @@ import type { DeprovisionReason, Plan } from "./planner.js";
 
 export class RemovalExecutors extends WriteExecutors {
   protected async deprovisionGuarded(
-    run: Run,
+    pass: ReconcilePass,
     platformId: string,
     changes: Change[],
     hold: Hold | undefined,
     reason: DeprovisionReason,
   ): Promise<ReconcileResult> {
-    if (await this.breakerHolds(run, platformId, changes, hold)) return { kind: "done" };
-    return this.deprovision(run, platformId, changes, DEPROVISION_WORDS[reason]);
+    if (await this.breakerHolds(pass, platformId, changes, hold)) return { kind: "done" };
+    return this.deprovision(pass, platformId, changes, DEPROVISION_WORDS[reason]);
   }
 
   /**
@@ -30,7 +30,7 @@ export class RemovalExecutors extends WriteExecutors {
    * delete must not go out now (waiting for, or refused by, an admin, or held here).
    */
   protected async breakerHolds(
-    run: Run,
+    pass: ReconcilePass,
     platformId: string,
     changes: Change[],
     hold: Hold | undefined,
@@ -41,8 +41,8 @@ export class RemovalExecutors extends WriteExecutors {
     const { accounts, doneLastHour, pending } = await deleteWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
     await this.hold(
-      run,
-      { userId: run.userId, kind: "deprovision", userName: run.userName ?? "", detail: { platformId, changes }, now },
+      pass,
+      { userId: pass.userId, kind: "deprovision", userName: pass.userName ?? "", detail: { platformId, changes }, now },
       {
         action: "hold",
         changes,
@@ -59,64 +59,68 @@ export class RemovalExecutors extends WriteExecutors {
    * follow: each strip past the threshold holds its account's later DELETE for an admin.
    */
   protected async strip(
-    run: Run,
+    pass: ReconcilePass,
     plan: Extract<Plan, { action: "strip" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
     const { db, clock, platform } = this.deps;
-    const outcome = await platform.replaceUser(plan.platformId, plan.stripped, this.spend(run, "strip", "reduction"));
-    this.note(run, outcome);
+    const outcome = await platform.replaceUser(plan.platformId, plan.stripped, this.spend(pass, "strip", "reduction"));
+    this.note(pass, outcome);
     if (outcome.kind === "http_error" && outcome.status === 404) {
-      await removeAccount(db, run.userId);
-      await deleteHold(db, run.userId);
-      await this.write(run, "deprovision", "succeeded", plan.changes, {
+      await removeAccount(db, pass.userId);
+      await deleteHold(db, pass.userId);
+      await this.write(pass, "deprovision", "succeeded", plan.changes, {
         after: null,
         error: "access removed: the account was already gone from the platform",
       });
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status)) {
-      await this.write(run, "update", "failed", plan.changes, {
+      await this.write(pass, "update", "failed", plan.changes, {
         error: `the platform refused an account with no permissions (${outcome.status}: ${errorDetail(outcome.body)}); deleting it at once instead`,
       });
       log.warn("reconcile", "platform refused a stripped account; deleting it at once", { status: outcome.status });
-      return this.deprovisionGuarded(run, plan.platformId, diffDashboardUsers(run.before, null), hold, "no-grace");
+      return this.deprovisionGuarded(pass, plan.platformId, diffDashboardUsers(pass.before, null), hold, "no-grace");
     }
-    if (outcome.kind !== "ok") return this.fail(run, "update", plan.changes, resultOfFailure(outcome), outcome);
+    if (outcome.kind !== "ok") return this.fail(pass, "update", plan.changes, resultOfFailure(outcome), outcome);
     const now = clock.now();
-    await recordApplied(db, run.userId, plan.platformId, plan.stripped, now, {
+    await recordApplied(db, pass.userId, plan.platformId, plan.stripped, now, {
       stripped: { deleteAfter: plan.deleteAfter },
     });
     const kept = plan.deleteAfter ? `account kept until ${plan.deleteAfter.toISOString()}` : "adopted account kept";
-    await this.write(run, "update", "succeeded", plan.changes, {
+    await this.write(pass, "update", "succeeded", plan.changes, {
       after: plan.stripped,
       reasons: [],
-      error: `access removed: ${run.why ?? "no access left"}; ${kept}`,
+      error: `access removed: ${pass.why ?? "no access left"}; ${kept}`,
     });
     log.info("reconcile", "access removed; account kept", {
       deleteAfter: plan.deleteAfter?.toISOString() ?? null,
     });
     if (plan.forget) {
-      await removeAccount(db, run.userId);
+      await removeAccount(db, pass.userId);
       return { kind: "done" };
     }
     if (!plan.deleteAfter) return { kind: "done" };
-    await this.holdWaveOfStrips(run, plan, now);
+    await this.holdWaveOfStrips(pass, plan, now);
     return { kind: "requeue", at: plan.deleteAfter };
   }
 
   /** A mass strip: hold this account's later DELETE for an admin (the strip itself has gone out). */
-  protected async holdWaveOfStrips(run: Run, plan: Extract<Plan, { action: "strip" }>, now: Date): Promise<void> {
+  protected async holdWaveOfStrips(
+    pass: ReconcilePass,
+    plan: Extract<Plan, { action: "strip" }>,
+    now: Date,
+  ): Promise<void> {
     const { db, breaker } = this.deps;
     const { accounts, deleted, stripped, queued, held } = await stripWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
     const changes = diffDashboardUsers(plan.stripped, null);
     await this.hold(
-      run,
+      pass,
       {
-        userId: run.userId,
+        userId: pass.userId,
         kind: "deprovision",
-        userName: run.userName ?? "",
+        userName: pass.userName ?? "",
         detail: { platformId: plan.platformId, changes },
         now,
       },
@@ -130,58 +134,58 @@ export class RemovalExecutors extends WriteExecutors {
 
   /** RECONCILE_ON_EMAIL_CHANGE=recreate: the DELETE (behind the breaker), then the create, in the same pass. */
   protected async recreate(
-    run: Run,
+    pass: ReconcilePass,
     plan: Extract<Plan, { action: "recreate" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
-    const gone = diffDashboardUsers(run.before, null);
-    if (await this.breakerHolds(run, plan.platformId, gone, hold)) return { kind: "done" };
+    const gone = diffDashboardUsers(pass.before, null);
+    if (await this.breakerHolds(pass, plan.platformId, gone, hold)) return { kind: "done" };
     const removed = await this.deprovision(
-      run,
+      pass,
       plan.platformId,
       gone,
       "userName changed: the old account is deleted and a new one created",
     );
     if (removed.kind !== "done") return removed;
-    run.before = null;
-    return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+    pass.before = null;
+    return this.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
   }
 
   /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
   protected async emailChange(
-    run: Run,
+    pass: ReconcilePass,
     plan: Extract<Plan, { action: "email-change" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
     if (hold?.kind === "email_change" && hold.decision === "approved") {
-      const removed = await this.deprovision(run, plan.platformId, diffDashboardUsers(run.before, null));
+      const removed = await this.deprovision(pass, plan.platformId, diffDashboardUsers(pass.before, null));
       if (removed.kind !== "done") return removed;
-      run.before = null;
-      return this.create(run, plan.desired, diffDashboardUsers(null, plan.desired));
+      pass.before = null;
+      return this.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
     }
     if (plan.interim) {
       // Only the rename waits: grants and reductions reach the account under its current userName.
-      run.userName = plan.interim.desired.userName;
+      pass.userName = plan.interim.desired.userName;
       const applied = await this.update(
-        run,
+        pass,
         plan.platformId,
         plan.interim.desired,
         plan.interim.changes,
         plan.interim.reduction,
       );
       if (applied.kind !== "done") return applied;
-      run.before = plan.interim.desired;
-      run.userName = plan.desired.userName;
+      pass.before = plan.interim.desired;
+      pass.userName = plan.desired.userName;
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { clock } = this.deps;
     await this.hold(
-      run,
+      pass,
       {
-        userId: run.userId,
+        userId: pass.userId,
         kind: "email_change",
         userName: plan.desired.userName,
-        detail: { from: run.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
+        detail: { from: pass.before?.userName ?? null, to: plan.desired.userName, platformId: plan.platformId },
         now: clock.now(),
       },
       {

@@ -1,6 +1,7 @@
 /**
- * What every step of one reconcile pass shares: the pass's own record (`Run`: who, what it spent, the
- * last status, for the log), the budget debit before each request (`spend`), the log entries
+ * What every step of one reconcile pass shares: the pass's own record (`ReconcilePass`: who, what it
+ * spent, the last status, for the log; named apart from a resync run, whose id it may carry as
+ * `resyncRunId`), the budget debit before each request (`spend`), the log entries
  * (`write`, `fail`, `hold`) and what an answer teaches (`learnFrom`, `lookup`). The executors
  * (executeWrites.ts, executeRemovals.ts), the verification (verify.ts) and the loop (reconciler.ts)
  * build on it.
@@ -41,12 +42,12 @@ export type ReconcilerDeps = {
 };
 
 /** One reconcile of one user: everything it learned and spent, for the log. */
-export type Run = {
+export type ReconcilePass = {
   userId: string;
   reconcileId: string;
-  /** The full resync this work belongs to, if any (its calls are counted for the run). */
-  runId: string | null;
-  /** What marked the user (copied into the log); a resync trigger names the run its calls count for. */
+  /** The full resync this work belongs to, if any (its calls are counted for that run). */
+  resyncRunId: string | null;
+  /** What marked the user (copied into the log); a resync trigger names the resync run its calls count for. */
   trigger: DirtyTrigger;
   actor: string | null;
   userName: string | null;
@@ -77,12 +78,12 @@ export class PassTools {
 
   /** `byId`: the identifiers the desired state names things by, so the answer compares with it. */
   async lookup(
-    run: Run,
+    pass: ReconcilePass,
     userName: string,
     byId?: ReadonlySet<string>,
   ): Promise<{ match: { id: string; user: DesiredDashboardUser } | undefined } | ReconcileResult> {
-    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(run, "lookup", "ordinary"));
-    this.note(run, outcome);
+    const outcome = await this.deps.platform.findUserByUserName(userName, this.spend(pass, "lookup", "ordinary"));
+    this.note(pass, outcome);
     if (outcome.kind !== "ok") return resultOfFailure(outcome);
     const match = this.deps.platform
       .readList(outcome.body, byId)
@@ -100,9 +101,14 @@ export class PassTools {
    * Keeps a grant the platform refuses for its legacy strings on the queue (`held-legacy`), spending
    * nothing more; the mapping change that removes them marks the user again and it goes out.
    */
-  async holdForLegacy(run: Run, action: LogAction, changes: Change[], outcome?: HttpOutcome): Promise<ReconcileResult> {
+  async holdForLegacy(
+    pass: ReconcilePass,
+    action: LogAction,
+    changes: Change[],
+    outcome?: HttpOutcome,
+  ): Promise<ReconcileResult> {
     const refusedNow = outcome?.kind === "http_error" ? ` (${outcome.status}: ${errorDetail(outcome.body)})` : "";
-    await this.write(run, action, "held", changes, {
+    await this.write(pass, action, "held", changes, {
       error: `held: the platform refuses legacy permission strings${refusedNow}; this grant goes out once the mapping is migrated (scim-connector mapping migrate FILE --write)`,
     });
     return {
@@ -125,7 +131,7 @@ export class PassTools {
    * (and approves) a hold the log does not show yet, and a crash leaves both or neither.
    */
   async hold(
-    run: Run,
+    pass: ReconcilePass,
     hold: Parameters<typeof createHold>[1],
     entry: { action: "hold" | "needs-admin"; changes: Change[]; error: string },
   ): Promise<void> {
@@ -133,7 +139,7 @@ export class PassTools {
       await createHold(tx, hold);
       await holdsChanged(tx, hold.now);
       // The log's chain head is this transaction's last lock (src/db/auditChain.ts).
-      await this.write(run, entry.action, "held", entry.changes, { error: entry.error }, tx);
+      await this.write(pass, entry.action, "held", entry.changes, { error: entry.error }, tx);
     });
   }
 
@@ -146,7 +152,7 @@ export class PassTools {
   }
 
   /** The budget debit that runs just before a request leaves; `then` runs after a successful debit. */
-  spend(run: Run, action: string, kind: SpendKind, then?: () => Promise<void>): BeforeSend {
+  spend(pass: ReconcilePass, action: string, kind: SpendKind, then?: () => Promise<void>): BeforeSend {
     return async () => {
       const debit = await debitBudget(
         this.deps.db,
@@ -155,26 +161,26 @@ export class PassTools {
         {
           action,
           kind,
-          userId: run.userId,
-          reconcileId: run.reconcileId,
-          ...(run.runId ? { runId: run.runId } : {}),
+          userId: pass.userId,
+          reconcileId: pass.reconcileId,
+          ...(pass.resyncRunId ? { runId: pass.resyncRunId } : {}),
         },
         kind === "verify"
           ? undefined
           : (tx, refused) => budgetRefused(tx, this.deps.clock.now(), this.deps.budget, { ...refused, kind }),
       );
       if (!debit.ok) throw new BudgetExhausted(debit.resetsAt);
-      run.calls++;
+      pass.calls++;
       await then?.();
     };
   }
 
-  note(run: Run, outcome: HttpOutcome): void {
-    run.lastStatus = "status" in outcome && typeof outcome.status === "number" ? outcome.status : run.lastStatus;
+  note(pass: ReconcilePass, outcome: HttpOutcome): void {
+    pass.lastStatus = "status" in outcome && typeof outcome.status === "number" ? outcome.status : pass.lastStatus;
   }
 
   async fail(
-    run: Run,
+    pass: ReconcilePass,
     action: LogAction,
     changes: Change[],
     result: ReconcileResult,
@@ -188,7 +194,7 @@ export class PassTools {
           : result.kind;
     const detail = outcome && outcome.kind === "http_error" ? errorDetail(outcome.body) : undefined;
     await this.write(
-      run,
+      pass,
       action,
       result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed",
       changes,
@@ -196,18 +202,23 @@ export class PassTools {
         error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,
       },
     );
-    log.warn("reconcile", "reconcile failed", { action, result: result.kind, status: run.lastStatus });
+    log.warn("reconcile", "reconcile failed", { action, result: result.kind, status: pass.lastStatus });
     return result;
   }
 
   /** The entry for a desired state now held by the platform, with the rules and groups that give each grant. */
-  writeApplied(run: Run, action: LogAction, changes: Change[], desired: DesiredDashboardUser): Promise<void> {
-    return this.write(run, action, "succeeded", changes, { after: desired, reasons: run.reasons?.() ?? null });
+  writeApplied(
+    pass: ReconcilePass,
+    action: LogAction,
+    changes: Change[],
+    desired: DesiredDashboardUser,
+  ): Promise<void> {
+    return this.write(pass, action, "succeeded", changes, { after: desired, reasons: pass.reasons?.() ?? null });
   }
 
-  /** Writes the run's log entry, on `db` or in the caller's transaction `tx`. */
+  /** Writes the pass's log entry, on `db` or in the caller's transaction `tx`. */
   async write(
-    run: Run,
+    pass: ReconcilePass,
     action: LogAction,
     outcome: LogOutcome,
     changes: Change[],
@@ -216,24 +227,24 @@ export class PassTools {
   ): Promise<void> {
     await writeLogEntry(tx, {
       at: this.deps.clock.now(),
-      reconcileId: run.reconcileId,
-      userId: run.userId,
-      userName: run.userName,
+      reconcileId: pass.reconcileId,
+      userId: pass.userId,
+      userName: pass.userName,
       action,
       outcome,
-      trigger: run.trigger,
+      trigger: pass.trigger,
       changes,
-      before: run.before,
+      before: pass.before,
       after: extra.after,
       reasons: extra.reasons,
-      platformStatus: run.lastStatus,
-      callsSpent: run.calls,
+      platformStatus: pass.lastStatus,
+      callsSpent: pass.calls,
       error: extra.error,
-      actor: run.actor,
-      queuedAt: run.queuedAt,
+      actor: pass.actor,
+      queuedAt: pass.queuedAt,
     });
     this.deps.onLogged?.(action, outcome);
-    run.calls = 0; // each entry reports the calls spent since the previous one
+    pass.calls = 0; // each entry reports the calls spent since the previous one
   }
 }
 

@@ -11,7 +11,7 @@ import type { Equivalents } from "../mapping/granular.js";
 import type { ReconcileResult } from "./outcomes.js";
 import { planReconcile, type Plan } from "./planner.js";
 import { RemovalExecutors } from "./executeRemovals.js";
-import type { ReconcilerDeps, Run } from "./pass.js";
+import type { ReconcilerDeps, ReconcilePass } from "./pass.js";
 import { verifyAccount } from "./verify.js";
 import { BudgetExhausted } from "./ports.js";
 
@@ -105,7 +105,7 @@ export class Reconciler extends RemovalExecutors {
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
     return withLogContext({ reconcileId }, async () => {
-      const runId = verifyRun ?? runIdOf(trigger);
+      const resyncRunId = verifyRun ?? resyncRunOf(trigger);
       const unverified = verifyRun ? await verifyAccount(this, userId, verifyRun, reconcileId, trigger) : undefined;
       const { plan, account, hold, reasons, active, equivalents } = await this.plan(userId);
       if (unverified) {
@@ -114,12 +114,12 @@ export class Reconciler extends RemovalExecutors {
         if (unverified.kind !== "budget" || plan.action === "none") return unverified;
         await clearVerification(this.deps.db, userId);
       }
-      const run: Run = {
+      const pass: ReconcilePass = {
         userId,
         reconcileId,
         trigger,
         actor,
-        runId,
+        resyncRunId,
         userName: account?.userName ?? null,
         before: account?.lastApplied ?? null,
         ...(reasons ? { reasons } : {}),
@@ -129,12 +129,12 @@ export class Reconciler extends RemovalExecutors {
         queuedAt,
         equivalents,
       };
-      if ("desired" in plan && plan.desired) run.userName = plan.desired.userName;
+      if ("desired" in plan && plan.desired) pass.userName = plan.desired.userName;
       try {
-        return await this.execute(run, plan, account, hold);
+        return await this.execute(pass, plan, account, hold);
       } catch (error) {
         if (error instanceof BudgetExhausted) {
-          await this.write(run, actionOf(plan), "deferred-for-budget", changesOf(plan), { error: error.message });
+          await this.write(pass, actionOf(plan), "deferred-for-budget", changesOf(plan), { error: error.message });
           return { kind: "budget", resetsAt: error.resetsAt };
         }
         throw error;
@@ -143,49 +143,49 @@ export class Reconciler extends RemovalExecutors {
   }
 
   private async execute(
-    run: Run,
+    pass: ReconcilePass,
     plan: Plan,
     account: PlatformAccount | undefined,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
-    if (hold && !KEEPS_HOLD.has(plan.action)) await this.dropHold(run.userId);
+    if (hold && !KEEPS_HOLD.has(plan.action)) await this.dropHold(pass.userId);
     switch (plan.action) {
       case "none":
         return { kind: "done" };
       case "forget":
-        await removeAccount(this.deps.db, run.userId);
+        await removeAccount(this.deps.db, pass.userId);
         return { kind: "done" };
       case "rebase":
-        await recordApplied(this.deps.db, run.userId, plan.platformId, plan.desired, this.deps.clock.now());
-        await this.write(run, "update", "succeeded", [], {
+        await recordApplied(this.deps.db, pass.userId, plan.platformId, plan.desired, this.deps.clock.now());
+        await this.write(pass, "update", "succeeded", [], {
           after: plan.desired,
-          reasons: run.reasons?.() ?? null,
+          reasons: pass.reasons?.() ?? null,
           error:
             "re-based to granular permissions, nothing sent: the account holds in legacy terms exactly what the mapping grants",
         });
         return { kind: "done" };
       case "create":
-        return this.create(run, plan.desired, plan.changes);
+        return this.create(pass, plan.desired, plan.changes);
       case "resolve-create":
-        return this.resolveCreate(run, account!, plan.desired);
+        return this.resolveCreate(pass, account!, plan.desired);
       case "update":
-        return this.update(run, plan.platformId, plan.desired, plan.changes, plan.reduction);
+        return this.update(pass, plan.platformId, plan.desired, plan.changes, plan.reduction);
       case "strip":
-        return this.strip(run, plan, hold);
+        return this.strip(pass, plan, hold);
       case "await-delete":
         // Never early: the row comes back when the grace ends (a restart keeps it: it is the queue row).
         return { kind: "requeue", at: plan.deleteAfter };
       case "deprovision":
-        return this.deprovisionGuarded(run, plan.platformId, plan.changes, hold, plan.reason);
+        return this.deprovisionGuarded(pass, plan.platformId, plan.changes, hold, plan.reason);
       case "recreate":
-        return this.recreate(run, plan, hold);
+        return this.recreate(pass, plan, hold);
       case "email-change":
-        return this.emailChange(run, plan, hold);
+        return this.emailChange(pass, plan, hold);
     }
   }
 }
 
-function runIdOf(trigger: DirtyTrigger): string | null {
+function resyncRunOf(trigger: DirtyTrigger): string | null {
   return trigger.kind === "resync" ? trigger.runId : null;
 }
 

@@ -3,7 +3,7 @@
  * what was last applied, and the drift entry (enforced or reported). The reconciler calls it before
  * its plan when the queue row carries a verification.
  */
-import type { PassTools, Run } from "./pass.js";
+import type { PassTools, ReconcilePass } from "./pass.js";
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platformAccountRepository.js";
 import type { DirtyTrigger } from "./vocabulary.js";
@@ -21,24 +21,24 @@ import { BudgetExhausted } from "./ports.js";
  * account is recreated). Returns a result only when the verification could not be done now.
  */
 export async function verifyAccount(
-  pass: PassTools,
+  tools: PassTools,
   userId: string,
-  runId: string,
+  resyncRunId: string,
   reconcileId: string,
   trigger: DirtyTrigger,
 ): Promise<ReconcileResult | undefined> {
-  const { db, clock } = pass.deps;
+  const { db, clock } = tools.deps;
   const account = await getAccount(db, userId);
   if (!account?.platformId || !account.lastApplied) {
     await clearVerification(db, userId);
     return undefined;
   }
-  const run: Run = {
+  const pass: ReconcilePass = {
     userId,
     reconcileId,
     trigger,
     actor: null,
-    runId,
+    resyncRunId,
     userName: account.userName,
     before: account.lastApplied,
     calls: 0,
@@ -47,27 +47,27 @@ export async function verifyAccount(
   };
   let outcome: HttpOutcome;
   try {
-    outcome = await pass.deps.platform.getUser(account.platformId, pass.spend(run, "verify", "verify"));
+    outcome = await tools.deps.platform.getUser(account.platformId, tools.spend(pass, "verify", "verify"));
   } catch (error) {
     if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
     throw error;
   }
-  pass.note(run, outcome);
-  const enforce = pass.deps.drift === "enforce";
+  tools.note(pass, outcome);
+  const enforce = tools.deps.drift === "enforce";
   let observed: DesiredDashboardUser | null;
   if (outcome.kind === "ok") {
-    const answered = pass.deps.platform.readResource(outcome.body, identifierKeysOf(account.lastApplied));
-    if (answered) await pass.learnFrom(answered, null);
+    const answered = tools.deps.platform.readResource(outcome.body, identifierKeysOf(account.lastApplied));
+    if (answered) await tools.learnFrom(answered, null);
     observed = answered?.user ?? null;
   } else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
-  else return pass.fail(run, "verify", [], resultOfFailure(outcome), outcome);
+  else return tools.fail(pass, "verify", [], resultOfFailure(outcome), outcome);
 
   // The platform may answer in granular terms what was applied in legacy ones (its migration):
   // the same access is no drift.
-  const equivalents = (await pass.deps.source.equivalents?.()) ?? {};
+  const equivalents = (await tools.deps.source.equivalents?.()) ?? {};
   const changes = diffInSameTerms(account.lastApplied, observed, equivalents);
   if (changes.length) {
-    await pass.write(run, "drift", enforce ? "enforced" : "reported", changes, {
+    await tools.write(pass, "drift", enforce ? "enforced" : "reported", changes, {
       after: observed,
       error: observed
         ? "the platform holds something other than what was last applied"
@@ -85,6 +85,6 @@ export async function verifyAccount(
     }
   }
   if (!enforce || observed) await markVerified(db, userId, clock.now());
-  await countVerified(db, runId, userId, { drifted: changes.length > 0 });
+  await countVerified(db, resyncRunId, userId, { drifted: changes.length > 0 });
   return undefined;
 }
