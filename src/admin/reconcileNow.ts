@@ -37,7 +37,7 @@ export function reconcileNowReport(
         message: `Reconciling ${userName} failed and will be retried: ${result.error}`,
         error: result.error,
       };
-    case "rate-limited":
+    case "rate_limited":
       return {
         outcome: "retrying",
         message: `The platform asked to wait; ${userName} will be retried after ${result.until.toISOString()}.`,

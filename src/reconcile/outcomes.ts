@@ -12,7 +12,7 @@ export type ReconcileResult =
   /** a failure worth retrying with backoff */
   | { kind: "retry"; error: string }
   /** the platform asked us to wait */
-  | { kind: "rate-limited"; until: Date }
+  | { kind: "rate_limited"; until: Date }
   /** no budget left for this kind of call until then */
   | { kind: "budget"; resetsAt: Date }
   /** retrying will not help: park it for an admin */
@@ -22,7 +22,7 @@ export type ReconcileResult =
 export function resultOfFailure(outcome: HttpFailure): ReconcileResult {
   switch (outcome.kind) {
     case "rate_limited":
-      return { kind: "rate-limited", until: outcome.until };
+      return { kind: "rate_limited", until: outcome.until };
     case "uncertain":
     case "unreachable":
       return { kind: "retry", error: `${outcome.kind}: ${outcome.reason}` };

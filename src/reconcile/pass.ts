@@ -189,14 +189,14 @@ export class PassTools {
     const error =
       "error" in result
         ? result.error
-        : result.kind === "rate-limited"
+        : result.kind === "rate_limited"
           ? `rate limited until ${result.until.toISOString()}`
           : result.kind;
     const detail = outcome && outcome.kind === "http_error" ? errorDetail(outcome.body) : undefined;
     await this.write(
       pass,
       action,
-      result.kind === "rate-limited" || result.kind === "retry" ? "retrying" : "failed",
+      result.kind === "rate_limited" || result.kind === "retry" ? "retrying" : "failed",
       changes,
       {
         error: detail && !error.includes(detail) ? `${error}: ${detail}` : error,

@@ -258,7 +258,7 @@ export class ReconcileWorker {
           error: result.error,
         });
         break;
-      case "rate-limited":
+      case "rate_limited":
         await deferQueueRow(this.db, row.userId, result.until);
         break;
       case "budget":

@@ -225,7 +225,7 @@ describe("admin data: words for stored facts", () => {
   it.each([
     [{ kind: "done" }, "succeeded"],
     [{ kind: "retry", error: "platform answered 503" }, "retrying"],
-    [{ kind: "rate-limited", until: now }, "retrying"],
+    [{ kind: "rate_limited", until: now }, "retrying"],
     [{ kind: "budget", resetsAt: now }, "deferred-for-budget"],
     [{ kind: "terminal", error: "platform answered 400" }, "failed"],
     ["busy", "retrying"],
