@@ -10,7 +10,7 @@ import type { ReconcileResult } from "../reconcile/outcomes.js";
 /** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
 export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
 
-/** What the admin UI's data sources and actions read and call. service.ts supplies it. */
+/** What the admin UI's data sources and actions read and call. service/http.ts supplies it (createAdminData). */
 export type AdminDataDeps = {
   db: Database;
   clock: Clock;

@@ -30,7 +30,7 @@ export type AdminDataSources = {
   runs(): Promise<RunsData>;
   mirror(): Promise<MirrorData>;
   notifications(): Promise<NotificationsData>;
-  /** The access report (src/review/access/): a page, and the whole report streamed as a file; built in service.ts. */
+  /** The access report (src/review/access/): a page, and the whole report streamed as a file; built in service/http.ts. */
   access?: AccessReport;
 };
 
