@@ -14,6 +14,8 @@ import { isUuid } from "../ids.js";
  * `idp_groups g`. Attributes with their own column use it (and its index: userName compares as
  * lower(user_name), like the unique index); everything else reads the stored jsonb resource.
  * Values only ever travel as parameters; attribute names come from the schema, never the client.
+ *
+ * Past ~300 lines: one compiler, whose operator cases belong together (table-tested).
  */
 
 export type SqlCondition = { sql: string; params: unknown[] };

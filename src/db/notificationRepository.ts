@@ -4,6 +4,9 @@ import type { Database, Queryable } from "./database.js";
  * The notification outbox (migrations/1763700000800-notifications.ts, src/notify/). Writers call
  * `enqueueNotification` / `resolveIncident` with the transaction that changes the state the
  * message is about, so a message exists exactly when its cause was committed.
+ *
+ * Past ~300 lines: the outbox is one aggregate (enqueue, incidents, claim, delivery, the page's
+ * list), many small functions over one table that share its locking rules.
  */
 
 export type NotificationInput = {

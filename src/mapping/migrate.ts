@@ -22,6 +22,8 @@ export type { LearnedIdentifier } from "./pinIdentifiers.js";
  * table names by display name only comes from the file's `vocabulary.equivalents`, never a guess:
  * anything missing there, or a workspace the granular model cannot express, stops the migration.
  * Words for the report and the stop: ./migrateReport.ts.
+ *
+ * Past ~300 lines: one pass over the yaml Document, edited in place; its words are apart.
  */
 
 /** One legacy string and what it became. */

@@ -33,6 +33,9 @@ export type { CycleReport } from "./report.js";
  * and settles each change by the version it pushed. Level-triggered like the reconciler: a cycle
  * reads whatever is pending now and never depends on which write woke it. Safe to run on every
  * replica at once (claims are leases taken with SKIP LOCKED).
+ *
+ * Past ~300 lines: the cycle (claim, plan, push, settle) reads top to bottom; its pure parts are
+ * apart (batching.ts, pacing.ts, pushing.ts, settle.ts).
  */
 
 export type MirrorSyncWorkerOptions = {

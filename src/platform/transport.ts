@@ -28,6 +28,9 @@ export { defaultRetryPolicy, noRetry, type RetryPolicy } from "./retry.js";
  *   (it can hold an email) or a header.
  *
  * Node's global fetch (undici) keeps connections alive by default, so no agent is configured.
+ *
+ * Past ~300 lines: one class whose retry loop, family pauses and outcomes are read together; the
+ * retry rules are apart in retry.ts.
  */
 
 type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

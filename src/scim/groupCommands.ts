@@ -38,6 +38,9 @@ import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./wri
  * IdP group commands. Membership changes are row-level; the users whose membership changed are
  * marked dirty in the same transaction, and all members are marked when the group's displayName
  * or externalId changes (the mapping may match on either) or the group is deleted.
+ *
+ * Past ~300 lines by one: create, replace, patch and delete of a group share the membership diff
+ * and the marking; split it when it grows.
  */
 
 export type GroupWithMembers = { group: StoredResource; members: GroupMember[] | undefined };
