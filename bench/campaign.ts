@@ -27,7 +27,7 @@ import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startCampaign } from "../src/review/campaigns/index.js";
+import { startCampaign, startCampaignSchema } from "../src/review/campaigns/index.js";
 import { insertCampaign, listCampaignItems } from "../src/db/campaignRepository.js";
 import type { Queryable } from "../src/db/database.js";
 import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../src/mapping/reasons.js";
@@ -40,6 +40,7 @@ import { GRANULAR, LEGACY, type World } from "./support/campaignWorlds.js";
 import { startService } from "../src/service.js";
 import { cpuMsOf } from "./support/processCpu.js";
 import { TEAMS_MAPPING } from "./support/teamsWorld.js";
+import { validate } from "../src/http/validate.js";
 
 const USAGE = `npm run bench:campaign [-- OPTIONS]
 
@@ -193,7 +194,7 @@ async function startTimed(
   const cpuBefore = await postgresCpu();
   const nodeBefore = process.cpuUsage();
   const started = performance.now();
-  const campaign = await startCampaign({ db, clock: systemClock }, input, "bench");
+  const campaign = await startCampaign({ db, clock: systemClock }, validate(startCampaignSchema, input), "bench");
   const seconds = (performance.now() - started) / 1000;
   const node = process.cpuUsage(nodeBefore);
   const cpuAfter = await postgresCpu();

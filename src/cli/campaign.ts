@@ -3,16 +3,20 @@ import { parseArgs } from "node:util";
 import {
   campaignDetail,
   campaignItems,
+  campaignItemsQuerySchema,
   campaignList,
   checkReviewerName,
   closeCampaign,
   decideItems,
+  decideSchema,
   deciderOf,
   startCampaign,
+  startCampaignSchema,
   type CampaignDeps,
   type Reviewer,
 } from "../review/campaigns/index.js";
 import { systemClock } from "../clock.js";
+import { validate } from "../http/validate.js";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
 import { cliReviewer } from "./commandActor.js";
@@ -60,13 +64,13 @@ export async function campaignCommand(
       return print(
         await startCampaign(
           deps,
-          {
+          validate(startCampaignSchema, {
             name: values.name,
             scope: scopeOf(values),
             dueAt: values.due,
             reviewers: (values.reviewer ?? []).map(reviewerOf),
             fallbackReviewer: values.fallback,
-          },
+          }),
           actor,
         ),
       );
@@ -75,11 +79,20 @@ export async function campaignCommand(
     case "show": {
       const id = required(positionals[0], "campaign show <id>");
       const detail = await campaignDetail(deps, id);
-      const items = await campaignItems(deps, id, who, {
-        reviewer: values.all ? "all" : "mine",
-        ...(values.open ? { decision: "open" } : {}),
-        limit: values.limit ?? "1000",
-      });
+      const items = await campaignItems(
+        deps,
+        id,
+        who,
+        validate(
+          campaignItemsQuerySchema,
+          {
+            reviewer: values.all ? "all" : "mine",
+            ...(values.open ? { decision: "open" } : {}),
+            limit: values.limit ?? "1000",
+          },
+          "query",
+        ),
+      );
       if (!values.all && items.items.length === 0 && detail.counts.items > 0)
         err.write(emptyShowHint(id, who.name, values.as !== undefined, detail.counts.byReviewer));
       return print({ ...detail, items: items.items, nextCursor: items.nextCursor });
@@ -87,11 +100,16 @@ export async function campaignCommand(
     case "decide": {
       const [id, decision, ...items] = positionals;
       return print(
-        await decideItems(deps, required(id, "campaign decide <id> keep|revoke <itemId>..."), who, {
-          decision,
-          items,
-          ...(values.comment !== undefined ? { comment: values.comment } : {}),
-        }),
+        await decideItems(
+          deps,
+          required(id, "campaign decide <id> keep|revoke <itemId>..."),
+          who,
+          validate(decideSchema, {
+            decision,
+            items,
+            ...(values.comment !== undefined ? { comment: values.comment } : {}),
+          }),
+        ),
       );
     }
     case "close":

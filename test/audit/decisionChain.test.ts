@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closeCampaign, decideItems, startCampaign } from "../../src/review/campaigns/index.js";
+import {
+  closeCampaign,
+  decideItems,
+  startCampaign,
+  decideSchema,
+  startCampaignSchema,
+} from "../../src/review/campaigns/index.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { systemClock } from "../../src/clock.js";
 import type { Database } from "../../src/db/database.js";
 import { idp, startStack, type Stack } from "../support/stack.js";
 import { runCli } from "../support/cli.js";
+import { validate } from "../../src/http/validate.js";
 
 /**
  * Campaign decisions carry their own hash chain (docs/access-review.md, "The tamper-evident log"):
@@ -35,12 +42,12 @@ describe("the campaign decisions' hash chain", () => {
   const start = (db: Database, name: string) =>
     startCampaign(
       { db, clock: systemClock },
-      {
+      validate(startCampaignSchema, {
         name,
         scope: { kind: "workspace", workspace: "EU Production" },
         dueAt: new Date(Date.now() + 86_400_000).toISOString(),
         fallbackReviewer: "owner@example.com",
-      },
+      }),
       admin.name,
     );
 
@@ -61,12 +68,18 @@ describe("the campaign decisions' hash chain", () => {
     const campaign = await start(deps.db, "Quarterly");
     const items = await itemIds(campaign.id);
     expect(items.length).toBeGreaterThanOrEqual(6);
-    await decideItems(deps, campaign.id, admin, {
-      items: items.slice(0, 2),
-      decision: "keep",
-      comment: "still in marketing",
-    });
-    await decideItems(deps, campaign.id, admin, { items: [items[2]!], decision: "revoke", comment: "left the team" });
+    await decideItems(
+      deps,
+      campaign.id,
+      admin,
+      validate(decideSchema, { items: items.slice(0, 2), decision: "keep", comment: "still in marketing" }),
+    );
+    await decideItems(
+      deps,
+      campaign.id,
+      admin,
+      validate(decideSchema, { items: [items[2]!], decision: "revoke", comment: "left the team" }),
+    );
     await closeCampaign(deps, campaign.id, admin.name, "keep");
 
     const recorded = await decisions();
@@ -113,11 +126,16 @@ describe("the campaign decisions' hash chain", () => {
       const before = (await decisions()).length;
       await Promise.all([
         ...items.map((item, i) =>
-          decideItems({ db: replicas[i % 2]!, clock: systemClock }, campaign.id, admin, {
-            items: [item],
-            decision: i % 3 === 0 ? "revoke" : "keep",
-            comment: `decision ${i}`,
-          }),
+          decideItems(
+            { db: replicas[i % 2]!, clock: systemClock },
+            campaign.id,
+            admin,
+            validate(decideSchema, {
+              items: [item],
+              decision: i % 3 === 0 ? "revoke" : "keep",
+              comment: `decision ${i}`,
+            }),
+          ),
         ),
         ...Array.from({ length: 40 }, (_, i) =>
           writeLogEntry(replicas[i % 2]!, {

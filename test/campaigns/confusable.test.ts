@@ -1,8 +1,15 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { campaignItems, decideItems, type Reviewer } from "../../src/review/campaigns/index.js";
+import {
+  campaignItems,
+  decideItems,
+  type Reviewer,
+  campaignItemsQuerySchema,
+  decideSchema,
+} from "../../src/review/campaigns/index.js";
 import { systemClock } from "../../src/clock.js";
 import { ADMIN_TOKEN, adminApi, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { validate } from "../../src/http/validate.js";
 
 /**
  * A viewer whose NameID reads as a reviewer's (the Kelvin sign K, U+212A, which toLowerCase makes
@@ -41,15 +48,20 @@ describe("a confusable reviewer name answers to nobody else's items", () => {
     const deps = { db: stack.service.db, clock: systemClock };
     const kate: Reviewer = { name: KATE, role: "viewer" };
     const mallory: Reviewer = { name: KELVIN_KATE, role: "viewer" };
-    const kates = (await campaignItems(deps, campaignId, kate, {})).items;
+    const kates = (await campaignItems(deps, campaignId, kate, validate(campaignItemsQuerySchema, {}))).items;
     expect(kates.map((i) => i.userName)).toEqual(["bob@example.com"]);
 
-    expect((await campaignItems(deps, campaignId, mallory, {})).items).toEqual([]);
-    await expect(campaignItems(deps, campaignId, mallory, { reviewer: `name:${KELVIN_KATE}` })).rejects.toThrow(
-      /Kelvin sign/,
-    );
+    expect((await campaignItems(deps, campaignId, mallory, validate(campaignItemsQuerySchema, {}))).items).toEqual([]);
     await expect(
-      decideItems(deps, campaignId, mallory, { items: [kates[0]!.id], decision: "revoke", comment: "mine now" }),
+      campaignItems(deps, campaignId, mallory, validate(campaignItemsQuerySchema, { reviewer: `name:${KELVIN_KATE}` })),
+    ).rejects.toThrow(/Kelvin sign/);
+    await expect(
+      decideItems(
+        deps,
+        campaignId,
+        mallory,
+        validate(decideSchema, { items: [kates[0]!.id], decision: "revoke", comment: "mine now" }),
+      ),
     ).rejects.toThrow(/another reviewer/);
     const open = (await adminApi(stack)(`/campaigns/${campaignId}/items?reviewer=all`)).body.items as {
       decision: string | null;

@@ -4,9 +4,13 @@ import {
   campaignItems,
   campaignList,
   closeCampaign,
+  campaignItemsQuerySchema,
   decideItems,
+  decideSchema,
   startCampaign,
+  startCampaignSchema,
 } from "../../src/review/campaigns/index.js";
+import { validate } from "../../src/http/validate.js";
 import { systemClock } from "../../src/clock.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import type { Database } from "../../src/db/database.js";
@@ -49,12 +53,16 @@ describe("campaign counts kept per reviewer", () => {
     expect(pick((await campaignDetail(deps, campaignId)).counts)).toEqual(truth.all);
     expect(pick((await campaignList(deps)).find((c) => c.id === campaignId)!.counts)).toEqual(truth.all);
     // The "every reviewer" view, and one reviewer's own page.
-    expect((await campaignItems(deps, campaignId, admin, { reviewer: "all" }, { counts: true })).counts).toEqual(
-      truth.all,
-    );
-    expect((await campaignItems(deps, campaignId, kate, {}, { counts: true })).counts).toEqual(
-      truth.byReviewer["name:kate@example.com"],
-    );
+    expect(
+      (
+        await campaignItems(deps, campaignId, admin, validate(campaignItemsQuerySchema, { reviewer: "all" }), {
+          counts: true,
+        })
+      ).counts,
+    ).toEqual(truth.all);
+    expect(
+      (await campaignItems(deps, campaignId, kate, validate(campaignItemsQuerySchema, {}), { counts: true })).counts,
+    ).toEqual(truth.byReviewer["name:kate@example.com"]);
     return truth;
   };
 
@@ -69,14 +77,14 @@ describe("campaign counts kept per reviewer", () => {
   const start = (db: Database, name: string) =>
     startCampaign(
       { db, clock: systemClock },
-      {
+      validate(startCampaignSchema, {
         name,
         scope: { kind: "everything" },
         dueAt: new Date(Date.now() + 86_400_000).toISOString(),
         // kate reviews the team's grants, the fallback the rest: two reviewers with items.
         reviewers: [{ name: "kate@example.com", workspace: "EU Production" }],
         fallbackReviewer: "owner@example.com",
-      },
+      }),
       admin.name,
     );
 
@@ -113,11 +121,16 @@ describe("campaign counts kept per reviewer", () => {
       const kates = await itemsOf(campaign.id, "name:kate@example.com");
       const owners = await itemsOf(campaign.id, "name:owner@example.com");
       const decide = (db: Database, items: string[], decision: "keep" | "revoke") =>
-        decideItems({ db, clock: systemClock }, campaign.id, admin, {
-          items,
-          decision,
-          ...(decision === "revoke" ? { comment: "no longer needed" } : {}),
-        });
+        decideItems(
+          { db, clock: systemClock },
+          campaign.id,
+          admin,
+          validate(decideSchema, {
+            items,
+            decision,
+            ...(decision === "revoke" ? { comment: "no longer needed" } : {}),
+          }),
+        );
       await Promise.all([
         ...kates.slice(0, 16).map((item, i) => decide(replicas[i % 2]!, [item], i % 3 ? "keep" : "revoke")),
         ...kates.slice(0, 16).map((item, i) => decide(replicas[(i + 1) % 2]!, [item], i % 3 ? "revoke" : "keep")),
@@ -158,10 +171,15 @@ describe("campaign counts kept per reviewer", () => {
         [other.id, old!.id],
       );
       expect((await expectCountsTrue(old!.id)).all).toEqual({ ...started.all });
-      await decideItems({ db: stack.database.db, clock: systemClock }, old!.id, admin, {
-        items: (await itemsOf(old!.id, "name:kate@example.com")).slice(0, 2),
-        decision: "keep",
-      });
+      await decideItems(
+        { db: stack.database.db, clock: systemClock },
+        old!.id,
+        admin,
+        validate(decideSchema, {
+          items: (await itemsOf(old!.id, "name:kate@example.com")).slice(0, 2),
+          decision: "keep",
+        }),
+      );
       expect((await expectCountsTrue(old!.id)).all.kept).toBe(2);
     } finally {
       await Promise.all(replicas.map((db) => db.close()));

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { CampaignPartitions1763700001920 } from "../../migrations/1763700001920-campaign-partitions.js";
-import { decideItems, campaignDetail, startCampaign } from "../../src/review/campaigns/index.js";
+import {
+  decideItems,
+  decideSchema,
+  campaignDetail,
+  startCampaign,
+  startCampaignSchema,
+} from "../../src/review/campaigns/index.js";
+import { validate } from "../../src/http/validate.js";
 import { systemClock } from "../../src/clock.js";
 import { openDatabase } from "../../src/db/dataSource.js";
 import type { Database, Queryable } from "../../src/db/database.js";
@@ -94,12 +101,12 @@ describe("migration 1920: campaign items partitioned, with their counts", () => 
     expect(someone).toBeTruthy();
     const started = await startCampaign(
       deps,
-      {
+      validate(startCampaignSchema, {
         name: "after",
         scope: { kind: "everything" },
         dueAt: new Date(Date.now() + 86_400_000).toISOString(),
         fallbackReviewer: "a@example.com",
-      },
+      }),
       "test",
     );
     const [item] = await db.query<{ id: string }>(`SELECT id::text FROM campaign_items WHERE campaign_id = $1`, [
@@ -110,7 +117,7 @@ describe("migration 1920: campaign items partitioned, with their counts", () => 
       deps,
       started.id,
       { name: "a@example.com", role: "admin" },
-      { items: [item!.id], decision: "keep" },
+      validate(decideSchema, { items: [item!.id], decision: "keep" }),
     );
     expect((await campaignDetail(deps, started.id)).counts).toMatchObject({ items: 1, kept: 1, open: 0 });
   }, 120_000);

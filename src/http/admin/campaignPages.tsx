@@ -1,19 +1,23 @@
 import { Router, type Request, type Response } from "express";
 import {
   campaignItems,
+  campaignItemsQuerySchema,
   campaignList,
   campaignOf,
   closeCampaign,
   decideItems,
+  decideSchema,
   denyList,
   liftDeny,
   startCampaign,
+  startCampaignSchema,
   type CampaignDeps,
   type Reviewer,
 } from "../../review/campaigns/index.js";
 import { actorForLog } from "../../admin/adminActor.js";
 import { AppError, BadRequestError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
+import { validate } from "../validate.js";
 import { can, requireAction, type AdminAction } from "./policy.js";
 import { saveSession } from "./session/index.js";
 import { pageContext, renderMessagePage, renderPage } from "./ui/render.js";
@@ -80,7 +84,11 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
         deps,
         id,
         who,
-        { ...form, reviewer: form.reviewer ?? (admin ? "all" : "mine"), limit: String(PAGE_SIZE) },
+        validate(
+          campaignItemsQuerySchema,
+          { ...form, reviewer: form.reviewer ?? (admin ? "all" : "mine"), limit: String(PAGE_SIZE) },
+          "query",
+        ),
         { counts: true },
       ),
       admin ? denyList(deps, { campaignId: id }, 200) : null,
@@ -137,7 +145,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     });
 
   act("/campaigns", "campaign", async (req) => {
-    const started = await startCampaign(deps, startInput(req), req.adminActor!.name);
+    const started = await startCampaign(deps, validate(startCampaignSchema, startInput(req)), req.adminActor!.name);
     return {
       message: `Campaign "${started.name}" started with ${started.items} items.`,
       back: `${base(req)}/campaigns/${started.id}`,
@@ -148,7 +156,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const id = String(req.params.id);
     const items = selected(req);
     if (!items.length) throw new BadRequestError("Select at least one item to keep");
-    const result = await decideItems(deps, id, reviewerOf(req), { items, decision: "keep" });
+    const result = await decideItems(deps, id, reviewerOf(req), validate(decideSchema, { items, decision: "keep" }));
     return { message: decidedWords(result, "Kept"), back: campaignUrl(req, id) };
   });
 
@@ -156,11 +164,12 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const id = String(req.params.id);
     const items = selected(req);
     if (!items.length) throw new BadRequestError("Choose the item to revoke");
-    const result = await decideItems(deps, id, reviewerOf(req), {
-      items,
-      decision: "revoke",
-      comment: text(req, "comment"),
-    });
+    const result = await decideItems(
+      deps,
+      id,
+      reviewerOf(req),
+      validate(decideSchema, { items, decision: "revoke", comment: text(req, "comment") }),
+    );
     return {
       message: `${decidedWords(result, "Revoked")} The grant leaves the platform at the user's next reconcile, queued now.`,
       back: campaignUrl(req, id),

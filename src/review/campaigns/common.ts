@@ -75,12 +75,9 @@ export const decideSchema = z
     path: ["comment"],
   });
 
-export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (!result.success)
-    throw new BadRequestError(result.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
-  return result.data;
-}
+/** What the routes and the CLI validate (http/validate.ts) before they call the use cases. */
+export type StartCampaignInput = z.output<typeof startCampaignSchema>;
+export type DecideInput = z.output<typeof decideSchema>;
 
 export const fallbackKey = (fallback: string) => (fallback.startsWith("role:") ? fallback : `name:${fallback}`);
 

@@ -19,15 +19,7 @@ import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogReposito
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
 import { campaignClosed, campaignReminder, campaignRevoked, notify } from "../../notify/events.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
-import {
-  campaignOr404,
-  decideSchema,
-  deciderOf,
-  keysOf,
-  parseInput,
-  type CampaignDeps,
-  type Reviewer,
-} from "./common.js";
+import { campaignOr404, deciderOf, keysOf, type CampaignDeps, type DecideInput, type Reviewer } from "./common.js";
 import { groupsOf, presentCampaign, presentDeny } from "./present.js";
 
 /**
@@ -42,8 +34,7 @@ import { groupsOf, presentCampaign, presentDeny } from "./present.js";
  * window: an admin trigger) and is notified (`campaign.revoked`). Every record names the decider
  * with the principal that acted for the reviewer, if any (deciderOf).
  */
-export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer, raw: unknown) {
-  const input = parseInput(decideSchema, raw);
+export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer, input: DecideInput) {
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const campaign = await campaignOr404(tx, id, true);

@@ -17,8 +17,7 @@ import {
   fallbackKey,
   keysMatching,
   keysOf,
-  parseInput,
-  startCampaignSchema,
+  type StartCampaignInput,
   type CampaignDeps,
   type Reviewer,
 } from "./common.js";
@@ -32,12 +31,18 @@ import { presentCampaign, presentDenies, presentDeny, presentItem } from "./pres
  * the grant away at once as a reduction funded from the reserve.
  */
 
-export { checkReviewerName, deciderOf, type CampaignDeps, type Reviewer } from "./common.js";
+export {
+  checkReviewerName,
+  decideSchema,
+  deciderOf,
+  startCampaignSchema,
+  type CampaignDeps,
+  type Reviewer,
+} from "./common.js";
 export { campaignPass, closeCampaign, decideItems, liftDeny } from "./decisions.js";
 
 /** Starts a campaign: its items frozen from the applied states in one statement. */
-export async function startCampaign(deps: CampaignDeps, raw: unknown, startedBy: string) {
-  const input = parseInput(startCampaignSchema, raw);
+export async function startCampaign(deps: CampaignDeps, input: StartCampaignInput, startedBy: string) {
   const now = deps.clock.now();
   const dueAt = new Date(input.dueAt);
   if (dueAt <= now) throw new BadRequestError("dueAt: must be in the future");
@@ -86,7 +91,7 @@ export async function campaignDetail(deps: CampaignDeps, id: string) {
   return { ...presentCampaign(campaign), counts };
 }
 
-const itemsQuerySchema = z.object({
+export const campaignItemsQuerySchema = z.object({
   /**
    * `mine` (default): the items this reviewer is to decide; `all`: every item (admins); a reviewer
    * as items store it (`name:<NameID>`, `role:<role>`): that reviewer's items (admins, or their own).
@@ -105,6 +110,8 @@ const itemsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+export type CampaignItemsQuery = z.output<typeof campaignItemsQuerySchema>;
+
 /** A campaign without its counts (they read every item: the campaign page counts only the items it shows). */
 export async function campaignOf(deps: CampaignDeps, id: string) {
   return presentCampaign(await campaignOr404(deps.db, id));
@@ -118,10 +125,9 @@ export async function campaignItems(
   deps: CampaignDeps,
   id: string,
   who: Reviewer,
-  raw: unknown,
+  q: CampaignItemsQuery,
   options: { counts?: boolean } = {},
 ) {
-  const q = parseInput(itemsQuerySchema, raw);
   await campaignOr404(deps.db, id);
   const own = keysOf(who);
   const asked = q.reviewer === "mine" || q.reviewer === "all" ? [] : keysMatching(q.reviewer);

@@ -2,19 +2,23 @@ import { Router, type Request, type Response } from "express";
 import {
   campaignDetail,
   campaignItems,
+  campaignItemsQuerySchema,
   campaignList,
   checkReviewerName,
   closeCampaign,
   decideItems,
+  decideSchema,
   deciderOf,
   denyList,
   liftDeny,
   startCampaign,
+  startCampaignSchema,
   type CampaignDeps,
   type Reviewer,
 } from "../../../review/campaigns/index.js";
 import { BadRequestError } from "../../../errors.js";
 import { isUuid } from "../../../ids.js";
+import { validate } from "../../validate.js";
 import { actorOf } from "./auth.js";
 
 /**
@@ -31,7 +35,9 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.post("/campaigns", async (req, res) => {
-    res.status(201).json(await startCampaign(deps, body(req), deciderOf(reviewerOf(req, res))));
+    res
+      .status(201)
+      .json(await startCampaign(deps, validate(startCampaignSchema, body(req)), deciderOf(reviewerOf(req, res))));
   });
 
   router.get("/campaigns/:id", async (req, res) => {
@@ -39,11 +45,18 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.get("/campaigns/:id/items", async (req, res) => {
-    res.json(await campaignItems(deps, String(req.params.id), reviewerOf(req, res), req.query));
+    res.json(
+      await campaignItems(
+        deps,
+        String(req.params.id),
+        reviewerOf(req, res),
+        validate(campaignItemsQuerySchema, req.query, "query"),
+      ),
+    );
   });
 
   router.post("/campaigns/:id/decisions", async (req, res) => {
-    res.json(await decideItems(deps, String(req.params.id), reviewerOf(req, res), body(req)));
+    res.json(await decideItems(deps, String(req.params.id), reviewerOf(req, res), validate(decideSchema, body(req))));
   });
 
   router.post("/campaigns/:id/close", async (req, res) => {
