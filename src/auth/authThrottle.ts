@@ -20,7 +20,7 @@ import { log } from "../logging/logger.js";
  * the throttle bounds what a flood of guesses costs and makes it visible (logs, /metrics).
  */
 
-export type AuthSurface = "scim" | "admin-api" | "admin-login";
+export type AuthSurface = "scim" | "admin-api" | "admin-login" | "oauth";
 export type AuthThrottleMetrics = { authFailures: Counter<"surface">; authThrottled: Counter<"surface" | "scope"> };
 export type Throttled = { scope: "address" | "global"; retryAfterSeconds: number };
 

@@ -1,10 +1,12 @@
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { TokenRepository } from "../db/tokenRepository.js";
+import type { CredentialKind, TokenRepository } from "../db/tokenRepository.js";
 
 /**
- * IdP bearer tokens. A token is 32 random bytes, so a plain SHA-256 is the right hash (no
- * password stretching needed); only the hash is stored. Verification compares hashes with
- * timingSafeEqual, and a short cache keeps the hot SCIM path off the database.
+ * IdP credentials on the SCIM API: bearer tokens and OAuth access tokens (issued by /oauth/token,
+ * src/auth/oauth), through one check. A token is 32 random bytes, so a plain SHA-256 is the right
+ * hash (no password stretching needed); only the hash is stored. Verification compares hashes with
+ * timingSafeEqual, and a short cache keeps the hot SCIM path off the database. An access token is
+ * refused from the moment it expires (by the injectable clock), whatever the cache says.
  */
 
 export function hashToken(token: string): Buffer {
@@ -17,6 +19,7 @@ export function generateToken(): string {
 
 const CACHE_MS = 10_000;
 const TOUCH_EVERY_MS = 60_000;
+const VALID_SWEEP_AT = 1_000;
 const BATCH_LIMIT = 500; // unknown tokens per lookup query
 
 export type VerifierCacheOptions = {
@@ -39,7 +42,7 @@ export type VerifierCacheOptions = {
  */
 export class ScimTokenVerifier {
   private readonly envHash: Buffer | undefined;
-  private readonly valid = new Map<string, { tokenId: string; until: number }>();
+  private readonly valid = new Map<string, { tokenId: string; kind: CredentialKind; until: number }>();
   private readonly invalid = new Map<string, number>();
   private readonly touchedAt = new Map<string, number>();
   private readonly lookups: TokenLookups;
@@ -72,7 +75,7 @@ export class ScimTokenVerifier {
     const key = hash.toString("hex");
     const now = this.now();
     const known = this.valid.get(key);
-    if (known && known.until > now) return this.touch(known.tokenId, now);
+    if (known && known.until > now) return this.touch(known.tokenId, known.kind, now);
     if ((this.invalid.get(key) ?? 0) > now) return false;
     // A token never seen valid, from an address the failed-auth throttle already refuses: no query.
     // (One seen valid, its cache lapsed, is still looked up: an IdP shares its addresses.)
@@ -82,10 +85,14 @@ export class ScimTokenVerifier {
 
   private async lookUp(hash: Buffer, key: string, now: number): Promise<boolean> {
     const found = await this.lookups.find(hash, key);
-    if (found !== undefined && timingSafeEqual(found.tokenHash, hash)) {
+    const expiresAt = found?.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY;
+    if (found !== undefined && timingSafeEqual(found.tokenHash, hash) && expiresAt > now) {
       this.invalid.delete(key); // a token created after it was first tried
-      this.valid.set(key, { tokenId: found.id, until: now + this.ttlMs });
-      return this.touch(found.id, now);
+      // Trusted from memory until the cache lapses or the access token expires, whichever is first.
+      this.valid.set(key, { tokenId: found.id, kind: found.kind, until: Math.min(now + this.ttlMs, expiresAt) });
+      // Access tokens come and go (one an hour per client): lapsed entries are swept now and then.
+      if (this.valid.size > VALID_SWEEP_AT) for (const [k, v] of this.valid) if (v.until <= now) this.valid.delete(k);
+      return this.touch(found.id, found.kind, now);
     }
     this.valid.delete(key); // revoked
     this.rememberInvalid(key, now + this.ttlMs);
@@ -98,16 +105,17 @@ export class ScimTokenVerifier {
     while (this.invalid.size > this.negativeLimit) this.invalid.delete(this.invalid.keys().next().value!);
   }
 
-  private touch(tokenId: string, now: number): true {
+  private touch(tokenId: string, kind: CredentialKind, now: number): true {
     if ((this.touchedAt.get(tokenId) ?? 0) + TOUCH_EVERY_MS < now) {
       this.touchedAt.set(tokenId, now);
-      this.tokens.touch(tokenId).catch(() => undefined);
+      if (this.touchedAt.size > this.negativeLimit) this.touchedAt.delete(this.touchedAt.keys().next().value!);
+      this.tokens.touch(tokenId, kind).catch(() => undefined);
     }
     return true;
   }
 }
 
-type FoundToken = { id: string; tokenHash: Buffer };
+type FoundToken = { id: string; tokenHash: Buffer; kind: CredentialKind; expiresAt: Date | null };
 type WaitingLookup = {
   hash: Buffer;
   key: string;

@@ -293,6 +293,35 @@ const envSchema = z
     /** How long a claimed delivery is one sender's; a sender that dies mid-send is replaced after this. */
     NOTIFY_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
 
+    /** OAuth 2.0 token endpoint (docs/operations.md, "OAuth"): minutes an issued access token lasts. */
+    OAUTH_ACCESS_TOKEN_MINUTES: z.coerce.number().int().min(1).max(1440).default(60),
+    /** JWT client assertions (RFC 7523; Entra workload identity federation): the issuer they must come from. */
+    OAUTH_JWT_ISSUER: optionalString,
+    /** The audience the assertions must name (this connector's application ID URI or token URL). */
+    OAUTH_JWT_AUDIENCE: optionalString,
+    /** The subject the assertions must name (the IdP's provisioning identity). */
+    OAUTH_JWT_SUBJECT: optionalString,
+    /** The client_id the IdP sends with its assertions (and the name the credential is listed under). */
+    OAUTH_JWT_CLIENT_ID: z
+      .string()
+      .regex(/^[\w.@-]{1,100}$/, "must be 1 to 100 letters, digits, '.', '_', '@' or '-'")
+      .default("entra-wif"),
+    /** Seconds between two fetches of the JWKS URL when an unknown kid arrives (keys are otherwise cached 10 minutes). */
+    OAUTH_JWT_JWKS_REFRESH_SECONDS: z.coerce.number().min(0).max(3600).default(30),
+    /** The tenant (`tid` claim) the assertions must name; unset: not checked. */
+    OAUTH_JWT_TENANT_ID: optionalString,
+    /** Where the issuer publishes its keys (https; cached, refreshed on an unknown kid at most every 30 s). */
+    OAUTH_JWT_JWKS_URL: optionalString.pipe(
+      z
+        .string()
+        .url("must be the issuer's https:// JWKS URL")
+        .refine((v) => /^https:\/\//i.test(v) || /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/i.test(v), {
+          message: "must be https:// (plain http only on loopback, for tests): keys fetched in clear can be forged",
+        })
+        .optional(),
+    ),
+    /** A JWKS file instead of the URL (air-gapped set-ups and tests). */
+    OAUTH_JWT_JWKS_FILE: optionalString,
     ADMIN_TOKEN: highEntropyToken,
     EVIDENCE_SIGNING_KEY: ed25519PrivateKey,
     SAML_ENTRY_POINT: optionalString,
@@ -346,6 +375,7 @@ const envSchema = z
         message: `must be more than SHUTDOWN_DELAY_MS (${env.SHUTDOWN_DELAY_MS}): the delay is part of it, and requests in flight need time after it; raise it or lower SHUTDOWN_DELAY_MS`,
       });
     }
+    for (const problem of jwtIssuerProblems(env)) ctx.addIssue({ code: "custom", ...problem });
     if (env.RECONCILE_SETTLE_MAX_MS < env.RECONCILE_SETTLE_MS) {
       ctx.addIssue({
         code: "custom",
@@ -356,6 +386,56 @@ const envSchema = z
   });
 
 export type Env = z.infer<typeof envSchema>;
+
+function jwksFileProblem(file: string): string | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as { keys?: unknown };
+    if (Array.isArray(parsed.keys) && parsed.keys.length > 0) return undefined;
+    return 'is not a JWKS (a JSON object with a non-empty "keys" array): save the issuer\'s keys document there';
+  } catch (error) {
+    return `cannot be read as JSON (${(error as Error).message.slice(0, 120)}): give the path of the issuer's JWKS document`;
+  }
+}
+
+/**
+ * JWT client assertions need the whole set (issuer, audience, subject, and one key source) or none:
+ * half a set would either refuse every assertion or check less than the operator believes.
+ */
+function jwtIssuerProblems(env: {
+  OAUTH_JWT_ISSUER?: string | undefined;
+  OAUTH_JWT_AUDIENCE?: string | undefined;
+  OAUTH_JWT_SUBJECT?: string | undefined;
+  OAUTH_JWT_TENANT_ID?: string | undefined;
+  OAUTH_JWT_JWKS_URL?: string | undefined;
+  OAUTH_JWT_JWKS_FILE?: string | undefined;
+}): { path: string[]; message: string }[] {
+  const set = {
+    OAUTH_JWT_ISSUER: env.OAUTH_JWT_ISSUER,
+    OAUTH_JWT_AUDIENCE: env.OAUTH_JWT_AUDIENCE,
+    OAUTH_JWT_SUBJECT: env.OAUTH_JWT_SUBJECT,
+  };
+  const anySet =
+    Object.values(set).some(Boolean) ||
+    Boolean(env.OAUTH_JWT_TENANT_ID || env.OAUTH_JWT_JWKS_URL || env.OAUTH_JWT_JWKS_FILE);
+  if (!anySet) return [];
+  const problems = Object.entries(set)
+    .filter(([, v]) => !v)
+    .map(([name]) => ({
+      path: [name],
+      message:
+        "is required when JWT client assertions are configured (OAUTH_JWT_*): set it, or unset every OAUTH_JWT_* setting",
+    }));
+  if (env.OAUTH_JWT_JWKS_FILE) {
+    const problem = jwksFileProblem(env.OAUTH_JWT_JWKS_FILE);
+    if (problem) problems.push({ path: ["OAUTH_JWT_JWKS_FILE"], message: problem });
+  }
+  if (Boolean(env.OAUTH_JWT_JWKS_URL) === Boolean(env.OAUTH_JWT_JWKS_FILE))
+    problems.push({
+      path: ["OAUTH_JWT_JWKS_URL"],
+      message: "set exactly one of OAUTH_JWT_JWKS_URL (the issuer's published keys) and OAUTH_JWT_JWKS_FILE",
+    });
+  return problems;
+}
 
 /** More proxy hops than any sane chain (CDN → load balancer → ingress) has. */
 const MAX_TRUSTED_HOPS = 5;

@@ -11,7 +11,9 @@ import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/i
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { MappingAgreement } from "../mapping/store.js";
 import { failedAuthThrottle } from "../auth/authThrottle.js";
+import type { OAuthTokenService } from "../auth/oauth/tokenService.js";
 import { healthRouter } from "./health.js";
+import { oauthRouter } from "./oauth/index.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimServer, scimTarget } from "./scim/index.js";
@@ -31,8 +33,10 @@ export type AppDeps = {
   adminSources: AdminDataSources;
   /** The admin UI's sessions (src/db/adminSessionRepository.ts). */
   adminSessions: AdminSessionRepository;
-  /** The IdP bearer tokens the SCIM server checks. */
+  /** The IdP credentials the SCIM server checks: bearer tokens and OAuth access tokens. */
   scimTokens: ScimTokenVerifier;
+  /** The OAuth token endpoint's grants (/oauth/token). */
+  oauthTokens?: OAuthTokenService;
   adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
@@ -78,6 +82,11 @@ function expressApp(deps: AppDeps): Express {
   app.set("trust proxy", deps.env.TRUST_PROXY);
   app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
+  if (deps.oauthTokens)
+    app.use(
+      "/oauth",
+      oauthRouter({ tokens: deps.oauthTokens, throttle: failedAuthThrottle(deps.db, deps.env, "oauth", deps.metrics) }),
+    );
   const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
   app.use(
     "/admin/api",

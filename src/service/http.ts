@@ -4,6 +4,9 @@ import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
 import { AdminSessionRepository } from "../db/adminSessionRepository.js";
 import { TokenRepository } from "../db/tokenRepository.js";
+import { OAuthRepository } from "../db/oauthRepository.js";
+import { assertionIssuerFromEnv, ClientAssertionVerifier } from "../auth/oauth/clientAssertion.js";
+import { OAuthTokenService } from "../auth/oauth/tokenService.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
@@ -120,7 +123,9 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     },
     adminSources: { ...admin.sources, access },
     adminSessions: new AdminSessionRepository(db),
-    scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN),
+    // The verifier judges access tokens' expiry by the service's clock (a ManualClock in tests).
+    scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN, { now: () => clock.now().getTime() }),
+    oauthTokens: oauthTokenService(env, db, clock),
     adminActions: admin.actions,
     metrics: deps.metrics,
     draining: probes.draining,
@@ -131,6 +136,17 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
         (m) => m.catalogue,
         () => mappings.current().catalogue,
       ),
+  });
+}
+
+function oauthTokenService(env: Env, db: Database, clock: Clock): OAuthTokenService {
+  const issuer = assertionIssuerFromEnv(env);
+  return new OAuthTokenService({
+    repository: new OAuthRepository(db),
+    clock,
+    accessTokenMinutes: env.OAUTH_ACCESS_TOKEN_MINUTES,
+    assertions: issuer && new ClientAssertionVerifier(issuer, clock),
+    assertionClientName: env.OAUTH_JWT_CLIENT_ID,
   });
 }
 
