@@ -5,6 +5,7 @@ import { logEntry, logExport, logPage } from "./log.js";
 import { mappingData, previewMapping } from "./mapping.js";
 import { mirrorPageData } from "./mirror.js";
 import { sendTestNotification } from "./notifications.js";
+import { listCredentials } from "./credentials.js";
 import { overviewData, resumeFamily } from "./overview.js";
 import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
 import { runsData, startResyncNow } from "./runs.js";
@@ -35,6 +36,7 @@ export function createAdminData(deps: AdminDataDeps): {
     approvals: () => approvalsData(deps),
     mirror: () => mirrorPageData(deps.db, deps.clock.now()),
     notifications: () => deps.notifications.status(),
+    credentials: () => listCredentials(deps.db, deps.clock.now()),
     runs: () => runsData(deps, deps.resync),
   };
   const actions: AdminActions = {

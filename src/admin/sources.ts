@@ -5,6 +5,7 @@ import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";
 import type { MappingData, MappingPreview } from "./mapping.js";
 import type { MirrorData } from "./mirror.js";
 import type { NotificationsData } from "./notifications.js";
+import type { CredentialRow } from "./credentials.js";
 import type { OverviewData } from "./overview.js";
 import type { RunsData } from "./runs.js";
 import type { UserDetail, UsersPageData, UsersQuery } from "./users.js";
@@ -30,6 +31,8 @@ export type AdminDataSources = {
   runs(): Promise<RunsData>;
   mirror(): Promise<MirrorData>;
   notifications(): Promise<NotificationsData>;
+  /** Every IdP credential with kind, last use and expiry (src/admin/credentials.ts). */
+  credentials(): Promise<CredentialRow[]>;
   /** The access report (src/review/access/): a page, and the whole report streamed as a file; built in service/http.ts. */
   access?: AccessReport;
 };

@@ -1,8 +1,5 @@
-import { parseArgs } from "node:util";
-import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, loadEnv, type Env } from "../config/env.js";
 import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
-import { TokenRepository } from "../db/tokenRepository.js";
 import {
   assertOperatorSecrets,
   checkStartEnv,
@@ -21,6 +18,7 @@ import { mappingCommand } from "./mapping.js";
 import { assertPlatformBinding, platformIdentity } from "../reconcile/platformBinding.js";
 import { systemClock } from "../clock.js";
 import { resyncCommand } from "./resync.js";
+import { TOKEN_USAGE, tokenCommand, tokenMigrates } from "./token.js";
 import { accessReportCommand } from "./access.js";
 import { auditCommand } from "./audit.js";
 import { evidenceCommand, evidenceVerifyCommand } from "./evidence.js";
@@ -38,9 +36,7 @@ Commands:
   migrate                    apply database migrations and exit (a migration Job; \`start\` also
                              does unless MIGRATE_AT_BOOT=false; the other commands need a
                              migrated database)
-  token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
-  token list                 list IdP tokens (never the tokens themselves)
-  token revoke NAME|ID       revoke an IdP token
+${TOKEN_USAGE}
   resync [--dry-run] [--verify] [--as NAME]
                              full resync: re-derive every user and queue the differences
                              (--verify: also check platform accounts with spare budget;
@@ -103,7 +99,7 @@ export async function runCli(argv: string[]): Promise<void> {
         console.log(applied.length ? `Applied: ${applied.join(", ")}` : "Database is up to date.");
       });
     case "token":
-      return tokenCommand(env, rest);
+      return withDatabase(env, { migrates: tokenMigrates(rest) }, (db) => tokenCommand(db, rest));
     case "resync":
       return withDatabase(env, { migrates: false }, (db) => resyncCommand(env, db, rest));
     case "plan":
@@ -167,41 +163,6 @@ async function withDatabase(
     await db.close();
     await database.embedded?.stop();
   }
-}
-
-async function tokenCommand(env: Env, args: string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: { name: { type: "string" } },
-    allowPositionals: true,
-  });
-  await withDatabase(env, { migrates: sub === "create" ? "fresh" : false }, async (db) => {
-    const tokens = new TokenRepository(db);
-    if (sub === "create") {
-      const name = values.name ?? positionals[0];
-      if (!name) throw new Error("token create needs --name NAME (for example --name okta)");
-      const token = generateToken();
-      await tokens.create(name, hashToken(token), token.slice(0, 10));
-      console.log(`Created token "${name}". It is shown only this once; store it in your IdP now:\n\n  ${token}\n`);
-    } else if (sub === "list") {
-      const all = await tokens.list();
-      if (!all.length) console.log("No tokens.");
-      for (const t of all) {
-        const state = t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : "active";
-        const used = t.lastUsedAt ? t.lastUsedAt.toISOString() : "never";
-        console.log(`${t.id}  ${t.name.padEnd(16)} ${t.tokenPrefix}…  ${state}  last used ${used}`);
-      }
-    } else if (sub === "revoke") {
-      const target = positionals[0] ?? values.name;
-      if (!target) throw new Error("token revoke needs a token name or id");
-      const count = await tokens.revoke(target);
-      console.log(count ? `Revoked ${count} token(s).` : `No active token named or with id "${target}".`);
-      if (!count) process.exitCode = 1;
-    } else {
-      throw new Error("token needs a subcommand: create, list or revoke");
-    }
-  });
 }
 
 async function start(env: Env): Promise<void> {

@@ -181,6 +181,7 @@ export function sampleSources(): AdminDataSources {
       renamed: [],
     }),
     notifications: async () => ({ channels: [], outbox: [] }),
+    credentials: async () => [],
     previewMapping: async (draft) =>
       draft.includes("bad")
         ? {

@@ -9,7 +9,7 @@ import { hashToken } from "../scimTokens.js";
  * UI. A secret is shown once; only its SHA-256 (32 random bytes: no stretching needed) is stored.
  */
 
-export function generateClientSecret(): string {
+function generateClientSecret(): string {
   return `scs_${randomBytes(32).toString("base64url")}`;
 }
 

@@ -42,7 +42,7 @@ export type TokenServiceOptions = {
   assertionClientName: string;
 };
 
-export function generateAccessToken(): string {
+function generateAccessToken(): string {
   return `scim_at_${randomBytes(32).toString("base64url")}`;
 }
 

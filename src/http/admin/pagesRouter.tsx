@@ -9,6 +9,7 @@ import { LogEntryPage } from "./ui/pages/logEntry.js";
 import { MappingPage } from "./ui/pages/mapping.js";
 import { MirrorPage } from "./ui/pages/mirror.js";
 import { NotificationsPage } from "./ui/pages/notifications.js";
+import { CredentialsPage } from "./ui/pages/credentials.js";
 import { OverviewPage } from "./ui/pages/overview.js";
 import { RunsPage } from "./ui/pages/runs.js";
 import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
@@ -76,7 +77,7 @@ export function pagesRouter(sources: AdminDataSources, evidence: EvidenceDeps): 
   const simple = (
     path: string,
     title: string,
-    nav: "approvals" | "runs" | "mirror" | "notifications",
+    nav: "approvals" | "runs" | "mirror" | "notifications" | "credentials",
     render: (req: Request) => Promise<ComponentChildren>,
   ) =>
     router.get(path, async (req, res) => {
@@ -89,6 +90,9 @@ export function pagesRouter(sources: AdminDataSources, evidence: EvidenceDeps): 
   simple("/mirror", "Mirror", "mirror", async () => <MirrorPage data={await sources.mirror()} />);
   simple("/notifications", "Notifications", "notifications", async (req) => (
     <NotificationsPage data={await sources.notifications()} ctx={pageContext(req)} />
+  ));
+  simple("/credentials", "Credentials", "credentials", async () => (
+    <CredentialsPage rows={await sources.credentials()} />
   ));
 
   return router;

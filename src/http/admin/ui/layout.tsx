@@ -5,7 +5,17 @@ import type { AdminActor } from "../../../admin/adminActor.js";
 export type PageContext = { actor: AdminActor; csrf: string; basePath: string };
 
 export type NavKey =
-  "overview" | "log" | "users" | "mapping" | "approvals" | "runs" | "mirror" | "notifications" | "access" | "campaigns";
+  | "overview"
+  | "log"
+  | "users"
+  | "mapping"
+  | "approvals"
+  | "runs"
+  | "mirror"
+  | "notifications"
+  | "access"
+  | "campaigns"
+  | "credentials";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
@@ -18,6 +28,7 @@ const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },
   { key: "notifications", label: "Notifications", path: "/notifications" },
+  { key: "credentials", label: "Credentials", path: "/credentials" },
 ];
 
 function Head({ title, basePath }: { title: string; basePath: string }) {
