@@ -198,6 +198,18 @@ export class OAuthRepository {
     }));
   }
 
+  /** Per active client, its earliest-expiring active secret not yet expired (for /metrics). */
+  async earliestSecretExpiries(now: Date): Promise<{ clientName: string; expiresAt: Date }[]> {
+    const rows: { name: string; expires_at: Date }[] = await this.db.query(
+      `SELECT c.name, min(s.expires_at) AS expires_at
+         FROM oauth_client_secrets s JOIN oauth_clients c ON c.id = s.client_id
+        WHERE s.revoked_at IS NULL AND c.revoked_at IS NULL AND s.expires_at > $1
+        GROUP BY c.name`,
+      [now],
+    );
+    return rows.map((r) => ({ clientName: r.name, expiresAt: r.expires_at }));
+  }
+
   /** Unrevoked client secrets that expire before `until` and have not yet expired at `now`. */
   async secretsExpiringBefore(
     now: Date,

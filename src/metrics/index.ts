@@ -1,3 +1,4 @@
+import { OAuthRepository } from "../db/oauthRepository.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
@@ -141,6 +142,11 @@ export class ServiceMetrics {
         "saml_certificate_expires_at_seconds",
         "When the IdP's SAML signing certificate (SAML_IDP_CERT) expires (Unix time)",
       ),
+      clientSecretExpires: gauge(
+        "oauth_client_secret_expires_at_seconds",
+        "When each OAuth client's earliest-expiring active secret expires (Unix time; clients whose secrets never expire are absent)",
+        ["client"],
+      ),
       mappingFileInForce: gauge(
         "mapping_file_in_force",
         "1 when this process's mapping file is the mapping in force; 0 when another replica put a different one in force",
@@ -172,12 +178,13 @@ export class ServiceMetrics {
     const now = clock.now();
     const g = this.gauges;
     try {
-      const [queue, mirror, quarantined, alerts, mapping] = await Promise.all([
+      const [queue, mirror, quarantined, alerts, mapping, secrets] = await Promise.all([
         queueStatus(db, budget, now),
         mirrorLag(db, now),
         quarantine.list(),
         alertFacts(db),
         this.sources.mappingAgreement?.(),
+        new OAuthRepository(db).earliestSecretExpiries(now),
       ]);
       if (mapping) {
         g.mappingFileInForce.set(mapping.planning === "file" ? 1 : 0);
@@ -218,6 +225,9 @@ export class ServiceMetrics {
       g.heldForLegacy.set(alerts.heldForLegacy);
       if (this.sources.samlCertificateExpiresAt)
         g.samlCertificateExpires.set(Math.floor(this.sources.samlCertificateExpiresAt.getTime() / 1000));
+      g.clientSecretExpires.reset();
+      for (const s of secrets)
+        g.clientSecretExpires.set({ client: s.clientName }, Math.floor(s.expiresAt.getTime() / 1000));
       g.databaseUp.set(1);
     } catch (error) {
       g.databaseUp.set(0);

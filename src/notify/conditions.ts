@@ -3,11 +3,12 @@ import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { isIncidentOpen, lastIdpRequestAt, noteIdpRequest } from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
+import { checkCredentialExpiry } from "./credentialExpiry.js";
 import { idpSilent, idpSilentEnded, notify, resolve, samlCertificateExpiring } from "./events.js";
 
 /**
  * Conditions found by looking rather than by a write: the IdP gone quiet, the SAML certificate
- * about to expire. Checked by the deliverer's loop against the injectable clock; every replica
+ * or an OAuth client secret about to expire. Checked by the deliverer's loop against the injectable clock; every replica
  * may check, the open-incident key keeps it to one message.
  */
 
@@ -26,6 +27,7 @@ export function conditionChecks(options: {
   return {
     async run(now) {
       if (idpSilenceHours > 0) await checkIdpSilence(db, now, idpSilenceHours);
+      await checkCredentialExpiry(db, now);
       if (cert && cert.validTo.getTime() - now.getTime() < CERT_WARNING_MS)
         await notify(db, samlCertificateExpiring(now, cert));
     },

@@ -29,6 +29,7 @@ export const EVENTS = {
   idpSilent: "idp.silent",
   idpSilentEnded: "idp.silent.ended",
   samlCertificateExpiring: "saml.certificate.expiring",
+  credentialExpiring: "credential.expiring",
   campaignRevoked: "campaign.revoked",
   campaignReminder: "campaign.reminder",
   campaignClosed: "campaign.closed",
