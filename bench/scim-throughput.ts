@@ -17,7 +17,10 @@
  * answered while measuring: unlike latency it hardly moves with the load of the neighbours.
  *
  *   npm run bench:scim [-- --seconds 5 --concurrency 32 --users 2000,20000 --only get,post,put,userpatch,patch
- *                         --workers off,on --baseline <commit> --profile <dir>]
+ *                         --workers off,on --baseline <commit> --profile <dir> --auth bearer|access]
+ *
+ * --auth access: the IdP presents an OAuth access token (a client made in the child's database,
+ * client_credentials at /oauth/token) instead of the bearer token, to compare their CPU per request.
  *
  * --baseline <commit|tag|previous-release>: the same scenarios, in the same run, against the service
  * of that commit (its src/ extracted with `git archive` into a temporary directory); the table puts
@@ -51,6 +54,7 @@ import { cpuMsOf } from "./support/processCpu.js";
 import { benchUser } from "./support/scimUser.js";
 
 const TOKEN = "bench-scim-token-0123456789abcdef";
+/** The IdP's credential: the bearer token, or (--auth access) an OAuth access token the child takes at start. */
 const HEADERS = { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" };
 const TARGETS = { read: 1_500, write: 400, p99Ms: 20, rssMb: 200 };
 /** The service's own CPU per request (issue 16), by scenario. */
@@ -83,6 +87,8 @@ const { values } = parseArgs({
     json: { type: "string" },
     /** With --baseline: this tree's service measured first, the baseline's second (the default is the other way). */
     "new-first": { type: "boolean", default: false },
+    /** bearer (SCIM_TOKEN) or access (an OAuth access token from /oauth/token, client_credentials). */
+    auth: { type: "string", default: "bearer" },
   },
 });
 
@@ -240,8 +246,32 @@ async function serve(databaseUrl: string, root: string): Promise<void> {
       );
     }
   });
+  if (values.auth === "access") process.stdout.write(`token ${await accessToken(root, service)}\n`);
   process.stdout.write(`${service.url}\n`);
   process.on("SIGTERM", () => void service.close().then(() => process.exit(0)));
+}
+
+/** --auth access: a client made in the service's database, and an access token for it from /oauth/token. */
+async function accessToken(root: string, service: { url: string; db: import("../src/db/database.js").Database }) {
+  const { OAuthClients } = (await import(
+    path.join(root, "src/auth/oauth/clients.ts")
+  )) as typeof import("../src/auth/oauth/clients.js");
+  const { OAuthRepository } = (await import(
+    path.join(root, "src/db/oauthRepository.ts")
+  )) as typeof import("../src/db/oauthRepository.js");
+  const { systemClock } = (await import(path.join(root, "src/clock.ts"))) as typeof import("../src/clock.js");
+  const made = await new OAuthClients(new OAuthRepository(service.db), systemClock).create(`bench-${process.pid}`);
+  const res = await fetch(`${service.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: made.clientId,
+      client_secret: made.secret,
+    }),
+  });
+  if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
 }
 
 type Code = { label: string; root: string };
@@ -967,14 +997,22 @@ async function childService(
     [...process.execArgv, fileURLToPath(import.meta.url), "--serve", databaseUrl, "--root", root],
     {
       stdio: ["pipe", "pipe", "inherit"],
-      env: { ...process.env, ...childEnv, LOG_LEVEL: "warn", NODE_ENV: "production" },
+      // --auth access: the token outlives the bench (a day) so no request meets its expiry.
+      env: {
+        ...process.env,
+        ...childEnv,
+        LOG_LEVEL: "warn",
+        NODE_ENV: "production",
+        OAUTH_ACCESS_TOKEN_MINUTES: "1440",
+      },
     },
   );
   const lines = createInterface({ input: child.stdout! });
   const waiting: ((line: string) => void)[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     lines.on("line", (line) => {
-      if (line.startsWith("http://")) resolve(line.trim());
+      if (line.startsWith("token ")) HEADERS.authorization = `Bearer ${line.slice(6).trim()}`;
+      else if (line.startsWith("http://")) resolve(line.trim());
       else waiting.shift()?.(line);
     });
     child.once("exit", (code) => reject(new Error(`service child exited early (${code})`)));
