@@ -11,7 +11,13 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
  *   SCIM authentication beside the bearer tokens (one query for both).
  * - `oauth_assertion_jtis`: the `jti` of every accepted client assertion until it expires, shared by
  *   every replica, so an assertion replayed within its lifetime is refused anywhere.
- * - `credential_warnings` is not needed: expiry warnings use the notifications' incident keys.
+ * - `oauth_authorization_codes`: codes an admin approved at /oauth/authorize (Okta's authorization
+ *   code mode), hashed, one use, ten minutes, with the PKCE challenge when the client sent one.
+ * - `oauth_refresh_tokens`: refresh tokens, hashed, rotated on every use; all the tokens descended
+ *   from one approval share a `family_id`, so a rotated token presented again (a stolen copy)
+ *   revokes the whole family, its access tokens (`oauth_access_tokens.family_id`) included.
+ * - `oauth_clients.redirect_uris`: where /oauth/authorize may send a secret client's codes.
+ * Expiry warnings need no table: they use the notifications' incident keys.
  */
 export class OAuth1763700001950 implements MigrationInterface {
   name = "OAuth1763700001950";
@@ -22,6 +28,7 @@ export class OAuth1763700001950 implements MigrationInterface {
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
         name text NOT NULL,
         kind text NOT NULL CHECK (kind IN ('secret', 'assertion')),
+        redirect_uris text[] NOT NULL DEFAULT '{}',
         created_at timestamptz NOT NULL DEFAULT now(),
         last_used_at timestamptz,
         revoked_at timestamptz
@@ -44,6 +51,7 @@ export class OAuth1763700001950 implements MigrationInterface {
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
         client_id uuid NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
         token_hash bytea NOT NULL UNIQUE,
+        family_id uuid,
         created_at timestamptz NOT NULL,
         expires_at timestamptz NOT NULL,
         last_used_at timestamptz,
@@ -58,9 +66,37 @@ export class OAuth1763700001950 implements MigrationInterface {
         PRIMARY KEY (issuer, jti)
       )`);
     await q.query(`CREATE INDEX oauth_assertion_jtis_expires ON oauth_assertion_jtis (expires_at)`);
+    await q.query(`
+      CREATE TABLE oauth_authorization_codes (
+        code_hash bytea PRIMARY KEY,
+        client_id uuid NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        redirect_uri text NOT NULL,
+        code_challenge text,
+        code_challenge_method text,
+        approved_by text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz,
+        family_id uuid NOT NULL
+      )`);
+    await q.query(`
+      CREATE TABLE oauth_refresh_tokens (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        token_hash bytea NOT NULL UNIQUE,
+        client_id uuid NOT NULL REFERENCES oauth_clients(id) ON DELETE CASCADE,
+        family_id uuid NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        rotated_at timestamptz,
+        revoked_at timestamptz
+      )`);
+    await q.query(`CREATE INDEX oauth_refresh_tokens_family ON oauth_refresh_tokens (family_id)`);
+    await q.query(`CREATE INDEX oauth_access_tokens_family ON oauth_access_tokens (family_id) WHERE family_id IS NOT NULL`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE oauth_refresh_tokens`);
+    await q.query(`DROP TABLE oauth_authorization_codes`);
     await q.query(`DROP TABLE oauth_assertion_jtis`);
     await q.query(`DROP TABLE oauth_access_tokens`);
     await q.query(`DROP TABLE oauth_client_secrets`);

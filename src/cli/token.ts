@@ -17,8 +17,9 @@ export const TOKEN_USAGE = `  token create --name NAME   create an IdP bearer to
   token list                 list every IdP credential: bearer tokens, OAuth client secrets, assertion
                              clients and live access tokens, with kind, last use and expiry (never a secret)
   token revoke NAME|ID       revoke an IdP bearer token
-  token client create --name NAME [--expires-days N]
-                             create an OAuth client (client_id NAME) and its first secret (shown once)
+  token client create --name NAME [--expires-days N] [--redirect-uri URL ...]
+                             create an OAuth client (client_id NAME) and its first secret (shown once);
+                             --redirect-uri lets it use the authorization code grant (Okta)
   token client secret NAME [--expires-days N]
                              add a secret to a client (rotation: both work until the old one is revoked)
   token client revoke NAME   revoke a client: its secrets and access tokens stop at once
@@ -32,7 +33,11 @@ export async function tokenCommand(db: Database, args: string[]): Promise<void> 
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { name: { type: "string" }, "expires-days": { type: "string" } },
+    options: {
+      name: { type: "string" },
+      "expires-days": { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+    },
     allowPositionals: true,
   });
   const tokens = new TokenRepository(db);
@@ -56,7 +61,7 @@ export async function tokenCommand(db: Database, args: string[]): Promise<void> 
     const [action, target = values.name] = positionals;
     if (action === "create") {
       if (!target) throw new Error("token client create needs --name NAME (it is the client_id)");
-      printSecret(await clients.create(target, expiresDays), true);
+      printSecret(await clients.create(target, expiresDays, values["redirect-uri"] ?? []), true);
     } else if (action === "secret") {
       if (!target) throw new Error("token client secret needs the client's name or id");
       printSecret(await clients.addSecret(target, expiresDays), false);

@@ -295,6 +295,8 @@ const envSchema = z
 
     /** OAuth 2.0 token endpoint (docs/operations.md, "OAuth"): minutes an issued access token lasts. */
     OAUTH_ACCESS_TOKEN_MINUTES: z.coerce.number().int().min(1).max(1440).default(60),
+    /** Days a refresh token (authorization code grant) stays usable; each use rotates it for this long again. */
+    OAUTH_REFRESH_TOKEN_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
     /** JWT client assertions (RFC 7523; Entra workload identity federation): the issuer they must come from. */
     OAUTH_JWT_ISSUER: optionalString,
     /** The audience the assertions must name (this connector's application ID URI or token URL). */

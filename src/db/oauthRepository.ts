@@ -8,6 +8,8 @@ import type { Database, Queryable } from "./database.js";
 
 export type OAuthClientKind = "secret" | "assertion";
 
+export type ActiveClient = { id: string; name: string; kind: OAuthClientKind; redirectUris: string[] };
+
 export type FoundSecret = {
   secretId: string;
   secretHash: Buffer;
@@ -39,13 +41,21 @@ export class OAuthRepository {
     return rows[0]!;
   }
 
-  async findActiveClient(nameOrId: string): Promise<{ id: string; name: string; kind: OAuthClientKind } | undefined> {
-    const rows: { id: string; name: string; kind: OAuthClientKind }[] = await this.db.query(
-      `SELECT id, name, kind FROM oauth_clients
+  async findActiveClient(nameOrId: string): Promise<ActiveClient | undefined> {
+    const rows: { id: string; name: string; kind: OAuthClientKind; redirect_uris: string[] }[] = await this.db.query(
+      `SELECT id, name, kind, redirect_uris FROM oauth_clients
         WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1)`,
       [nameOrId],
     );
-    return rows[0];
+    const r = rows[0];
+    return r && { id: r.id, name: r.name, kind: r.kind, redirectUris: r.redirect_uris };
+  }
+
+  async addRedirectUris(clientId: string, uris: readonly string[]): Promise<void> {
+    await this.db.query(
+      `UPDATE oauth_clients SET redirect_uris = ARRAY(SELECT DISTINCT unnest(redirect_uris || $2::text[])) WHERE id = $1`,
+      [clientId, uris],
+    );
   }
 
   /** The assertion client named after a token's subject, made on its first accepted assertion. */
@@ -100,10 +110,17 @@ export class OAuthRepository {
     );
   }
 
-  async issueAccessToken(clientId: string, tokenHash: Buffer, createdAt: Date, expiresAt: Date): Promise<void> {
+  /** `familyId`: the authorization an access token descends from (refresh tokens), revoked with it. */
+  async issueAccessToken(
+    clientId: string,
+    tokenHash: Buffer,
+    createdAt: Date,
+    expiresAt: Date,
+    familyId?: string,
+  ): Promise<void> {
     await this.db.query(
-      `INSERT INTO oauth_access_tokens (client_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-      [clientId, tokenHash, createdAt, expiresAt],
+      `INSERT INTO oauth_access_tokens (client_id, token_hash, created_at, expires_at, family_id) VALUES ($1, $2, $3, $4, $5)`,
+      [clientId, tokenHash, createdAt, expiresAt, familyId ?? null],
     );
   }
 

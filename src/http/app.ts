@@ -12,6 +12,7 @@ import type { ServiceMetrics } from "../metrics/index.js";
 import type { MappingAgreement } from "../mapping/store.js";
 import { failedAuthThrottle } from "../auth/authThrottle.js";
 import type { OAuthTokenService } from "../auth/oauth/tokenService.js";
+import type { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";
 import { healthRouter } from "./health.js";
 import { oauthRouter } from "./oauth/index.js";
 import { metricsRouter } from "./metrics.js";
@@ -37,6 +38,8 @@ export type AppDeps = {
   scimTokens: ScimTokenVerifier;
   /** The OAuth token endpoint's grants (/oauth/token). */
   oauthTokens?: OAuthTokenService;
+  /** The authorization code grant, approved on the admin UI's page. */
+  oauthCodes?: AuthorizationCodes;
   adminActions: AdminActions;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;

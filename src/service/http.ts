@@ -7,6 +7,8 @@ import { TokenRepository } from "../db/tokenRepository.js";
 import { OAuthRepository } from "../db/oauthRepository.js";
 import { assertionIssuerFromEnv, ClientAssertionVerifier } from "../auth/oauth/clientAssertion.js";
 import { OAuthTokenService } from "../auth/oauth/tokenService.js";
+import { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";
+import { OAuthGrantRepository } from "../db/oauthGrantRepository.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
@@ -125,7 +127,7 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     adminSessions: new AdminSessionRepository(db),
     // The verifier judges access tokens' expiry by the service's clock (a ManualClock in tests).
     scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN, { now: () => clock.now().getTime() }),
-    oauthTokens: oauthTokenService(env, db, clock),
+    ...oauthServices(env, db, clock),
     adminActions: admin.actions,
     metrics: deps.metrics,
     draining: probes.draining,
@@ -139,15 +141,20 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
   });
 }
 
-function oauthTokenService(env: Env, db: Database, clock: Clock): OAuthTokenService {
+function oauthServices(env: Env, db: Database, clock: Clock) {
   const issuer = assertionIssuerFromEnv(env);
-  return new OAuthTokenService({
-    repository: new OAuthRepository(db),
+  const repository = new OAuthRepository(db);
+  const oauthCodes = new AuthorizationCodes(repository, new OAuthGrantRepository(db), clock);
+  const oauthTokens = new OAuthTokenService({
+    repository,
     clock,
     accessTokenMinutes: env.OAUTH_ACCESS_TOKEN_MINUTES,
     assertions: issuer && new ClientAssertionVerifier(issuer, clock),
     assertionClientName: env.OAUTH_JWT_CLIENT_ID,
+    codes: oauthCodes,
+    refreshTokenDays: env.OAUTH_REFRESH_TOKEN_DAYS,
   });
+  return { oauthTokens, oauthCodes };
 }
 
 function serverUrl(server: Server, env: Env): string {

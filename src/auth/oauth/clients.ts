@@ -22,11 +22,17 @@ export class OAuthClients {
   ) {}
 
   /** A new client with its first secret; `expiresInDays` undefined: the secret does not expire. */
-  async create(name: string, expiresInDays?: number): Promise<NewSecret> {
+  async create(name: string, expiresInDays?: number, redirectUris: readonly string[] = []): Promise<NewSecret> {
+    for (const uri of redirectUris)
+      if (!/^https:\/\/[^\s#]+$/i.test(uri) && !/^http:\/\/(127\.0\.0\.1|localhost)[:/][^\s#]*$/i.test(uri))
+        throw new Error(
+          `--redirect-uri ${uri.slice(0, 100)} must be an https:// URL without a fragment (http only on loopback)`,
+        );
     if (!/^[\w.@-]{1,100}$/.test(name))
       throw new Error("the client name must be 1 to 100 letters, digits, '.', '_', '@' or '-' (it is the client_id)");
     if (await this.repository.findActiveClient(name)) throw new Error(`a client named "${name}" already exists`);
     const { id } = await this.repository.createClient(name, "secret");
+    if (redirectUris.length > 0) await this.repository.addRedirectUris(id, redirectUris);
     return this.addTo(id, name, expiresInDays);
   }
 

@@ -4,6 +4,7 @@ import type { OAuthRepository } from "../../db/oauthRepository.js";
 import { log } from "../../logging/logger.js";
 import { hashToken } from "../scimTokens.js";
 import type { ClientAssertionVerifier } from "./clientAssertion.js";
+import type { AuthorizationCodes } from "./authorizationCode.js";
 import { OAuthError } from "./errors.js";
 
 /**
@@ -30,7 +31,21 @@ export type ClientCredentialsRequest = {
   assertion?: string | undefined;
 };
 
-export type IssuedToken = { access_token: string; token_type: "Bearer"; expires_in: number; scope: string };
+export type IssuedToken = {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+};
+
+/** authorization_code and refresh_token grants: the client authenticates with its secret. */
+export type CodeGrantRequest = ClientCredentialsRequest & {
+  code?: string | undefined;
+  redirectUri?: string | undefined;
+  codeVerifier?: string | undefined;
+  refreshToken?: string | undefined;
+};
 
 export type TokenServiceOptions = {
   repository: OAuthRepository;
@@ -40,6 +55,9 @@ export type TokenServiceOptions = {
   assertions?: ClientAssertionVerifier | undefined;
   /** The client name an assertion's tokens are issued to (and a client_id sent with one must equal). */
   assertionClientName: string;
+  /** The authorization code grant (src/auth/oauth/authorizationCode.ts) and its refresh tokens' lifetime. */
+  codes?: AuthorizationCodes | undefined;
+  refreshTokenDays?: number;
 };
 
 function generateAccessToken(): string {
@@ -63,6 +81,49 @@ export class OAuthTokenService {
       "invalid_client",
       "Client authentication is required: a client_id and client_secret (Basic or form), or a client_assertion",
     );
+  }
+
+  /** grant_type=authorization_code: the code an admin approved, for an access token and a refresh token. */
+  async authorizationCode(request: CodeGrantRequest): Promise<IssuedToken> {
+    const codes = this.codeGrant();
+    const clientId = await this.secretOnly(request);
+    if (!request.code) throw new OAuthError("invalid_request", "code is required");
+    const familyId = await codes.redeem(clientId, request.code, request.redirectUri, request.codeVerifier);
+    return this.issueWithRefresh(codes, clientId, familyId);
+  }
+
+  /** grant_type=refresh_token: rotates the refresh token (a reused one revokes its family). */
+  async refreshToken(request: CodeGrantRequest): Promise<IssuedToken> {
+    const codes = this.codeGrant();
+    const clientId = await this.secretOnly(request);
+    if (!request.refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
+    const familyId = await codes.rotate(clientId, request.refreshToken);
+    return this.issueWithRefresh(codes, clientId, familyId);
+  }
+
+  private codeGrant(): AuthorizationCodes {
+    if (!this.options.codes)
+      throw new OAuthError("unsupported_grant_type", "The authorization code grant is not enabled");
+    return this.options.codes;
+  }
+
+  private secretOnly(request: ClientCredentialsRequest): Promise<string> {
+    if (request.assertion !== undefined || request.assertionType !== undefined)
+      throw new OAuthError("invalid_client", "This grant takes a client secret, not an assertion");
+    if (request.clientSecret === undefined)
+      throw new OAuthError(
+        "invalid_client",
+        "Client authentication is required: a client_id and client_secret (Basic or form)",
+      );
+    return this.secretClient(request.clientId, request.clientSecret);
+  }
+
+  private async issueWithRefresh(codes: AuthorizationCodes, clientId: string, familyId: string): Promise<IssuedToken> {
+    const issued = await this.issue(clientId, familyId);
+    return {
+      ...issued,
+      refresh_token: await codes.issueRefreshToken(clientId, familyId, this.options.refreshTokenDays ?? 90),
+    };
   }
 
   private async secretClient(clientId: string | undefined, secret: string): Promise<string> {
@@ -113,7 +174,7 @@ export class OAuthTokenService {
     return client.id;
   }
 
-  private async issue(clientId: string): Promise<IssuedToken> {
+  private async issue(clientId: string, familyId?: string): Promise<IssuedToken> {
     const token = generateAccessToken();
     const now = this.options.clock.now();
     const lifetimeSeconds = this.options.accessTokenMinutes * 60;
@@ -122,6 +183,7 @@ export class OAuthTokenService {
       hashToken(token),
       now,
       new Date(now.getTime() + lifetimeSeconds * 1000),
+      familyId,
     );
     log.info("oauth", "access token issued", { clientId, expiresInSeconds: lifetimeSeconds });
     return { access_token: token, token_type: "Bearer", expires_in: lifetimeSeconds, scope: SCOPE };

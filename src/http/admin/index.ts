@@ -1,5 +1,7 @@
 import express, { Router, type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
+import type { AuthorizationCodes } from "../../auth/oauth/authorizationCode.js";
+import { oauthApprovalRoutes } from "./oauthApproval.js";
 import type { Database } from "../../db/database.js";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
@@ -34,6 +36,8 @@ export type AdminRouterDeps = {
   sources: AdminDataSources;
   actions: AdminActions;
   metrics?: AuthThrottleMetrics;
+  /** The OAuth authorization code grant, approved on a page here (oauthApproval.tsx). */
+  oauthCodes?: AuthorizationCodes;
 };
 
 /**
@@ -120,6 +124,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     }),
   );
   router.use(campaignRoutes({ db: deps.db, clock: deps.clock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE }));
+  router.use(oauthApprovalRoutes(deps.oauthCodes));
   router.use(actionsRouter(deps.actions));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);

@@ -12,11 +12,31 @@ import { renderMessagePage } from "./ui/render.js";
  */
 
 export type AdminAction =
-  "read" | "review" | "approve" | "reconcile" | "resync" | "resume" | "notifyTest" | "campaign" | "evidence";
+  | "read"
+  | "review"
+  | "approve"
+  | "reconcile"
+  | "resync"
+  | "resume"
+  | "notifyTest"
+  | "campaign"
+  | "evidence"
+  | "oauthApprove";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read", "review"]),
-  admin: new Set(["read", "review", "approve", "reconcile", "resync", "resume", "notifyTest", "campaign", "evidence"]),
+  admin: new Set([
+    "read",
+    "review",
+    "approve",
+    "reconcile",
+    "resync",
+    "resume",
+    "notifyTest",
+    "campaign",
+    "evidence",
+    "oauthApprove",
+  ]),
 };
 
 export function can(role: AdminRole | undefined, action: AdminAction): boolean {
@@ -58,4 +78,5 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   notifyTest: "send test notifications",
   campaign: "start or close access campaigns or lift their denies",
   evidence: "download evidence packs",
+  oauthApprove: "approve OAuth clients (an IdP's provisioning connection)",
 };

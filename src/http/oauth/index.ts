@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { OAuthError } from "../../auth/oauth/errors.js";
-import type { OAuthTokenService } from "../../auth/oauth/tokenService.js";
+import type { CodeGrantRequest, IssuedToken, OAuthTokenService } from "../../auth/oauth/tokenService.js";
 import { log } from "../../logging/logger.js";
 
 /**
@@ -15,6 +15,12 @@ import { log } from "../../logging/logger.js";
 export type OAuthRouterDeps = { tokens: OAuthTokenService; throttle: FailedAuthThrottle | undefined };
 
 const FORM_LIMIT = "16kb";
+/** A Map, not an object: a grant_type such as "constructor" must find nothing. */
+const GRANTS = new Map<string, (tokens: OAuthTokenService, request: CodeGrantRequest) => Promise<IssuedToken>>([
+  ["client_credentials", (tokens, request) => tokens.clientCredentials(request)],
+  ["authorization_code", (tokens, request) => tokens.authorizationCode(request)],
+  ["refresh_token", (tokens, request) => tokens.refreshToken(request)],
+]);
 const BASIC = /^Basic +([A-Za-z0-9+/=]{1,2048}) *$/i;
 
 export function oauthRouter(deps: OAuthRouterDeps): Router {
@@ -26,6 +32,11 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
       token(deps, req, res).catch(next);
     },
   );
+  // The authorization endpoint needs the admin UI's session: the page lives there (src/http/admin/oauthApproval.tsx).
+  router.get("/authorize", (req, res) => {
+    const at = req.originalUrl.indexOf("?");
+    res.redirect(303, `/admin/oauth/authorize${at === -1 ? "" : req.originalUrl.slice(at)}`);
+  });
   router.all("/token", (_req, res) => {
     res.setHeader("Allow", "POST");
     sendOAuthError(
@@ -43,16 +54,24 @@ async function token(deps: OAuthRouterDeps, req: Request, res: Response): Promis
   const form = formOf(req);
   const grantType = form.get("grant_type");
   if (grantType === undefined) throw new OAuthError("invalid_request", "grant_type is required");
-  if (grantType !== "client_credentials")
-    throw new OAuthError("unsupported_grant_type", "This endpoint issues tokens for grant_type=client_credentials");
+  const grant = GRANTS.get(grantType);
+  if (!grant)
+    throw new OAuthError(
+      "unsupported_grant_type",
+      "grant_type must be client_credentials, authorization_code or refresh_token",
+    );
   const basic = basicCredentials(req.headers.authorization);
   if (basic && (form.has("client_secret") || form.has("client_assertion")))
     throw new OAuthError("invalid_request", "Use one client authentication method: Basic or the form, not both");
-  const issued = await deps.tokens.clientCredentials({
+  const issued = await grant(deps.tokens, {
     clientId: basic?.clientId ?? form.get("client_id"),
     clientSecret: basic?.clientSecret ?? form.get("client_secret"),
     assertionType: form.get("client_assertion_type"),
     assertion: form.get("client_assertion"),
+    code: form.get("code"),
+    redirectUri: form.get("redirect_uri"),
+    codeVerifier: form.get("code_verifier"),
+    refreshToken: form.get("refresh_token"),
   });
   res.setHeader("Cache-Control", "no-store");
   res.setHeader("Pragma", "no-cache");
