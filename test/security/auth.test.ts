@@ -38,6 +38,9 @@ const PUBLIC: Record<string, string> = {
   "GET /admin/saml/metadata": "SP metadata (public by design: the IdP fetches it)",
   "GET /admin/saml/login": "redirect to the IdP",
   "POST /admin/saml/acs": "the IdP posts signed responses here (checked below: unsigned → refused)",
+  "POST /oauth/token":
+    "the OAuth token endpoint: the client authenticates in the request itself (refusals: test/security/oauthToken.test.ts)",
+  "GET /oauth/authorize": "a redirect to the admin UI's approval page, which needs an admin session",
 };
 
 type Surface = "scim" | "adminApi" | "adminUi" | "metrics";
@@ -215,7 +218,8 @@ for (const mode of ["local", "saml"] as const) {
       for (const route of routes.filter(
         (r) => r.method === "GET" && !r.path.startsWith("/admin/") && r.path !== "/admin",
       )) {
-        const surface = route.path === "/healthz" || route.path === "/readyz" ? undefined : surfaceOf(route);
+        // Public routes (the probes, /oauth/*) take no credential.
+        const surface = PUBLIC[`${route.method} ${route.path}`] ? undefined : surfaceOf(route);
         const token =
           surface === "scim"
             ? IDP_TOKEN

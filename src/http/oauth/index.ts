@@ -37,7 +37,7 @@ export function oauthRouter(deps: OAuthRouterDeps): Router {
     const at = req.originalUrl.indexOf("?");
     res.redirect(303, `/admin/oauth/authorize${at === -1 ? "" : req.originalUrl.slice(at)}`);
   });
-  router.all("/token", (_req, res) => {
+  router.use("/token", (_req, res) => {
     res.setHeader("Allow", "POST");
     sendOAuthError(
       res,
