@@ -20,7 +20,8 @@ import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 
 /**
  * Fuzzes /oauth/* of the connector as a real child process, with a client secret and a local
- * issuer configured: random methods and paths under /oauth, every form parameter valid, missing,
+ * issuer configured: random methods and paths under /oauth (the authorize redirect included), the
+ * three grants and made-up ones, every form parameter valid, missing,
  * doubled or nasty, client assertions valid, tampered (header, payload, signature, alg none, extra
  * parts), Basic headers good and broken, lying content types, bodies late and in pieces. Every
  * request is answered, never 5xx, never with a stack trace; the process stays up and a valid
@@ -35,7 +36,11 @@ const CONCURRENCY = 8;
 const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
 
 const METHODS = ["POST", "POST", "POST", "POST", "GET", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH"];
+const REDIRECT = "https://okta.example.test/oauth/callback";
 const PATHS = [
+  "/oauth/authorize?response_type=code&client_id=okta-fuzz&state=x",
+  "/oauth/authorize?client_id=%00&redirect_uri=javascript:alert(1)",
+  "/oauth/authorize",
   "/oauth/token",
   "/oauth/token",
   "/oauth/token",
@@ -94,9 +99,23 @@ function fuzzRequest(rng: Rng, good: { secret: string; assertions: string[] }): 
     if (rng.chance(0.85)) pairs.push([name, rng.chance(0.9) ? value() : nastyString(rng)]);
     if (rng.chance(0.05)) pairs.push([name, value()]); // doubled
   };
-  maybe("grant_type", () =>
-    rng.pick(["client_credentials", "client_credentials", "authorization_code", "password", ""]),
-  );
+  const grant = rng.pick([
+    "client_credentials",
+    "client_credentials",
+    "authorization_code",
+    "refresh_token",
+    "password",
+    "constructor",
+    "",
+  ]);
+  maybe("grant_type", () => grant);
+  if (grant === "authorization_code") {
+    maybe("code", () => rng.pick([`scim_code_${"A".repeat(43)}`, nastyString(rng)]));
+    maybe("redirect_uri", () => rng.pick([REDIRECT, `${REDIRECT}/x`, nastyString(rng)]));
+    maybe("code_verifier", () => rng.pick(["v".repeat(50), "short", nastyString(rng)]));
+  }
+  if (grant === "refresh_token")
+    maybe("refresh_token", () => rng.pick([`scim_rt_${"B".repeat(43)}`, nastyString(rng)]));
   const useAssertion = rng.chance(0.5);
   if (useAssertion) {
     maybe("client_id", () => rng.pick(["entra-wif", "ENTRA-WIF", "okta-fuzz"]));
@@ -156,7 +175,8 @@ describe(`/oauth/* fuzz (seed ${SEED})`, () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     issuer = await startLocalIssuer();
-    secret = (await new OAuthClients(new OAuthRepository(database.db), systemClock).create("okta-fuzz")).secret;
+    secret = (await new OAuthClients(new OAuthRepository(database.db), systemClock).create("okta-fuzz", 30, [REDIRECT]))
+      .secret;
     connector = await spawnConnector({
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,
