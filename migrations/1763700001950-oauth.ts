@@ -91,7 +91,9 @@ export class OAuth1763700001950 implements MigrationInterface {
         revoked_at timestamptz
       )`);
     await q.query(`CREATE INDEX oauth_refresh_tokens_family ON oauth_refresh_tokens (family_id)`);
-    await q.query(`CREATE INDEX oauth_access_tokens_family ON oauth_access_tokens (family_id) WHERE family_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX oauth_access_tokens_family ON oauth_access_tokens (family_id) WHERE family_id IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
