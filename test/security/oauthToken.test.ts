@@ -4,6 +4,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { JWT_BEARER } from "../../src/auth/oauth/tokenService.js";
+import { hashToken } from "../../src/auth/scimTokens.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { OAuthRepository } from "../../src/db/oauthRepository.js";
@@ -125,6 +126,18 @@ describe("OAuth token endpoint", () => {
     expect((await scim(issued.body.access_token)).status).toBe(200);
     clock.advance(61_000);
     expect((await scim(issued.body.access_token)).status).toBe(401);
+
+    // A day after its expiry the row goes, when a token is next issued (at most hourly per process).
+    const stored = async () =>
+      (
+        await database.db.query(`SELECT 1 FROM oauth_access_tokens WHERE token_hash = $1`, [
+          hashToken(issued.body.access_token),
+        ])
+      ).length;
+    expect(await stored()).toBe(1);
+    clock.advance(25 * 3_600_000);
+    expect((await tokenRequest({ grant_type: "client_credentials" }, ["expiring", made.secret])).status).toBe(200);
+    await vi.waitFor(async () => expect(await stored()).toBe(0), { timeout: 10_000, interval: 100 });
   });
 
   it("a JWT client assertion from the configured issuer gives a token; the same jti twice is refused", async () => {

@@ -64,7 +64,12 @@ function generateAccessToken(): string {
   return `scim_at_${randomBytes(32).toString("base64url")}`;
 }
 
+/** Expired access tokens and jtis are dropped at most this often, by the process that issues tokens. */
+const PURGE_EVERY_MS = 3_600_000;
+
 export class OAuthTokenService {
+  private lastPurge = Number.NEGATIVE_INFINITY;
+
   constructor(private readonly options: TokenServiceOptions) {}
 
   async clientCredentials(request: ClientCredentialsRequest): Promise<IssuedToken> {
@@ -186,6 +191,12 @@ export class OAuthTokenService {
       familyId,
     );
     log.info("oauth", "access token issued", { clientId, expiresInSeconds: lifetimeSeconds });
+    if (now.getTime() - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = now.getTime();
+      this.options.repository
+        .purgeExpired(now)
+        .catch((error: unknown) => log.warn("oauth", "expired tokens not purged", { error }));
+    }
     return { access_token: token, token_type: "Bearer", expires_in: lifetimeSeconds, scope: SCOPE };
   }
 }
