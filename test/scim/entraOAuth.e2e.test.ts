@@ -10,7 +10,8 @@ import { emulatorState, startStack, type Stack } from "../support/stack.js";
  * issuer → an access token from /oauth/token → SCIM writes with it → the token expires on the
  * injectable clock mid-run (the next write gets 401) → a new assertion, a new token, the refused
  * write sent again. No write is lost or doubled: the connector holds every user and membership
- * once, and the platform (the emulator) ends with every account.
+ * once, and the platform (the emulator) ends with every account. Then the IdP falls silent for
+ * more than IDP_SILENCE_HOURS (24) on the clock, and idp.silent opens.
  */
 describe("Entra-style OAuth provisioning across a token expiry", () => {
   let stack: Stack;
@@ -107,5 +108,17 @@ describe("Entra-style OAuth provisioning across a token expiry", () => {
       { timeout: 30_000, interval: 200 },
     );
     expect(onPlatform.sort()).toEqual([...userNames].sort());
+
+    // An IdP that provisioned with access tokens and then falls silent is told of, as with a bearer token.
+    clock.advance(25 * 3_600_000);
+    await vi.waitFor(
+      async () => {
+        const open: unknown[] = await stack.database.db.query(
+          `SELECT 1 FROM notification_incidents WHERE key = 'idp.silent' AND resolved_at IS NULL`,
+        );
+        if (open.length !== 1) throw new Error("no idp.silent incident yet");
+      },
+      { timeout: 20_000, interval: 200 },
+    );
   }, 90_000);
 });
