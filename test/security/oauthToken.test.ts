@@ -1,4 +1,7 @@
 import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { SignJWT } from "jose";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -241,6 +244,51 @@ describe("OAuth token endpoint", () => {
     await expectError(json, "invalid_request", /x-www-form-urlencoded/);
     const get = await request(service.url).get("/oauth/token");
     expect(get.status).toBe(405);
+  });
+});
+
+describe("OAuth token endpoint with the issuer's keys in a JWKS file", () => {
+  let database: TestDatabase;
+  let service: Service;
+  let issuer: LocalIssuer;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    issuer = await startLocalIssuer();
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), "oauth-jwks-")), "keys.json");
+    await writeFile(file, JSON.stringify(issuer.jwks()));
+    service = await startService({
+      env: loadEnv({
+        PORT: "0",
+        HOST: "127.0.0.1",
+        RECONCILE_WORKERS: "0",
+        RESYNC_CRON: "off",
+        ...issuer.env(),
+        OAUTH_JWT_JWKS_URL: "",
+        OAUTH_JWT_JWKS_FILE: file,
+      }),
+      databaseUrl: database.url,
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await issuer?.close();
+    await database?.drop();
+  });
+
+  it("accepts an assertion signed by a key in the file, without fetching, and refuses an unknown kid", async () => {
+    const send = async (assertion: string) =>
+      request(service.url)
+        .post("/oauth/token")
+        .type("form")
+        .send({ grant_type: "client_credentials", client_assertion_type: JWT_BEARER, client_assertion: assertion });
+    const accepted = await send(await issuer.assertion());
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    const kid = await issuer.rotate(); // published by the issuer's URL, not in the file
+    const refused = await send(await issuer.assertion({}, { kid }));
+    expect(refused.status).toBe(401);
+    expect(refused.body.error_description).toMatch(/kid/);
+    expect(issuer.fetches()).toBe(0);
   });
 });
 
