@@ -49,7 +49,9 @@ export class MappedDesiredState implements DesiredStateSource {
       desired,
       active: user.active,
       equivalents: mapping.equivalents,
-      ...(desired ? { reasons: () => explainGrants(desired, user.groups, mapping, user.department, user.assigned) } : {}),
+      ...(desired
+        ? { reasons: () => explainGrants(desired, user.groups, mapping, user.department, user.assigned) }
+        : {}),
     };
   }
 

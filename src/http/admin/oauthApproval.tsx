@@ -4,7 +4,7 @@ import {
   type AuthorizationCodes,
   type AuthorizeRequest,
 } from "../../auth/oauth/authorizationCode.js";
-import { actorForLog } from "../../admin/actor.js";
+import { actorForLog } from "../../admin/adminActor.js";
 import { log } from "../../logging/logger.js";
 import { requireAction } from "./policy.js";
 import { ActionButton, Facts, Section } from "./ui/components/basics.js";
