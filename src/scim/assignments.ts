@@ -4,7 +4,8 @@ import { unknownAssignments, type AssignedAttribute, type Assignment, type Catal
 /**
  * A user's `roles[]` and `entitlements[]` as assignments of the mapping's catalogue: read from the
  * stored resource, and checked on each write so that a value the catalogue does not have is
- * refused with a 400 naming it, instead of being kept and silently granting nothing.
+ * refused with a 400 naming it, instead of being kept and silently granting nothing. Only when the
+ * mapping declares a catalogue: without one, they are stored as before.
  */
 
 const ATTRIBUTES: readonly AssignedAttribute[] = ["roles", "entitlements"];
@@ -37,7 +38,11 @@ export async function checkAssignments(
   const before = new Set(previous ? assignmentsOf(previous).map(key) : []);
   const added = assignmentsOf(resource).filter((a) => !before.has(key(a)));
   if (!added.length) return;
-  const unknown = unknownAssignments(added, await catalogue());
+  const declared = await catalogue();
+  // No catalogue: the feature is off, and values are stored as before (they grant nothing). An IdP
+  // already sending roles for its own reasons (Entra's role mapping) must not start failing.
+  if (declared.entries.length === 0) return;
+  const unknown = unknownAssignments(added, declared);
   if (!unknown.length) return;
   const named = unknown
     .slice(0, 10)

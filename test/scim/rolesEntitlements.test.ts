@@ -168,3 +168,25 @@ describe("roles and entitlements over SCIM", () => {
     expect(unknown.body.detail).toContain('roles value "25"');
   });
 });
+
+describe("roles and entitlements without a catalogue", () => {
+  let h: ScimHarness;
+  beforeAll(async () => {
+    h = await startScimHarness();
+  });
+  afterAll(async () => h?.close());
+
+  it("stores them as before, refusing nothing: the check is on only when the mapping declares a catalogue", async () => {
+    const created = await h.post(
+      "/Users",
+      userBody({ userName: "no-catalogue@example.com", roles: [{ value: "msiam_access", primary: false }] }),
+    );
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.roles).toEqual([expect.objectContaining({ value: "msiam_access" })]);
+    const patched = await h.patch(`/Users/${created.body.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: "add", path: "entitlements", value: [{ value: "anything" }] }],
+    });
+    expect(patched.status, patched.text).toBeLessThan(300);
+  });
+});
