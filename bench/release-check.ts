@@ -134,7 +134,7 @@ for (const [key, e] of ratios) {
 const load = loads.filter(Number.isFinite);
 console.log(`\nFor the CHANGELOG (this release's section, under its notes):\n`);
 console.log(
-  `- CPU per request against ${baselineLabel} (\`npm run release:check\`: bench:scim, ${Number(values.users).toLocaleString("en")} users, workers off, ${values.seconds} s a scenario, ${RUNS} runs in alternating order, median of this release ÷ ${baselineLabel}; ${os.cpus().length} cores, load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} before the runs):`,
+  `- CPU per request against ${baselineLabel} (\`npm run release:check\`: bench:scim, ${Number(values.users).toLocaleString("en")} users, workers off, ${values.seconds} s a scenario, ${RUNS} runs in alternating order, median of this release ÷ ${baselineLabel}; Node ${process.versions.node}, ${os.cpus().length} cores, load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} before the runs):`,
 );
 for (const line of lines) console.log(line);
 console.log(
