@@ -1,6 +1,8 @@
 /** Who is using the admin UI or API: every admin action is logged with who did it. */
 
-export type AdminRole = "viewer" | "admin";
+import type { AdminRole } from "../policy.js";
+
+export type { AdminRole };
 
 export type AdminActor = {
   /** The SAML NameID (normally the email), or "local admin" for ADMIN_TOKEN sign-in. */

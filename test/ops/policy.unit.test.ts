@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { can } from "../../src/http/admin/policy.js";
+import { can } from "../../src/policy.js";
 
 describe("who may resume a quarantined family", () => {
   it.each([

@@ -2,7 +2,8 @@ import { Router, type Request, type Response } from "express";
 import { AppError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "../../admin/adminActor.js";
-import { requireAction, type AdminAction } from "./policy.js";
+import { requireAction } from "./policy.js";
+import type { AdminAction } from "../../policy.js";
 import { saveSession } from "./session/index.js";
 import type { AdminActions } from "../../admin/sources.js";
 

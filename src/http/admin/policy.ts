@@ -1,47 +1,13 @@
 import type { NextFunction, Request, Response } from "express";
 import { log } from "../../logging/logger.js";
-import { actorForLog, type AdminActor, type AdminRole } from "../../admin/adminActor.js";
+import { actorForLog, type AdminActor } from "../../admin/adminActor.js";
+import { can, type AdminAction } from "../../policy.js";
 import { renderMessagePage } from "./ui/render.js";
 
 /**
- * Every admin UI authorization rule lives here. A viewer reads and reviews; an admin also approves
- * held changes, reconciles on demand, starts resyncs, resumes quarantined families, sends test
- * notifications, starts and closes access campaigns, lifts their denies and downloads evidence packs. Which campaign
- * items a reviewer may decide is the campaign use case's rule (src/review/campaigns/decisions.ts:
- * their own items; an admin any), not a role's.
+ * The admin UI's routes enforce src/policy.ts, where every authorization rule lives: a page or a
+ * button needs an action that the signed-in actor's role is granted.
  */
-
-export type AdminAction =
-  | "read"
-  | "review"
-  | "approve"
-  | "reconcile"
-  | "resync"
-  | "resume"
-  | "notifyTest"
-  | "campaign"
-  | "evidence"
-  | "oauthApprove";
-
-const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
-  viewer: new Set(["read", "review"]),
-  admin: new Set([
-    "read",
-    "review",
-    "approve",
-    "reconcile",
-    "resync",
-    "resume",
-    "notifyTest",
-    "campaign",
-    "evidence",
-    "oauthApprove",
-  ]),
-};
-
-export function can(role: AdminRole | undefined, action: AdminAction): boolean {
-  return role !== undefined && GRANTS[role].has(action);
-}
 
 /** Anyone not signed in is sent to the sign-in page (GET) or refused (other methods). */
 export function requireSignedIn(req: Request, res: Response, next: NextFunction): void {
@@ -71,6 +37,7 @@ export function requireAction(action: AdminAction) {
 const ACTION_WORDS: Record<AdminAction, string> = {
   read: "read this page",
   review: "decide access campaign items",
+  reviewAnyone: "see or decide another reviewer's campaign items",
   approve: "approve or reject held changes",
   reconcile: "reconcile users on demand",
   resync: "start a full resync",

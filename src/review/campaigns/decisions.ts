@@ -17,6 +17,7 @@ import { endDeniesWithTheirBundles, insertDenies } from "../../db/denyRepository
 import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
 import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogRepository.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
+import { can } from "../../policy.js";
 import { campaignClosed, campaignReminder, campaignRevoked, notify } from "../../notify/events.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { campaignOr404, deciderOf, keysOf, type CampaignDeps, type DecideInput, type Reviewer } from "./common.js";
@@ -42,7 +43,7 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
     const items = await lockOpenItems(tx, id, input.items);
     const mine = new Set(keysOf(who));
     const foreign = items.filter((i) => !mine.has(i.reviewer));
-    if (foreign.length && who.role !== "admin")
+    if (foreign.length && !can(who.role, "reviewAnyone"))
       throw new ForbiddenError(`Items ${foreign.map((i) => i.id).join(", ")} are for another reviewer`);
     const decided = items.map((i) => i.id);
     const decision = { decision: input.decision, comment: input.comment ?? null, by: deciderOf(who), at: now };

@@ -11,6 +11,7 @@ import {
 import { listDenies } from "../../db/denyRepository.js";
 import { writeLogEntry } from "../../db/reconcileLogRepository.js";
 import { BadRequestError, ForbiddenError } from "../../errors.js";
+import { can } from "../../policy.js";
 import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../../mapping/reasons.js";
 import {
   campaignOr404,
@@ -131,7 +132,7 @@ export async function campaignItems(
   await campaignOr404(deps.db, id);
   const own = keysOf(who);
   const asked = q.reviewer === "mine" || q.reviewer === "all" ? [] : keysMatching(q.reviewer);
-  if (q.reviewer !== "mine" && !asked.some((k) => own.includes(k)) && who.role !== "admin")
+  if (q.reviewer !== "mine" && !asked.some((k) => own.includes(k)) && !can(who.role, "reviewAnyone"))
     throw new ForbiddenError("Only admins see other reviewers' items");
   const filter: ItemFilter = {
     ...(q.reviewer === "mine" ? { reviewers: own } : q.reviewer === "all" ? {} : { reviewers: asked }),

@@ -2,7 +2,7 @@ import type { AccessPageData, AccessRow } from "../../../../review/access/index.
 import { bundleOrigin, describeReason } from "../../../../review/access/grants.js";
 import { Badge, CsrfField, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 

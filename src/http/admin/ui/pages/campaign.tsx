@@ -2,7 +2,7 @@ import type { CampaignItemsPage, CampaignSummaryView, DenyView } from "../../../
 import { ActionButton, Badge, CsrfField, Facts, formatTime, Section } from "../components/basics.js";
 import { FilterForm } from "../components/filterForm.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 import { CloseCampaignButton, reviewerWords, scopeWords } from "./campaigns.js";
 

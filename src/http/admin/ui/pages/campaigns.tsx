@@ -1,7 +1,7 @@
 import type { CampaignSummary } from "../../../../review/campaigns/index.js";
 import { ActionButton, Badge, CsrfField, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 
 /** The Campaigns page: every campaign with its counts, and for admins the form that starts one. */

@@ -1,4 +1,4 @@
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import { ActionButton, Badge, formatTime, Section, type Tone } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";

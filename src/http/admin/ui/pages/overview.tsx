@@ -1,7 +1,7 @@
 import { ActionButton, Badge, formatTime, NoData, Section } from "../components/basics.js";
 import { BudgetGauge, StackedBarChart } from "../components/charts.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 import { RunStatusBadge } from "./runs.js";
 import type { OverviewData } from "../../../../admin/overview.js";

@@ -1,6 +1,6 @@
 import { ActionButton, Badge, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 import { runStatus, type RunsData } from "../../../../admin/runs.js";
 

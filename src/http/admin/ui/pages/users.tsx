@@ -3,7 +3,7 @@ import { DiffView } from "../components/diff.js";
 import { FilterForm } from "../components/filterForm.js";
 import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
-import { can } from "../../policy.js";
+import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
 import type { UserDetail, UsersPageData, UsersQuery } from "../../../../admin/users.js";
