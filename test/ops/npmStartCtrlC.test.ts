@@ -98,11 +98,12 @@ describe("Ctrl-C on `npm start` (SIGINT to its process group)", () => {
       groupLeader = undefined;
       // The embedded PostgreSQL was stopped, cleanly (it removes its lock file), not left behind. npm
       // may report its exit a moment before the server's last file operation lands on a loaded
-      // machine (seen on a full run at load 10): the lock file must be gone within seconds, not at once.
+      // machine (seen on a full run at load 10; and its shutdown checkpoint took over 10 s once, on a
+      // full run of the suite): the lock file must be gone, not at once. A server left running keeps it.
       await eventually(
         "the embedded PostgreSQL's lock file removed",
         async () => !existsSync(path.join(dir!, "postgres", "postmaster.pid")),
-        { timeoutMs: 10_000 },
+        { timeoutMs: 30_000 },
       );
       expect({ code: exit.code, signal: exit.signal }, output).toEqual({ code: 0, signal: null });
       expect(exit.at - sentAt, output).toBeLessThan(DELAY_MS + 2_000);
