@@ -284,10 +284,14 @@ describe("platform faults during reconcile bursts and mirror pushes", () => {
     console.info(
       `fault windows (SCIM + email requests): 5xx ${fiveXx.scim}+${fiveXx.email}, timeouts ${timeouts.scim}+${timeouts.email}, drops ${drops.scim}+${drops.email}, slow ${slow.scim}+${slow.email}`,
     );
-    // Backoff, not a hot loop: a handful of users, each tried a few times per window.
+    // Backoff, not a hot loop: a handful of users, each tried a few times per window. The mirror's
+    // bound is its design's: 4 requests at once, each tried 3 times (MIRROR_RETRY, src/mirror/worker.ts),
+    // and the family held 1 s, then 2 s, then 4 s after each failed round (afterPush): at most 3
+    // rounds in the 4 s window, 36 requests (seen: 24 to 35 on full runs; it was held to 30, under
+    // the design's own worst case).
     for (const seen of [fiveXx, timeouts, drops]) {
       expect(seen.scim).toBeLessThanOrEqual(60);
-      expect(seen.email).toBeLessThanOrEqual(30);
+      expect(seen.email).toBeLessThanOrEqual(36);
     }
 
     // The platform has recovered: the ETL's last word, then everything converges exactly.
