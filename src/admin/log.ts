@@ -1,7 +1,7 @@
 import { getAccount } from "../db/platformAccountRepository.js";
 import {
   getLogEntry,
-  getLogEntryReasons,
+  getLogEntryWithReasons,
   listLog,
   listLogPage,
   type LogEntry,
@@ -197,12 +197,11 @@ async function findEntry(deps: Pick<AdminDataDeps, "db">, id: string): Promise<L
 }
 
 export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntryDetail | undefined> {
-  const entry = await findEntry(deps, id);
-  if (!entry) return undefined;
-  const [account, reasons] = await Promise.all([
-    entry.userId ? getAccount(deps.db, entry.userId) : undefined,
-    getLogEntryReasons(deps.db, id),
-  ]);
+  // A bigint id; anything else cannot exist (and is not sent to PostgreSQL).
+  const found = /^\d{1,18}$/.test(id) ? await getLogEntryWithReasons(deps.db, id) : undefined;
+  if (!found) return undefined;
+  const { entry, reasons } = found;
+  const account = entry.userId ? await getAccount(deps.db, entry.userId) : undefined;
   const trees = logEntryTrees(entry);
   return {
     ...presentLogEntry(entry),

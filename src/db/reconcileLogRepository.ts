@@ -220,19 +220,23 @@ export async function listRecentFailures(db: Database, since: Date, limit: numbe
 }
 
 export async function getLogEntry(db: Database, id: string): Promise<LogEntry | undefined> {
-  if (!/^\d+$/.test(id)) return undefined;
-  const rows: Row[] = await db.query(`SELECT * FROM reconcile_log WHERE id = $1`, [id]);
-  return rows[0] ? mapEntry(rows[0]) : undefined;
+  return (await getLogEntryWithReasons(db, id))?.entry;
 }
 
-/** Why the state an entry applied had each grant then, as the reconciler recorded it (null: none recorded). */
-export async function getLogEntryReasons(db: Queryable, id: string): Promise<ExplainedGrant[] | null> {
-  if (!/^\d{1,18}$/.test(id)) return null;
-  const rows: { reasons: ExplainedGrant[] | null }[] = await db.query(
-    `SELECT reasons FROM reconcile_log WHERE id = $1`,
+/**
+ * An entry, and why the state it applied had each grant then, as the reconciler recorded it
+ * (null: none recorded): the entry page's one read of the row.
+ */
+export async function getLogEntryWithReasons(
+  db: Queryable,
+  id: string,
+): Promise<{ entry: LogEntry; reasons: ExplainedGrant[] | null } | undefined> {
+  if (!/^\d+$/.test(id)) return undefined;
+  const rows: (Row & { reasons: ExplainedGrant[] | null })[] = await db.query(
+    `SELECT * FROM reconcile_log WHERE id = $1`,
     [id],
   );
-  return rows[0]?.reasons ?? null;
+  return rows[0] && { entry: mapEntry(rows[0]), reasons: rows[0].reasons };
 }
 
 /** Successful deprovisions since `since` (the mass-deprovision breaker's rate). */
