@@ -6,6 +6,7 @@ import {
   prng,
   rawClient,
   runPool,
+  STACK_LINE,
   type RawRequest,
   type RawResponse,
   type Rng,
@@ -31,7 +32,6 @@ import { ACS, SP_ENTITY } from "../support/constants.js";
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const REQUESTS = Number(process.env.FUZZ_ADMIN_REQUESTS ?? 1500);
 const CONCURRENCY = 8;
-const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
 
 const METHODS = ["GET", "GET", "GET", "POST", "POST", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const PATHS = [

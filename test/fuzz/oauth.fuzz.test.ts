@@ -10,6 +10,7 @@ import {
   prng,
   rawClient,
   runPool,
+  STACK_LINE,
   type RawRequest,
   type RawResponse,
   type Rng,
@@ -33,7 +34,6 @@ import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 const REQUESTS = Number(process.env.FUZZ_OAUTH_REQUESTS ?? 1000);
 const CONCURRENCY = 8;
-const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
 
 const METHODS = ["POST", "POST", "POST", "POST", "GET", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH"];
 const REDIRECT = "https://okta.example.test/oauth/callback";

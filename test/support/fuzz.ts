@@ -266,6 +266,9 @@ export type RawRequest = {
  * server that answered early and closed (a reset racing its answer) and one that dropped the
  * connection look alike.
  */
+/** What in an answer's body betrays a stack trace or an internal error (the fuzz suites refuse it). */
+export const STACK_LINE = /\n\s+at .+:\d+:\d+|node_modules\/|\bTypeError\b|\bReferenceError\b/;
+
 export type TransportError = Error & { whileSending?: boolean };
 export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
 
