@@ -1,6 +1,3 @@
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
@@ -8,9 +5,7 @@ import { startService, type Service } from "../../src/service.js";
 import { ADMIN_TOKEN } from "../support/constants.js";
 import { signInLocally } from "../support/adminHarness.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { tokenCli } from "../support/cli.js";
 
 /**
  * One authentication check, every credential listed: a bearer token and an OAuth client made with
@@ -21,11 +16,7 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 describe("IdP credentials: bearer tokens and OAuth clients through one check, all listed", () => {
   let database: TestDatabase;
   let service: Service;
-  const cli = (...args: string[]) =>
-    run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "token", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: "error", NODE_ENV: "test" },
-    });
+  const cli = (...args: string[]) => tokenCli(database.url, ...args);
 
   beforeAll(async () => {
     database = await createTestDatabase();

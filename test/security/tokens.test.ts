@@ -1,24 +1,15 @@
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { promisify } from "node:util";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { tokenCli } from "../support/cli.js";
 
 /** `scim-connector token create|list|revoke` as an operator runs it, against a real database. */
 describe("IdP token commands", () => {
   let database: TestDatabase;
   let service: Service;
-  const cli = (...args: string[]) =>
-    run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), "token", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: "error", NODE_ENV: "test" },
-    });
+  const cli = (...args: string[]) => tokenCli(database.url, ...args);
 
   beforeAll(async () => {
     database = await createTestDatabase();

@@ -29,3 +29,15 @@ export function runCli(
     (error: CliResult) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
 }
+
+/**
+ * `scim-connector token <args>` as an operator runs it, on the database at `databaseUrl`: the
+ * promise rejects with the exit code, stdout and stderr when the command fails.
+ */
+export function tokenCli(databaseUrl: string, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const root = path.resolve(import.meta.dirname, "../..");
+  return promisify(execFile)(process.execPath, [path.join(root, "bin/scim-connector.js"), "token", ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "error", NODE_ENV: "test" },
+  });
+}
