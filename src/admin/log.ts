@@ -77,6 +77,7 @@ export function presentLogEntry(e: LogEntry) {
     platformStatus: e.platformStatus,
     callsSpent: e.callsSpent,
     error: e.error,
+    note: e.note,
     actor: e.actor,
   };
 }

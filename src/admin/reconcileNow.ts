@@ -1,21 +1,24 @@
 import { knownUserName } from "../db/idpUserAdminQueries.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import type { LogOutcome } from "../reconcile/vocabulary.js";
+import { logWords, type LogOutcome } from "../reconcile/vocabulary.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
 import type { AdminActor } from "./adminActor.js";
 import type { AdminDataDeps } from "./deps.js";
 
-/** How a reconcile-on-demand ended, for its log entry and the admin's confirmation. Pure. */
+/**
+ * How a reconcile-on-demand ended, for its log entry (its words: the error, or the note of an
+ * entry that did not fail) and the admin's confirmation. Pure.
+ */
 export function reconcileNowReport(
   result: ReconcileResult | "busy",
   userName: string,
-): { outcome: LogOutcome; message: string; error: string | null } {
+): { outcome: LogOutcome; message: string; words: string | null } {
   if (result === "busy") {
     return {
       outcome: "retrying",
       message: `${userName} is being reconciled right now; the result will appear in the log shortly.`,
-      error: "another worker held the user",
+      words: "another worker held the user",
     };
   }
   switch (result.kind) {
@@ -23,34 +26,34 @@ export function reconcileNowReport(
       return {
         outcome: "succeeded",
         message: `Reconciled ${userName}: access removed; the account is kept until ${result.at.toISOString()}, then deleted.`,
-        error: null,
+        words: null,
       };
     case "done":
       return {
         outcome: "succeeded",
         message: `Reconciled ${userName}. The log below shows what, if anything, changed.`,
-        error: null,
+        words: null,
       };
     case "retry":
       return {
         outcome: "retrying",
         message: `Reconciling ${userName} failed and will be retried: ${result.error}`,
-        error: result.error,
+        words: result.error,
       };
     case "rate_limited":
       return {
         outcome: "retrying",
         message: `The platform asked to wait; ${userName} will be retried after ${result.until.toISOString()}.`,
-        error: "rate limited",
+        words: "rate limited",
       };
     case "budget":
       return {
         outcome: "deferred-for-budget",
         message: `Today's platform budget is spent; ${userName} will be reconciled after ${result.resetsAt.toISOString()}.`,
-        error: "budget exhausted",
+        words: "budget exhausted",
       };
     case "terminal":
-      return { outcome: "failed", message: `Reconciling ${userName} failed: ${result.error}`, error: result.error };
+      return { outcome: "failed", message: `Reconciling ${userName} failed: ${result.error}`, words: result.error };
   }
 }
 
@@ -74,9 +77,8 @@ export async function reconcileWithReceipt(
     userId,
     userName,
     action: "reconcile-now",
-    outcome: report.outcome,
+    ...logWords(report.outcome, report.words),
     trigger: { kind: "admin", actor },
-    error: report.error,
     actor,
   });
   return { result, message: report.message };

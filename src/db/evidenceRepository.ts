@@ -1,5 +1,7 @@
 import type { Queryable } from "./database.js";
 import type { Change } from "../reconcile/diff.js";
+import type { LogOutcome } from "../reconcile/vocabulary.js";
+import { logEntryWords } from "./reconcileLogRepository.js";
 
 /** What the evidence pack reads: the log and the campaign decisions over a window, in batches, the campaigns, and the mapping in force. */
 
@@ -14,6 +16,7 @@ export type EvidenceLogEntry = {
   changes: Change[];
   actor: string | null;
   error: string | null;
+  note: string | null;
   chainHash: string | null;
 };
 
@@ -29,14 +32,15 @@ export async function* logWindow(db: Queryable, from: Date, to: Date): AsyncGene
       queued_at: Date | null;
       user_name: string | null;
       action: string;
-      outcome: string;
+      outcome: LogOutcome;
       trigger: unknown;
       changes: Change[];
       actor: string | null;
       error: string | null;
+      note: string | null;
       chain_hash: string | null;
     }>(
-      `SELECT id, at, queued_at, user_name, action, outcome, trigger, changes, actor, error, chain_hash
+      `SELECT id, at, queued_at, user_name, action, outcome, trigger, changes, actor, error, note, chain_hash
          FROM reconcile_log WHERE at >= $1 AND at < $2 AND id > $3 ORDER BY id LIMIT ${BATCH}`,
       [from, to, after],
     );
@@ -51,7 +55,7 @@ export async function* logWindow(db: Queryable, from: Date, to: Date): AsyncGene
       trigger: r.trigger,
       changes: r.changes,
       actor: r.actor,
-      error: r.error,
+      ...logEntryWords(r),
       chainHash: r.chain_hash,
     }));
     after = rows[rows.length - 1]!.id;

@@ -3,19 +3,18 @@ import { advanceChainAnchor, appendToChain, canonicalRow, RECONCILE_LOG_CHAIN } 
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import type { LogAction, LogOutcome } from "../reconcile/vocabulary.js";
+import type { FailedOutcome, LogAction, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";
 
 /** The reconciliation log: one row per decision, read by admins. */
 
-export type LogEntryInput = {
+export type LogEntryInput = LogWords & {
   at: Date;
   reconcileId?: string | null;
   userId?: string | null;
   userName?: string | null;
   action: LogAction;
-  outcome: LogOutcome;
   trigger?: unknown;
   changes?: Change[];
   before?: DesiredDashboardUser | null;
@@ -24,13 +23,57 @@ export type LogEntryInput = {
   reasons?: ExplainedGrant[] | null;
   platformStatus?: number | null;
   callsSpent?: number;
-  error?: string | null;
   actor?: string | null;
   /** When the change that led to this entry was queued (an IdP change: when the IdP sent it); the evidence pack's latencies. */
   queuedAt?: Date | null;
 };
 
-export type LogEntry = Required<Omit<LogEntryInput, "at" | "reasons" | "queuedAt">> & { id: string; at: Date };
+export type LogEntry = {
+  id: string;
+  at: Date;
+  reconcileId: string | null;
+  userId: string | null;
+  userName: string | null;
+  action: LogAction;
+  outcome: LogOutcome;
+  trigger: unknown;
+  changes: Change[];
+  before: DesiredDashboardUser | null;
+  after: DesiredDashboardUser | null;
+  platformStatus: number | null;
+  callsSpent: number;
+  /** Why the entry did not happen as asked (its outcome failed or is retrying); null for any other. */
+  error: string | null;
+  /** What an admin should know of an entry that did not fail ("access removed: …", "held: …"). */
+  note: string | null;
+  actor: string | null;
+};
+
+/** Whether an outcome's words are an error (reconcile/vocabulary.ts's FailedOutcome; src/db imports its types only). */
+const WORDS_ARE_ERROR: { [O in LogOutcome]: O extends FailedOutcome ? true : false } = {
+  succeeded: false,
+  failed: true,
+  retrying: true,
+  "deferred-for-budget": false,
+  held: false,
+  rejected: false,
+  reported: false,
+  enforced: false,
+};
+
+/**
+ * An entry's error and note as read back. Entries written before the note column (migration
+ * LogNote1763700002000) kept every entry's words in `error`, and stay so in the tamper-evident
+ * chain: the words of such an entry that did not fail are read as its note.
+ */
+export function logEntryWords(row: { outcome: LogOutcome; error: string | null; note: string | null }): {
+  error: string | null;
+  note: string | null;
+} {
+  return WORDS_ARE_ERROR[row.outcome]
+    ? { error: row.error, note: row.note }
+    : { error: null, note: row.note ?? row.error };
+}
 
 type Row = {
   id: string;
@@ -47,13 +90,14 @@ type Row = {
   platform_status: number | null;
   calls_spent: number;
   error: string | null;
+  note: string | null;
   actor: string | null;
 };
 
 /** An entry without its reconcile id and payloads: what the admin UI's lists show. */
 export type LogSummary = Omit<LogEntry, "reconcileId" | "changes" | "before" | "after">;
 type SummaryRow = Omit<Row, "reconcile_id" | "changes" | "before" | "after">;
-const SUMMARY_COLUMNS = `id, at, user_id, user_name, action, outcome, trigger, platform_status, calls_spent, error, actor`;
+const SUMMARY_COLUMNS = `id, at, user_id, user_name, action, outcome, trigger, platform_status, calls_spent, error, note, actor`;
 
 const mapSummary = (r: SummaryRow): LogSummary => ({
   id: r.id,
@@ -65,7 +109,7 @@ const mapSummary = (r: SummaryRow): LogSummary => ({
   trigger: r.trigger,
   platformStatus: r.platform_status,
   callsSpent: r.calls_spent,
-  error: r.error,
+  ...logEntryWords(r),
   actor: r.actor,
 });
 
@@ -85,8 +129,8 @@ export async function writeLogEntry(db: Database | Queryable, e: LogEntryInput):
   if (db instanceof Database) return db.transaction((tx) => writeLogEntry(tx, e));
   await appendToChain(db, RECONCILE_LOG_CHAIN, async () => {
     const [row] = await db.query<Record<string, unknown> & { id: string }>(
-      `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, actor, reasons, queued_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+      `INSERT INTO reconcile_log (at, reconcile_id, user_id, user_name, action, outcome, trigger, changes, before, after, platform_status, calls_spent, error, note, actor, reasons, queued_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING *`,
       [
         e.at,
         e.reconcileId ?? null,
@@ -101,6 +145,7 @@ export async function writeLogEntry(db: Database | Queryable, e: LogEntryInput):
         e.platformStatus ?? null,
         e.callsSpent ?? 0,
         e.error ? e.error.slice(0, 2000) : null,
+        e.note ? e.note.slice(0, 2000) : null,
         e.actor ?? null,
         e.reasons ? JSON.stringify(e.reasons) : null,
         e.queuedAt ?? null,

@@ -70,7 +70,7 @@ export class MappedDesiredState implements DesiredStateSource {
           action: "deny-ended",
           outcome: "succeeded",
           trigger: { kind: "campaign", campaignId: deny.campaignId, denyId: deny.id },
-          error: `deny ended: the IdP no longer grants ${grantWords(deny)} (revoked in campaign "${deny.campaignName}" by ${deny.decidedBy} on ${deny.decidedAt.toISOString()})`,
+          note: `deny ended: the IdP no longer grants ${grantWords(deny)} (revoked in campaign "${deny.campaignName}" by ${deny.decidedBy} on ${deny.decidedAt.toISOString()})`,
         });
       }
     });

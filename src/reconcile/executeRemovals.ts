@@ -46,7 +46,7 @@ export class RemovalExecutors extends WriteExecutors {
       {
         action: "hold",
         changes,
-        error: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
+        note: `mass-deprovision breaker: ${doneLastHour} done in the last hour, ${pending} pending`,
       },
     );
     return true;
@@ -71,7 +71,7 @@ export class RemovalExecutors extends WriteExecutors {
       await deleteHold(db, pass.userId);
       await this.write(pass, "deprovision", "succeeded", plan.changes, {
         after: null,
-        error: "access removed: the account was already gone from the platform",
+        note: "access removed: the account was already gone from the platform",
       });
       return { kind: "done" };
     }
@@ -91,7 +91,7 @@ export class RemovalExecutors extends WriteExecutors {
     await this.write(pass, "update", "succeeded", plan.changes, {
       after: plan.stripped,
       reasons: [],
-      error: `access removed: ${pass.why ?? "no access left"}; ${kept}`,
+      note: `access removed: ${pass.why ?? "no access left"}; ${kept}`,
     });
     log.info("reconcile", "access removed; account kept", {
       deleteAfter: plan.deleteAfter?.toISOString() ?? null,
@@ -127,7 +127,7 @@ export class RemovalExecutors extends WriteExecutors {
       {
         action: "hold",
         changes,
-        error: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
+        note: `mass-deprovision breaker: ${stripped} accounts stripped and ${deleted} deleted in the last hour; access is removed, the delete after the grace waits for an admin`,
       },
     );
   }
@@ -191,8 +191,7 @@ export class RemovalExecutors extends WriteExecutors {
       {
         action: "needs-admin",
         changes: plan.changes,
-        error:
-          "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
+        note: "userName changed in the IdP; the platform cannot rename an account (approve to delete and re-create it)",
       },
     );
     return { kind: "done" };

@@ -156,7 +156,7 @@ export class WriteExecutors extends PassTools {
     if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
       await removeAccount(this.deps.db, pass.userId);
       await deleteHold(this.deps.db, pass.userId);
-      await this.write(pass, "deprovision", "succeeded", changes, { after: null, ...(words ? { error: words } : {}) });
+      await this.write(pass, "deprovision", "succeeded", changes, { after: null, ...(words ? { note: words } : {}) });
       return { kind: "done" };
     }
     return this.fail(pass, "deprovision", changes, resultOfFailure(outcome), outcome);

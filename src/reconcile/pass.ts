@@ -10,7 +10,7 @@ import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "./budgetLedger.js";
 import { createHold, deleteHold } from "../db/holdRepository.js";
-import type { DirtyTrigger, LogAction, LogOutcome } from "./vocabulary.js";
+import { logWords, type DirtyTrigger, type FailedOutcome, type LogAction, type LogOutcome } from "./vocabulary.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { log } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
@@ -109,7 +109,7 @@ export class PassTools {
   ): Promise<ReconcileResult> {
     const refusedNow = outcome?.kind === "http_error" ? ` (${outcome.status}: ${errorDetail(outcome.body)})` : "";
     await this.write(pass, action, "held", changes, {
-      error: `held: the platform refuses legacy permission strings${refusedNow}; this grant goes out once the mapping is migrated (scim-connector mapping migrate FILE --write)`,
+      note: `held: the platform refuses legacy permission strings${refusedNow}; this grant goes out once the mapping is migrated (scim-connector mapping migrate FILE --write)`,
     });
     return {
       kind: "requeue",
@@ -133,13 +133,13 @@ export class PassTools {
   async hold(
     pass: ReconcilePass,
     hold: Parameters<typeof createHold>[1],
-    entry: { action: "hold" | "needs-admin"; changes: Change[]; error: string },
+    entry: { action: "hold" | "needs-admin"; changes: Change[]; note: string },
   ): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       await createHold(tx, hold);
       await holdsChanged(tx, hold.now);
       // The log's chain head is this transaction's last lock (src/db/auditChain.ts).
-      await this.write(pass, entry.action, "held", entry.changes, { error: entry.error }, tx);
+      await this.write(pass, entry.action, "held", entry.changes, { note: entry.note }, tx);
     });
   }
 
@@ -216,22 +216,41 @@ export class PassTools {
     return this.write(pass, action, "succeeded", changes, { after: desired, reasons: pass.reasons?.() ?? null });
   }
 
-  /** Writes the pass's log entry, on `db` or in the caller's transaction `tx`. */
+  /**
+   * Writes the pass's log entry, on `db` or in the caller's transaction `tx`: an entry that failed
+   * (or will be retried) says why in `error`, any other says what an admin should know in `note`.
+   */
+  async write(
+    pass: ReconcilePass,
+    action: LogAction,
+    outcome: FailedOutcome,
+    changes: Change[],
+    extra: Applied & { error?: string },
+    tx?: Queryable,
+  ): Promise<void>;
+  async write(
+    pass: ReconcilePass,
+    action: LogAction,
+    outcome: Exclude<LogOutcome, FailedOutcome>,
+    changes: Change[],
+    extra: Applied & { note?: string },
+    tx?: Queryable,
+  ): Promise<void>;
   async write(
     pass: ReconcilePass,
     action: LogAction,
     outcome: LogOutcome,
     changes: Change[],
-    extra: { after?: DesiredDashboardUser | null; reasons?: ExplainedGrant[] | null; error?: string },
+    extra: Applied & { error?: string; note?: string },
     tx: Queryable = this.deps.db,
   ): Promise<void> {
     await writeLogEntry(tx, {
+      ...logWords(outcome, extra.error ?? extra.note),
       at: this.deps.clock.now(),
       reconcileId: pass.reconcileId,
       userId: pass.userId,
       userName: pass.userName,
       action,
-      outcome,
       trigger: pass.trigger,
       changes,
       before: pass.before,
@@ -239,7 +258,6 @@ export class PassTools {
       reasons: extra.reasons,
       platformStatus: pass.lastStatus,
       callsSpent: pass.calls,
-      error: extra.error,
       actor: pass.actor,
       queuedAt: pass.queuedAt,
     });
@@ -247,6 +265,9 @@ export class PassTools {
     pass.calls = 0; // each entry reports the calls spent since the previous one
   }
 }
+
+/** What an entry for a state applied (or observed) carries beside its words. */
+type Applied = { after?: DesiredDashboardUser | null; reasons?: ExplainedGrant[] | null };
 
 /** A held grant is tried again after a day at most (a mapping change releases it at once). */
 const HELD_LEGACY_RECHECK_MS = 24 * 3_600_000;

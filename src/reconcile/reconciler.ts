@@ -134,7 +134,7 @@ export class Reconciler extends RemovalExecutors {
         return await this.execute(pass, plan, account, hold);
       } catch (error) {
         if (error instanceof BudgetExhausted) {
-          await this.write(pass, actionOf(plan), "deferred-for-budget", changesOf(plan), { error: error.message });
+          await this.write(pass, actionOf(plan), "deferred-for-budget", changesOf(plan), { note: error.message });
           return { kind: "budget", resetsAt: error.resetsAt };
         }
         throw error;
@@ -160,8 +160,7 @@ export class Reconciler extends RemovalExecutors {
         await this.write(pass, "update", "succeeded", [], {
           after: plan.desired,
           reasons: pass.reasons?.() ?? null,
-          error:
-            "re-based to granular permissions, nothing sent: the account holds in legacy terms exactly what the mapping grants",
+          note: "re-based to granular permissions, nothing sent: the account holds in legacy terms exactly what the mapping grants",
         });
         return { kind: "done" };
       case "create":

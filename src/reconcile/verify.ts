@@ -69,7 +69,7 @@ export async function verifyAccount(
   if (changes.length) {
     await tools.write(pass, "drift", enforce ? "enforced" : "reported", changes, {
       after: observed,
-      error: observed
+      note: observed
         ? "the platform holds something other than what was last applied"
         : "the account is missing on the platform",
     });

@@ -62,6 +62,27 @@ export const LOG_OUTCOMES = [
 ] as const;
 export type LogOutcome = (typeof LOG_OUTCOMES)[number];
 
+/** The outcomes of an entry that did not happen as asked: their words are an error. */
+export type FailedOutcome = "failed" | "retrying";
+
+/**
+ * An entry's words, in the field its outcome calls for: `error`, why an entry that failed (or will
+ * be retried) did not happen; `note`, what an admin should know of any other entry (why access was
+ * removed, why an action is held, a campaign's decision).
+ */
+export type LogWords =
+  | { outcome: FailedOutcome; error?: string | null; note?: never }
+  | { outcome: Exclude<LogOutcome, FailedOutcome>; note?: string | null; error?: never };
+
+const FAILED_OUTCOMES: ReadonlySet<LogOutcome> = new Set<FailedOutcome>(["failed", "retrying"]);
+
+/** `words` in the field `outcome` calls for, where the outcome is only known at run time. */
+export function logWords(outcome: LogOutcome, words: string | null | undefined): LogWords {
+  return FAILED_OUTCOMES.has(outcome)
+    ? { outcome: outcome as FailedOutcome, error: words ?? null }
+    : { outcome: outcome as Exclude<LogOutcome, FailedOutcome>, note: words ?? null };
+}
+
 type Json = Record<string, unknown>;
 
 const asObject = (value: unknown): Json =>

@@ -36,6 +36,7 @@ const entryJson = {
   platformStatus: 200,
   callsSpent: 1,
   error: null,
+  note: null,
   actor: null,
 } as const;
 const entry: LogEntry = { ...entryJson, at, changes: [...entryJson.changes] };

@@ -209,9 +209,11 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     const log = (await api().get(`/log?user=alice@example.com&limit=20`)).body.entries as {
       action: string;
       error: string | null;
+      note: string | null;
       callsSpent: number;
     }[];
-    expect(log.find((e) => e.action === "revoke")?.error).toBe(
+    expect(log.find((e) => e.action === "revoke")).toMatchObject({ error: null });
+    expect(log.find((e) => e.action === "revoke")?.note).toBe(
       'send_campaigns_canvases in EU Production revoked in campaign "Q4 review" by admin-api as eu.owner@example.com: moved to the data team',
     );
     const agent = request.agent(stack.service.url);
@@ -271,9 +273,9 @@ describe("an access campaign over two workspaces with two reviewers", () => {
     expect(deny).toMatchObject({ endReason: "idp-no-longer-grants", endedBy: null });
     const log = (await api().get(`/log?user=alice@example.com&limit=20`)).body.entries as {
       action: string;
-      error: string | null;
+      note: string | null;
     }[];
-    expect(log.find((e) => e.action === "deny-ended")?.error).toMatch(
+    expect(log.find((e) => e.action === "deny-ended")?.note).toMatch(
       /^deny ended: the IdP no longer grants send_campaigns_canvases in EU Production \(revoked in campaign "Q4 review" by admin-api as eu\.owner@example\.com on /,
     );
     await eventually(

@@ -135,15 +135,15 @@ describe("a decision taken as a reviewer names the principal that took it", () =
       "cid@example.com": CLI_AS_KATE,
     });
 
-    const logged = await stack.service.db.query<{ user_name: string; actor: string; error: string }>(
-      `SELECT user_name, actor, error FROM reconcile_log WHERE action = 'revoke' ORDER BY id`,
+    const logged = await stack.service.db.query<{ user_name: string; actor: string; note: string }>(
+      `SELECT user_name, actor, note FROM reconcile_log WHERE action = 'revoke' ORDER BY id`,
     );
     expect(logged).toEqual([
       expect.objectContaining({ user_name: "bob@example.com", actor: API_AS_KATE }),
       expect.objectContaining({ user_name: "cid@example.com", actor: CLI_AS_KATE }),
     ]);
-    expect(logged[0]!.error).toContain(`by ${API_AS_KATE}: left the team`);
-    expect(logged[1]!.error).toContain(`by ${CLI_AS_KATE}: moved`);
+    expect(logged[0]!.note).toContain(`by ${API_AS_KATE}: left the team`);
+    expect(logged[1]!.note).toContain(`by ${CLI_AS_KATE}: moved`);
 
     const { privateKey } = generateKeyPairSync("ed25519");
     const { out, bytes } = collect();

@@ -72,9 +72,9 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     ).map((r) => r.event);
   const logOf = async (userName: string) =>
     (await stack.database.db.query(
-      `SELECT action, outcome, error, calls_spent FROM reconcile_log WHERE user_name = $1 ORDER BY at, id`,
+      `SELECT action, outcome, error, note, calls_spent FROM reconcile_log WHERE user_name = $1 ORDER BY at, id`,
       [userName],
-    )) as { action: string; outcome: string; error: string | null; calls_spent: number }[];
+    )) as { action: string; outcome: string; error: string | null; note: string | null; calls_spent: number }[];
 
   beforeAll(async () => {
     stack = await startStack({ mapping: LEGACY_MAPPING, env: { SCHEDULER_TICK_MS: "100" } });
@@ -137,7 +137,7 @@ describe("the move to granular permissions, on the platform's timeline", () => {
       outcome: "held",
       calls_spent: 0,
     });
-    expect((await logOf("dee@example.com")).at(-1)!.error).toContain("scim-connector mapping migrate");
+    expect((await logOf("dee@example.com")).at(-1)!.note).toContain("scim-connector mapping migrate");
     expect(await incidents()).toEqual([{ event: "platform.legacy_refused", resolved_at: null }]);
     expect(await messages()).toEqual(["platform.legacy_refused"]);
     const overview = await adminApi(stack)("/permissions");
@@ -167,7 +167,7 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     for (const name of ["ann", "cem"]) {
       const last = (await logOf(`${name}@example.com`)).at(-1)!;
       expect(last).toMatchObject({ action: "update", outcome: "succeeded", calls_spent: 0 });
-      expect(last.error).toContain("re-based to granular permissions, nothing sent");
+      expect(last.note).toContain("re-based to granular permissions, nothing sent");
     }
     const dee = await account("dee@example.com");
     expect(dee!.permissions.appGroup[0]!.appGroupPermissions.sort()).toEqual(

@@ -287,9 +287,9 @@ describe("a granular user's access review and campaign: one grant per rule and w
     expect(denies[0]).toMatchObject({ count: 45, grant: eu.grant, permission: "rule 'EU marketers'" });
     const log = (await adminApi(stack)("/log?user=ann@example.com&limit=20")).body.entries as {
       action: string;
-      error: string | null;
+      note: string | null;
     }[];
-    expect(log.find((e) => e.action === "revoke")?.error).toBe(
+    expect(log.find((e) => e.action === "revoke")?.note).toBe(
       `${eu.grant} revoked in campaign "Granular review" by admin-api as security@example.com: moved to the data team`,
     );
     // The chained decision records the strings it revoked.

@@ -49,7 +49,7 @@ async function adoptedThenDeactivated(onAdopted: "strip" | "delete" | undefined,
       (await adminApi(stack)(`/log?user=${encodeURIComponent(userName)}&limit=100`)).body.entries as {
         action: string;
         outcome: string;
-        error: string | null;
+        note: string | null;
       }[]
     ).reverse();
   expect((await actions()).map((e) => e.action)).toContain("adopt");
@@ -73,7 +73,7 @@ describe("an adopted account whose user is deactivated", () => {
   it("by default is stripped and kept, never deleted", async () => {
     const t = await adoptedThenDeactivated(undefined, "kept@example.com");
     stacks.push(t.stack);
-    expect((await t.actions()).at(-1)?.error).toBe("access removed: deactivated in the IdP; adopted account kept");
+    expect((await t.actions()).at(-1)?.note).toBe("access removed: deactivated in the IdP; adopted account kept");
     t.clock.advance(GRACE_MS * 3);
     await t.drain();
     expect(await accountsNamed(t.stack, "kept@example.com")).toMatchObject([
@@ -86,7 +86,7 @@ describe("an adopted account whose user is deactivated", () => {
   it("with RECONCILE_ON_ADOPTED_DEPROVISION=delete is stripped, then deleted after the grace like the connector's own", async () => {
     const t = await adoptedThenDeactivated("delete", "gone@example.com");
     stacks.push(t.stack);
-    expect((await t.actions()).at(-1)?.error).toMatch(/^access removed: deactivated in the IdP; account kept until /);
+    expect((await t.actions()).at(-1)?.note).toMatch(/^access removed: deactivated in the IdP; account kept until /);
     t.clock.advance(GRACE_MS - 60_000);
     await t.drain();
     expect(await accountsNamed(t.stack, "gone@example.com")).toHaveLength(1);
@@ -97,7 +97,7 @@ describe("an adopted account whose user is deactivated", () => {
     expect((await t.actions()).at(-1)).toMatchObject({
       action: "deprovision",
       outcome: "succeeded",
-      error: "account deleted after the grace",
+      note: "account deleted after the grace",
     });
   });
 });

@@ -66,7 +66,7 @@ describe("mass-deprovision breaker", () => {
     expect(holds.every((h) => h.kind === "deprovision" && h.decision === null)).toBe(true);
     const held = await adminApi(stack)("/log?action=hold&outcome=held");
     expect(held.body.entries).toHaveLength(6);
-    expect(held.body.entries[0].error).toMatch(/mass-deprovision breaker/);
+    expect(held.body.entries[0].note).toMatch(/mass-deprovision breaker/);
     expect(held.body.entries.every((e: { callsSpent: number }) => e.callsSpent === 0)).toBe(true);
   });
 

@@ -90,9 +90,10 @@ function driver(h: Harness) {
   };
   const logOf = async (userName: string) =>
     (await adminApi(stack)(`/log?user=${encodeURIComponent(userName)}&limit=100`)).body.entries.reverse() as {
+      id: string;
       action: string;
       outcome: string;
-      error: string | null;
+      note: string | null;
       callsSpent: number;
     }[];
   return { drain, calls, add, remove, setActive, account, provisioned, logOf };
@@ -198,7 +199,7 @@ describe("strip now, delete later", () => {
     // The log, the queue, /metrics, `plan` and the access review say so.
     const stripEntry = (await d.logOf("leaver@example.com")).at(-1)!;
     expect(stripEntry).toMatchObject({ action: "update", outcome: "succeeded", callsSpent: 1 });
-    expect(stripEntry.error).toBe(
+    expect(stripEntry.note).toBe(
       `access removed: deactivated in the IdP; account kept until ${deleteAt.toISOString()}`,
     );
     const queue = (await adminApi(h.stack)("/queue")).body;
@@ -222,6 +223,12 @@ describe("strip now, delete later", () => {
     const page = await agent.get(`/admin/users/${id}`);
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/stripped<\/span> Access removed .*the account is kept and will be deleted after /);
+    // What the strip did is the entry's note, not an error.
+    const entryPage = await agent.get(`/admin/log/${stripEntry.id}`);
+    expect(entryPage.text).toContain(
+      `<dt>Note</dt><dd>access removed: deactivated in the IdP; account kept until ${deleteAt.toISOString()}</dd>`,
+    );
+    expect(entryPage.text).not.toContain("<dt>Error</dt>");
 
     // A minute before the grace ends (the clock also runs on in real time): nothing. At the end: one DELETE.
     h.clock.advance(deleteAt.getTime() - h.clock.now().getTime() - 60_000);
@@ -235,7 +242,7 @@ describe("strip now, delete later", () => {
     expect((await d.logOf("leaver@example.com")).at(-1)).toMatchObject({
       action: "deprovision",
       outcome: "succeeded",
-      error: "account deleted after the grace",
+      note: "account deleted after the grace",
     });
     expect((await adminApi(h.stack)("/queue")).body.pendingDeletes).toEqual({ count: 0, nextAt: null });
   });
@@ -584,8 +591,8 @@ describe("a pending delete when the process is killed during the grace", () => {
       timeoutMs: 30_000,
     });
     const deletedEntries = () =>
-      database.db.query<{ at: Date; error: string | null }>(
-        `SELECT at, error FROM reconcile_log WHERE user_id = $1 AND action = 'deprovision' AND outcome = 'succeeded'`,
+      database.db.query<{ at: Date; note: string | null }>(
+        `SELECT at, note FROM reconcile_log WHERE user_id = $1 AND action = 'deprovision' AND outcome = 'succeeded'`,
         [user.body.id],
       );
     // The log entry is written just after the DELETE's answer: wait for it, then for the queue to empty.
@@ -599,6 +606,6 @@ describe("a pending delete when the process is killed during the grace", () => {
     const deleted = await deletedEntries();
     expect(deleted).toHaveLength(1);
     expect(deleted[0]!.at.getTime()).toBeGreaterThanOrEqual(deleteAfter.getTime());
-    expect(deleted[0]!.error).toBe("account deleted after the grace");
+    expect(deleted[0]!.note).toBe("account deleted after the grace");
   });
 });

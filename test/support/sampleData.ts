@@ -137,6 +137,7 @@ export function sampleSources(): AdminDataSources {
             why: ["read, write in Product — rule 'Engineers' (mapping.yaml:12) via Engineering"],
             callsSpent: 1,
             error: null,
+            note: null,
             actor: null,
           }
         : undefined,

@@ -117,7 +117,7 @@ async function revoke(
     outcome: "succeeded" as const,
     trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
     actor: d.by,
-    error: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
+    note: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
   }));
 }
 
@@ -178,7 +178,7 @@ export async function closeCampaign(
       outcome: "succeeded",
       trigger: { kind: "campaign", campaignId: id },
       actor: closedBy,
-      error: `campaign "${campaign.name}" closed by ${closedBy}: ${summary.kept} kept, ${summary.revoked} revoked, ${summary.undecided} undecided (${undecidedAction === "keep" ? "kept, reported" : "revoked at close"})`,
+      note: `campaign "${campaign.name}" closed by ${closedBy}: ${summary.kept} kept, ${summary.revoked} revoked, ${summary.undecided} undecided (${undecidedAction === "keep" ? "kept, reported" : "revoked at close"})`,
     });
     return closed;
   });
@@ -205,7 +205,7 @@ export async function liftDeny(deps: CampaignDeps, denyId: string, by: string) {
       outcome: "succeeded",
       trigger: { kind: "admin", actor: by },
       actor: by,
-      error: `deny lifted by ${by}: ${shown.grant} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
+      note: `deny lifted by ${by}: ${shown.grant} (revoked in campaign "${ended.campaignName}" by ${ended.decidedBy} on ${ended.decidedAt.toISOString()}) may be granted again`,
     });
     return shown;
   });

@@ -69,7 +69,7 @@ export async function startCampaign(deps: CampaignDeps, input: StartCampaignInpu
       outcome: "succeeded",
       trigger: { kind: "campaign", campaignId: started.campaign.id },
       actor: startedBy,
-      error: `campaign "${input.name}" started by ${startedBy}: ${started.items} items, due ${dueAt.toISOString()}`,
+      note: `campaign "${input.name}" started by ${startedBy}: ${started.items} items, due ${dueAt.toISOString()}`,
     });
     return started;
   });

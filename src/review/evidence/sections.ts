@@ -62,6 +62,7 @@ const CHANGE_COLUMNS: CsvColumns<EvidenceLogEntry> = {
   what: (e) => changesInWords(e.changes),
   actor: (e) => e.actor,
   error: (e) => e.error,
+  note: (e) => e.note,
   chainHash: (e) => e.chainHash,
 };
 

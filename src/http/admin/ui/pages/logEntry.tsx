@@ -27,7 +27,8 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
             ["Outcome", <Badge tone={outcomeTone(entry.outcome)}>{entry.outcome}</Badge>],
             ["By", entry.actor ?? "reconciler"],
             ["Calls spent", entry.callsSpent],
-            ["Error", entry.error ?? "—"],
+            // A failed entry says why in its error; any other entry's words are a note.
+            entry.error ? ["Error", entry.error] : ["Note", entry.note ?? "—"],
           ]}
         />
       </Section>
