@@ -121,4 +121,26 @@ export class OAuthGrantRepository {
       return revoked.length;
     });
   }
+
+  /**
+   * Drops the families that can no longer be used: every refresh token expired before `before`
+   * (a rotated token is kept while its family lives, so that its reuse still revokes the family),
+   * then the codes left without a family that expired before it (approved but never exchanged, or
+   * their family gone). How many refresh tokens and codes were dropped.
+   */
+  async purgeSpentFamilies(before: Date): Promise<{ refreshTokens: number; codes: number }> {
+    return this.db.transaction(async (tx: Queryable) => {
+      const refreshTokens = await tx.execute(
+        `DELETE FROM oauth_refresh_tokens WHERE family_id IN (
+           SELECT family_id FROM oauth_refresh_tokens GROUP BY family_id HAVING max(expires_at) < $1)`,
+        [before],
+      );
+      const codes = await tx.execute(
+        `DELETE FROM oauth_authorization_codes c WHERE c.expires_at < $1
+            AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.family_id = c.family_id)`,
+        [before],
+      );
+      return { refreshTokens, codes };
+    });
+  }
 }
