@@ -207,6 +207,11 @@ export class Database implements Queryable {
     return (await this.query(`SELECT 1 FROM typeorm_migrations LIMIT 1`)).length === 0;
   }
 
+  /** Resolves when PostgreSQL answers a statement on this pool (the readiness check); rejects when it does not. */
+  async ping(): Promise<void> {
+    await this.query("SELECT 1");
+  }
+
   /** True when every known migration has been applied (the readiness check). */
   async isMigrated(): Promise<boolean> {
     return !(await this.source.showMigrations());

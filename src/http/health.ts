@@ -2,13 +2,16 @@ import { Router } from "express";
 import type { Database } from "../db/database.js";
 import type { MappingAgreement } from "../mapping/store.js";
 
+/** What the probe asks of the database (src/db/database.ts): that it answers, and that its migrations are applied. */
+type DatabaseProbe = Pick<Database, "ping" | "isMigrated">;
+
 /**
  * /healthz: the process is alive. /readyz: the database answers, every migration is applied, and
  * the process is not shutting down (`draining`: from the first SIGTERM on, so load balancers stop sending);
  * its `mapping` says whether this replica's mapping file is the one in force.
  */
 export function healthRouter(
-  db: Database,
+  db: DatabaseProbe,
   draining: () => boolean = () => false,
   mappingAgreement?: () => Promise<MappingAgreement>,
   readinessTimeoutMs = READINESS_TIMEOUT_MS,
@@ -38,9 +41,9 @@ const READINESS_TIMEOUT_MS = 2_000;
 
 type Readiness = { status: number; body: Record<string, unknown> };
 
-async function readiness(db: Database, mappingAgreement?: () => Promise<MappingAgreement>): Promise<Readiness> {
+async function readiness(db: DatabaseProbe, mappingAgreement?: () => Promise<MappingAgreement>): Promise<Readiness> {
   try {
-    await db.query("SELECT 1");
+    await db.ping();
     if (!(await db.isMigrated())) return { status: 503, body: { status: "not ready", reason: "migrations pending" } };
     // A mapping file that is not the one in force leaves the process ready (it serves SCIM), and says so.
     return {
