@@ -23,6 +23,15 @@ import { log } from "../logging/logger.js";
 export type AuthSurface = "scim" | "admin-api" | "admin-login" | "oauth";
 export type AuthThrottleMetrics = { authFailures: Counter<"surface">; authThrottled: Counter<"surface" | "scope"> };
 export type Throttled = { scope: "address" | "global"; retryAfterSeconds: number };
+/** One throttle per surface, built once per process by src/service/http.ts and handed to the surface's router. */
+export type AuthThrottles = {
+  scim: FailedAuthThrottle;
+  adminApi: FailedAuthThrottle;
+  adminLogin: FailedAuthThrottle;
+  oauth: FailedAuthThrottle;
+};
+/** A per-address allowance (perAddressAllowance): true while the address is within it. */
+export type AddressAllowance = (address: string | undefined) => Promise<boolean>;
 
 type ThrottleLimits = Pick<Env, "AUTH_THROTTLE_PER_ADDRESS" | "AUTH_THROTTLE_GLOBAL" | "AUTH_THROTTLE_WINDOW_SECONDS">;
 
@@ -143,10 +152,7 @@ export function addressKey(address: string | undefined): string {
  * stores nothing but still serves (GET /admin/saml/login signs its request id instead), so a crowd
  * behind one address cannot lock anyone out. Counting failed: within (serve rather than refuse).
  */
-export function perAddressAllowance(
-  db: Database,
-  spec: { name: string; perMinute: number },
-): (address: string | undefined) => Promise<boolean> {
+export function perAddressAllowance(db: Database, spec: { name: string; perMinute: number }): AddressAllowance {
   const limiter = sharedRateLimiter(db, {
     keyPrefix: `requests:${spec.name}`,
     points: spec.perMinute,

@@ -10,7 +10,7 @@ import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { MappingAgreement } from "../mapping/store.js";
-import { failedAuthThrottle } from "../auth/authThrottle.js";
+import type { AddressAllowance, AuthThrottles } from "../auth/authThrottle.js";
 import type { OAuthTokenService } from "../auth/oauth/tokenService.js";
 import type { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";
 import { healthRouter } from "./health.js";
@@ -41,6 +41,12 @@ export type AppDeps = {
   /** The authorization code grant, approved on the admin UI's page. */
   oauthCodes?: AuthorizationCodes;
   adminActions: AdminActions;
+  /** Each surface's failed-auth throttle (src/auth/authThrottle.ts), built once by src/service/http.ts. */
+  throttles: AuthThrottles;
+  /** GET /admin/saml/login's per-address allowance for storing its request ids. */
+  samlLoginAllowance: AddressAllowance;
+  /** Records that the IdP spoke (idp.silent, src/notify/conditions.ts); the SCIM server calls it once authenticated. */
+  noteIdpActivity: () => void;
   /** Served at /metrics (METRICS_TOKEN or loopback only); also times /scim/v2 requests. */
   metrics?: ServiceMetrics;
   /** True once the process is shutting down: /readyz answers 503. */
@@ -68,7 +74,7 @@ export type App = ((req: IncomingMessage, res: ServerResponse) => void) & {
 export function createApp(deps: AppDeps): App {
   const app = expressApp(deps);
   const trust = app.get("trust proxy fn") as Parameters<typeof proxyAddr>[1];
-  const scim = scimServer({ ...deps, clientAddress: (req) => proxyAddr(req, trust) });
+  const scim = scimServer({ ...deps, throttle: deps.throttles.scim, clientAddress: (req) => proxyAddr(req, trust) });
   const begin = requestContext(deps.metrics);
   const handle = (req: IncomingMessage, res: ServerResponse): void =>
     begin(req, res, () => {
@@ -85,12 +91,7 @@ function expressApp(deps: AppDeps): Express {
   app.set("trust proxy", deps.env.TRUST_PROXY);
   app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
-  if (deps.oauthTokens)
-    app.use(
-      "/oauth",
-      oauthRouter({ tokens: deps.oauthTokens, throttle: failedAuthThrottle(deps.db, deps.env, "oauth", deps.metrics) }),
-    );
-  const adminApiThrottle = failedAuthThrottle(deps.db, deps.env, "admin-api", deps.metrics);
+  if (deps.oauthTokens) app.use("/oauth", oauthRouter({ tokens: deps.oauthTokens, throttle: deps.throttles.oauth }));
   app.use(
     "/admin/api",
     adminApiRouter({
@@ -98,12 +99,18 @@ function expressApp(deps: AppDeps): Express {
       db: deps.db,
       clock: deps.clock,
       adminToken: deps.env.ADMIN_TOKEN,
-      throttle: adminApiThrottle,
+      throttle: deps.throttles.adminApi,
     }),
   );
   app.use(
     "/admin",
-    adminRouter({ ...deps, sessions: deps.adminSessions, sources: deps.adminSources, actions: deps.adminActions }),
+    adminRouter({
+      ...deps,
+      sessions: deps.adminSessions,
+      sources: deps.adminSources,
+      actions: deps.adminActions,
+      loginThrottle: deps.throttles.adminLogin,
+    }),
   );
   app.use(notFound);
   app.use(finalErrorHandler);

@@ -12,6 +12,8 @@ import { OAuthGrantRepository } from "../db/oauthGrantRepository.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
+import { failedAuthThrottle, perAddressAllowance, type AuthSurface } from "../auth/authThrottle.js";
+import { idpActivityNoter } from "../notify/conditions.js";
 import { createApp, createProbesApp, type AppDeps } from "../http/app.js";
 import { answerClientError } from "../http/clientError.js";
 import { HttpDrain } from "../http/drain.js";
@@ -128,6 +130,7 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     // The verifier judges access tokens' expiry by the service's clock (a ManualClock in tests).
     scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN, { now: () => clock.now().getTime() }),
     ...oauthServices(env, db, clock),
+    ...httpMechanisms({ db, env, clock, metrics: deps.metrics }),
     adminActions: admin.actions,
     metrics: deps.metrics,
     draining: probes.draining,
@@ -139,6 +142,37 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
         () => mappings.current().catalogue,
       ),
   });
+}
+
+/** The stateful mechanisms the HTTP surfaces use, which `createApp` takes ready-made. */
+export type HttpMechanisms = Pick<AppDeps, "throttles" | "samlLoginAllowance" | "noteIdpActivity">;
+
+/**
+ * The mechanisms the HTTP surfaces keep over the database, built once per process here (src/http
+ * builds nothing from the database handle): each surface's failed-auth throttle, the SAML sign-in's
+ * per-address allowance, and the note that the IdP spoke. test/support builds its routers' from here too.
+ */
+export function httpMechanisms(deps: {
+  db: Database;
+  env: Env;
+  clock: Clock;
+  metrics?: ServiceMetrics;
+}): HttpMechanisms {
+  const { db, env, clock, metrics } = deps;
+  const throttle = (surface: AuthSurface) => failedAuthThrottle(db, env, surface, metrics);
+  return {
+    throttles: {
+      scim: throttle("scim"),
+      adminApi: throttle("admin-api"),
+      adminLogin: throttle("admin-login"),
+      oauth: throttle("oauth"),
+    },
+    samlLoginAllowance: perAddressAllowance(db, {
+      name: "saml-login",
+      perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE,
+    }),
+    noteIdpActivity: idpActivityNoter(db, clock), // idp.silent (src/notify/conditions.ts)
+  };
 }
 
 function oauthServices(env: Env, db: Database, clock: Clock) {

@@ -5,6 +5,7 @@ import { loadEnv, type Env } from "../../src/config/env.js";
 import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
+import { httpMechanisms } from "../../src/service/http.js";
 import { sampleSources } from "./sampleData.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 import { ADMIN_TOKEN } from "./constants.js";
@@ -41,6 +42,8 @@ export async function startAdminHarness(
     resumeFamily: record("resumeFamily"),
     sendTestNotification: record("sendTestNotification"),
   };
+  // The throttle and the allowance as the service builds them (src/service/http.ts).
+  const { throttles, samlLoginAllowance } = httpMechanisms({ db: database.db, env, clock: systemClock });
   const app = express();
   app.set("trust proxy", "loopback");
   app.use(requestContext());
@@ -53,6 +56,8 @@ export async function startAdminHarness(
       sessions: new AdminSessionRepository(database.db),
       sources: { ...sampleSources(), ...sources },
       actions,
+      loginThrottle: throttles.adminLogin,
+      samlLoginAllowance,
     }),
   );
   return { app, env, database, calls };

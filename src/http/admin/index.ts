@@ -7,7 +7,7 @@ import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import type { AdminSessionRepository } from "../../db/adminSessionRepository.js";
 import { AppError, sqlState } from "../../errors.js";
-import { failedAuthThrottle, type AuthThrottleMetrics } from "../../auth/authThrottle.js";
+import type { AddressAllowance, FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { log } from "../../logging/logger.js";
 import { actorForLog } from "../../admin/adminActor.js";
 import { actionsRouter } from "./actionsRouter.js";
@@ -31,11 +31,14 @@ export type AdminRouterDeps = {
   env: Env;
   db: Database;
   clock: Clock;
-  /** Sessions, SAML request ids and consumed responses (built by service.ts). */
+  /** Sessions, SAML request ids and consumed responses (built by src/service/http.ts). */
   sessions: AdminSessionRepository;
   sources: AdminDataSources;
   actions: AdminActions;
-  metrics?: AuthThrottleMetrics;
+  /** Failed local sign-ins (ADMIN_TOKEN), throttled; built once by src/service/http.ts. */
+  loginThrottle: FailedAuthThrottle;
+  /** SAML sign-ins started per address whose request ids are stored (built by src/service/http.ts). */
+  samlLoginAllowance: AddressAllowance;
   /** The OAuth authorization code grant, approved on a page here (oauthApproval.tsx). */
   oauthCodes?: AuthorizationCodes;
 };
@@ -73,7 +76,10 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     res.send(ADMIN_CSS);
   });
 
-  const saml = mode === "saml" ? samlRouter({ env, clock: deps.clock, sessions, db: deps.db }) : undefined;
+  const saml =
+    mode === "saml"
+      ? samlRouter({ env, clock: deps.clock, sessions, withinAllowance: deps.samlLoginAllowance })
+      : undefined;
   router.use(
     adminSession({
       sessions,
@@ -94,14 +100,7 @@ export function adminRouter(deps: AdminRouterDeps): Router {
     if (req.adminActor) return res.redirect(303, req.baseUrl || "/admin");
     renderSignInPage(req, res, mode);
   });
-  if (mode === "local")
-    router.use(
-      localLoginRouter(
-        env.ADMIN_TOKEN,
-        formBody("16kb"),
-        failedAuthThrottle(deps.db, env, "admin-login", deps.metrics),
-      ),
-    );
+  if (mode === "local") router.use(localLoginRouter(env.ADMIN_TOKEN, formBody("16kb"), deps.loginThrottle));
   router.post("/logout", formBody("16kb"), verifyCsrf, async (req, res) => {
     const actor = req.adminActor;
     await endSession(req);

@@ -1,14 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQuery } from "node:querystring";
-import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
 import type { Database } from "../../db/database.js";
-import type { ServiceMetrics } from "../../metrics/index.js";
 import type { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { NotFoundError } from "../../errors.js";
 import { scimRouteTemplate } from "../../metrics/scimRoutes.js";
-import { idpActivityNoter } from "../../notify/conditions.js";
-import { failedAuthThrottle } from "../../auth/authThrottle.js";
+import type { FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { localsOf } from "../requestContext.js";
 import { scimAuthenticator } from "./auth.js";
 import { scimBodyReader } from "./body.js";
@@ -26,11 +23,13 @@ import { userHandlers } from "./users.js";
 export type ScimServerDeps = {
   env: Env;
   db: Database;
-  clock: Clock;
-  /** The IdP bearer tokens (SCIM_TOKEN and the stored ones), built by service.ts. */
+  /** The IdP bearer tokens (SCIM_TOKEN and the stored ones), built by src/service/http.ts. */
   scimTokens: ScimTokenVerifier;
   publicUrl: string;
-  metrics?: ServiceMetrics;
+  /** The failed-auth throttle of the SCIM surface (built once by src/service/http.ts). */
+  throttle: FailedAuthThrottle;
+  /** Records that the IdP spoke (idp.silent, src/notify/conditions.ts), at most once a minute. */
+  noteIdpActivity: () => void;
   /** The client's address as TRUST_PROXY has it (for the failed-auth throttle). */
   clientAddress: (req: IncomingMessage) => string | undefined;
   /** The mapping's catalogue in force (roles and entitlements the IdP may assign); none when absent. */
@@ -81,12 +80,8 @@ export function scimServer(deps: ScimServerDeps): {
     catalogue: catalogueHandlers(routeDeps),
     search: rootSearch(routeDeps),
   });
-  const authenticate = scimAuthenticator(
-    deps.scimTokens,
-    failedAuthThrottle(deps.db, deps.env, "scim", deps.metrics),
-    deps.clientAddress,
-  );
-  const noteIdpActivity = idpActivityNoter(deps.db, deps.clock); // idp.silent (src/notify/conditions.ts)
+  const authenticate = scimAuthenticator(deps.scimTokens, deps.throttle, deps.clientAddress);
+  const { noteIdpActivity } = deps;
   const readBody = scimBodyReader(deps.env.SCIM_MAX_BODY_BYTES);
 
   async function serve(req: IncomingMessage, res: ServerResponse, { path, query }: ScimTarget): Promise<void> {

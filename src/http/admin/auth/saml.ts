@@ -8,11 +8,10 @@ import {
 } from "@node-saml/passport-saml";
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
-import type { Database } from "../../../db/database.js";
 import type { Env } from "../../../config/env.js";
 import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
 import { log } from "../../../logging/logger.js";
-import { perAddressAllowance } from "../../../auth/authThrottle.js";
+import type { AddressAllowance } from "../../../auth/authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/adminActor.js";
 import { reviewerNameProblem } from "../../../review/campaigns/reviewerName.js";
 import { establishSession } from "../session/index.js";
@@ -36,7 +35,13 @@ import { parseRoleAttributes, parseRoleValues, roleFromProfile, type RoleRules }
 const REQUEST_TTL_MS = 10 * 60_000;
 const CLOCK_SKEW_MS = 60_000;
 
-type Deps = { env: Env; clock: Clock; sessions: AdminSessionRepository; db: Database };
+type Deps = {
+  env: Env;
+  clock: Clock;
+  sessions: AdminSessionRepository;
+  /** perAddressAllowance over SAML_LOGIN_PER_ADDRESS_PER_MINUTE (built by src/service/http.ts). */
+  withinAllowance: AddressAllowance;
+};
 
 class RefusedRole extends Error {}
 
@@ -109,10 +114,7 @@ export function samlRouter(deps: Deps): Router {
 
   // Anyone may start a sign-in, and a start stores its request id (kept REQUEST_TTL_MS): within an
   // allowance per address. Past it the id is signed instead of stored, so the sign-in still works.
-  const withinAllowance = perAddressAllowance(deps.db, {
-    name: "saml-login",
-    perMinute: env.SAML_LOGIN_PER_ADDRESS_PER_MINUTE,
-  });
+  const { withinAllowance } = deps;
   const notStored: CacheProvider = {
     saveAsync: async (_key, value) => ({ value, createdAt: deps.clock.now().getTime() }),
     getAsync: (key) => requestCache.getAsync(key),
