@@ -71,6 +71,9 @@ export default defineConfig(
     // src/http → application (src/admin, src/reconcile, …) → src/db: a handler calls the application,
     // never a repository; types from src/db are fine (they vanish at run time). The folder-level
     // direction and cycles are dependency-cruiser's (.dependency-cruiser.cjs, also in `npm run lint`).
+    // Nor does src/http build a stateful mechanism from the database handle (the failed-auth
+    // throttles, the per-address allowance, the IdP-activity note) or hold SQL: the composition root
+    // builds them once (src/service/http.ts httpMechanisms) and the readiness probe asks Database.ping().
     files: ["src/http/**/*.ts", "src/http/**/*.tsx"],
     rules: {
       "no-restricted-imports": [
@@ -86,7 +89,35 @@ export default defineConfig(
               message:
                 "src/http calls the application layer (src/admin, src/reconcile, …), not src/db: import types only, or wire the repository in src/service/http.ts.",
             },
+            {
+              group: [
+                "**/auth/authThrottle",
+                "**/auth/authThrottle.js",
+                "**/notify/conditions",
+                "**/notify/conditions.js",
+              ],
+              allowTypeImports: true,
+              message:
+                "src/http builds no throttle, allowance or activity note from the database: take the one src/service/http.ts (httpMechanisms) builds, through createApp's deps. Types only here.",
+            },
           ],
+        },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(query|execute|prepared)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]",
+          message:
+            "No SQL in src/http: call a repository or use case (or a Database method such as ping()) wired in src/service/http.ts.",
+        },
+        {
+          selector: "Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\\s/]",
+          message: "No SQL text in src/http: it lives in src/db.",
+        },
+        {
+          selector: "TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\\s/]",
+          message: "No SQL text in src/http: it lives in src/db.",
         },
       ],
     },
