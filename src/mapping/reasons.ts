@@ -173,7 +173,7 @@ export const NO_RULE = "no rule";
 
 /**
  * How a bundle names the rule it comes from: "rule 'EU marketers'", or "rule #3" when it has no
- * description. The campaign's SQL falls back to the second form (src/db/campaignRepository.ts).
+ * description. The campaign's SQL falls back to the second form (src/db/campaignStart.ts).
  */
 export function bundleLabel(
   rule: { index: number; description: string | null } | null,

@@ -4,14 +4,11 @@ import {
   getCampaign,
   listCampaignsDue,
   listCampaignsToRemind,
-  lockOpenItems,
   markCampaignClosed,
   markCampaignReminded,
-  recordDecisions,
-  undecidedItems,
   type Campaign,
-  type CampaignItem,
 } from "../../db/campaignRepository.js";
+import { lockOpenItems, recordDecisions, undecidedItems, type CampaignItem } from "../../db/campaignItemRepository.js";
 import { appendDecisions, appendUndecided } from "../../db/campaignDecisionRepository.js";
 import { endDeniesWithTheirBundles, insertDenies } from "../../db/denyRepository.js";
 import { markUsersDirty } from "../../db/reconcileQueueRepository.js";

@@ -1,13 +1,7 @@
 import { z } from "zod";
-import {
-  analyzeCampaignItems,
-  getCampaignItems,
-  insertCampaign,
-  listCampaignItems,
-  listCampaigns,
-  countCampaignItems,
-  type ItemFilter,
-} from "../../db/campaignRepository.js";
+import { listCampaigns, countCampaignItems } from "../../db/campaignRepository.js";
+import { getCampaignItems, listCampaignItems, type ItemFilter } from "../../db/campaignItemRepository.js";
+import { analyzeCampaignItems, insertCampaign } from "../../db/campaignStart.js";
 import { listDenies } from "../../db/denyRepository.js";
 import { writeLogEntry } from "../../db/reconcileLogRepository.js";
 import { BadRequestError, ForbiddenError } from "../../errors.js";

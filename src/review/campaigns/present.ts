@@ -1,5 +1,6 @@
 import { assignedLabel } from "../../mapping/reasons.js";
-import type { Campaign, CampaignItem } from "../../db/campaignRepository.js";
+import type { Campaign } from "../../db/campaignRepository.js";
+import type { CampaignItem } from "../../db/campaignItemRepository.js";
 import { reviewerKey } from "../../db/campaignRepository.js";
 import type { AccessDeny } from "../../db/denyRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
