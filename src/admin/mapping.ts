@@ -1,7 +1,7 @@
 import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
-import { queueDepth } from "../db/reconcileQueueRepository.js";
+import { queueDepth } from "../db/reconcileQueueReads.js";
 import { listPlatformIdentifiers, type LearnedIdentifier } from "../db/platformIdentifierRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";

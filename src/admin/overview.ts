@@ -3,7 +3,7 @@ import { NotFoundError } from "../errors.js";
 import { actorForLog, type AdminActor } from "./adminActor.js";
 import { countPendingHolds } from "../db/holdRepository.js";
 import { listRecentFailures } from "../db/reconcileLogRepository.js";
-import { listParkedWithNames } from "../db/reconcileQueueRepository.js";
+import { listParkedWithNames } from "../db/reconcileQueueReads.js";
 import { countHeldForLegacy, getPermissionModelState } from "../db/platformIdentifierRepository.js";
 import { mirrorLag } from "../mirror/status.js";
 import { windowStart } from "../reconcile/budget.js";

@@ -2,7 +2,7 @@ import { listUserLog } from "../db/reconcileLogRepository.js";
 import { getIdpUser } from "../db/idpUserRepository.js";
 import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
 import { getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserAdminQueries.js";
-import { getQueueEntry, isQueued } from "../db/reconcileQueueRepository.js";
+import { getQueueEntry, isQueued } from "../db/reconcileQueueReads.js";
 import { listActiveDenies } from "../db/denyRepository.js";
 import { applyDenies } from "../mapping/denies.js";
 import { grantWords } from "../reconcile/desiredSource.js";

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { listHolds, type Hold } from "../db/holdRepository.js";
 import { findUserIdByUserName } from "../db/idpUserReconcileReads.js";
-import { getQueueEntry } from "../db/reconcileQueueRepository.js";
+import { getQueueEntry } from "../db/reconcileQueueReads.js";
 import type { PlatformAccount } from "../db/platformAccountRepository.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { decide, decideAll } from "../reconcile/holdDecisions.js";

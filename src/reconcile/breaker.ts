@@ -8,7 +8,7 @@ import type { Queryable } from "../db/database.js";
 import { countUndecidedHolds } from "../db/holdRepository.js";
 import { countAccounts, countStripsToDeleteSince } from "../db/platformAccountRepository.js";
 import { countDeprovisionsSince } from "../db/reconcileLogRepository.js";
-import { countPendingDeprovisions } from "../db/reconcileQueueRepository.js";
+import { countPendingDeprovisions } from "../db/reconcileQueueReads.js";
 import { PRIORITY } from "./planner.js";
 
 export type BreakerPolicy = { minimum: number; percent: number };
