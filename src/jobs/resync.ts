@@ -20,7 +20,8 @@ import {
 } from "../db/resyncRepository.js";
 import { sqlState } from "../errors.js";
 import { log } from "../logging/logger.js";
-import { notify, resyncFailed } from "../notify/events.js";
+import { notify } from "../notify/events.js";
+import { resyncFailed } from "../notify/platformEvents.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import type { MappingStore } from "../mapping/store.js";
 import { planReconcile, type Policies } from "../reconcile/planner.js";

@@ -11,7 +11,7 @@ import {
 import { isTransientDatabaseError } from "../errors.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
-import { runVerified } from "../notify/events.js";
+import { runVerified } from "../notify/platformEvents.js";
 import { createRun, PROCESS_ID, runPlanPhase, type ResyncDeps } from "./resync.js";
 import { applyRetention, type RetentionPolicy } from "./retention.js";
 import { campaignPass } from "../review/campaigns/index.js";

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { settleClaimedChanges, type MirrorKind, type Settlement } from "../db/mirrorSyncRepository.js";
-import { changesParked } from "../notify/events.js";
+import { changesParked } from "../notify/platformEvents.js";
 
 /**
  * Settles claimed changes by the versions pushed and queues mirror.parked in the same transaction

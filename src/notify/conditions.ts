@@ -1,15 +1,21 @@
 import { X509Certificate } from "node:crypto";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { isIncidentOpen, lastIdpRequestAt, noteIdpRequest } from "../db/notificationRepository.js";
+import {
+  isIncidentOpen,
+  lastIdpRequestAt,
+  noteIdpRequest,
+  type NotificationInput,
+} from "../db/notificationRepository.js";
 import { log } from "../logging/logger.js";
 import { checkCredentialExpiry } from "./credentialExpiry.js";
-import { idpSilent, idpSilentEnded, notify, resolve, samlCertificateExpiring } from "./events.js";
+import { EVENTS, notify, resolve } from "./events.js";
 
 /**
  * Conditions found by looking rather than by a write: the IdP gone quiet, the SAML certificate
  * or an OAuth client secret about to expire. Checked by the deliverer's loop against the injectable clock; every replica
- * may check, the open-incident key keeps it to one message.
+ * may check, the open-incident key keeps it to one message. The IdP's and the certificate's messages
+ * are built here; an expiring secret's in credentialExpiry.ts.
  */
 
 const CERT_WARNING_MS = 30 * 86_400_000;
@@ -43,6 +49,49 @@ async function checkIdpSilence(db: Database, now: Date, hours: number): Promise<
   } else if (await isIncidentOpen(db, "idp.silent")) {
     await db.transaction((tx) => resolve(tx, idpSilentEnded(now, last)));
   }
+}
+
+const IDP_SILENT = "idp.silent";
+
+function idpSilent(now: Date, lastRequestAt: Date, hours: number): NotificationInput {
+  return {
+    key: IDP_SILENT,
+    event: EVENTS.idpSilent,
+    occurredAt: now,
+    summary: `No authenticated SCIM request from the IdP for more than ${hours} hours: is its provisioning off, or its token broken?`,
+    details: { lastRequestAt: lastRequestAt.toISOString(), silenceHours: hours },
+    linkPath: "/admin",
+  };
+}
+
+function idpSilentEnded(now: Date, silentSince: Date): NotificationInput {
+  return {
+    key: IDP_SILENT,
+    event: EVENTS.idpSilentEnded,
+    occurredAt: now,
+    summary: "The IdP is sending SCIM requests again",
+    details: { silentSince: silentSince.toISOString() },
+    linkPath: "/admin",
+  };
+}
+
+function samlCertificateExpiring(
+  now: Date,
+  cert: { fingerprint: string; subject: string; validTo: Date },
+): NotificationInput {
+  const days = Math.max(0, Math.floor((cert.validTo.getTime() - now.getTime()) / 86_400_000));
+  return {
+    key: `saml.cert:${cert.fingerprint}`,
+    event: EVENTS.samlCertificateExpiring,
+    occurredAt: now,
+    summary: `The IdP's SAML signing certificate expires in ${days} days (${cert.validTo.toISOString().slice(0, 10)}); admins cannot sign in after that`,
+    details: {
+      subject: cert.subject,
+      fingerprint: cert.fingerprint,
+      validTo: cert.validTo.toISOString(),
+      daysLeft: days,
+    },
+  };
 }
 
 /** The certificate of SAML_IDP_CERT (PEM, or the bare base64 body many IdPs show); undefined when unreadable. */

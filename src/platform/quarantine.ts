@@ -14,7 +14,8 @@ import {
   type QuarantineRow,
 } from "../db/quarantineRepository.js";
 import { log } from "../logging/logger.js";
-import { notify, quarantineEnded, quarantineStarted, resolve } from "../notify/events.js";
+import { notify, resolve } from "../notify/events.js";
+import { quarantineEnded, quarantineStarted } from "../notify/platformEvents.js";
 import type { HttpOutcome } from "./transport.js";
 import { REST_FAMILIES } from "./rest.js";
 import { SCIM_FAMILY } from "./scim.js";

@@ -2,7 +2,7 @@ import type { Database } from "../db/database.js";
 import { decideHold, listHolds, type Hold } from "../db/holdRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import { holdSettled } from "../notify/events.js";
+import { holdSettled } from "../notify/reconcileEvents.js";
 
 /**
  * Admin decisions on held actions. Approving re-queues the user, whose next reconcile carries

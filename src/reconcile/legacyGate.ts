@@ -10,7 +10,8 @@ import {
 import { log } from "../logging/logger.js";
 import { legacyStringsIn, modelOfUser } from "../mapping/granular.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
-import { legacyRefused, legacyRefusedEnded, notify, resolve } from "../notify/events.js";
+import { notify, resolve } from "../notify/events.js";
+import { legacyRefused, legacyRefusedEnded } from "../notify/reconcileEvents.js";
 import type { HttpOutcome } from "../platform/transport.js";
 import type { PlatformAccount } from "../platform/scim.js";
 import { errorDetail } from "./outcomes.js";

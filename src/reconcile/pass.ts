@@ -16,7 +16,7 @@ import { log } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";
-import { budgetRefused, holdSettled, holdsChanged } from "../notify/events.js";
+import { budgetRefused, holdSettled, holdsChanged } from "../notify/reconcileEvents.js";
 import type { BudgetPolicy, SpendKind } from "./budget.js";
 import type { BreakerPolicy } from "./breaker.js";
 import type { Change } from "./diff.js";

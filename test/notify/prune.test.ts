@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fanOutNotifications, isIncidentOpen, pruneNotifications } from "../../src/db/notificationRepository.js";
-import {
-  approvalRequired,
-  budgetExhausted,
-  notify,
-  quarantineEnded,
-  quarantineStarted,
-  resolve,
-} from "../../src/notify/events.js";
+import { notify, resolve } from "../../src/notify/events.js";
+import { approvalRequired, budgetExhausted } from "../../src/notify/reconcileEvents.js";
+import { quarantineEnded, quarantineStarted } from "../../src/notify/platformEvents.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** Old incidents that are over are removed; open ones that can recur, and anything still to send, stay. */
