@@ -14,7 +14,7 @@ import { currentLogContext, log } from "./logging/logger.js";
  *   cannot vouch for: it is logged and the process exits with status 1 for its supervisor to
  *   restart it (every piece of work is in PostgreSQL and resumes).
  *
- * Installed by `scim-connector start` (src/cli/cli.ts) only: tests that run the service in-process
+ * Installed by `scim-connector start` (src/cli/start.ts) only: tests that run the service in-process
  * keep their runner's own policy.
  */
 export function installProcessGuards(): void {

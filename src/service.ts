@@ -16,7 +16,7 @@ import { listenHttp } from "./service/http.js";
 
 /**
  * The running service: database, HTTP server and background workers, wired together.
- * `cli/cli.ts start` starts one from the environment; integration tests start one in-process.
+ * `cli/start.ts` `start` starts one from the environment; integration tests start one in-process.
  */
 export type Service = {
   url: string;
