@@ -3,7 +3,8 @@ import { advanceChainAnchor, appendToChain, canonicalRow, RECONCILE_LOG_CHAIN } 
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import type { FailedOutcome, LogAction, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
+import type { LogAction, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
+import { logEntryWords } from "./reconcileLogWords.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";
 
@@ -48,32 +49,6 @@ export type LogEntry = {
   note: string | null;
   actor: string | null;
 };
-
-/** Whether an outcome's words are an error (reconcile/vocabulary.ts's FailedOutcome; src/db imports its types only). */
-const WORDS_ARE_ERROR: { [O in LogOutcome]: O extends FailedOutcome ? true : false } = {
-  succeeded: false,
-  failed: true,
-  retrying: true,
-  "deferred-for-budget": false,
-  held: false,
-  rejected: false,
-  reported: false,
-  enforced: false,
-};
-
-/**
- * An entry's error and note as read back. Entries written before the note column (migration
- * LogNote1763700002000) kept every entry's words in `error`, and stay so in the tamper-evident
- * chain: the words of such an entry that did not fail are read as its note.
- */
-export function logEntryWords(row: { outcome: LogOutcome; error: string | null; note: string | null }): {
-  error: string | null;
-  note: string | null;
-} {
-  return WORDS_ARE_ERROR[row.outcome]
-    ? { error: row.error, note: row.note }
-    : { error: null, note: row.note ?? row.error };
-}
 
 type Row = {
   id: string;
