@@ -11,7 +11,7 @@ import { eventually } from "../support/wait.js";
  * An access export whose client stops reading and goes away must end and free its batches. The
  * connector runs as a real child process over 3,000 held accounts (three batches); 40 downloads
  * are started, read up to their first bytes and dropped. After a full collection (in the child,
- * test/support/heapProbe.mjs) its heap is back within 10 MB of where it was. And one user runs
+ * test/access/heapProbe.mjs) its heap is back within 10 MB of where it was. And one user runs
  * one export at a time: a second, while the first is being read, answers 429 with Retry-After.
  */
 
@@ -27,7 +27,7 @@ describe("abandoned access exports", () => {
     database = await createTestDatabase();
     const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "../support/heapProbe.mjs")).href}`,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "./heapProbe.mjs")).href}`,
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,
       ADMIN_TOKEN,

@@ -19,7 +19,7 @@ import {
   signedAssertionUnderForged,
   wrappedInExtensions,
   wrappedInSignatureObject,
-} from "../support/samlWrapping.js";
+} from "./samlWrapping.js";
 import { csrfFrom, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
 import { ACS, SP_ENTITY } from "../support/constants.js";
 

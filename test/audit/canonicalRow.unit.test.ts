@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { canonicalRow } from "../../src/db/auditChain.js";
-import { independentCanonical, independentLink } from "../support/independentChain.js";
+import { independentCanonical, independentLink } from "./independentChain.js";
 
 describe("canonicalRow", () => {
   it("writes RFC 8785 JSON without id and chain_hash, null columns left out, dates in ISO 8601", () => {

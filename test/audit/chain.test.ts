@@ -5,7 +5,7 @@ import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
 import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { runCli } from "../support/cli.js";
-import { independentChain } from "../support/independentChain.js";
+import { independentChain } from "./independentChain.js";
 
 /**
  * The tamper-evident log (docs/access-review.md): after a real reconcile workload over HTTP with the

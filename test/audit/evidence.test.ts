@@ -10,7 +10,7 @@ import request from "supertest";
 import { verifyEvidencePack, writeEvidencePack } from "../../src/review/evidence/pack.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 import { requestTimes } from "../support/emulator.js";
-import { independentChain } from "../support/independentChain.js";
+import { independentChain } from "./independentChain.js";
 import { runCli } from "../support/cli.js";
 import {
   ADMIN_TOKEN,

@@ -5,7 +5,7 @@ import type { Queryable } from "../../src/db/database.js";
 import { logWindow } from "../../src/db/evidenceRepository.js";
 import { listLog, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
-import { independentChain } from "../support/independentChain.js";
+import { independentChain } from "./independentChain.js";
 
 /**
  * The log's words in two fields (issue 39): an entry that failed says why in `error`; any other

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCutProxy, type CutProxy } from "../support/cutProxy.js";
+import { startCutProxy, type CutProxy } from "./cutProxy.js";
 import { emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 

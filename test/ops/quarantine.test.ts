@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addFault, clearFaults, ledgerDebits } from "../support/emulator.js";
-import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
+import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "./quarantineWatch.js";
 import {
   ADMIN_TOKEN,
   adminApi,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { addFault, clearFaults, emulatorDump, ledgerDebits } from "../support/emulator.js";
-import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "../support/quarantine.js";
+import { claimedWork, quarantineMetric, waitForAdmissions, watchAdmissions } from "./quarantineWatch.js";
 import {
   ADMIN_TOKEN,
   IDP_TOKEN,

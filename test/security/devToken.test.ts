@@ -19,7 +19,7 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 async function devTokenOf(databaseUrl: string, dataDir: string): Promise<string> {
   const { stdout } = await run(
     process.execPath,
-    ["--import", "tsx", path.join(ROOT, "test/support/devTokenProcess.ts"), databaseUrl, dataDir],
+    ["--import", "tsx", path.join(ROOT, "test/security/devTokenProcess.ts"), databaseUrl, dataDir],
     { cwd: ROOT, timeout: 60_000 },
   );
   return stdout.trim();

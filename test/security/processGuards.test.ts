@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, IDP_TOKEN, writeMappingFile } from "../support/stack.js";
 /**
  * The process policy (src/processGuards.ts) in a real child process: a handler that fails
  * outside Express's reach — an unhandled rejection, or an exception thrown from a later tick —
- * while serving a request. test/support/plantedFailure.mjs (preloaded, test-only) plants the
+ * while serving a request. test/security/plantedFailure.mjs (preloaded, test-only) plants the
  * failure on requests that ask for it. The process must log it with the request id, answer
  * that request with its surface's generic 500 (no stack, in NODE_ENV=development too), and keep
  * serving everything else.
@@ -26,7 +26,7 @@ describe("a failure that escapes every handler does not stop the process", () =>
     const mappingFile = await writeMappingFile();
     connector = await spawnConnector({
       NODE_ENV: "development", // Express's own handler would print stacks here
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "../support/plantedFailure.mjs")).href}`,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${pathToFileURL(path.resolve(import.meta.dirname, "./plantedFailure.mjs")).href}`,
       DATABASE_URL: database.url,
       SCIM_TOKEN: IDP_TOKEN,
       ADMIN_TOKEN,

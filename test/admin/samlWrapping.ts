@@ -1,6 +1,6 @@
 import { DOMParser, XMLSerializer } from "@xmldom/xmldom";
 import { SignedXml } from "xml-crypto";
-import { assertionXml, responseXml, signedResponse, type IdpKeys, type ResponseOptions } from "./saml.js";
+import { assertionXml, responseXml, signedResponse, type IdpKeys, type ResponseOptions } from "../support/saml.js";
 
 /**
  * XML signature wrapping (XSW), the known shapes: each keeps a genuinely IdP-signed element and

@@ -1,5 +1,5 @@
 // One `npm start`-style process's share of the development IdP token, as a child process:
-// `node --import tsx test/support/devTokenProcess.ts <databaseUrl> <dataDir>` prints the token
+// `node --import tsx test/security/devTokenProcess.ts <databaseUrl> <dataDir>` prints the token
 // that process would put in its banner. Used by test/security/devToken.test.ts.
 import { ensureDevScimToken } from "../../src/cli/boot.js";
 import { openDatabase } from "../../src/db/dataSource.js";
