@@ -37,7 +37,7 @@ import { loadEnv } from "../src/config/env.js";
 import type { Database } from "../src/db/database.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { GRANULAR, LEGACY, type World } from "./support/campaignWorlds.js";
+import { GRANULAR, LEGACY, seedWorld, type World } from "./support/campaignWorlds.js";
 import { startService } from "../src/service.js";
 import { cpuMsOf } from "./support/processCpu.js";
 import { TEAMS_MAPPING } from "./support/teamsWorld.js";
@@ -101,24 +101,7 @@ const judge = (what: string, value: number, target: number, unit: string) => {
 async function seed(db: Database, world: World): Promise<void> {
   console.log(`seeding ${USERS.toLocaleString()} users × ${GRANTS_PER_USER} grants of applied state (${world.name})…`);
   const seedStarted = performance.now();
-  await db.query(`TRUNCATE campaign_items, campaigns, platform_accounts, reconcile_log CASCADE`);
-  await db.query(
-    `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at, last_verified_at, created_by_connector)
-     SELECT md5('user' || n)::uuid, format('user%s@example.com', n), 'p-' || n, 'active', ${world.applied}, $2,
-            $2::timestamptz + interval '29 days', true
-       FROM generate_series(1, $1::int) n`,
-    [USERS, new Date(Date.now() - 30 * DAY), ...world.params],
-  );
-  await db.query(
-    `INSERT INTO reconcile_log (at, user_id, user_name, action, outcome, after, reasons)
-     SELECT $2, md5('user' || n)::uuid, format('user%s@example.com', n), 'create', 'succeeded', ${world.applied}, ${world.reasons}
-       FROM generate_series(1, $1::int) n`,
-    [USERS, new Date(Date.now() - 30 * DAY), ...world.params],
-  );
-  // The seeded entries predate the chain, as a migrated database's would.
-  await db.query(`UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM reconcile_log) m
-                   WHERE name = 'reconcile_log'`);
-  await db.query(`ANALYZE`);
+  await seedWorld(db, world, USERS, new Date(Date.now() - 30 * DAY));
   console.log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 }
 

@@ -1,10 +1,12 @@
 /**
  * The applied states bench:campaign seeds (bench/campaign.ts), as SQL over `generate_series(1, N) n`:
  * user n in the legacy model (5 strings) and in the granular model (136 strings, a set, a role),
- * each with the log entry's reasons of its own (the user's group's name and id).
+ * each with the log entry's reasons of its own (the user's group's name and id), and their seeding
+ * (`seedWorld`).
  */
 import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
 import { bundleLabel } from "../../src/mapping/reasons.js";
+import type { Database } from "../../src/db/database.js";
 
 /** One world of applied states: the SQL of user n's state and of its log entry's reasons. */
 export type World = { name: string; applied: string; reasons: string; strings: string; params: unknown[] };
@@ -74,3 +76,28 @@ export const GRANULAR: World = {
   strings: `${FORTY_SIX.length + 2 * FORTY_FIVE.length} strings + a set + a role`,
   params: [JSON.stringify(FORTY_SIX), JSON.stringify(FORTY_FIVE)],
 };
+
+/**
+ * Seeds `users` accounts in `world`'s states and the log entries that applied them at `at`
+ * (replacing any earlier world's, campaigns included), then analyses.
+ */
+export async function seedWorld(db: Database, world: World, users: number, at: Date): Promise<void> {
+  await db.query(`TRUNCATE campaign_items, campaigns, platform_accounts, reconcile_log CASCADE`);
+  await db.query(
+    `INSERT INTO platform_accounts (user_id, user_name, platform_id, state, last_applied, applied_at, last_verified_at, created_by_connector)
+     SELECT md5('user' || n)::uuid, format('user%s@example.com', n), 'p-' || n, 'active', ${world.applied}, $2,
+            $2::timestamptz + interval '29 days', true
+       FROM generate_series(1, $1::int) n`,
+    [users, at, ...world.params],
+  );
+  await db.query(
+    `INSERT INTO reconcile_log (at, user_id, user_name, action, outcome, after, reasons)
+     SELECT $2, md5('user' || n)::uuid, format('user%s@example.com', n), 'create', 'succeeded', ${world.applied}, ${world.reasons}
+       FROM generate_series(1, $1::int) n`,
+    [users, at, ...world.params],
+  );
+  // The seeded entries predate the chain, as a migrated database's would.
+  await db.query(`UPDATE audit_chains SET anchor_id = m.id, head_id = m.id FROM (SELECT max(id) AS id FROM reconcile_log) m
+                   WHERE name = 'reconcile_log'`);
+  await db.query(`ANALYZE`);
+}
