@@ -2,7 +2,7 @@
  * The applied states bench:campaign seeds (bench/campaign.ts), as SQL over `generate_series(1, N) n`:
  * user n in the legacy model (5 strings) and in the granular model (136 strings, a set, a role),
  * each with the log entry's reasons of its own (the user's group's name and id), and their seeding
- * (`seedWorld`).
+ * (`seedWorld`, also used by bench/campaign-freeze.ts).
  */
 import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
 import { bundleLabel } from "../../src/mapping/reasons.js";
