@@ -50,6 +50,23 @@ describe("admin UI in a browser", () => {
     await page.close();
   });
 
+  it("comes back to the page asked for after signing in", async () => {
+    const page = await newLaptopPage(browser);
+    await page.goto(`${service.url}/admin/log?outcome=failed`);
+    expect(new URL(page.url()).pathname).toBe("/admin/login");
+    await page.fill("#token", ADMIN_TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForURL(`${service.url}/admin/log?outcome=failed`);
+    expect(await page.textContent("h1")).toBe("Reconciliation log");
+    // Used once: the next sign-in lands on the overview.
+    await page.click("text=Sign out");
+    await page.waitForURL(/\/admin\/login\?signedOut=1$/);
+    await page.fill("#token", ADMIN_TOKEN);
+    await page.click("button[type=submit]");
+    await page.waitForURL(`${service.url}/admin`);
+    await page.close();
+  });
+
   describe("with sample data (how the lead's pages will look)", () => {
     let h: AdminHarness;
     let server: Server;

@@ -60,7 +60,8 @@ describe("OAuth authorization code grant", () => {
     await database?.drop();
   });
 
-  async function signIn(role: string): Promise<request.Agent> {
+  /** Signs in over SAML; `cookie`: what the browser already holds (the page it was sent away from). */
+  async function signIn(role: string, cookie?: string): Promise<request.Agent & { landedOn: string }> {
     const agent = request.agent(service.url);
     const started = await agent.get("/admin/saml/login");
     const id = authnRequestIdFromRedirect(started.headers.location!);
@@ -77,11 +78,11 @@ describe("OAuth authorization code grant", () => {
     );
     const acs = await agent
       .post("/admin/saml/acs")
-      .set({ Cookie: samlLoginCookie(started) })
+      .set({ Cookie: [samlLoginCookie(started), ...(cookie ? [cookie] : [])].join("; ") })
       .type("form")
       .send({ SAMLResponse: encodeResponse(xml) });
     expect(acs.status, acs.text.slice(0, 300)).toBe(303);
-    return agent;
+    return Object.assign(agent, { landedOn: acs.headers.location! });
   }
 
   const query = (extra: Record<string, string> = {}) =>
@@ -159,6 +160,23 @@ describe("OAuth authorization code grant", () => {
     );
     expect(stranger.status).toBe(400);
     expect(stranger.headers.location).toBeUndefined();
+  });
+
+  it("an admin sent to sign in from the approval page comes back to it, not to the overview", async () => {
+    const anonymous = await request(service.url).get(`/admin/oauth/authorize?${query()}`);
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.location).toBe("/admin/login");
+    const remembered = ([] as string[])
+      .concat(anonymous.headers["set-cookie"] ?? [])
+      .find((c) => c.startsWith("scim_admin_return="));
+    expect(remembered).toMatch(/; Path=\/admin; .*HttpOnly; Secure; SameSite=None/);
+    const admin = await signIn("scim-admins", remembered!.split(";")[0]);
+    expect(admin.landedOn).toBe(`/admin/oauth/authorize?${query()}`);
+    const page = await admin.get(admin.landedOn);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(REDIRECT);
+    // Without the cookie (another browser), a sign-in lands on the overview.
+    expect((await signIn("scim-admins")).landedOn).toBe("/admin");
   });
 
   it("exchanges a code once, with PKCE when a challenge was sent; a reused code revokes what it gave", async () => {

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { log } from "../../logging/logger.js";
 import { actorForLog, type AdminActor } from "../../admin/adminActor.js";
 import { can, type AdminAction } from "../../policy.js";
+import { rememberReturnPath } from "./auth/returnTo.js";
 import { renderMessagePage } from "./ui/render.js";
 
 /**
@@ -9,10 +10,14 @@ import { renderMessagePage } from "./ui/render.js";
  * button needs an action that the signed-in actor's role is granted.
  */
 
-/** Anyone not signed in is sent to the sign-in page (GET) or refused (other methods). */
+/**
+ * Anyone not signed in is sent to the sign-in page (GET, which comes back to the page asked for
+ * once signed in) or refused (other methods).
+ */
 export function requireSignedIn(req: Request, res: Response, next: NextFunction): void {
   if (req.adminActor) return next();
   if (req.method === "GET" || req.method === "HEAD") {
+    if (req.method === "GET") rememberReturnPath(req, res);
     res.redirect(303, `${req.baseUrl}/login`);
     return;
   }

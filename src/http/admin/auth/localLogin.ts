@@ -4,6 +4,7 @@ import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
 import { verifyCsrf } from "../csrf.js";
 import { establishSession } from "../session/index.js";
 import { adminTokenMatches } from "./localToken.js";
+import { takeReturnPath } from "./returnTo.js";
 import { renderSignInPage } from "./signInPage.js";
 
 /**
@@ -44,7 +45,7 @@ export function localLoginRouter(
     }
     await establishSession(req, { name: "local admin", role: "admin", via: "local" });
     log.info("admin", "signed in", { actor: "local admin", role: "admin", via: "local" });
-    res.redirect(303, req.baseUrl || "/admin");
+    res.redirect(303, takeReturnPath(req, res));
   });
   return router;
 }

@@ -18,6 +18,7 @@ import { establishSession } from "../session/index.js";
 import { renderMessagePage } from "../ui/render.js";
 import { checkIssuer, checkNameIdUncommented, checkResponseAddressing, SamlAddressingError } from "./samlAddressing.js";
 import { requireStrongAlgorithms } from "./samlAlgorithms.js";
+import { takeReturnPath } from "./returnTo.js";
 import { forgetLoginRequests, rememberLoginRequest, startedInThisBrowser } from "./samlLoginBinding.js";
 import { PgSamlRequestCache } from "./samlRequestCache.js";
 import { signedRequestId } from "./samlSignedRequestId.js";
@@ -155,7 +156,7 @@ export function samlRouter(deps: Deps): Router {
     forgetLoginRequests(req, res);
     await establishSession(req, actor);
     log.info("admin", "signed in", { actor: actorForLog(actor.name), role: actor.role, via: "saml" });
-    res.redirect(303, req.baseUrl || "/admin");
+    res.redirect(303, takeReturnPath(req, res));
   });
 
   return router;
