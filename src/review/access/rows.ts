@@ -116,6 +116,25 @@ function rowMatches(row: AccessRow, q: AccessQuery): boolean {
   return true;
 }
 
+/** A row of `account` for `grant`: the user, the strings it gives and their count, then `history` (when held since, verified, denied). */
+function accessRow(
+  account: HeldAccount,
+  grant: Grant,
+  reasons: GrantReason[],
+  history: Pick<AccessRow, "reasonsAsOf" | "firstAppliedAt" | "appliedByLogId" | "verifiedAt" | "deny">,
+): AccessRow {
+  const permissions = stringsOf(grant);
+  return {
+    ...grant,
+    userId: account.userId,
+    userName: account.userName,
+    permissions,
+    count: permissions.length,
+    reasons,
+    ...history,
+  };
+}
+
 /** The rows of a batch, per account in order. */
 export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowBatch): AccessRow[][] {
   return accounts.map((account) => {
@@ -129,19 +148,13 @@ export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowB
     const explained = applied ? reviewableGrants(account.held, applied) : currentReasons(ctx, account, facts);
     for (const { reasons, ...grant } of explained) {
       const start = bundleSince(since, stringKeys(grant));
-      const row: AccessRow = {
-        ...grant,
-        userId: account.userId,
-        userName: account.userName,
-        permissions: stringsOf(grant),
-        count: stringsOf(grant).length,
-        reasons,
+      const row = accessRow(account, grant, reasons, {
         reasonsAsOf: applied ? "applied" : "current",
         firstAppliedAt: start?.since ?? null,
         appliedByLogId: start?.logId ?? null,
         verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
         deny: null,
-      };
+      });
       // A deny on any string of the row (a revoked bundle's are all its strings) marks the row.
       for (const key of stringKeys(grant)) {
         const deny = denied.get(key);
@@ -154,19 +167,13 @@ export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowB
     // The grants the platform no longer holds because of a deny: shown where the grant would be,
     // the strings of one revoked bundle as one row.
     for (const [grant, deny] of deniedGrants([...denied.values()])) {
-      const row: AccessRow = {
-        ...grant,
-        userId: account.userId,
-        userName: account.userName,
-        permissions: stringsOf(grant),
-        count: stringsOf(grant).length,
-        reasons: deniedReasons(ctx, grant, facts),
+      const row = accessRow(account, grant, deniedReasons(ctx, grant, facts), {
         reasonsAsOf: "current",
         firstAppliedAt: null,
         appliedByLogId: null,
         verifiedAt: null,
         deny: rowDeny(deny, false),
-      };
+      });
       if (rowMatches(row, ctx.query)) rows.push(row);
     }
     return rows;
