@@ -22,7 +22,26 @@ export const TRIGGER_KINDS = ["idp", "mapping", "resync", "admin"] as const sati
 export type IdpChange =
   | { what: "user-created" | "user-deactivated" | "user-reactivated" | "user-updated" | "user-deleted" }
   | { what: "added-to-group" | "removed-from-group" | "group-deleted"; groupId: string; groupName: string }
-  | { what: "group-renamed"; groupId: string; groupName: string; previousName: string };
+  | { what: "group-renamed"; groupId: string; groupName: string; previousName: string }
+  | AssignmentsChanged;
+
+/**
+ * A user write that assigned or removed roles[] / entitlements[] values (and changed no activation):
+ * each named as the catalogue said then, and `assignedIn` the IdP as the catalogue named it. At most
+ * ASSIGNMENT_REFS of each are listed; `unlisted` counts the others.
+ */
+export type AssignmentsChanged = {
+  what: "assignments-changed";
+  assigned: AssignmentRef[];
+  removed: AssignmentRef[];
+  unlisted?: number;
+  assignedIn: string;
+};
+
+/** One value: `name`, the catalogue entry's display name when it had one (else the value is the name). */
+export type AssignmentRef = { attribute: "roles" | "entitlements"; value: string; name?: string };
+
+export const ASSIGNMENT_REFS = 10;
 
 /** A mapping rule that changed, as the file said at the time (`name`: its description, or what it matches). */
 type MappingRuleRef = { line: number; name: string; removed?: true };
@@ -115,9 +134,34 @@ function idpChangeWords(change: Json): string | undefined {
         ? `group ${previous} renamed to ${group}`
         : `group ${group} changed in the IdP`;
     }
+    case "assignments-changed":
+      return assignmentWords(change);
     default:
       return undefined;
   }
+}
+
+const assignmentRefs = (refs: unknown) =>
+  (Array.isArray(refs) ? refs : []).map(asObject).filter((r) => textOf(r, "value") !== undefined);
+const assignmentNoun = (ref: Json) => (ref.attribute === "roles" ? "role" : "entitlement");
+const assignmentName = (ref: Json) => `${assignmentNoun(ref)} ${textOf(ref, "name") ?? textOf(ref, "value")!}`;
+
+/** "role Auditor and entitlement EU analyst assigned in Okta; entitlement Marketer – Fashion Brands removed in Okta". */
+function assignmentWords(change: Json): string {
+  const where = textOf(change, "assignedIn") ?? "the IdP";
+  const list = (names: string[]) =>
+    names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]!}` : names[0]!;
+  const clauses = (
+    [
+      ["assigned", assignmentRefs(change.assigned)],
+      ["removed", assignmentRefs(change.removed)],
+    ] as const
+  )
+    .filter(([, refs]) => refs.length)
+    .map(([verb, refs]) => `${list(refs.map(assignmentName))} ${verb} in ${where}`);
+  const unlisted = typeof change.unlisted === "number" && change.unlisted > 0 ? change.unlisted : 0;
+  if (!clauses.length) return "roles or entitlements changed in the IdP";
+  return clauses.join("; ") + (unlisted ? `; and ${unlisted} more` : "");
 }
 
 /** Rows recorded before triggers carried their facts: words from the request alone. */
@@ -184,6 +228,16 @@ export function triggerFacts(trigger: unknown): TriggerFact[] {
   if (groupId) facts.push({ label: "IdP group", value: `${textOf(change, "groupName") ?? ""} (${groupId})`.trim() });
   if (textOf(change, "previousName"))
     facts.push({ label: "Previous group name", value: textOf(change, "previousName")! });
+  for (const [verb, refs] of [
+    ["Assigned", assignmentRefs(change.assigned)],
+    ["Removed", assignmentRefs(change.removed)],
+  ] as const) {
+    for (const ref of refs) {
+      const value = textOf(ref, "value")!;
+      const name = textOf(ref, "name");
+      facts.push({ label: `${verb} ${assignmentNoun(ref)}`, value: name ? `${name} (${value})` : value });
+    }
+  }
   const request = [textOf(t, "method"), textOf(t, "resource") && `/scim/v2/${textOf(t, "resource")}`]
     .filter(Boolean)
     .join(" ");

@@ -1,11 +1,19 @@
 import { BadRequestError } from "../errors.js";
-import { unknownAssignments, type AssignedAttribute, type Assignment, type Catalogue } from "../mapping/catalogue.js";
+import {
+  unknownAssignments,
+  type AssignedAttribute,
+  type Assignment,
+  type Catalogue,
+  type CatalogueEntry,
+} from "../mapping/catalogue.js";
+import { ASSIGNMENT_REFS, type AssignmentRef, type AssignmentsChanged } from "../reconcile/vocabulary.js";
 
 /**
  * A user's `roles[]` and `entitlements[]` as assignments of the mapping's catalogue: read from the
  * stored resource, and checked on each write so that a value the catalogue does not have is
  * refused with a 400 naming it, instead of being kept and silently granting nothing. Only when the
- * mapping declares a catalogue: without one, they are stored as before.
+ * mapping declares a catalogue: without one, they are stored as before. A write that changes them
+ * is named by what it assigned and removed (`assignmentsChange`), for the log's trigger.
  */
 
 const ATTRIBUTES: readonly AssignedAttribute[] = ["roles", "entitlements"];
@@ -52,4 +60,45 @@ export async function checkAssignments(
     `Not in the catalogue of platform access (the mapping file's \`catalogue:\`; /Roles and /Entitlements list it): ${named}${unknown.length > 10 ? `, and ${unknown.length - 10} more` : ""}`,
     "invalidValue",
   );
+}
+
+/**
+ * What a write did to the user's roles[] and entitlements[] (`previous`: the user before it), with
+ * each value named as the catalogue names it now, so the log keeps the name it had at the time.
+ * Undefined when they did not change; reads the catalogue only when they did.
+ */
+export async function assignmentsChange(
+  resource: Record<string, unknown>,
+  previous: Record<string, unknown>,
+  catalogue: () => Promise<Catalogue>,
+): Promise<AssignmentsChanged | undefined> {
+  const diff = (from: Assignment[], to: Assignment[]) => {
+    const kept = new Set(to.map(key));
+    const seen = new Set<string>();
+    return from.filter((a) => !kept.has(key(a)) && !seen.has(key(a)) && seen.add(key(a)));
+  };
+  const now = assignmentsOf(resource);
+  const before = assignmentsOf(previous);
+  const assigned = diff(now, before);
+  const removed = diff(before, now);
+  if (!assigned.length && !removed.length) return undefined;
+  const declared = await catalogue();
+  const byId = new Map(declared.entries.map((e) => [e.id.toLowerCase(), e]));
+  const ref = (a: Assignment): AssignmentRef => refOf(a, byId.get(a.value.toLowerCase()));
+  const unlisted = Math.max(0, assigned.length - ASSIGNMENT_REFS) + Math.max(0, removed.length - ASSIGNMENT_REFS);
+  return {
+    what: "assignments-changed",
+    assigned: assigned.slice(0, ASSIGNMENT_REFS).map(ref),
+    removed: removed.slice(0, ASSIGNMENT_REFS).map(ref),
+    ...(unlisted ? { unlisted } : {}),
+    assignedIn: declared.assignedIn,
+  };
+}
+
+/** A value as the log keeps it: its catalogue entry's display name, else the value alone (bounded). */
+function refOf(a: Assignment, entry: CatalogueEntry | undefined): AssignmentRef {
+  const value = a.value.slice(0, 128);
+  return entry && entry.displayName !== value
+    ? { attribute: a.attribute, value, name: entry.displayName }
+    : { attribute: a.attribute, value };
 }

@@ -22,7 +22,7 @@ import { userColumns } from "./resources.js";
 import { sortToSql, type SortRequest } from "../db/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
-import { checkAssignments } from "./assignments.js";
+import { assignmentsChange, checkAssignments } from "./assignments.js";
 import { EMPTY_CATALOGUE, type Catalogue } from "../mapping/catalogue.js";
 
 /** The catalogue a user's roles[] and entitlements[] are checked against (read only when a write carries some). */
@@ -128,25 +128,31 @@ export async function patchUser(
   catalogue: CatalogueSource = NO_CATALOGUE,
 ): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
-  const patched = (current: StoredResource | undefined) => {
+  let read: Promise<Catalogue> | undefined;
+  const catalogueOnce = () => (read ??= catalogue());
+  // Checks what the operations bring and names the change: an assignment's words when roles[] or
+  // entitlements[] changed and activation did not (the log then says what was assigned or removed).
+  const patched = async (current: StoredResource | undefined) => {
     if (!current) throw notFound(id);
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
+    await checkAssignments(resource, current.resource, catalogueOnce);
     const columns = userColumns(resource);
-    const trigger = idpTrigger(context, `Users/${id}`, userChange(current.resource.active !== false, columns.active));
-    return { version: current.version, resource, columns, trigger, previous: current.resource };
+    const change = userChange(current.resource.active !== false, columns.active);
+    const assignments =
+      change.what === "user-updated" ? await assignmentsChange(resource, current.resource, catalogueOnce) : undefined;
+    const trigger = idpTrigger(context, `Users/${id}`, assignments ?? change);
+    return { version: current.version, resource, columns, trigger };
   };
   let stored: StoredResource | undefined;
   for (let attempt = 1; !stored && attempt <= OPTIMISTIC_PATCHES; attempt++) {
-    const next = patched(await getIdpUser(db, id));
-    await checkAssignments(next.resource, next.previous, catalogue);
+    const next = await patched(await getIdpUser(db, id));
     stored = await withIdpRetry(() =>
       updateIdpUserIfVersionMarked(db, id, next.version, next.columns, next.resource, next.trigger),
     );
   }
   stored ??= await inIdpTransaction(db, async (manager) => {
-    const next = patched(await lockIdpUser(manager, id));
-    await checkAssignments(next.resource, next.previous, catalogue);
+    const next = await patched(await lockIdpUser(manager, id));
     return (await updateIdpUserMarked(manager, id, next.columns, next.resource, next.trigger))!;
   });
   log.info("scim", "user patched", {

@@ -65,6 +65,31 @@ describe("admin data: words for stored facts", () => {
     [{ kind: "idp", method: "PATCH", change: { what: "user-updated" } }, "profile changed in the IdP"],
     [{ kind: "idp", method: "DELETE", change: { what: "user-deleted" } }, "deleted in the IdP"],
     [
+      {
+        kind: "idp",
+        method: "PATCH",
+        change: {
+          what: "assignments-changed",
+          assigned: [
+            { attribute: "roles", value: "company-auditor", name: "Auditor" },
+            { attribute: "entitlements", value: "eu-analyst", name: "EU analyst" },
+            { attribute: "entitlements", value: "gold" },
+          ],
+          removed: [{ attribute: "entitlements", value: "marketer-fashion", name: "Marketer – Fashion Brands" }],
+          unlisted: 2,
+          assignedIn: "Okta",
+        },
+      },
+      "role Auditor, entitlement EU analyst and entitlement gold assigned in Okta; entitlement Marketer – Fashion Brands removed in Okta; and 2 more",
+    ],
+    [
+      {
+        kind: "idp",
+        change: { what: "assignments-changed", assigned: [], removed: [{ attribute: "roles", value: "x" }] },
+      },
+      "role x removed in the IdP",
+    ],
+    [
       { kind: "mapping", mappingHash: "0123456789abcdef", rules: [{ line: 34, name: "Analysts export data" }] },
       "mapping change: rule Analysts export data, line 34",
     ],
@@ -127,6 +152,20 @@ describe("admin data: words for stored facts", () => {
     ).toEqual([
       { label: "Mapping version", value: "0123456789ab" },
       { label: "Rule", value: "Analysts export data (line 34)", page: "mapping" },
+    ]);
+    expect(
+      triggerFacts({
+        kind: "idp",
+        change: {
+          what: "assignments-changed",
+          assigned: [{ attribute: "roles", value: "company-auditor", name: "Auditor" }],
+          removed: [{ attribute: "entitlements", value: "gold" }],
+          assignedIn: "Okta",
+        },
+      }),
+    ).toEqual([
+      { label: "Assigned role", value: "Auditor (company-auditor)" },
+      { label: "Removed entitlement", value: "gold" },
     ]);
     expect(triggerFacts({ kind: "resync", runId: "run-1" })).toEqual([
       { label: "Resync run", value: "run-1", page: "runs" },

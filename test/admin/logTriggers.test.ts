@@ -1,11 +1,18 @@
+import { generateKeyPairSync } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { Readable } from "node:stream";
 import request from "supertest";
+import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { ADMIN_TOKEN, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { signInLocally } from "../support/adminHarness.js";
+import { CATALOGUE_MAPPING } from "../support/mapping.js";
 
 /**
  * The reconciliation log says what happened in words ("added to group Marketing"), with the
- * group's name as it was when the IdP made the change, and the ids on the entry's own page.
+ * group's name as it was when the IdP made the change, and the ids on the entry's own page. A
+ * role or entitlement the IdP assigns or removes reads as such ("entitlement Marketer – Fashion
+ * Brands assigned in Okta"), with the catalogue's name at the time, in the log and the evidence pack.
  */
 
 describe("reconciliation log triggers, end to end over HTTP", () => {
@@ -70,5 +77,99 @@ describe("reconciliation log triggers, end to end over HTTP", () => {
     await scim.patch(`/Users/${ids.eve}`, [{ op: "replace", value: { active: false } }]);
     await waitForQueueIdle(stack);
     expect(await logText("eve@example.com")).toContain("deactivated in the IdP");
+  });
+});
+
+describe("roles and entitlements assigned in the IdP, in the log's words", () => {
+  let stack: Stack;
+  let agent: request.Agent;
+  let alice: string;
+  const signingKey = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const since = new Date(Date.now() - 60_000).toISOString();
+
+  beforeAll(async () => {
+    stack = await startStack({
+      mapping: CATALOGUE_MAPPING,
+      emulator: { permissions: "granular" },
+      env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000", EVIDENCE_SIGNING_KEY: signingKey },
+    });
+    // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
+    const loaded = await request(stack.emulator.url)
+      .post("/_emulator/fixtures")
+      .send({
+        workspaces: [{ name: "Fashion Brands", teams: [] }],
+        permissionSets: [{ name: "Marketer", permissions: ["view_campaigns", "edit_campaigns"] }],
+      });
+    expect(loaded.status, loaded.text).toBeLessThan(300);
+    alice = await idp(stack).createUser("alice@example.com");
+    await idp(stack).createGroup("Marketing", [alice]);
+    await waitForQueueIdle(stack);
+    agent = request.agent(stack.service.url);
+    await signInLocally(agent);
+  });
+  afterAll(async () => stack?.close());
+
+  const logText = async () => {
+    const res = await agent.get(`/admin/log?user=alice%40example.com`);
+    expect(res.status).toBe(200);
+    return res.text;
+  };
+  const latestEntry = async () => {
+    const rows: { id: string; action: string }[] = await stack.service.db.query(
+      `SELECT id, action FROM reconcile_log WHERE user_name = 'alice@example.com' ORDER BY id DESC LIMIT 1`,
+    );
+    return rows[0]!;
+  };
+  /** changes/changes.csv of the evidence pack, from the admin API. */
+  const changesCsv = async () => {
+    const query = `from=${encodeURIComponent(since)}&to=${encodeURIComponent(new Date().toISOString())}`;
+    const res = await fetch(`${stack.service.url}/admin/api/evidence?${query}`, {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    const extract = tar.extract();
+    Readable.from([Buffer.from(await res.arrayBuffer())]).pipe(extract);
+    let csv = "";
+    for await (const entry of extract) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
+      if (entry.header.name === "changes/changes.csv") csv = Buffer.concat(chunks).toString("utf8");
+    }
+    return csv;
+  };
+
+  it("an IdP PATCH assigning, then removing, an entitlement reads as such, with the name it had then", async () => {
+    await idp(stack).patch(`/Users/${alice}`, [
+      { op: "add", path: "entitlements", value: [{ value: "marketer-fashion", type: "permissionSet" }] },
+    ]);
+    await waitForQueueIdle(stack);
+    const assigned = await latestEntry();
+    expect(assigned.action).toBe("update");
+    const assignedWords = "entitlement Marketer – Fashion Brands assigned in Okta";
+    expect(await logText()).toContain(assignedWords);
+    const page = await agent.get(`/admin/log/${assigned.id}`);
+    expect(page.text).toContain(assignedWords);
+    expect(page.text).toMatch(/Assigned entitlement[\s\S]{0,200}Marketer – Fashion Brands \(marketer-fashion\)/);
+
+    // The catalogue renames the entry (no grant changes): the old row keeps the name it was assigned under.
+    await writeFile(
+      stack.mappingFile,
+      CATALOGUE_MAPPING.replace("displayName: Marketer – Fashion Brands", "displayName: Fashion marketer"),
+    );
+    expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
+    await idp(stack).patch(`/Users/${alice}`, [{ op: "remove", path: 'entitlements[value eq "marketer-fashion"]' }]);
+    await waitForQueueIdle(stack);
+    const removed = await latestEntry();
+    expect(removed.id).not.toBe(assigned.id);
+    const text = await logText();
+    expect(text).toContain("entitlement Fashion marketer removed in Okta");
+    expect(text).toContain(assignedWords);
+    expect(text).not.toContain("profile changed in the IdP");
+    expect((await agent.get(`/admin/log/${assigned.id}`)).text).toContain(assignedWords);
+
+    // The evidence pack's why column says the same.
+    const csv = await changesCsv();
+    expect(csv).toContain(`"${assignedWords}"`);
+    expect(csv).toContain(`"entitlement Fashion marketer removed in Okta"`);
   });
 });
