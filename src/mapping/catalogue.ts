@@ -157,18 +157,33 @@ export function assignmentWords(
   return `assigned ${noun} ${entry.displayName} in ${assignedIn}`;
 }
 
+const grantsOf = (e: CatalogueEntry) => JSON.stringify([e.type, e.rule.roles, e.rule.workspaces]);
+
 /**
  * The ids whose grants a catalogue change alters (added, removed, or granting something else): the
  * users assigned one may change. A new display name or description changes no grant.
  */
 export function changedCatalogueIds(before: Catalogue | undefined, after: Catalogue): string[] {
-  const meaning = (e: CatalogueEntry) => JSON.stringify([e.type, e.rule.roles, e.rule.workspaces]);
-  const old = new Map((before?.entries ?? []).map((e) => [idKey(e.id), meaning(e)]));
-  const now = new Map(after.entries.map((e) => [idKey(e.id), meaning(e)]));
-  const ids = new Set<string>();
-  for (const [id, m] of now) if (old.get(id) !== m) ids.add(id);
-  for (const id of old.keys()) if (!now.has(id)) ids.add(id);
-  return [...ids].sort();
+  return [...new Set(changedCatalogueEntries(before, after).map((e) => idKey(e.id)))].sort();
+}
+
+/**
+ * The same entries as the log names them: an added or changed one by the new file's display name and
+ * line, a removed one by the old file's, for "mapping change: catalogue entry EU analyst, line 61".
+ */
+export function changedCatalogueEntries(
+  before: Catalogue | undefined,
+  after: Catalogue,
+): { id: string; line: number; name: string; removed?: true }[] {
+  const old = new Map((before?.entries ?? []).map((e) => [idKey(e.id), grantsOf(e)]));
+  const now = new Set(after.entries.map((e) => idKey(e.id)));
+  const changed = after.entries
+    .filter((e) => old.get(idKey(e.id)) !== grantsOf(e))
+    .map((e) => ({ id: e.id, line: e.line, name: e.displayName }));
+  const removed = (before?.entries ?? [])
+    .filter((e) => !now.has(idKey(e.id)))
+    .map((e) => ({ id: e.id, line: e.line, name: e.displayName, removed: true as const }));
+  return [...changed, ...removed];
 }
 
 /** The checks zod cannot express: ids unique (without case). */

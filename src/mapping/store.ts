@@ -14,7 +14,7 @@ import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
-import { changedCatalogueIds } from "./catalogue.js";
+import { changedCatalogueEntries, changedCatalogueIds } from "./catalogue.js";
 
 const MAX_RULES_NAMED = 5;
 
@@ -162,12 +162,16 @@ export class MappingStore {
     } catch {
       previous = undefined; // the old text no longer parses (a newer vocabulary): re-derive everyone
     }
-    // At most a few rules are named in each mark; the log says "mapping change: rule …, line …".
+    // At most a few rules and catalogue entries are named in each mark; the log says "mapping
+    // change: rule …, line …; catalogue entry …, line …".
     const rules = changedRules(previous, this.mapping).slice(0, MAX_RULES_NAMED);
+    const catalogueChanged = previous ? changedCatalogueEntries(previous.catalogue, this.mapping.catalogue) : [];
+    const entries = catalogueChanged.slice(0, MAX_RULES_NAMED);
     const trigger: DirtyTrigger = {
       kind: "mapping",
       mappingHash: this.mapping.hash,
       ...(rules.length ? { rules } : {}),
+      ...(entries.length ? { entries } : {}),
     };
     const impact = previous
       ? affectedByMappingChange(previous, this.mapping, await listGroupRefs(db))
@@ -197,6 +201,7 @@ export class MappingStore {
     log.info("mapping", "mapping put in force", {
       version: this.mapping.hash.slice(0, 12),
       rules: this.mapping.rules.length,
+      ...(catalogueChanged.length ? { catalogueChanged: catalogueChanged.map((e) => e.id) } : {}),
       usersMarked: marked,
     });
     return true;

@@ -12,7 +12,7 @@
  */
 export type DirtyTrigger =
   | { kind: "idp"; requestId?: string; method?: string; resource?: string; change?: IdpChange }
-  | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[] }
+  | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[]; entries?: CatalogueEntryRef[] }
   | { kind: "resync"; runId: string }
   | { kind: "admin"; actor: string; via?: "approval" | "campaign"; campaignId?: string };
 
@@ -45,6 +45,9 @@ export const ASSIGNMENT_REFS = 10;
 
 /** A mapping rule that changed, as the file said at the time (`name`: its description, or what it matches). */
 type MappingRuleRef = { line: number; name: string; removed?: true };
+
+/** A catalogue entry whose grants changed, as the file said at the time (`name`: its display name). */
+type CatalogueEntryRef = { id: string; line: number; name: string; removed?: true };
 
 /** What a log entry records was done (or decided). */
 export const LOG_ACTIONS = [
@@ -179,17 +182,22 @@ function idpRequestWords(method: string | undefined, resource: string | undefine
   return "changed in the IdP";
 }
 
-function mappingWords(rules: unknown): string {
-  const named = (Array.isArray(rules) ? rules : []).map(asObject).filter((r) => typeof r.line === "number");
-  if (!named.length) return "mapping change";
-  const one = (r: Json) =>
+const named = (refs: unknown) =>
+  (Array.isArray(refs) ? refs : []).map(asObject).filter((r) => typeof r.line === "number");
+
+function mappingWords(rules: unknown, entries: unknown): string {
+  const rule = (r: Json) =>
     `${r.removed ? "removed rule" : "rule"} ${textOf(r, "name") ?? "(unnamed)"}, line ${r.line as number}`;
-  return named.length === 1 ? `mapping change: ${one(named[0]!)}` : `mapping change: ${named.map(one).join("; ")}`;
+  const entry = (e: Json) =>
+    `${e.removed ? "removed catalogue entry" : "catalogue entry"} ${textOf(e, "name") ?? textOf(e, "id") ?? "(unnamed)"}, line ${e.line as number}`;
+  const words = [...named(rules).map(rule), ...named(entries).map(entry)];
+  return words.length ? `mapping change: ${words.join("; ")}` : "mapping change";
 }
 
 /**
  * What woke a reconcile, in the words an admin reads: "added to group Marketing", "deactivated in
- * the IdP", "mapping change: rule Analysts export data, line 34", "reconcile now by Ann". The
+ * the IdP", "mapping change: rule Analysts export data, line 34" (or "catalogue entry EU analyst,
+ * line 61"), "reconcile now by Ann". The
  * names are those recorded with the trigger at the time; ids are on the entry's page (triggerFacts).
  */
 export function triggerLabel(trigger: unknown): string {
@@ -198,7 +206,7 @@ export function triggerLabel(trigger: unknown): string {
     case "idp":
       return idpChangeWords(asObject(t.change)) ?? idpRequestWords(textOf(t, "method"), textOf(t, "resource"));
     case "mapping":
-      return mappingWords(t.rules);
+      return mappingWords(t.rules, t.entries);
     case "resync":
       return "resync";
     case "admin": {
@@ -249,6 +257,13 @@ export function triggerFacts(trigger: unknown): TriggerFact[] {
       label: rule.removed ? "Removed rule" : "Rule",
       value: `${textOf(rule, "name") ?? "(unnamed)"} (line ${String(rule.line)})`,
       ...(rule.removed ? {} : { page: "mapping" as const }),
+    });
+  }
+  for (const entry of named(t.entries)) {
+    facts.push({
+      label: entry.removed ? "Removed catalogue entry" : "Catalogue entry",
+      value: `${textOf(entry, "name") ?? "(unnamed)"} (${textOf(entry, "id") ?? "?"}, line ${String(entry.line)})`,
+      ...(entry.removed ? {} : { page: "mapping" as const }),
     });
   }
   if (textOf(t, "runId")) facts.push({ label: "Resync run", value: textOf(t, "runId")!, page: "runs" });

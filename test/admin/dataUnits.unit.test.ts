@@ -103,6 +103,17 @@ describe("admin data: words for stored facts", () => {
       },
       "mapping change: rule group Marketing, line 3; removed rule Old rule, line 9",
     ],
+    [
+      {
+        kind: "mapping",
+        rules: [{ line: 3, name: "group Marketing" }],
+        entries: [
+          { id: "eu-analyst", line: 61, name: "EU analyst" },
+          { id: "lifecycle-team", line: 55, name: "Lifecycle team", removed: true },
+        ],
+      },
+      "mapping change: rule group Marketing, line 3; catalogue entry EU analyst, line 61; removed catalogue entry Lifecycle team, line 55",
+    ],
     [{ kind: "resync", runId: "abcdef12-3456" }, "resync"],
     [{ kind: "admin", actor: "Ann Admin" }, "reconcile now by Ann Admin"],
     [{ kind: "admin", actor: "Ann Admin", via: "approval" }, "approved by Ann Admin"],

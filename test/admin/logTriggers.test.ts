@@ -3,16 +3,28 @@ import { writeFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import request from "supertest";
 import tar from "tar-stream";
+import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { signInLocally } from "../support/adminHarness.js";
 import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
+
+/** The process log's records, as the service writes them. */
+class CaptureTransport extends Transport {
+  readonly records: Record<string, unknown>[] = [];
+  override log(info: Record<string, unknown>, callback: () => void): void {
+    this.records.push(info);
+    callback();
+  }
+}
 
 /**
  * The reconciliation log says what happened in words ("added to group Marketing"), with the
  * group's name as it was when the IdP made the change, and the ids on the entry's own page. A
  * role or entitlement the IdP assigns or removes reads as such ("entitlement Marketer – Fashion
- * Brands assigned in Okta"), with the catalogue's name at the time, in the log and the evidence pack.
+ * Brands assigned in Okta"), with the catalogue's name at the time, in the log and the evidence pack;
+ * a mapping reload that changes the catalogue names the entries it changed.
  */
 
 describe("reconciliation log triggers, end to end over HTTP", () => {
@@ -86,6 +98,13 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
   let alice: string;
   const signingKey = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const since = new Date(Date.now() - 60_000).toISOString();
+  let mappingText = CATALOGUE_MAPPING;
+  const reload = async (text: string) => {
+    mappingText = text;
+    await writeFile(stack.mappingFile, text);
+    expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
+  };
+  const lineOf = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
 
   beforeAll(async () => {
     stack = await startStack({
@@ -152,11 +171,7 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
     expect(page.text).toMatch(/Assigned entitlement[\s\S]{0,200}Marketer – Fashion Brands \(marketer-fashion\)/);
 
     // The catalogue renames the entry (no grant changes): the old row keeps the name it was assigned under.
-    await writeFile(
-      stack.mappingFile,
-      CATALOGUE_MAPPING.replace("displayName: Marketer – Fashion Brands", "displayName: Fashion marketer"),
-    );
-    expect((await stack.service.mappings.reload(stack.service.db)).ok).toBe(true);
+    await reload(mappingText.replace("displayName: Marketer – Fashion Brands", "displayName: Fashion marketer"));
     await idp(stack).patch(`/Users/${alice}`, [{ op: "remove", path: 'entitlements[value eq "marketer-fashion"]' }]);
     await waitForQueueIdle(stack);
     const removed = await latestEntry();
@@ -171,5 +186,43 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
     const csv = await changesCsv();
     expect(csv).toContain(`"${assignedWords}"`);
     expect(csv).toContain(`"entitlement Fashion marketer removed in Okta"`);
+  });
+
+  it("a mapping reload that changes the catalogue names the entries it changed, in the log and the process log", async () => {
+    await idp(stack).patch(`/Users/${alice}`, [
+      { op: "add", path: "entitlements", value: [{ value: "eu-analyst", type: "workspacePermissions" }] },
+    ]);
+    await waitForQueueIdle(stack);
+    const assigned = await latestEntry();
+    const removedLine = lineOf(mappingText, "id: lifecycle-team");
+    // EU analyst grants one more permission; Lifecycle team leaves the catalogue.
+    const next = mappingText
+      .replace(
+        "displayName: EU analyst\n      type: workspacePermissions\n      workspace: EU Production\n      permissions: [view_campaigns, view_segments]",
+        "displayName: EU analyst\n      type: workspacePermissions\n      workspace: EU Production\n      permissions: [view_campaigns, view_segments, edit_campaigns]",
+      )
+      .replace(/    - id: lifecycle-team\n(      .*\n)+?(?=    - id:)/, "");
+    expect(next).toContain("edit_campaigns]");
+    expect(next).not.toContain("lifecycle-team");
+    const changedLine = lineOf(next, "id: eu-analyst");
+    const capture = new CaptureTransport();
+    setLogTransport(capture);
+    setLogLevel("info");
+    try {
+      await reload(next);
+    } finally {
+      resetLogger();
+    }
+    await waitForQueueIdle(stack);
+    const entry = await latestEntry();
+    expect(entry.id).not.toBe(assigned.id);
+    const words = `mapping change: catalogue entry EU analyst, line ${changedLine}; removed catalogue entry Lifecycle team, line ${removedLine}`;
+    expect(await logText()).toContain(words);
+    const page = await agent.get(`/admin/log/${entry.id}`);
+    expect(page.text).toContain(words);
+    expect(page.text).toContain(`EU analyst (eu-analyst, line ${changedLine})`);
+    expect(page.text).toContain(`Lifecycle team (lifecycle-team, line ${removedLine})`);
+    const line = capture.records.find((r) => r.message === "mapping put in force");
+    expect(line).toMatchObject({ catalogueChanged: ["eu-analyst", "lifecycle-team"] });
   });
 });

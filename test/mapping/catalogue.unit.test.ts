@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MappingError, parseMapping } from "../../src/mapping/file.js";
 import { desiredDashboardUser } from "../../src/mapping/desired.js";
 import { explainGrants } from "../../src/mapping/reasons.js";
-import { changedCatalogueIds } from "../../src/mapping/catalogue.js";
+import { changedCatalogueEntries, changedCatalogueIds } from "../../src/mapping/catalogue.js";
 import { CATALOGUE_MAPPING } from "../support/mapping.js";
 
 /** The mapping's catalogue (issue 36): validated by `mapping check`, compiled to grants that union with the rules'. */
@@ -119,5 +119,16 @@ describe("the catalogue in the mapping file", () => {
       "m.yaml",
     );
     expect(changedCatalogueIds(mapping.catalogue, regranted.catalogue)).toEqual(["eu-analyst", "marketer-fashion"]);
+    // The log names them: a changed entry by the new file's name and line, a removed one by the old file's.
+    const lineIn = (text: string, id: string) => text.split("\n").findIndex((l) => l.includes(`id: ${id}`)) + 1;
+    expect(changedCatalogueEntries(mapping.catalogue, regranted.catalogue)).toEqual([
+      {
+        id: "marketer-fashion",
+        line: lineIn(CATALOGUE_MAPPING, "marketer-fashion"),
+        name: "Marketer – Fashion Brands",
+      },
+      { id: "eu-analyst", line: lineIn(CATALOGUE_MAPPING, "eu-analyst"), name: "EU analyst", removed: true },
+    ]);
+    expect(changedCatalogueEntries(mapping.catalogue, renamed.catalogue)).toEqual([]);
   });
 });
