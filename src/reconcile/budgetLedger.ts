@@ -69,7 +69,7 @@ export async function getBudgetStatus(db: Database, policy: BudgetPolicy, now: D
 
 /** A UTC day counts its first instant; a rolling window starts just after 24 hours back. */
 function countInWindow(q: Queryable, policy: BudgetPolicy, now: Date): Promise<number> {
-  return countDebits(q, windowStart(now, policy.window), now, policy.window === "utc-day");
+  return countDebits(q, windowStart(now, policy.window), policy.window === "utc-day");
 }
 
 /** When the next call of this kind becomes affordable. */
@@ -79,6 +79,6 @@ async function resetsAt(q: Queryable, policy: BudgetPolicy, now: Date, kind: Spe
   const used = await countInWindow(q, policy, now);
   const excess = used - allowance(policy, kind);
   if (excess < 0) return now;
-  const spentAt = await debitSpentAt(q, windowStart(now, "rolling-24h"), now, excess);
+  const spentAt = await debitSpentAt(q, windowStart(now, "rolling-24h"), excess);
   return new Date((spentAt ?? now).getTime() + 86_400_000);
 }

@@ -60,6 +60,20 @@ describe("budget ledger (PostgreSQL)", () => {
     expect(status).toMatchObject({ limit: 20, reserve: 2, used: 20, remaining: 0, remainingWithReserve: 0 });
   });
 
+  it("counts a debit written first with a later time: each caller reads its clock before it waits for the lock", async () => {
+    for (const window of ["utc-day", "rolling-24h"] as const) {
+      await database.db.query(`DELETE FROM budget_debits`);
+      const policy = budgetPolicy(2, 0, window);
+      const later = new Date("2026-11-21T12:00:00.500Z");
+      const earlier = new Date("2026-11-21T12:00:00.100Z");
+      expect((await debitBudget(database.db, policy, later, { action: "create", kind: "ordinary" })).ok).toBe(true);
+      expect((await debitBudget(database.db, policy, later, { action: "create", kind: "ordinary" })).ok).toBe(true);
+      // A worker (or a replica) that read 12:00:00.100 and got the lock last: the budget is spent.
+      expect((await debitBudget(database.db, policy, earlier, { action: "create", kind: "ordinary" })).ok).toBe(false);
+      expect(await getBudgetStatus(database.db, policy, earlier)).toMatchObject({ used: 2, remaining: 0 });
+    }
+  });
+
   it("a new UTC day starts a fresh window", async () => {
     const policy = budgetPolicy(3, 0, "utc-day");
     const day1 = new Date("2026-11-21T23:00:00Z");
