@@ -1,8 +1,9 @@
-import type { FailedOutcome, LogOutcome } from "../reconcile/vocabulary.js";
+import type { FailedOutcome, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
 
 /**
- * A log entry's words as read back (docs/reconciler.md, "The reconciliation log"): `error` for an
- * entry that failed, `note` for any other, whenever the entry was written.
+ * Which field a log entry's words go in, written and read back (docs/reconciler.md, "The
+ * reconciliation log"): `error` for an entry that failed, `note` for any other, whenever the entry
+ * was written. The one table of which outcomes failed.
  */
 
 /** Whether an outcome's words are an error (reconcile/vocabulary.ts's FailedOutcome; src/db imports its types only). */
@@ -16,6 +17,13 @@ const WORDS_ARE_ERROR: { [O in LogOutcome]: O extends FailedOutcome ? true : fal
   reported: false,
   enforced: false,
 };
+
+/** `words` in the field `outcome` calls for, where the outcome is only known at run time (writing). */
+export function logWords(outcome: LogOutcome, words: string | null | undefined): LogWords {
+  return WORDS_ARE_ERROR[outcome]
+    ? { outcome: outcome as FailedOutcome, error: words ?? null }
+    : { outcome: outcome as Exclude<LogOutcome, FailedOutcome>, note: words ?? null };
+}
 
 /**
  * An entry's error and note as read back. Entries written before the note column (migration

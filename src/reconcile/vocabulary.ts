@@ -96,15 +96,6 @@ export type LogWords =
   | { outcome: FailedOutcome; error?: string | null; note?: never }
   | { outcome: Exclude<LogOutcome, FailedOutcome>; note?: string | null; error?: never };
 
-const FAILED_OUTCOMES: ReadonlySet<LogOutcome> = new Set<FailedOutcome>(["failed", "retrying"]);
-
-/** `words` in the field `outcome` calls for, where the outcome is only known at run time. */
-export function logWords(outcome: LogOutcome, words: string | null | undefined): LogWords {
-  return FAILED_OUTCOMES.has(outcome)
-    ? { outcome: outcome as FailedOutcome, error: words ?? null }
-    : { outcome: outcome as Exclude<LogOutcome, FailedOutcome>, note: words ?? null };
-}
-
 type Json = Record<string, unknown>;
 
 const asObject = (value: unknown): Json =>
