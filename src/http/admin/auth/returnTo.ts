@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import { requestCookie } from "./requestCookie.js";
 
 /**
  * Where a sign-in returns to: the page a visitor asked for before being sent to sign in (an IdP
@@ -45,14 +46,8 @@ export function rememberReturnPath(req: Request, res: Response): void {
 /** Where a sign-in that just succeeded goes: the remembered page (forgotten now), or the overview. */
 export function takeReturnPath(req: Request, res: Response): string {
   const base = baseOf(req);
-  const raw = new RegExp(`(?:^|;\\s*)${RETURN_COOKIE}=([^;]*)`).exec(req.headers.cookie ?? "")?.[1];
-  if (raw === undefined) return base;
+  const value = requestCookie(req, RETURN_COOKIE);
+  if (value === undefined) return base;
   res.clearCookie(RETURN_COOKIE, { path: base, httpOnly: true, secure: true, sameSite: "none" });
-  let value: string;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    return base;
-  }
-  return safeReturnPath(base, value) ?? base;
+  return (value !== null && safeReturnPath(base, value)) || base;
 }

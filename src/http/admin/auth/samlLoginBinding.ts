@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import { requestCookie } from "./requestCookie.js";
 
 /**
  * Login CSRF defence: the AuthnRequest ids this browser started are kept in a cookie set by
@@ -36,14 +37,8 @@ export function forgetLoginRequests(req: Request, res: Response): void {
 }
 
 function loginRequestsOf(req: Request): string[] {
-  const raw = new RegExp(`(?:^|;\\s*)${SAML_LOGIN_COOKIE}=([^;]*)`).exec(req.headers.cookie ?? "")?.[1];
-  if (!raw) return [];
-  let value: string;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    return [];
-  }
+  const value = requestCookie(req, SAML_LOGIN_COOKIE);
+  if (!value) return [];
   return value
     .split(" ")
     .filter((id) => ID.test(id))
