@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AuthorizationCodes } from "../../src/auth/oauth/authorizationCode.js";
+import { OAuthClients } from "../../src/auth/oauth/clients.js";
+import { OAuthTokenService } from "../../src/auth/oauth/tokenService.js";
 import { ManualClock } from "../../src/clock.js";
 import { OAuthGrantRepository } from "../../src/db/oauthGrantRepository.js";
 import { OAuthRepository } from "../../src/db/oauthRepository.js";
@@ -76,9 +78,20 @@ describe("OAuth: spent refresh token families and codes are purged", () => {
   });
   afterAll(async () => database?.drop());
 
-  it("drops the spent family and the expired orphan code when a refresh token is issued; keeps what can still be used", async () => {
-    const codes = new AuthorizationCodes(new OAuthRepository(database.db), grants, clock);
+  it("drops the spent family and the expired orphan code when a token is issued; keeps what can still be used", async () => {
+    const repository = new OAuthRepository(database.db);
+    const codes = new AuthorizationCodes(repository, grants, clock);
     await codes.issueRefreshToken(clientId, randomUUID(), 30);
+    // The token service's hourly purge, run by the next access token it issues, drops them.
+    const tokens = new OAuthTokenService({
+      repository,
+      clock,
+      accessTokenMinutes: 60,
+      assertionClientName: "entra-wif",
+      codes,
+    });
+    const { secret } = await new OAuthClients(repository, clock).create("okta-purge");
+    await tokens.clientCredentials({ clientId: "okta-purge", clientSecret: secret });
     await vi.waitFor(async () => expect(await families()).not.toContain(spent), { timeout: 15_000, interval: 100 });
     expect((await families()).sort()).toEqual(expect.arrayContaining([alive]));
     expect(await families()).toHaveLength(2); // alive and the one just issued

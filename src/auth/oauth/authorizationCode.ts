@@ -17,8 +17,7 @@ import { OAuthError } from "./errors.js";
  */
 
 const CODE_TTL_MS = 10 * 60_000;
-/** Spent families (every refresh token expired a day ago) are dropped at most this often, by the process that issues. */
-const PURGE_EVERY_MS = 3_600_000;
+/** A family is dropped this long after its last refresh token expired. */
 const PURGE_AFTER_MS = 86_400_000;
 const PKCE_VALUE = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -37,8 +36,6 @@ export class AuthorizePageError extends Error {}
 export type AuthorizeCheck = { kind: "show"; request: AuthorizeRequest } | { kind: "redirect"; location: string };
 
 export class AuthorizationCodes {
-  private lastPurge = Number.NEGATIVE_INFINITY;
-
   constructor(
     private readonly clients: OAuthRepository,
     private readonly grants: OAuthGrantRepository,
@@ -168,13 +165,12 @@ export class AuthorizationCodes {
       createdAt: now,
       expiresAt: new Date(now.getTime() + days * 86_400_000),
     });
-    if (now.getTime() - this.lastPurge >= PURGE_EVERY_MS) {
-      this.lastPurge = now.getTime();
-      this.grants
-        .purgeSpentFamilies(new Date(now.getTime() - PURGE_AFTER_MS))
-        .catch((error: unknown) => log.warn("oauth", "spent refresh token families not purged", { error }));
-    }
     return token;
+  }
+
+  /** Drops the codes and refresh token families that can no longer be used (the token service's purge). */
+  async purgeSpent(now: Date): Promise<void> {
+    await this.grants.purgeSpentFamilies(new Date(now.getTime() - PURGE_AFTER_MS));
   }
 }
 

@@ -64,7 +64,7 @@ function generateAccessToken(): string {
   return `scim_at_${randomBytes(32).toString("base64url")}`;
 }
 
-/** Expired access tokens and jtis are dropped at most this often, by the process that issues tokens. */
+/** Expired access tokens, jtis, codes and refresh token families are dropped at most this often, by the process that issues tokens. */
 const PURGE_EVERY_MS = 3_600_000;
 
 export class OAuthTokenService {
@@ -193,9 +193,9 @@ export class OAuthTokenService {
     log.info("oauth", "access token issued", { clientId, expiresInSeconds: lifetimeSeconds });
     if (now.getTime() - this.lastPurge >= PURGE_EVERY_MS) {
       this.lastPurge = now.getTime();
-      this.options.repository
-        .purgeExpired(now)
-        .catch((error: unknown) => log.warn("oauth", "expired tokens not purged", { error }));
+      Promise.all([this.options.repository.purgeExpired(now), this.options.codes?.purgeSpent(now)]).catch(
+        (error: unknown) => log.warn("oauth", "expired tokens not purged", { error }),
+      );
     }
     return { access_token: token, token_type: "Bearer", expires_in: lifetimeSeconds, scope: SCOPE };
   }
