@@ -7,7 +7,8 @@ import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { signInLocally } from "../support/adminHarness.js";
-import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { loadFixtures } from "../support/emulator.js";
+import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
 import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 
 /** The process log's records, as the service writes them. */
@@ -113,13 +114,7 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
       env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000", EVIDENCE_SIGNING_KEY: signingKey },
     });
     // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
-    const loaded = await request(stack.emulator.url)
-      .post("/_emulator/fixtures")
-      .send({
-        workspaces: [{ name: "Fashion Brands", teams: [] }],
-        permissionSets: [{ name: "Marketer", permissions: ["view_campaigns", "edit_campaigns"] }],
-      });
-    expect(loaded.status, loaded.text).toBeLessThan(300);
+    await loadFixtures(stack.emulator.url, CATALOGUE_FIXTURES);
     alice = await idp(stack).createUser("alice@example.com");
     await idp(stack).createGroup("Marketing", [alice]);
     await waitForQueueIdle(stack);

@@ -10,8 +10,8 @@ import {
   waitForQueueIdle,
   type Stack,
 } from "../support/stack.js";
-import { requestTimes } from "../support/emulator.js";
-import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { loadFixtures, requestTimes } from "../support/emulator.js";
+import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
 import { eventually } from "../support/wait.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 
@@ -44,13 +44,7 @@ describe("access assigned in the IdP, from assignment to revoke", () => {
       env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000" },
     });
     // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
-    const loaded = await request(stack.emulator.url)
-      .post("/_emulator/fixtures")
-      .send({
-        workspaces: [{ name: "Fashion Brands", teams: [] }],
-        permissionSets: [{ name: "Marketer", permissions: ["view_campaigns", "edit_campaigns"] }],
-      });
-    expect(loaded.status, loaded.text).toBeLessThan(300);
+    await loadFixtures(stack.emulator.url, CATALOGUE_FIXTURES);
     alice = await idp(stack).createUser("alice@example.com");
     await idp(stack).createGroup("Marketing", [alice]);
     await waitForQueueIdle(stack);

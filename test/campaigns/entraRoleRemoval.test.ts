@@ -1,7 +1,7 @@
-import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
-import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { loadFixtures } from "../support/emulator.js";
+import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
 
 /**
  * Entra ID removing one of a user's two app roles (issue 36), end to end on the emulator: the
@@ -67,13 +67,7 @@ describe("Entra removes one of two app roles", () => {
       env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000" },
     });
     // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
-    const loaded = await request(stack.emulator.url)
-      .post("/_emulator/fixtures")
-      .send({
-        workspaces: [{ name: "Fashion Brands", teams: [] }],
-        permissionSets: [{ name: "Marketer", permissions: ["view_campaigns", "edit_campaigns"] }],
-      });
-    expect(loaded.status, loaded.text).toBeLessThan(300);
+    await loadFixtures(stack.emulator.url, CATALOGUE_FIXTURES);
     // Entra's POST with both roles (AssignmentsComplex: primary false on each, the type on a POST).
     const created = await idp(stack).send("post", "/Users", {
       schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],

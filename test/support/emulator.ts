@@ -30,6 +30,12 @@ export async function addFault(emulatorUrl: string, fault: Record<string, unknow
   if (res.status !== 201) throw new Error(`fault ${res.status}: ${await res.text()}`);
 }
 
+/** Loads the company's own objects the platform has no API to create (workspaces, permission sets) into the emulator. */
+export async function loadFixtures(emulatorUrl: string, fixtures: Record<string, unknown>): Promise<void> {
+  const res = await control(emulatorUrl, "POST", "/fixtures", fixtures);
+  if (res.status >= 300) throw new Error(`fixtures ${res.status}: ${await res.text()}`);
+}
+
 export async function clearFaults(emulatorUrl: string): Promise<void> {
   await control(emulatorUrl, "DELETE", "/faults");
 }

@@ -32,6 +32,12 @@ export const DRAFT_MAPPING = TEST_MAPPING.replace(
  * assign as roles or entitlements, one of each type. The SCIM and end-to-end tests of assigned
  * access use it.
  */
+/** The workspace and permission set CATALOGUE_MAPPING names, as the emulator's fixtures (test/support/emulator.ts, loadFixtures). */
+export const CATALOGUE_FIXTURES = {
+  workspaces: [{ name: "Fashion Brands", teams: [] }],
+  permissionSets: [{ name: "Marketer", permissions: ["view_campaigns", "edit_campaigns"] }],
+};
+
 export const CATALOGUE_MAPPING = `
 permissionModel: granular
 department: { default: engineering }
