@@ -52,6 +52,12 @@ export class MappingStore {
   private text: string;
   /** The mapping recorded in force when it is not this file's (parsed once per version), or why it cannot be read. */
   private recorded: { hash: string; mapping?: Mapping; problems?: string[] } | undefined;
+  /**
+   * The reload under way. Reloads on one replica run one after the other: the file watcher, SIGHUP
+   * and a caller can ask at once, and a second reload that found the mapping already in force must
+   * not report back while the first is still marking the users it affects.
+   */
+  private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly path: string,
@@ -131,8 +137,17 @@ export class MappingStore {
     return this.recorded;
   }
 
-  /** Re-reads the file; returns the problems when it is invalid (the old mapping stays in force). */
-  async reload(db: Database): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
+  /**
+   * Re-reads the file; returns the problems when it is invalid (the old mapping stays in force).
+   * Resolves once the users the change affects are marked, including by a reload already under way.
+   */
+  reload(db: Database): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
+    const next = this.reloading.then(() => this.reloadNow(db));
+    this.reloading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reloadNow(db: Database): Promise<{ ok: true; changed: boolean } | { ok: false; problems: string[] }> {
     let text: string;
     let mapping: Mapping;
     try {
