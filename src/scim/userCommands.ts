@@ -7,11 +7,14 @@ import {
   insertIdpUserMarked,
   listIdpUsers,
   lockIdpUser,
+  ASSIGNMENTS_CHANGED,
   replaceIdpUserMarked,
   updateIdpUserIfVersionMarked,
   updateIdpUserMarked,
+  type IdpUserColumns,
 } from "../db/idpUserRepository.js";
 import { type Page, type StoredResource } from "../db/idpPaging.js";
+import type { DirtyTrigger } from "../reconcile/vocabulary.js";
 import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { MAX_FILTER_LENGTH, parseFilter } from "./filter.js";
@@ -87,6 +90,13 @@ export function listUsers(db: Database, query: ListQuery): Promise<Page<StoredRe
   return listIdpUsers(db, where, query.startIndex, query.count, query.sort && sortToSql("User", query.sort));
 }
 
+/**
+ * A PUT. Most leave the user's roles[] and entitlements[] as stored: then only the change's name
+ * depends on the current row, and one statement locks, replaces and marks. One that changes them,
+ * or carries If-Match, reads the user first, as a PATCH does: the values it adds are checked
+ * against the catalogue (a value held since before the catalogue dropped it does not block the
+ * IdP's other changes) and the log names what it assigned and removed.
+ */
 export async function replaceUser(
   db: Database,
   id: string,
@@ -95,31 +105,82 @@ export async function replaceUser(
   catalogue: CatalogueSource = NO_CATALOGUE,
 ): Promise<StoredResource> {
   const { resource, columns } = toStoredUser(body);
-  await checkAssignments(resource, undefined, catalogue);
-  const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
-  // Without If-Match only the change's name depends on the current row: one statement locks, replaces and marks.
-  const stored = context.ifMatch
-    ? await inIdpTransaction(db, async (manager) => {
-        const current = await lockIdpUser(manager, id);
-        if (!current) throw notFound(id);
-        checkIfMatch(context, current.version);
-        return updateIdpUserMarked(manager, id, columns, resource, trigger(current.resource.active !== false));
-      })
-    : await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
-  if (!stored) throw notFound(id);
+  let stored: StoredResource | undefined;
+  if (!context.ifMatch) {
+    const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
+    const replaced = await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
+    if (!replaced) throw notFound(id);
+    if (replaced !== ASSIGNMENTS_CHANGED) stored = replaced;
+  }
+  const catalogueOnce = once(catalogue);
+  stored ??= await writeOverCurrent(db, id, async (current) => {
+    checkIfMatch(context, current.version);
+    await checkAssignments(resource, current.resource, catalogueOnce);
+    return { resource, columns, trigger: await namedTrigger(context, id, current, resource, columns, catalogueOnce) };
+  });
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
 }
 
-/** Optimistic attempts of a PATCH before it takes the row lock (each lost only to a concurrent write of the same user). */
-const OPTIMISTIC_PATCHES = 3;
+/** Optimistic attempts of a write over the current user before it takes the row lock (each lost only to a concurrent write of the same user). */
+const OPTIMISTIC_WRITES = 3;
+
+type NextUser = { resource: Record<string, unknown>; columns: IdpUserColumns; trigger: DirtyTrigger };
 
 /**
- * A PATCH reads the user, applies the operations, and stores the result only if the user is still
- * at the version read, marking it in the same statement: two prepared round trips, no transaction.
- * A concurrent write of the same user makes it read again; after OPTIMISTIC_PATCHES such losses it
- * runs the same steps in a transaction that locks the row, which cannot lose.
+ * A write computed from the user as it is (a PATCH, a PUT that reads it first): reads the user,
+ * computes the new state, and stores it only if the user is still at the version read, marking it
+ * in the same statement: two prepared round trips, no transaction. A concurrent write of the same
+ * user makes it read again; after OPTIMISTIC_WRITES such losses it runs the same steps in a
+ * transaction that locks the row, which cannot lose.
  */
+async function writeOverCurrent(
+  db: Database,
+  id: string,
+  next: (current: StoredResource) => Promise<NextUser>,
+): Promise<StoredResource> {
+  const from = async (current: StoredResource | undefined) => {
+    if (!current) throw notFound(id);
+    return { version: current.version, ...(await next(current)) };
+  };
+  for (let attempt = 1; attempt <= OPTIMISTIC_WRITES; attempt++) {
+    const n = await from(await getIdpUser(db, id));
+    const stored = await withIdpRetry(() =>
+      updateIdpUserIfVersionMarked(db, id, n.version, n.columns, n.resource, n.trigger),
+    );
+    if (stored) return stored;
+  }
+  return inIdpTransaction(db, async (manager) => {
+    const n = await from(await lockIdpUser(manager, id));
+    return (await updateIdpUserMarked(manager, id, n.columns, n.resource, n.trigger))!;
+  });
+}
+
+/**
+ * The trigger of a write over `current`: an assignment's words when roles[] or entitlements[]
+ * changed and activation did not (the log then says what was assigned or removed).
+ */
+async function namedTrigger(
+  context: WriteContext,
+  id: string,
+  current: StoredResource,
+  resource: Record<string, unknown>,
+  columns: IdpUserColumns,
+  catalogue: CatalogueSource,
+): Promise<DirtyTrigger> {
+  const change = userChange(current.resource.active !== false, columns.active);
+  const assignments =
+    change.what === "user-updated" ? await assignmentsChange(resource, current.resource, catalogue) : undefined;
+  return idpTrigger(context, `Users/${id}`, assignments ?? change);
+}
+
+/** The catalogue read at most once per request. */
+function once(catalogue: CatalogueSource): CatalogueSource {
+  let read: Promise<Catalogue> | undefined;
+  return () => (read ??= catalogue());
+}
+
+/** A PATCH: the operations applied to the user as it is (writeOverCurrent). */
 export async function patchUser(
   db: Database,
   id: string,
@@ -128,32 +189,13 @@ export async function patchUser(
   catalogue: CatalogueSource = NO_CATALOGUE,
 ): Promise<StoredResource> {
   const operations = normalisePatchRequest("User", body);
-  let read: Promise<Catalogue> | undefined;
-  const catalogueOnce = () => (read ??= catalogue());
-  // Checks what the operations bring and names the change: an assignment's words when roles[] or
-  // entitlements[] changed and activation did not (the log then says what was assigned or removed).
-  const patched = async (current: StoredResource | undefined) => {
-    if (!current) throw notFound(id);
+  const catalogueOnce = once(catalogue);
+  const stored = await writeOverCurrent(db, id, async (current) => {
     checkIfMatch(context, current.version);
     const resource = coerceResource("User", applyPatch("User", current.resource, operations));
     await checkAssignments(resource, current.resource, catalogueOnce);
     const columns = userColumns(resource);
-    const change = userChange(current.resource.active !== false, columns.active);
-    const assignments =
-      change.what === "user-updated" ? await assignmentsChange(resource, current.resource, catalogueOnce) : undefined;
-    const trigger = idpTrigger(context, `Users/${id}`, assignments ?? change);
-    return { version: current.version, resource, columns, trigger };
-  };
-  let stored: StoredResource | undefined;
-  for (let attempt = 1; !stored && attempt <= OPTIMISTIC_PATCHES; attempt++) {
-    const next = await patched(await getIdpUser(db, id));
-    stored = await withIdpRetry(() =>
-      updateIdpUserIfVersionMarked(db, id, next.version, next.columns, next.resource, next.trigger),
-    );
-  }
-  stored ??= await inIdpTransaction(db, async (manager) => {
-    const next = await patched(await lockIdpUser(manager, id));
-    return (await updateIdpUserMarked(manager, id, next.columns, next.resource, next.trigger))!;
+    return { resource, columns, trigger: await namedTrigger(context, id, current, resource, columns, catalogueOnce) };
   });
   log.info("scim", "user patched", {
     userId: id,

@@ -183,6 +183,32 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
     expect(csv).toContain(`"entitlement Fashion marketer removed in Okta"`);
   });
 
+  it("an IdP PUT (Okta's writes are whole users) assigning, then removing, a role reads as such; one changing the name alone, as a profile change", async () => {
+    /** GETs alice, changes her as Okta would, PUTs her whole, and answers the words of the log entry it caused. */
+    const put = async (change: (user: Record<string, unknown>) => void) => {
+      const before = await latestEntry();
+      const user = (await idp(stack).send("get", `/Users/${alice}`)).body as Record<string, unknown>;
+      delete user.meta;
+      change(user);
+      const res = await idp(stack).send("put", `/Users/${alice}`, user);
+      expect(res.status).toBe(200);
+      await waitForQueueIdle(stack);
+      const entry = await latestEntry();
+      expect(entry.id).not.toBe(before.id);
+      return (await agent.get(`/admin/log/${entry.id}`)).text;
+    };
+    // Marketer – Fashion Brands, renamed Fashion marketer by the test before; assigned as a role this time.
+    expect(await put((u) => (u.roles = [{ value: "marketer-fashion", primary: false }]))).toContain(
+      "role Fashion marketer assigned in Okta",
+    );
+    const removed = await put((u) => delete u.roles);
+    expect(removed).toContain("role Fashion marketer removed in Okta");
+    expect(removed).not.toContain("profile changed in the IdP");
+    expect(await put((u) => (u.name = { givenName: "Alicia", familyName: "Test" }))).toContain(
+      "profile changed in the IdP",
+    );
+  });
+
   it("a mapping reload that changes the catalogue names the entries it changed, in the log and the process log", async () => {
     await idp(stack).patch(`/Users/${alice}`, [
       { op: "add", path: "entitlements", value: [{ value: "eu-analyst", type: "workspacePermissions" }] },

@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeMappingFile } from "../support/stack.js";
 import { CATALOGUE_MAPPING } from "../support/mapping.js";
@@ -166,6 +167,44 @@ describe("roles and entitlements over SCIM", () => {
     });
     expect(unknown.status).toBe(400);
     expect(unknown.body.detail).toContain('roles value "25"');
+  });
+});
+
+describe("a catalogue entry dropped while users hold it", () => {
+  let h: ScimHarness;
+  let mappingFile: string;
+  beforeAll(async () => {
+    mappingFile = await writeMappingFile(CATALOGUE_MAPPING);
+    h = await startScimHarness({ MAPPING_FILE: mappingFile });
+  });
+  afterAll(async () => h?.close());
+
+  it("does not block the IdP's PUTs of those users; a value the PUT adds is still checked", async () => {
+    const body = userBody({ roles: [{ value: "lifecycle-team" }] });
+    const id = (await h.post("/Users", body)).body.id as string;
+    // Lifecycle team leaves the catalogue.
+    const dropped = CATALOGUE_MAPPING.replace(/    - id: lifecycle-team\n(      .*\n)+?(?=    - id:)/, "");
+    expect(dropped).not.toContain("lifecycle-team");
+    await writeFile(mappingFile, dropped);
+    expect(await h.service.mappings.reload(h.service.db)).toEqual({ ok: true, changed: true });
+
+    // The held value stays, the rest of the user changes (one statement: the roles are as stored).
+    const renamed = await h.put(`/Users/${id}`, { ...body, name: { givenName: "Renamed", familyName: "Family" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.name.givenName).toBe("Renamed");
+    // The PUT adds a role (the user read first): only the added value is checked, with If-Match too.
+    const added = await h
+      .put(`/Users/${id}`, { ...body, roles: [{ value: "lifecycle-team" }, { value: "company-auditor" }] })
+      .set("If-Match", renamed.headers.etag as string);
+    expect(added.status).toBe(200);
+    expect(added.body.roles.map((r: { value: string }) => r.value)).toEqual(["lifecycle-team", "company-auditor"]);
+    const unknown = await h.put(`/Users/${id}`, {
+      ...body,
+      roles: [{ value: "lifecycle-team" }, { value: "superuser" }],
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain('roles value "superuser"');
+    expect(unknown.body.detail).not.toContain("lifecycle-team");
   });
 });
 
