@@ -112,12 +112,14 @@ export async function replaceUser(
     if (!replaced) throw notFound(id);
     if (replaced !== ASSIGNMENTS_CHANGED) stored = replaced;
   }
-  const catalogueOnce = once(catalogue);
-  stored ??= await writeOverCurrent(db, id, async (current) => {
-    checkIfMatch(context, current.version);
-    await checkAssignments(resource, current.resource, catalogueOnce);
-    return { resource, columns, trigger: await namedTrigger(context, id, current, resource, columns, catalogueOnce) };
-  });
+  if (!stored) {
+    const catalogueOnce = once(catalogue);
+    stored = await writeOverCurrent(db, id, async (current) => {
+      checkIfMatch(context, current.version);
+      await checkAssignments(resource, current.resource, catalogueOnce);
+      return { resource, columns, trigger: await namedTrigger(context, id, current, resource, columns, catalogueOnce) };
+    });
+  }
   log.info("scim", "user replaced", { userId: id, active: columns.active });
   return stored;
 }
