@@ -146,19 +146,15 @@ const REPLACE_MARKED = `
        FROM current c WHERE u.id = c.id AND c.same_assignments
      RETURNING u.id, u.resource, u.version, u.created_at, u.updated_at, c.active AS was_active),
    ${markDirtyCtes("ARRAY(SELECT id FROM updated)", "(SELECT CASE WHEN was_active THEN $10::jsonb ELSE $11::jsonb END FROM updated)", "$12")}
-  SELECT u.id, u.resource, u.version, u.created_at, u.updated_at, c.same_assignments
-    FROM current c LEFT JOIN updated u ON true LEFT JOIN notified ON true`;
-
-/** What replaceIdpUserMarked answers when the write would change the user's roles[] or entitlements[]. */
-export const ASSIGNMENTS_CHANGED = "assignments changed";
+  SELECT u.id, u.resource, u.version, u.created_at, u.updated_at FROM updated u LEFT JOIN notified ON true`;
 
 /**
  * Locks, replaces and marks the user in one statement (no transaction around it), when nothing but
  * the trigger depends on the row as it was: `trigger(wasActive)` names the change for either case.
  * That holds while the user's roles[] and entitlements[] stay as stored (compared as stored, so a
- * reordered list counts as a change); when they would not, it writes nothing and answers
- * ASSIGNMENTS_CHANGED, for the caller to read the user and name what was assigned and removed.
- * Undefined (nothing written) when there is no such user.
+ * reordered list counts as a change). Undefined (nothing written) when there is no such user or
+ * the write would change them: the caller then reads the user, to name what was assigned and
+ * removed (or to answer 404).
  */
 export async function replaceIdpUserMarked(
   db: Database,
@@ -166,20 +162,12 @@ export async function replaceIdpUserMarked(
   columns: IdpUserColumns,
   resource: Record<string, unknown>,
   trigger: (wasActive: boolean) => DirtyTrigger,
-): Promise<StoredResource | typeof ASSIGNMENTS_CHANGED | undefined> {
+): Promise<StoredResource | undefined> {
   if (!isUuid(id)) return undefined;
   const [wasActive, rank] = markDirtyParams(trigger(true));
   const [wasInactive] = markDirtyParams(trigger(false));
   const params = writeParams(id, columns, resource, wasActive, wasInactive, rank);
-  let rows: (Row & { same_assignments: boolean })[];
-  try {
-    rows = await db.prepared("idp_replace_user_marked", REPLACE_MARKED, params);
-  } catch (error) {
-    uniqueness(error);
-  }
-  const row = rows[0];
-  if (!row) return undefined;
-  return row.same_assignments ? toStored(row) : ASSIGNMENTS_CHANGED;
+  return written(db.prepared<Row>("idp_replace_user_marked", REPLACE_MARKED, params));
 }
 
 /** Deletes the user (its memberships go with it); false when there was none. */

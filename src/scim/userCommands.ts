@@ -7,7 +7,6 @@ import {
   insertIdpUserMarked,
   listIdpUsers,
   lockIdpUser,
-  ASSIGNMENTS_CHANGED,
   replaceIdpUserMarked,
   updateIdpUserIfVersionMarked,
   updateIdpUserMarked,
@@ -108,10 +107,9 @@ export async function replaceUser(
   let stored: StoredResource | undefined;
   if (!context.ifMatch) {
     const trigger = (wasActive: boolean) => idpTrigger(context, `Users/${id}`, userChange(wasActive, columns.active));
-    const replaced = await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
-    if (!replaced) throw notFound(id);
-    if (replaced !== ASSIGNMENTS_CHANGED) stored = replaced;
+    stored = await withIdpRetry(() => replaceIdpUserMarked(db, id, columns, resource, trigger));
   }
+  // Nothing written: If-Match, roles or entitlements changed, or no such user (writeOverCurrent answers 404).
   if (!stored) {
     const catalogueOnce = once(catalogue);
     stored = await writeOverCurrent(db, id, async (current) => {
