@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { startService, type Service } from "../../src/service.js";
 import { ADMIN_TOKEN, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
-import { launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
+import { arriveAt, launchBrowser, newLaptopPage, screenshot } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { sampleSources } from "../support/sampleData.js";
 
@@ -46,7 +46,7 @@ describe("admin UI in a browser", () => {
     await screenshot(page, "admin-overview");
 
     await page.click("text=Sign out");
-    await page.waitForURL(/\/admin\/login\?signedOut=1$/);
+    await arriveAt(page, /\/admin\/login\?signedOut=1$/);
     await page.close();
   });
 
@@ -60,7 +60,7 @@ describe("admin UI in a browser", () => {
     expect(await page.textContent("h1")).toBe("Reconciliation log");
     // Used once: the next sign-in lands on the overview.
     await page.click("text=Sign out");
-    await page.waitForURL(/\/admin\/login\?signedOut=1$/);
+    await arriveAt(page, /\/admin\/login\?signedOut=1$/);
     await page.fill("#token", ADMIN_TOKEN);
     await page.click("button[type=submit]");
     await page.waitForURL(`${service.url}/admin`);

@@ -40,3 +40,19 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/**
+ * page.waitForURL, with a failure that says where the browser is instead and what that page's
+ * heading and alert say (a timeout alone does not tell a slow answer from a wrong page).
+ */
+export async function arriveAt(page: Page, url: string | RegExp): Promise<void> {
+  try {
+    await page.waitForURL(url);
+  } catch (error) {
+    const text = (selector: string) => page.textContent(selector, { timeout: 1_000 }).catch(() => null);
+    const [heading, alert] = [await text("h1"), await text("[role=alert]")];
+    throw new Error(
+      `expected the page at ${String(url)}; the browser is at ${page.url()} (h1: ${JSON.stringify(heading)}, alert: ${JSON.stringify(alert)}): ${(error as Error).message}`,
+    );
+  }
+}
