@@ -1,24 +1,49 @@
 import type { Database } from "./database.js";
 
-/** The mapping last put in force (its hash and YAML text), shared by all replicas. */
+/**
+ * Records `hash` as the mapping in force, shared by all replicas. `changed`: it was not before;
+ * `unmarked`: the users its change affects are still to be marked (it was just swapped in, or the
+ * replica that swapped it stopped before recordMappingMarked); `previousText`: the mapping it
+ * replaced, undefined when there was none (or it is not known): then every user is to be marked.
+ */
 export async function swapMappingState(
   db: Database,
   hash: string,
   sourceText: string,
-): Promise<{ changed: boolean; previousText: string | undefined }> {
+): Promise<{ changed: boolean; unmarked: boolean; previousText: string | undefined }> {
   return db.transaction(async (tx) => {
-    const rows: { hash: string; source_text: string }[] = await tx.query(
-      `SELECT hash, source_text FROM mapping_state WHERE id = 1 FOR UPDATE`,
+    const rows: {
+      hash: string;
+      source_text: string;
+      previous_source_text: string | null;
+      marked_hash: string | null;
+    }[] = await tx.query(
+      `SELECT hash, source_text, previous_source_text, marked_hash FROM mapping_state WHERE id = 1 FOR UPDATE`,
     );
     const previous = rows[0];
-    if (previous?.hash === hash) return { changed: false, previousText: undefined };
+    if (previous?.hash === hash) {
+      // In force already; its marks may not all be written (a replica stopped after the swap).
+      const unmarked = previous.marked_hash !== hash;
+      return {
+        changed: false,
+        unmarked,
+        previousText: unmarked ? (previous.previous_source_text ?? undefined) : undefined,
+      };
+    }
     await tx.query(
-      `INSERT INTO mapping_state (id, hash, source_text, applied_at) VALUES (1, $1, $2, now())
-       ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, source_text = EXCLUDED.source_text, applied_at = now()`,
-      [hash, sourceText],
+      `INSERT INTO mapping_state (id, hash, source_text, previous_source_text, marked_hash, applied_at)
+       VALUES (1, $1, $2, $3, NULL, now())
+       ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash, source_text = EXCLUDED.source_text,
+         previous_source_text = EXCLUDED.previous_source_text, marked_hash = NULL, applied_at = now()`,
+      [hash, sourceText, previous?.source_text ?? null],
     );
-    return { changed: true, previousText: previous?.source_text };
+    return { changed: true, unmarked: true, previousText: previous?.source_text };
   });
+}
+
+/** Records that every user a mapping's change affects is marked (while that mapping is still the one in force). */
+export async function recordMappingMarked(db: Database, hash: string): Promise<void> {
+  await db.query(`UPDATE mapping_state SET marked_hash = $1 WHERE id = 1 AND hash = $1`, [hash]);
 }
 
 /** The hash of the mapping recorded in force, or undefined before any was. */

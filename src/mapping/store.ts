@@ -8,6 +8,7 @@ import {
   listUsersToRederive,
   mappingHashInForce,
   mappingInForce,
+  recordMappingMarked,
   swapMappingState,
 } from "../db/mappingStateRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
@@ -166,11 +167,22 @@ export class MappingStore {
 
   /**
    * Records this mapping as the one in force and marks affected users dirty when it differs from
-   * the one recorded before (also across restarts). Safe to call from every replica.
+   * the one recorded before (also across restarts), then records the marks as written. A change
+   * whose marks a stopped replica did not finish is finished here (at the next start or reload of
+   * any replica with the same file). Safe to call from every replica: a user marked twice is
+   * planned twice, and its second plan is empty.
    */
   async putInForce(db: Database): Promise<boolean> {
-    const { changed, previousText } = await swapMappingState(db, this.mapping.hash, this.text);
-    if (!changed) return false;
+    const { changed, unmarked, previousText } = await swapMappingState(db, this.mapping.hash, this.text);
+    if (!unmarked) return false;
+    if (!changed)
+      log.warn(
+        "mapping",
+        "the mapping in force was not marked through (a replica stopped first): marking its users now",
+        {
+          version: this.mapping.hash.slice(0, 12),
+        },
+      );
     let previous: Mapping | undefined;
     try {
       previous = previousText === undefined ? undefined : parseMapping(previousText, "previous mapping");
@@ -213,13 +225,14 @@ export class MappingStore {
       marked = ids.length;
       marked += await this.markAssigned(db, changedCatalogueIds(previous?.catalogue, this.mapping.catalogue), trigger);
     }
+    await recordMappingMarked(db, this.mapping.hash);
     log.info("mapping", "mapping put in force", {
       version: this.mapping.hash.slice(0, 12),
       rules: this.mapping.rules.length,
       ...(catalogueChanged.length ? { catalogueChanged: catalogueChanged.map((e) => e.id) } : {}),
       usersMarked: marked,
     });
-    return true;
+    return changed;
   }
 
   /** Marks the users the IdP assigned one of these catalogue ids (a catalogue change), in batches. */
