@@ -19,6 +19,9 @@ import { changedCatalogueEntries, changedCatalogueIds } from "./catalogue.js";
 
 const MAX_RULES_NAMED = 5;
 
+/** How long after a failed reload the watcher tries again. */
+const RELOAD_RETRY_MS = 5_000;
+
 /**
  * How this replica's mapping file stands against the mapping recorded in force (shared by every
  * replica): `planning` says which one the reconciler plans with, or that planning is paused
@@ -249,15 +252,26 @@ export class MappingStore {
     return marked;
   }
 
-  /** Reloads on file change and on SIGHUP. Returns a function that stops watching. */
+  /**
+   * Reloads on file change and on SIGHUP, and again RELOAD_RETRY_MS after a reload that failed (the
+   * database lost while it was marking: its marks are finished by the next one). Returns a
+   * function that stops watching.
+   */
   watch(db: Database, intervalMs = 2_000): () => void {
-    const reload = () =>
-      void this.reload(db).catch((error) => log.error("mapping", "mapping reload failed", { error }));
+    let retry: NodeJS.Timeout | undefined;
+    const reload = () => {
+      clearTimeout(retry);
+      void this.reload(db).catch((error: unknown) => {
+        log.error("mapping", "mapping reload failed; trying again", { error, retryInMs: RELOAD_RETRY_MS });
+        retry = setTimeout(reload, RELOAD_RETRY_MS).unref();
+      });
+    };
     watchFile(this.path, { interval: intervalMs }, (now, before) => {
       if (now.mtimeMs !== before.mtimeMs) reload();
     });
     process.on("SIGHUP", reload);
     return () => {
+      clearTimeout(retry);
       unwatchFile(this.path);
       process.off("SIGHUP", reload);
     };
