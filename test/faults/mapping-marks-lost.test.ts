@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/mapping/file.js";
 import { startCutProxy, type CutProxy } from "./cutProxy.js";
+import { queueGeneration } from "../support/queue.js";
 import { idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 
@@ -38,14 +39,7 @@ describe("a mapping change whose marking loses the database", () => {
   });
 
   it("marks the affected users once the database answers again, by the watcher's retry", async () => {
-    const generation = async (): Promise<number> =>
-      Number(
-        (
-          await stack.database.db.query<{ generation: string }>(
-            `SELECT q.generation FROM reconcile_queue q JOIN idp_users u ON u.id = q.user_id WHERE u.user_name = 'analyst@example.com'`,
-          )
-        )[0]!.generation,
-      );
+    const generation = () => queueGeneration(stack.database.db, "analyst@example.com");
     const before = await generation();
     const text = TEST_MAPPING.replace(
       "permissions: [export_user_data]",

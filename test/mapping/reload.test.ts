@@ -4,6 +4,7 @@ import { swapMappingState } from "../../src/db/mappingStateRepository.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { MappingStore } from "../../src/mapping/store.js";
 import { MappingMarks1763700002100 } from "../../migrations/1763700002100-mapping-marks.js";
+import { queueGeneration } from "../support/queue.js";
 import { idp, startStack, TEST_MAPPING, type Stack } from "../support/stack.js";
 
 /**
@@ -26,16 +27,8 @@ describe("mapping changes mark their users", () => {
   });
   afterAll(async () => stack?.close());
 
-  // The analyst is queued already (the IdP's writes, which outrank a mapping mark as its trigger);
-  // a mark raises its generation.
-  const generation = async (): Promise<number> =>
-    Number(
-      (
-        await stack.database.db.query<{ generation: string }>(
-          `SELECT q.generation FROM reconcile_queue q JOIN idp_users u ON u.id = q.user_id WHERE u.user_name = 'analyst@example.com'`,
-        )
-      )[0]!.generation,
-    );
+  // The analyst is queued already (the IdP's writes); a mark raises the row's generation.
+  const generation = () => queueGeneration(stack.database.db, "analyst@example.com");
   const markedHash = async () =>
     (await stack.database.db.query<{ marked_hash: string | null }>(`SELECT marked_hash FROM mapping_state`))[0]!
       .marked_hash;

@@ -40,3 +40,16 @@ export async function waitForQueueIdle(
     await delay(100);
   }
 }
+
+/**
+ * The generation of a user's queue row (the user by userName): every mark raises it, also one that
+ * keeps the row's trigger (an IdP write outranks a mapping mark), so a test reads a mark by it.
+ */
+export async function queueGeneration(db: Sql, userName: string): Promise<number> {
+  const rows: { generation: string }[] = await db.query(
+    `SELECT q.generation FROM reconcile_queue q JOIN idp_users u ON u.id = q.user_id WHERE u.user_name = $1`,
+    [userName],
+  );
+  if (!rows[0]) throw new Error(`${userName} is not queued`);
+  return Number(rows[0].generation);
+}
