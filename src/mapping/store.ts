@@ -259,9 +259,11 @@ export class MappingStore {
    */
   watch(db: Database, intervalMs = 2_000): () => void {
     let retry: NodeJS.Timeout | undefined;
+    let stopped = false;
     const reload = () => {
       clearTimeout(retry);
       void this.reload(db).catch((error: unknown) => {
+        if (stopped) return; // a reload in flight when the service closed its pools
         log.error("mapping", "mapping reload failed; trying again", { error, retryInMs: RELOAD_RETRY_MS });
         retry = setTimeout(reload, RELOAD_RETRY_MS).unref();
       });
@@ -271,6 +273,7 @@ export class MappingStore {
     });
     process.on("SIGHUP", reload);
     return () => {
+      stopped = true;
       clearTimeout(retry);
       unwatchFile(this.path);
       process.off("SIGHUP", reload);
