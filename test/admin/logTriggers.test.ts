@@ -3,22 +3,12 @@ import { writeFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import request from "supertest";
 import tar from "tar-stream";
-import Transport from "winston-transport";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { signInLocally } from "../support/adminHarness.js";
 import { loadFixtures } from "../support/emulator.js";
 import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
-import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
-
-/** The process log's records, as the service writes them. */
-class CaptureTransport extends Transport {
-  readonly records: Record<string, unknown>[] = [];
-  override log(info: Record<string, unknown>, callback: () => void): void {
-    this.records.push(info);
-    callback();
-  }
-}
+import { captureLogs } from "../support/logCapture.js";
 
 /**
  * The reconciliation log says what happened in words ("added to group Marketing"), with the
@@ -226,14 +216,7 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
     expect(next).toContain("edit_campaigns]");
     expect(next).not.toContain("lifecycle-team");
     const changedLine = lineOf(next, "id: eu-analyst");
-    const capture = new CaptureTransport();
-    setLogTransport(capture);
-    setLogLevel("info");
-    try {
-      await reload(next);
-    } finally {
-      resetLogger();
-    }
+    const records = await captureLogs(() => reload(next));
     await waitForQueueIdle(stack);
     const entry = await latestEntry();
     expect(entry.id).not.toBe(assigned.id);
@@ -243,7 +226,7 @@ describe("roles and entitlements assigned in the IdP, in the log's words", () =>
     expect(page.text).toContain(words);
     expect(page.text).toContain(`EU analyst (eu-analyst, line ${changedLine})`);
     expect(page.text).toContain(`Lifecycle team (lifecycle-team, line ${removedLine})`);
-    const line = capture.records.find((r) => r.message === "mapping put in force");
+    const line = records.find((r) => r.message === "mapping put in force");
     expect(line).toMatchObject({ catalogueChanged: ["eu-analyst", "lifecycle-team"] });
   });
 });
