@@ -2,7 +2,7 @@ import Transport from "winston-transport";
 import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
 
 /** The process log's records, as the service writes them. */
-export class CaptureTransport extends Transport {
+class CaptureTransport extends Transport {
   readonly records: Record<string, unknown>[] = [];
   override log(info: Record<string, unknown>, callback: () => void): void {
     this.records.push(info);
