@@ -1,17 +1,9 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ADMIN_TOKEN,
-  adminApi,
-  emulatorState,
-  emulatorStats,
-  idp,
-  startStack,
-  waitForQueueIdle,
-  type Stack,
-} from "../support/stack.js";
-import { loadFixtures, requestTimes } from "../support/emulator.js";
-import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
+import { ADMIN_TOKEN, adminApi, idp, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { requestTimes } from "../support/emulator.js";
+import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { platformSide, startCatalogueStack } from "./catalogueStack.js";
 import { eventually } from "../support/wait.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 
@@ -26,25 +18,12 @@ import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 describe("access assigned in the IdP, from assignment to revoke", () => {
   let stack: Stack;
   let alice: string;
-  const used = async () => (await emulatorStats(stack)).scimDaily.used;
-  const held = async () =>
-    JSON.stringify((await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "alice@example.com") ?? null);
+  const { used, held, debits } = platformSide(() => stack, "alice@example.com");
   const post = (path: string, body: object) =>
     request(stack.service.url).post(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`).send(body);
-  const debits = async () =>
-    (await stack.service.db.query(`SELECT action, uses_reserve FROM budget_debits ORDER BY id`)) as {
-      action: string;
-      uses_reserve: boolean;
-    }[];
 
   beforeAll(async () => {
-    stack = await startStack({
-      mapping: CATALOGUE_MAPPING,
-      emulator: { permissions: "granular" },
-      env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000" },
-    });
-    // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
-    await loadFixtures(stack.emulator.url, CATALOGUE_FIXTURES);
+    stack = await startCatalogueStack();
     alice = await idp(stack).createUser("alice@example.com");
     await idp(stack).createGroup("Marketing", [alice]);
     await waitForQueueIdle(stack);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emulatorState, emulatorStats, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
-import { loadFixtures } from "../support/emulator.js";
-import { CATALOGUE_FIXTURES, CATALOGUE_MAPPING } from "../support/mapping.js";
+import { idp, waitForQueueIdle, type Stack } from "../support/stack.js";
+import { CATALOGUE_MAPPING } from "../support/mapping.js";
+import { platformSide, startCatalogueStack } from "./catalogueStack.js";
 
 /**
  * Entra ID removing one of a user's two app roles (issue 36), end to end on the emulator: the
@@ -30,14 +30,7 @@ const inString = (id: string, value: string, displayName: string) => ({
 describe("Entra removes one of two app roles", () => {
   let stack: Stack;
   let user: string;
-  const used = async () => (await emulatorStats(stack)).scimDaily.used;
-  const held = async () =>
-    JSON.stringify((await emulatorState(stack)).dashboardUsers.find((u) => u.userName === "rosa@example.com") ?? null);
-  const debits = async () =>
-    (await stack.service.db.query(`SELECT action, uses_reserve FROM budget_debits ORDER BY id`)) as {
-      action: string;
-      uses_reserve: boolean;
-    }[];
+  const { used, held, debits } = platformSide(() => stack, "rosa@example.com");
   /** The platform requests that arrived from `since` on, by route key. */
   const routesSince = async (since: Date) => {
     const res = await fetch(
@@ -61,13 +54,7 @@ describe("Entra removes one of two app roles", () => {
   const analyst = { primary: false, type: ROLE, display: "EU analyst", value: "eu-analyst" };
 
   beforeAll(async () => {
-    stack = await startStack({
-      mapping: CATALOGUE_MAPPING.replace("assignedIn: Okta", "assignedIn: Entra ID"),
-      emulator: { permissions: "granular" },
-      env: { RECONCILE_DEPROVISION_GRACE_MS: "3600000" },
-    });
-    // The platform has no API to create permission sets: the emulator's fixtures stand for the company's own.
-    await loadFixtures(stack.emulator.url, CATALOGUE_FIXTURES);
+    stack = await startCatalogueStack(CATALOGUE_MAPPING.replace("assignedIn: Okta", "assignedIn: Entra ID"));
     // Entra's POST with both roles (AssignmentsComplex: primary false on each, the type on a POST).
     const created = await idp(stack).send("post", "/Users", {
       schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
