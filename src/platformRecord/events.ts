@@ -64,3 +64,19 @@ export type PlatformEvent = {
   /** Free text the report carries beside the event (a role's, a set's or a team's name). */
   details: string | null;
 };
+
+/**
+ * What the connector made of the events an import brought (src/platformRecord/findings.ts), counted:
+ * its own writes (never flagged), accounts that may have been made by hand (to confirm by one lookup),
+ * changes to managed accounts made outside it, accounts removed by hand, sign-in and suspension
+ * facts, edits of roles, permission sets and teams, and events that change nothing.
+ */
+export type Findings = {
+  ownWrites: number;
+  candidates: number;
+  outsideChanges: number;
+  removedByHand: number;
+  activity: number;
+  catalogueEdits: number;
+  ignored: number;
+};
