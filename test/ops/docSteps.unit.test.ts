@@ -87,6 +87,18 @@ describe("docs/go-live.md", () => {
   });
 });
 
+describe("docker-compose.yml's connector", () => {
+  it("is published on the host's loopback address unless .env names another", async () => {
+    const compose = parse(await doc("docker-compose.yml")) as { services: Record<string, { ports?: string[] }> };
+    const [published] = compose.services.connector!.ports!;
+    // Compose's interpolation of `${NAME:-default}` with nothing set in .env, then with an address set.
+    const withEnv = (env: Record<string, string>) =>
+      published!.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] ?? fallback);
+    expect(withEnv({})).toBe("127.0.0.1:8080:8080");
+    expect(withEnv({ CONNECTOR_PUBLISH_ADDRESS: "0.0.0.0" })).toBe("0.0.0.0:8080:8080");
+  });
+});
+
 describe("docker-compose.yml's trial emulator", () => {
   it("is health-checked on the port it listens on (the image's own check probes the connector's PORT)", async () => {
     const compose = parse(await doc("docker-compose.yml")) as {
