@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
 import { DataSource, type MigrationInterface } from "typeorm";
 import { log, withoutLogContext } from "../logging/logger.js";
+import { DatabaseUnreachable } from "./connectFailure.js";
 import { Database } from "./database.js";
 import { pgTypes } from "./timestamps.js";
 
@@ -81,7 +82,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       types: pgTypes,
     },
   });
-  await dataSource.initialize();
+  await dataSource.initialize().catch((error: unknown) => {
+    throw new DatabaseUnreachable(options.url, error);
+  });
   if (!pool) throw new Error("TypeORM did not make its pool with the pg module it was given");
   return new Database(dataSource, applicationName, pool);
 }
