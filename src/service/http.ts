@@ -62,6 +62,11 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
   const drain = new HttpDrain(server);
   const url = serverUrl(server, env);
   const publicUrl = env.PUBLIC_URL?.replace(/\/$/, "") ?? url;
+  // The address bound, as the banner says it (0.0.0.0:8080), beside the URL to call from this machine.
+  log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", {
+    address: boundAddress(server),
+    url,
+  });
   return {
     url,
     publicUrl,
@@ -84,7 +89,6 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
       const app = createWebApp(deps, publicUrl, probes);
       classes?.adopt(app.express);
       server.on("request", web ? app : createProbesApp(probes));
-      log.info("http", web ? "listening" : "listening for health checks and metrics only (no web role)", { url });
     },
   };
 }
@@ -189,6 +193,12 @@ function oauthServices(env: Env, db: Database, clock: Clock) {
     refreshTokenDays: env.OAUTH_REFRESH_TOKEN_DAYS,
   });
   return { oauthTokens, oauthCodes };
+}
+
+function boundAddress(server: Server): string | undefined {
+  const address = server.address();
+  if (typeof address !== "object" || !address) return undefined;
+  return `${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
 function serverUrl(server: Server, env: Env): string {
