@@ -9,8 +9,10 @@ import { eventually } from "../support/wait.js";
 
 /**
  * Ctrl-C on `npm start` as a terminal sends it: SIGINT to the whole foreground process group,
- * npm, tsx, the service and (before) the embedded PostgreSQL alike, with npm and tsx relaying it
- * to their children once more. The service drains as on a single SIGINT: it keeps serving with its
+ * npm, the service and (before) the embedded PostgreSQL alike, with npm relaying it to its child
+ * once more. `npm start` runs `node --import tsx`, with no tsx parent process: tsx's relay waited
+ * 30 ms for the child to confirm a relayed signal, then sent it again and SIGKILLed the child (exit
+ * 130, the embedded PostgreSQL left running), which npm's duplicate SIGINT raced 1 run in 7. The service drains as on a single SIGINT: it keeps serving with its
  * database for SHUTDOWN_DELAY_MS, then exits 0, logging no error or warning. Before, the embedded
  * PostgreSQL stopped at once (about 30 "connection lost" warnings) and the relayed copy of the
  * signal counted as a second Ctrl-C ("exiting at once", exit 130).
