@@ -1,6 +1,5 @@
 import { ConfigError, loadEnv, type Env } from "../config/env.js";
-import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
-import { resolveDatabase } from "./boot.js";
+import { withDatabase } from "./database.js";
 import { approvalsCommand, planCommand } from "./reconcile.js";
 import { platformCommand } from "./platform.js";
 import { mappingCommand } from "./mapping.js";
@@ -15,7 +14,7 @@ import { start } from "./start.js";
 
 /**
  * `scim-connector <command>`: the usage, the dispatch to each command's module, and the database
- * a command runs against (`withDatabase`). `start` is cli/start.ts.
+ * a command runs against (`withDatabase`, cli/database.ts). `start` is cli/start.ts.
  */
 
 const USAGE = `Usage: scim-connector <command>
@@ -124,32 +123,5 @@ function loadEnvOrExit(): Env {
       process.exit(78); // EX_CONFIG
     }
     throw error;
-  }
-}
-
-/**
- * Runs a command against the database. Only `start` and `migrate` change the schema: every other
- * command needs it current, and stops with the fix instead of migrating a database under a
- * running service of another version. `fresh` migrates a database nothing has migrated yet
- * (no service of any version can run on it), so a first `token create` works as documented.
- */
-async function withDatabase(
-  env: Env,
-  schema: { migrates: boolean | "fresh" },
-  fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>,
-): Promise<void> {
-  const database = await resolveDatabase(env, { useRunning: true });
-  const db = await openDatabase({ url: database.url, poolSize: 2, applicationName: CONNECTION_NAMES.cli });
-  try {
-    if (schema.migrates === "fresh" && (await db.isFresh())) await db.migrate();
-    if (schema.migrates !== true && !(await db.isMigrated())) {
-      throw new Error(
-        "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
-      );
-    }
-    await fn(db);
-  } finally {
-    await db.close();
-    await database.embedded?.stop();
   }
 }
