@@ -4,12 +4,11 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/rules.js";
 import { loadEnv } from "../config/env.js";
-import { CONNECTION_NAMES, openDatabase } from "../db/dataSource.js";
 import { listPlatformIdentifiers } from "../db/platformIdentifierRepository.js";
 import { loadMappingFile, MappingError, type Mapping } from "../mapping/file.js";
 import { migrateMapping, type LearnedIdentifier } from "../mapping/migrate.js";
 import { formatMigrationReport, formatMigrationStop } from "../mapping/migrateReport.js";
-import { resolveDatabase } from "./boot.js";
+import { withDatabase } from "./database.js";
 
 const USAGE =
   "mapping needs: check FILE (validates the file offline and prints its rules), " +
@@ -76,20 +75,16 @@ async function migrateCommand(args: string[]): Promise<void> {
   process.stdout.write(`${report}\nWrote ${file}. Check it with \`scim-connector mapping check ${file}\`.\n`);
 }
 
-/** What `--pin-ids` pins: the identifiers the connector learned from the platform, from its database. */
+/**
+ * What `--pin-ids` pins: the identifiers the connector learned from the platform, from its database,
+ * found as every other command finds it (beside a running `npm start`, that start's database).
+ */
 async function learnedIdentifiers(): Promise<LearnedIdentifier[]> {
-  const database = await resolveDatabase(loadEnv());
-  const db = await openDatabase({ url: database.url, poolSize: 1, applicationName: CONNECTION_NAMES.cli });
-  try {
-    if (!(await db.isMigrated()))
-      throw new Error(
-        "The database schema is not migrated (or is older than this version): run `scim-connector migrate`, or start the service, then try again.",
-      );
-    return await listPlatformIdentifiers(db);
-  } finally {
-    await db.close();
-    await database.embedded?.stop();
-  }
+  let identifiers: LearnedIdentifier[] = [];
+  await withDatabase(loadEnv(), { migrates: false }, async (db) => {
+    identifiers = await listPlatformIdentifiers(db);
+  });
+  return identifiers;
 }
 
 /**

@@ -57,6 +57,19 @@ describe("the CLI beside a running `npm start` on the embedded defaults", () => 
     expect(shown.stdout).not.toContain("undefined");
   });
 
+  it("`mapping migrate FILE --pin-ids` reads the running instance's database", { timeout: 120_000 }, async () => {
+    // It resolved the database itself and refused ("already running … started by another process").
+    const file = path.join(dir, "legacy-mapping.yaml");
+    await writeFile(
+      file,
+      "rules:\n  - group: Marketing\n    workspaces:\n      - name: EU Production\n        permissions: [manage_tags]\n",
+    );
+    const migrated = await cli(["mapping", "migrate", file, "--pin-ids"]);
+    expect(migrated, migrated.stderr).toMatchObject({ code: 0 });
+    expect(migrated.stderr).not.toContain("already running");
+    expect(migrated.stderr).toContain("workspace EU Production (line 4): no identifier learned yet");
+  });
+
   it("records the running database for its owner only", async () => {
     const record = path.join(dir, RECORD);
     expect((await stat(record)).mode & 0o777).toBe(0o600);
