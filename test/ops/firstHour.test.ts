@@ -42,7 +42,7 @@ describe('README, "The first hour"', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    emulator = await startEmulator();
+    emulator = await startEmulator({ permissions: "granular-strict" }); // as `npm start` starts it
     dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-first-hour-"));
     env = {
       DATABASE_URL: database.url,
@@ -63,10 +63,11 @@ describe('README, "The first hour"', () => {
   });
 
   it(
-    "the curl smoke test creates, lists and deactivates a user on a loopback trial",
-    { timeout: 120_000 },
+    "the curl smoke test creates her, puts her in a mapped group, shows her account on the platform, and deactivates her",
+    { timeout: 180_000 },
     async () => {
-      const connector = await spawnConnector(env);
+      // As `npm start` runs it: the demo mapping, and the emulator in its default permission model.
+      const connector = await spawnConnector({ ...env, MAPPING_FILE: path.join(ROOT, "config/mapping.yaml") });
       running.push(connector);
       const port = new URL(connector.url).port;
       expect(await banner(connector)).toMatch(
@@ -75,12 +76,40 @@ describe('README, "The first hour"', () => {
 
       const tokenFile = path.join(dir, "idp-token");
       await writeFile(tokenFile, `${IDP_TOKEN}\n`);
-      const script = (await readmeBlock("first-hour-smoke"))
-        .replaceAll("http://127.0.0.1:8080", connector.url)
-        .replaceAll(".data/idp-token", tokenFile);
-      const { stdout } = await run("bash", ["-euo", "pipefail", "-c", script], { cwd: ROOT });
-      const [listed, status, after] = stdout.trim().split("\n");
+      const asWritten = async (marker: string) =>
+        (await readmeBlock(marker))
+          .replaceAll("http://127.0.0.1:8080", connector.url)
+          .replaceAll("http://127.0.0.1:9090", emulator.url)
+          .replaceAll(".data/idp-token", tokenFile);
+      const bash = async (script: string) =>
+        (await run("bash", ["-euo", "pipefail", "-c", script], { cwd: ROOT })).stdout.trim().split("\n");
+      const smoke = await asWritten("first-hour-smoke");
+      const [listed, grouped] = await bash(smoke);
       expect(JSON.parse(listed!)).toMatchObject({ totalResults: 1 });
+      expect(JSON.parse(grouped!)).toEqual({ displayName: "Marketing", members: 1 });
+
+      // The platform block, run until the reconciler (after its settle delay) has made her account.
+      const platformBlock = await asWritten("first-hour-platform");
+      let onPlatform: string[] = [];
+      await eventually(
+        "the README's platform block shows ann's account",
+        async () => {
+          onPlatform = await bash(platformBlock);
+          return onPlatform.some((line) => line.includes("ann@example.com"));
+        },
+        { timeoutMs: 90_000 },
+      );
+      expect(onPlatform.map((line) => JSON.parse(line) as unknown)).toContainEqual({
+        userName: "ann@example.com",
+        workspaces: ["Production"],
+      });
+
+      // The deactivation block, in the same terminal: the smoke block's SCIM, TOKEN, scim() and ID.
+      const terminal = [
+        ...smoke.split("\n").slice(0, 3),
+        `ID=$(scim "$SCIM/Users?filter=userName%20eq%20%22ann@example.com%22" | jq -r '.Resources[0].id')`,
+      ].join("\n");
+      const [status, after] = await bash(`${terminal}\n${await asWritten("first-hour-deactivate")}`);
       expect(status).toBe("204");
       expect(JSON.parse(after!)).toEqual({ userName: "ann@example.com", active: false });
 
