@@ -139,4 +139,18 @@ describe("README's command list", () => {
     const listed = new Set([...block.matchAll(/^npx scim-connector ([a-z-]+)/gm)].map((m) => m[1]!));
     expect([...commands].filter((command) => !listed.has(command))).toEqual([]);
   });
+
+  it("runs its offline mapping lines as written, on files a clone has", async () => {
+    const readme = await doc("README.md");
+    const block = /## Commands\n+```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const lines = [...block.matchAll(/^npx scim-connector (mapping (?:check|migrate) \S+)/gm)].map((m) => m[1]!);
+    expect(lines).toEqual(["mapping check config/mapping.yaml", "mapping migrate config/mapping.legacy.yaml"]);
+    for (const line of lines) {
+      const result = await run(process.execPath, [path.join(ROOT, "bin/scim-connector.js"), ...line.split(" ")], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, LOG_LEVEL: "error" },
+      });
+      expect(result.stdout, line).not.toBe("");
+    }
+  });
 });
