@@ -2,6 +2,7 @@ import type { Database } from "./db/database.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Env } from "./config/env.js";
 import { MappingStore } from "./mapping/store.js";
+import { AnnouncedLimitWatch } from "./platform/announcedLimit.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { channelsFromEnv, createNotifications, type Notifications } from "./notify/index.js";
@@ -64,6 +65,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
   const samlCertificateExpiresAt = env.SAML_IDP_CERT ? readCertificate(env.SAML_IDP_CERT)?.validTo : undefined;
   const budget = budgetPolicyFromEnv(env);
+  const announcedLimit = new AnnouncedLimitWatch(db, clock, budget.limit);
   const metrics = new ServiceMetrics({
     db,
     clock,
@@ -80,6 +82,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     databaseUrl: options.databaseUrl,
     platform,
     pools,
+    announcedLimit,
     workers: options.workers,
   });
   const http = await listenHttp(env);
@@ -107,6 +110,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       await http.close(graceMs);
       await workers.stop();
       await quarantine.settled();
+      await announcedLimit.settled();
       await pools.close();
     },
   };

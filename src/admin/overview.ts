@@ -16,7 +16,9 @@ import { lastRuns, type RunView } from "./runs.js";
 
 /** What the overview shows. */
 export type OverviewData = {
-  budget: Pick<BudgetView, "used" | "reserve" | "limit" | "resetsAt">;
+  budget: Pick<BudgetView, "used" | "reserve" | "limit" | "resetsAt"> & {
+    platformAnnounced?: BudgetView["platformAnnounced"];
+  };
   /** Oldest first, normally the last 14 days; `byAction` e.g. { deprovision: 3, create: 10 }. */
   callsPerDay: { day: string; byAction: Record<string, number> }[];
   /** `settling`: of `depth`, grants waiting for the user to be quiet (docs/reconciler.md, settle window). */
@@ -94,6 +96,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
       reserve: queue.budget.reserve,
       limit: queue.budget.limit,
       resetsAt: queue.budget.resetsAt,
+      platformAnnounced: queue.budget.platformAnnounced,
     },
     callsPerDay: chartDays(now, calls),
     queue: queueByPriority(queue.pending),

@@ -1,3 +1,5 @@
+import type { AnnouncedLimit } from "../db/budgetRepository.js";
+import { scimAnnouncedLimit } from "../platform/announcedLimit.js";
 import { getBudgetStatus, type BudgetStatus } from "../reconcile/budgetLedger.js";
 import { queueStatus, type QueueStatus } from "../reconcile/queueStatus.js";
 import type { AdminDataDeps } from "./deps.js";
@@ -6,7 +8,7 @@ import type { AdminDataDeps } from "./deps.js";
  * Today's platform budget as GET /admin/api/budget answers it and the overview's gauge reads it
  * (`res.json` sends the dates as ISO strings).
  */
-export function presentBudget(b: BudgetStatus) {
+export function presentBudget(b: BudgetStatus, announced?: AnnouncedLimit) {
   return {
     limit: b.limit,
     used: b.used,
@@ -15,11 +17,15 @@ export function presentBudget(b: BudgetStatus) {
     remainingWithReserve: b.remainingWithReserve,
     resetsAt: b.resetsAt,
     window: b.window,
+    /** The SCIM limit the platform's answers announce (null until one is seen); never spent by itself. */
+    platformAnnounced: announced
+      ? { limit: announced.announced, header: announced.header, seenAt: announced.seenAt }
+      : null,
   };
 }
 
 /** The reconcile queue as GET /admin/api/queue answers it and the overview reads it. */
-export function presentQueue(q: QueueStatus) {
+export function presentQueue(q: QueueStatus, announced?: AnnouncedLimit) {
   return {
     pending: q.pending,
     total: q.total,
@@ -28,7 +34,7 @@ export function presentQueue(q: QueueStatus) {
     parked: q.parked,
     oldestEnqueuedAt: q.oldestEnqueuedAt,
     eta: q.eta,
-    budget: presentBudget(q.budget),
+    budget: presentBudget(q.budget, announced),
   };
 }
 
@@ -38,10 +44,18 @@ type QueueDeps = Pick<AdminDataDeps, "db" | "clock" | "budget">;
 
 /** GET /admin/api/budget. */
 export async function budgetView(deps: QueueDeps): Promise<BudgetView> {
-  return presentBudget(await getBudgetStatus(deps.db, deps.budget, deps.clock.now()));
+  const [status, announced] = await Promise.all([
+    getBudgetStatus(deps.db, deps.budget, deps.clock.now()),
+    scimAnnouncedLimit(deps.db),
+  ]);
+  return presentBudget(status, announced);
 }
 
 /** GET /admin/api/queue and the overview's queue panel. */
 export async function queueView(deps: QueueDeps): Promise<ReturnType<typeof presentQueue>> {
-  return presentQueue(await queueStatus(deps.db, deps.budget, deps.clock.now()));
+  const [status, announced] = await Promise.all([
+    queueStatus(deps.db, deps.budget, deps.clock.now()),
+    scimAnnouncedLimit(deps.db),
+  ]);
+  return presentQueue(status, announced);
 }

@@ -70,3 +70,33 @@ export async function callsPerDay(
   );
   return rows.map((r) => ({ day: r.day, action: r.action, calls: Number(r.calls) }));
 }
+
+export type AnnouncedLimit = { announced: number; header: string; seenAt: Date };
+
+/**
+ * Records the limit the platform announced for a family; true when it differs from the one stored
+ * (a first sight or a change), so that only a change is written and warned about.
+ */
+export async function recordAnnouncedLimit(
+  q: Queryable,
+  family: string,
+  limit: { announced: number; header: string },
+  at: Date,
+): Promise<boolean> {
+  const rows = await q.query(
+    `INSERT INTO platform_announced_limits (family, announced, header, seen_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (family) DO UPDATE SET announced = excluded.announced, header = excluded.header, seen_at = excluded.seen_at
+     WHERE platform_announced_limits.announced <> excluded.announced
+     RETURNING family`,
+    [family, limit.announced, limit.header, at],
+  );
+  return rows.length > 0;
+}
+
+export async function getAnnouncedLimit(q: Queryable, family: string): Promise<AnnouncedLimit | undefined> {
+  const [row] = await q.query<{ announced: number; header: string; seen_at: Date }>(
+    `SELECT announced, header, seen_at FROM platform_announced_limits WHERE family = $1`,
+    [family],
+  );
+  return row && { announced: row.announced, header: row.header, seenAt: row.seen_at };
+}

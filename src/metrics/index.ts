@@ -1,3 +1,4 @@
+import { scimAnnouncedLimit } from "../platform/announcedLimit.js";
 import { OAuthRepository } from "../db/oauthRepository.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
@@ -85,6 +86,10 @@ export class ServiceMetrics {
         ["kind"],
       ),
       budgetResets: gauge("budget_resets_at_seconds", "When the budget window resets (Unix time)"),
+      platformAnnouncedLimit: gauge(
+        "platform_scim_announced_limit_calls",
+        "The SCIM limit the platform's answers announce (X-RateLimit-Limit; absent until one is seen), beside budget_limit_calls",
+      ),
       queueDepth: gauge("reconcile_queue_depth", "Users waiting in the reconcile queue, by priority", ["priority"]),
       queueSettling: gauge(
         "reconcile_queue_settling",
@@ -178,14 +183,16 @@ export class ServiceMetrics {
     const now = clock.now();
     const g = this.gauges;
     try {
-      const [queue, mirror, quarantined, alerts, mapping, secrets] = await Promise.all([
+      const [queue, mirror, quarantined, alerts, mapping, secrets, announced] = await Promise.all([
         queueStatus(db, budget, now),
         mirrorLag(db, now),
         quarantine.list(),
         alertFacts(db),
         this.sources.mappingAgreement?.(),
         new OAuthRepository(db).earliestSecretExpiries(now),
+        scimAnnouncedLimit(db),
       ]);
+      if (announced) g.platformAnnouncedLimit.set(announced.announced);
       if (mapping) {
         g.mappingFileInForce.set(mapping.planning === "file" ? 1 : 0);
         g.mappingPlanningPaused.set(mapping.planning === "paused" ? 1 : 0);

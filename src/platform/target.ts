@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
+import type { AnnouncedLimitWatch } from "./announcedLimit.js";
 import type { PlatformQuarantine } from "./quarantine.js";
 import { HttpTransport, type HttpOutcome } from "./transport.js";
 
@@ -12,20 +13,24 @@ export type PlatformTarget = { url: string; scimToken: string; apiKey: string | 
 
 /**
  * The one HTTP transport of this process to the platform (its per-family 429 pauses are shared by
- * the reconciler and the mirror sync); every outcome is reported to the quarantine.
+ * the reconciler and the mirror sync); every outcome is reported to the quarantine, and the SCIM
+ * family's answers to the watch of the platform's announced limit.
  */
 export function createPlatformTransport(options: {
   env: Pick<Env, "PLATFORM_TIMEOUT_MS">;
   clock: Clock;
   platform: PlatformTarget;
   quarantine?: PlatformQuarantine;
+  announcedLimit?: AnnouncedLimitWatch;
 }): HttpTransport {
-  const { quarantine } = options;
-  const observe = quarantine && ((family: string, outcome: HttpOutcome) => quarantine.observe(family, outcome));
+  const { quarantine, announcedLimit } = options;
   return new HttpTransport({
     baseUrl: options.platform.url,
     timeoutMs: options.env.PLATFORM_TIMEOUT_MS,
     clock: options.clock,
-    ...(observe ? { observe } : {}),
+    observe: (family: string, outcome: HttpOutcome) => {
+      quarantine?.observe(family, outcome);
+      announcedLimit?.observe(family, outcome);
+    },
   });
 }

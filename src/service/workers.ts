@@ -10,6 +10,7 @@ import type { ServiceMetrics } from "../metrics/index.js";
 import { createMirrorSync } from "../mirror/index.js";
 import type { MirrorSyncWorker } from "../mirror/worker.js";
 import type { Notifications } from "../notify/index.js";
+import type { AnnouncedLimitWatch } from "../platform/announcedLimit.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import { createReconciliation, reconcilePoliciesFromEnv, type Reconciliation } from "../reconcile/index.js";
@@ -25,6 +26,8 @@ export type WorkersDeps = {
   platform: PlatformTarget | undefined;
   pools: Pools;
   quarantine: PlatformQuarantine;
+  /** Told of the SCIM family's answers: the limit the platform announces. */
+  announcedLimit: AnnouncedLimitWatch;
   metrics: ServiceMetrics;
   budget: BudgetPolicy;
   /** Run the workers in this process whatever ROLES says (tests, the CLI). */
@@ -51,13 +54,13 @@ const SCHEDULER_POOL_SIZE = 2;
 
 /** Builds the workers and starts those this process's roles run: reconcile worker, mirror worker, scheduler, in that order. */
 export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
-  const { env, clock, mappings, platform, pools, quarantine, metrics, budget } = deps;
+  const { env, clock, mappings, platform, pools, quarantine, announcedLimit, metrics, budget } = deps;
   // The worker role runs the reconcile worker, the mirror worker and the notification deliverer;
   // deps.workers (tests, the CLI) says so for this process whatever ROLES says.
   const workerRole = deps.workers ?? env.ROLES.has("worker");
   const onLogged = (action: string, outcome: string) => metrics.reconcileOutcomes.inc({ action, outcome });
   // One transport to the platform: the reconciler and the mirror sync share its per-family 429 pauses.
-  const transport = platform && createPlatformTransport({ env, clock, platform, quarantine });
+  const transport = platform && createPlatformTransport({ env, clock, platform, quarantine, announcedLimit });
   const workerDb = platform && (await pools.open(CONNECTION_NAMES.reconcileWorker, env.RECONCILE_WORKERS + 2));
   const reconciliation =
     platform && transport && workerDb

@@ -115,8 +115,14 @@ describe("admin presenters: the JSON API's shapes", () => {
       remainingWithReserve: 3750,
       resetsAt: "2026-11-21T00:00:00.000Z",
       window: budget.window,
+      platformAnnounced: null,
     };
     expect(asJson(presentBudget(budget))).toEqual(expectedBudget);
+    const announced = { announced: 20_000, header: "x-ratelimit-limit", seenAt: at };
+    expect(asJson(presentBudget(budget, announced))).toEqual({
+      ...expectedBudget,
+      platformAnnounced: { limit: 20_000, header: "x-ratelimit-limit", seenAt: "2026-11-20T09:15:00.000Z" },
+    });
     const pending = [{ priority: 2, name: "create", action: "create", count: 3, ready: 1, settling: 2 }];
     const queue: QueueStatus = {
       pending,

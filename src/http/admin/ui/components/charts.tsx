@@ -3,7 +3,14 @@
  * styles), readable without colour thanks to the text labels beside them.
  */
 
-export type BudgetGaugeData = { used: number; reserve: number; limit: number; resetsAt: Date | string };
+export type BudgetGaugeData = {
+  used: number;
+  reserve: number;
+  limit: number;
+  resetsAt: Date | string;
+  /** The SCIM limit the platform's answers announce, when one was seen. */
+  platformAnnounced?: { limit: number } | null;
+};
 
 /** Today's budget as a horizontal bar: used, the reserve kept for deprovisions, what is left. */
 export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
@@ -31,6 +38,13 @@ export function BudgetGauge(props: BudgetGaugeData & { resetsLabel: string }) {
         <strong>{props.used.toLocaleString("en")}</strong> of {props.limit.toLocaleString("en")} calls used ({pct}%) ·{" "}
         {free.toLocaleString("en")} free · {props.reserve.toLocaleString("en")} reserved for deprovisions · resets{" "}
         {props.resetsLabel}
+        {props.platformAnnounced && props.platformAnnounced.limit !== props.limit ? (
+          <p class="gauge-note">
+            The platform announces {props.platformAnnounced.limit.toLocaleString("en")} calls a day; the connector
+            spends {props.limit.toLocaleString("en")} (<code>PLATFORM_SCIM_DAILY_BUDGET</code>). Raise the setting only
+            once your platform account confirms the higher limit.
+          </p>
+        ) : null}
       </figcaption>
     </figure>
   );
