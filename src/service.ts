@@ -53,7 +53,8 @@ export type ServiceOptions = {
 export async function startService(options: ServiceOptions): Promise<Service> {
   const { env } = options;
   const clock = options.clock ?? systemClock;
-  const mappings = await MappingStore.load(env.MAPPING_FILE); // a bad mapping stops the boot
+  // A bad mapping stops the boot; so does a template's placeholder in production.
+  const mappings = await MappingStore.load(env.MAPPING_FILE, { refusePlaceholder: env.NODE_ENV === "production" });
   const platform = options.platform ?? platformFromEnv(env);
   const channels = channelsFromEnv(env); // a half-configured channel stops the boot here
   const pools = await openPools(options); // the HTTP pool, migrated and checked (beforeListening)

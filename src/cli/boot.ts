@@ -1,3 +1,4 @@
+import { placeholderSettings } from "./placeholders.js";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -49,6 +50,7 @@ function assertProductionTargets(env: Env, raw: NodeJS.ProcessEnv = process.env)
       'MAPPING_FILE: is required when NODE_ENV=production (config/mapping.yaml is a demo that makes the IdP group "Platform Admins" company admins): ' +
         "write your mapping (start from config/mapping.example.yaml; check it with `scim-connector mapping check FILE`), mount it, and set MAPPING_FILE to its path.",
     );
+  problems.push(...placeholderSettings(raw));
   if (problems.length) throw new ConfigError(problems);
 }
 

@@ -120,6 +120,11 @@ function formatMapping(mapping: Mapping): string {
   const translations = Object.keys(department.translate).length;
   const lines = [
     `${mapping.source} is valid: ${mapping.rules.length} rule${mapping.rules.length === 1 ? "" : "s"}.`,
+    ...(mapping.placeholder
+      ? [
+          `It is a placeholder (line ${mapping.placeholder.line}: "${mapping.placeholder.note}"): NODE_ENV=production refuses it.`,
+        ]
+      : []),
     "",
     `Department: ${department.fromAttribute ? "from the IdP's department attribute" : "not from the IdP"}` +
       `${translations ? ` (${translations} translation${translations === 1 ? "" : "s"})` : ""}, else ${department.default}` +

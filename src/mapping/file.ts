@@ -82,6 +82,11 @@ const vocabularySchema = z.strictObject({
 });
 
 const mappingFileSchema = z.strictObject({
+  /**
+   * Set by templates (the Kubernetes base's ConfigMap, the demo mapping): what to do instead.
+   * Loads anywhere but in production, which refuses the file wherever it lives (service.ts).
+   */
+  placeholder: z.string().min(1).optional(),
   /** Which of the platform's permission models the rules speak; inferred from the strings when absent. */
   permissionModel: z.enum(["legacy", "granular"]).optional(),
   department: departmentSchema,
@@ -147,6 +152,8 @@ export type Mapping = {
   catalogue: Catalogue;
   /** What loads but deserves attention (legacy strings and their granular equivalents), with lines. */
   warnings: MappingProblem[];
+  /** The template's note when the file is a placeholder (`placeholder:`), refused in production. */
+  placeholder?: { note: string; line: number };
   /** Stable over formatting, comments and key order; changes when the meaning may change. */
   hash: string;
 };
@@ -212,6 +219,7 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
     permissionModel: model,
     equivalents,
     warnings: model === "legacy" ? legacyWarnings(data, equivalents, locate) : [],
+    ...(file.placeholder ? { placeholder: { note: file.placeholder, line: locate.lineOf(["placeholder"]) } } : {}),
     hash: mappingHash(file),
   };
 }

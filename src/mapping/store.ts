@@ -67,16 +67,22 @@ export class MappingStore {
     private readonly path: string,
     mapping: Mapping,
     text: string,
+    private readonly refusePlaceholder: boolean,
   ) {
     this.mapping = mapping;
     this.text = text;
   }
 
-  static async load(path: string): Promise<MappingStore> {
+  /**
+   * `refusePlaceholder` (production): a file marked `placeholder:` (a template's mapping) is refused
+   * at load and at reload, wherever it lives.
+   */
+  static async load(path: string, options: { refusePlaceholder?: boolean } = {}): Promise<MappingStore> {
     const text = await readMappingText(path);
     const mapping = parseMapping(text, path);
+    if (options.refusePlaceholder) assertNotPlaceholder(mapping);
     warnOf(mapping);
-    return new MappingStore(path, mapping, text);
+    return new MappingStore(path, mapping, text, options.refusePlaceholder ?? false);
   }
 
   current(): Mapping {
@@ -157,6 +163,7 @@ export class MappingStore {
     try {
       text = await readMappingText(this.path);
       mapping = parseMapping(text, this.path);
+      if (this.refusePlaceholder) assertNotPlaceholder(mapping);
     } catch (error) {
       const problems = error instanceof MappingError ? error.problems : [String(error)];
       log.error("mapping", "mapping reload refused; the previous mapping stays in force", { problems });
@@ -306,4 +313,18 @@ async function readMappingText(path: string): Promise<string> {
       },
     ]);
   }
+}
+
+/** A template's mapping, refused where it would go live (production). */
+function assertNotPlaceholder(mapping: Mapping): void {
+  if (!mapping.placeholder) return;
+  const { note, line } = mapping.placeholder;
+  throw new MappingError([
+    {
+      source: mapping.source,
+      line,
+      column: 1,
+      message: `this mapping is a template's placeholder ("${note}"), refused with NODE_ENV=production: write your own mapping (start from config/mapping.example.yaml) and remove the placeholder line`,
+    },
+  ]);
 }

@@ -94,7 +94,7 @@ describe("the image's runtime command", () => {
           PLATFORM_URL: "http://127.0.0.1:9",
           PLATFORM_SCIM_TOKEN: "build-check-platform-token",
           PLATFORM_REQUEST_ORIGIN: "build-check",
-          MAPPING_FILE: path.join(app, "config", "mapping.yaml"),
+          MAPPING_FILE: path.join(app, "config", "mapping.example.yaml"),
         },
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -121,7 +121,9 @@ describe("docker compose: the documented first run", () => {
       await copyFile(path.join(ROOT, "config/mapping.example.yaml"), path.join(hostDir, "mapping.yaml"));
       const dotenv: Record<string, string> = {
         ...(await documentedEnvFile()),
-        // The platform the operator names; here the emulator, with its credentials.
+        // The values the operator replaces (production refuses the docs' example.com hosts): the
+        // connector's own URL, and the platform, here the emulator with its credentials.
+        PUBLIC_URL: "https://scim.acme-corp.net",
         PLATFORM_URL: platform.url,
         PLATFORM_SCIM_TOKEN: "dev-scim-token",
         PLATFORM_API_KEY: "dev-api-key",

@@ -58,15 +58,16 @@ describe("docs/go-live.md", () => {
     expect(tokensBullet).not.toBe("");
     const named = [...tokensBullet.matchAll(/`([A-Z_]+_TOKEN)`/g)].map((m) => m[1]!);
     // §1–§4 without SAML: production, its database, the platform, the mapping, PUBLIC_URL, HOST left
-    // at its default and the listener allowed beyond loopback (§4's ADMIN_ALLOW_REMOTE=true).
+    // at its default and the listener allowed beyond loopback (§4's ADMIN_ALLOW_REMOTE=true); hosts
+    // of the operator's own (production refuses example.com's, reserved for documentation).
     const followed: Record<string, string> = {
       NODE_ENV: "production",
-      DATABASE_URL: "postgres://scim_connector:s3cret-Pa55word@db.example.com:5432/scim_connector",
-      PLATFORM_URL: "https://rest.example.com",
+      DATABASE_URL: "postgres://scim_connector:s3cret-Pa55word@db.acme-corp.net:5432/scim_connector",
+      PLATFORM_URL: "https://rest.iad-02.acme-platform.net",
       PLATFORM_SCIM_TOKEN: randomBytes(24).toString("base64"),
-      PLATFORM_REQUEST_ORIGIN: "scim.example.com",
+      PLATFORM_REQUEST_ORIGIN: "scim.acme-corp.net",
       MAPPING_FILE: path.join(ROOT, "config/mapping.example.yaml"),
-      PUBLIC_URL: "https://scim.example.com",
+      PUBLIC_URL: "https://scim.acme-corp.net",
       ADMIN_ALLOW_REMOTE: "true",
     };
     expect(section).toContain("`ADMIN_ALLOW_REMOTE=true`");

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Job } from "kubernetes-models/batch/v1/Job";
@@ -12,7 +13,8 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { checkStartEnv, resolveDatabase } from "../../src/cli/boot.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
-import { parseMapping } from "../../src/mapping/file.js";
+import { MappingError, parseMapping } from "../../src/mapping/file.js";
+import { MappingStore } from "../../src/mapping/store.js";
 import { imageCommand, imageEnv } from "./dockerImage.js";
 
 /**
@@ -80,6 +82,17 @@ const strongSecret: Record<string, string> = Object.fromEntries(
   ]),
 );
 
+/**
+ * The ConfigMap's values an operator must choose, as an overlay sets them: the base ships each as a
+ * placeholder (a CHANGE-ME, or a host reserved for documentation).
+ */
+const chosenSettings: Record<string, string> = {
+  PUBLIC_URL: "https://scim.acme-corp.net",
+  TRUST_PROXY: "10.42.0.0/16",
+  PLATFORM_URL: "https://rest.iad-02.acme-platform.net",
+  PLATFORM_REQUEST_ORIGIN: "acme-corp",
+};
+
 const workloads = objects.filter((o) => o.kind === "Deployment" || o.kind === "Job");
 const podSpec = (workload: Doc) => workload.spec.template.spec;
 const container = (workload: Doc): Container => podSpec(workload).containers[0];
@@ -89,8 +102,9 @@ const containersOf = (workload: Doc): Container[] => [
 ];
 
 /** A container's environment as the kubelet builds it: the image's ENV, then envFrom in order, then env. */
-function podEnv(c: Container, secrets: Record<string, string>): Record<string, string> {
+function podEnv(c: Container, secrets: Record<string, string>, chosen = chosenSettings): Record<string, string> {
   const sources = (c.envFrom ?? []).map((from: { configMapRef?: { name: string }; secretRef?: { name: string } }) => {
+    if (from.configMapRef?.name === "scim-connector") return { ...config, ...chosen };
     if (from.configMapRef) return named("ConfigMap", from.configMapRef.name).data as Record<string, string>;
     if (from.secretRef?.name === "scim-connector") return secrets;
     throw new Error(`${c.name}: unknown envFrom ${JSON.stringify(from)}`);
@@ -154,6 +168,35 @@ describe("the Kubernetes base (deploy/kubernetes)", () => {
         for (const problem of refused) expect(problem).not.toContain("CHANGE-ME-generate");
       }
     }
+  });
+
+  it("refuses to start any connector on the ConfigMap as shipped, naming each value only the operator can choose", async () => {
+    const chosen = Object.keys(chosenSettings).sort();
+    for (const workload of workloads) {
+      for (const c of containersOf(workload)) {
+        if (cliCommand(c) !== "start") continue;
+        const refused = await bootChecks("start", podEnv(c, strongSecret, {})).then(
+          () => [],
+          (error: ConfigError) => error.problems,
+        );
+        const named = chosen.filter((key) => refused.some((problem) => problem.startsWith(`${key}: `)));
+        expect(named, `${workload.metadata.name} ${c.name}: ${refused.join("\n")}`).toEqual(chosen);
+      }
+    }
+  });
+
+  it("ships a mapping that production refuses wherever it lives, naming its placeholder line", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "scim-connector-k8s-mapping-"));
+    const file = path.join(dir, "mapping.yaml");
+    writeFileSync(file, named("ConfigMap", "scim-connector-mapping").data["mapping.yaml"]);
+    const refused = await MappingStore.load(file, { refusePlaceholder: true }).then(
+      () => "loaded",
+      (error: MappingError) => error.message,
+    );
+    expect(refused).toMatch(
+      /mapping\.yaml:3:1: this mapping is a template's placeholder .*refused with NODE_ENV=production/,
+    );
+    await expect(MappingStore.load(file)).resolves.toBeInstanceOf(MappingStore);
   });
 
   it("migrates in each pod before its role starts, with the pod's image, and has no Job that a new image could not re-apply", () => {

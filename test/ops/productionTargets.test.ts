@@ -64,11 +64,25 @@ describe("NODE_ENV=production names where changes go, or does not start", () => 
   });
 
   it("without MAPPING_FILE: exit 78 naming MAPPING_FILE, not a start with the demo mapping", async () => {
-    const { code, output } = await startUntilExit({ ...PRODUCTION, PLATFORM_URL: "https://rest.example.com" });
+    const { code, output } = await startUntilExit({
+      ...PRODUCTION,
+      PLATFORM_URL: "https://rest.iad-02.acme-platform.net",
+    });
     expect(code).toBe(78);
     expect(output).toContain("MAPPING_FILE: is required when NODE_ENV=production");
     expect(output).toContain("config/mapping.example.yaml");
     expect(output).not.toContain("PLATFORM_URL:");
+  });
+
+  it("with MAPPING_FILE naming the demo mapping: refused, naming its placeholder line, wherever it lives", async () => {
+    const { code, output } = await startUntilExit({
+      ...PRODUCTION,
+      PLATFORM_URL: "https://rest.iad-02.acme-platform.net",
+      MAPPING_FILE: path.join(ROOT, "config/mapping.yaml"),
+    });
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/config\/mapping\.yaml:\d+:1: this mapping is a template's placeholder/);
+    expect(output).not.toContain("scim-connector is running");
   });
 });
 
