@@ -65,9 +65,10 @@ ${TOKEN_USAGE}
   campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]
   campaign close <id>        access certification campaigns (WHO: a SAML NameID or role:admin);
                              --as NAME: the reviewer acting (default: the OS account)
-  emulator [--port N] [--host H] [--permissions legacy|granular|granular-strict]
+  emulator [--port N] [--host H] [--permissions legacy|granular|granular-strict] [--security-export s3://BUCKET/PREFIX]
                              run the platform emulator alone (port: EMULATOR_PORT, else 9090;
-                             permission model: EMULATOR_PERMISSIONS, else granular-strict)
+                             permission model: EMULATOR_PERMISSIONS, else granular-strict; the
+                             daily security export to EMULATOR_S3_ENDPOINT, else AWS)
 `;
 
 export async function runCli(argv: string[]): Promise<void> {

@@ -3,11 +3,14 @@ import { ConfigError, type Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
 import { startEmulator, type EmulatorOptions } from "../emulator/index.js";
 import { PERMISSIONS_OPTIONS, type PermissionsOption } from "../emulator/permissionModel.js";
+import { parseS3Uri, type SecurityExportOptions } from "../emulator/securityExport.js";
 
 /**
- * `scim-connector emulator [--port N] [--host H] [--permissions MODEL]`: runs the emulator alone
- * until SIGINT/SIGTERM. Port: `--port`, else EMULATOR_PORT when set to a non-zero value, else
- * 9090. Permission model: `--permissions`, else EMULATOR_PERMISSIONS (default granular-strict).
+ * `scim-connector emulator [--port N] [--host H] [--permissions MODEL] [--security-export s3://bucket/prefix]`:
+ * runs the emulator alone until SIGINT/SIGTERM. Port: `--port`, else EMULATOR_PORT when set to a
+ * non-zero value, else 9090. Permission model: `--permissions`, else EMULATOR_PERMISSIONS (default
+ * granular-strict). The security export goes to EMULATOR_S3_ENDPOINT when set, with the AWS SDK's
+ * default credentials.
  */
 
 const DEFAULT_EMULATOR_PORT = 9090;
@@ -40,12 +43,33 @@ export function emulatorPermissions(env: Env, flag: string | undefined): Permiss
   throw new ConfigError([`--permissions: must be one of ${allowed.join(", ")} (got ${JSON.stringify(flag)})`]);
 }
 
+/** `--security-export` as export options; a URI that is not s3://bucket/prefix is a ConfigError. */
+function emulatorSecurityExport(env: Env, uri: string | undefined): SecurityExportOptions | undefined {
+  if (uri === undefined) return undefined;
+  try {
+    parseS3Uri(uri);
+  } catch (error) {
+    throw new ConfigError([`--security-export: ${(error as Error).message}`]);
+  }
+  return {
+    uri,
+    ...(env.EMULATOR_S3_ENDPOINT ? { endpoint: env.EMULATOR_S3_ENDPOINT } : {}),
+    ...(env.EMULATOR_S3_REGION ? { region: env.EMULATOR_S3_REGION } : {}),
+  };
+}
+
 /** The standalone command's options: the EMULATOR_* settings with its flags over them. */
 export function emulatorCommandOptions(env: Env, args: string[]): EmulatorOptions {
   const { values } = parseArgs({
     args,
-    options: { port: { type: "string" }, host: { type: "string" }, permissions: { type: "string" } },
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      permissions: { type: "string" },
+      "security-export": { type: "string" },
+    },
   });
+  const securityExport = emulatorSecurityExport(env, values["security-export"]);
   const port = values.port !== undefined ? Number(values.port) : env.EMULATOR_PORT || DEFAULT_EMULATOR_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be a port number (got ${values.port})`);
@@ -54,6 +78,7 @@ export function emulatorCommandOptions(env: Env, args: string[]): EmulatorOption
     port,
     host: values.host ?? "127.0.0.1",
     permissions: emulatorPermissions(env, values.permissions),
+    ...(securityExport ? { securityExport } : {}),
   };
 }
 
@@ -68,6 +93,7 @@ platform emulator is running (state in memory).
   API keys        ${Object.keys(env.EMULATOR_API_KEYS).length} from EMULATOR_API_KEYS
   Permissions     ${options.permissions}   (--permissions, else EMULATOR_PERMISSIONS)
   Control plane   ${emulator.url}/_emulator/stats   (loopback callers only)
+  Security export ${options.securityExport ? `${options.securityExport.uri}   (${options.securityExport.endpoint ?? "AWS"})` : "off   (--security-export s3://bucket/prefix)"}
 `);
   const stop = (signal: string) => {
     console.log(`\n${signal}: stopping the emulator…`);

@@ -368,6 +368,9 @@ const envSchema = z
     EMULATOR_REQUEST_ORIGINS: optionalString,
     /** The emulator's permission model; strict because the platform refuses legacy SCIM strings from December 2026. */
     EMULATOR_PERMISSIONS: z.enum(["legacy", "granular", "granular-strict"]).default("granular-strict"),
+    /** The S3-compatible endpoint of `emulator --security-export` (path-style); AWS itself when unset. */
+    EMULATOR_S3_ENDPOINT: optionalString,
+    EMULATOR_S3_REGION: optionalString,
   })
   .superRefine((env, ctx) => {
     if (env.SHUTDOWN_DELAY_MS >= env.SHUTDOWN_TIMEOUT_MS) {

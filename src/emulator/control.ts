@@ -2,6 +2,8 @@ import { Router, type RequestHandler } from "express";
 import { DIRECTORY_KINDS } from "./directory.js";
 import { loadFixtures, parseFixtures } from "./fixtures.js";
 import { parseFaultSpec } from "./faults.js";
+import { dashboardRoutes } from "./routes/dashboard.js";
+import type { SecurityExporter } from "./securityExport.js";
 import { badRequest, bodyObject, restError, sendJson } from "./http.js";
 import { changePermissionModel, parseModelChange } from "./migration.js";
 import type { EmulatorState } from "./state.js";
@@ -9,7 +11,8 @@ import { oneOf, requiredString } from "./validation.js";
 
 /**
  * The control plane under `/_emulator/`: reset, stats, clock, faults, fixtures, the permission
- * model and its migration, renames in the company's directory, and a state dump.
+ * model and its migration, renames in the company's directory, a state dump, and the dashboard
+ * with its security record (src/emulator/routes/dashboard.ts).
  * It answers loopback callers only, because it can wipe and rewrite everything. A web page in a
  * browser on the same machine is a loopback caller too, so cross-site requests are refused as
  * well: the Host must be a loopback name (DNS rebinding), a browser's Origin must be loopback, and
@@ -59,9 +62,10 @@ const sameMachineOnly: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function controlRouter(state: EmulatorState): Router {
+export function controlRouter(state: EmulatorState, exporter?: SecurityExporter): Router {
   const router = Router();
   router.use(loopbackOnly, sameMachineOnly);
+  dashboardRoutes(router, state, exporter);
 
   router.post("/reset", (_req, res) => {
     state.reset();
@@ -85,7 +89,7 @@ export function controlRouter(state: EmulatorState): Router {
     const { advanceMs } = bodyObject(req);
     if (typeof advanceMs !== "number" || !Number.isFinite(advanceMs) || advanceMs < 0)
       throw badRequest("advanceMs must be a non-negative number");
-    state.clock.advance(advanceMs);
+    state.advanceClock(advanceMs);
     sendJson(res, 200, { now: state.clock.now().toISOString() });
   });
 

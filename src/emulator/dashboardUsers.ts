@@ -21,6 +21,8 @@ type UserRecord = {
   department: string;
   lastSignInAt: string;
   grants: Grants;
+  /** Set in the dashboard (`POST /_emulator/dashboard`); the SCIM answer does not show it. */
+  suspended: boolean;
 };
 
 /** A dashboard user as the API answers it. */
@@ -89,11 +91,31 @@ export class DashboardUserStore {
     return this.present(record);
   }
 
-  /** PUT: replaces everything but `id`, `userName` and `lastSignInAt`. */
+  /** PUT: replaces everything but `id`, `userName`, `lastSignInAt` and the suspension. */
   replace(existing: DashboardUser, input: DashboardUserInput): DashboardUser {
     const record = this.record(existing.id, { ...input, userName: existing.userName }, existing.lastSignInAt);
+    record.suspended = this.records.get(existing.id)?.suspended ?? false;
     this.records.set(record.id, record);
     return this.present(record);
+  }
+
+  /** A dashboard suspension or its end; false for an unknown id. */
+  setSuspended(id: string, suspended: boolean): boolean {
+    const record = this.records.get(id);
+    if (record) record.suspended = suspended;
+    return record !== undefined;
+  }
+
+  /** The userNames of suspended accounts (the state dump shows them). */
+  suspendedUserNames(): string[] {
+    return [...this.records.values()].filter((r) => r.suspended).map((r) => r.userName);
+  }
+
+  /** A sign-in to the dashboard: `lastSignInAt` becomes `at`. */
+  signedIn(id: string, at: Date): boolean {
+    const record = this.records.get(id);
+    if (record) record.lastSignInAt = at.toISOString();
+    return record !== undefined;
   }
 
   delete(id: string): boolean {
@@ -134,6 +156,7 @@ export class DashboardUserStore {
       department: input.department,
       lastSignInAt,
       grants: resolveGrants(input, this.directory, this.current),
+      suspended: false,
     };
   }
 
@@ -148,4 +171,19 @@ export class DashboardUserStore {
       permissions: presentPermissions(record.grants, this.directory, this.current),
     };
   }
+}
+
+/** Order-insensitive JSON of a value: object keys and array items sorted. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).sort().join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Whether two answers' permissions grant the same, whatever the order of their lists. */
+export function samePermissions(a: PresentedPermissions, b: PresentedPermissions): boolean {
+  return canonical(a) === canonical(b);
 }

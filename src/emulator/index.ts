@@ -4,6 +4,7 @@ import { ManualClock, systemClock, type Clock } from "../clock.js";
 import { buildAuthConfig } from "./auth.js";
 import { createEmulatorApp } from "./server.js";
 import type { PermissionsOption } from "./permissionModel.js";
+import { SecurityExporter, type SecurityExportOptions } from "./securityExport.js";
 import { EmulatorState } from "./state.js";
 
 /**
@@ -29,9 +30,20 @@ export type EmulatorOptions = {
    * or `granular-strict` (legacy strings refused). `POST /_emulator/permissions` migrates.
    */
   permissions?: PermissionsOption;
+  /**
+   * The daily Security Event export to S3 (docs/emulator.md, "The dashboard and its security
+   * record"): one CSV per finished UTC day of the emulator's clock. Off when unset.
+   */
+  securityExport?: SecurityExportOptions;
 };
 
-export type RunningEmulator = { url: string; close(): Promise<void>; state: EmulatorState };
+export type RunningEmulator = {
+  url: string;
+  close(): Promise<void>;
+  state: EmulatorState;
+  /** Present with `securityExport`. */
+  securityExport?: SecurityExporter;
+};
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const state = new EmulatorState(new ManualClock(options.clock ?? systemClock), {
@@ -39,7 +51,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     scimJournal: options.scimJournal,
     permissions: options.permissions,
   });
-  const app = createEmulatorApp(state, buildAuthConfig(options));
+  const exporter = options.securityExport && new SecurityExporter(state, options.securityExport);
+  const app = createEmulatorApp(state, buildAuthConfig(options), exporter);
   const server = createServer({ keepAliveTimeout: 65_000 }, app);
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -49,16 +62,20 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       resolve();
     });
   });
+  exporter?.start();
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
   return {
     url: `http://${urlHost}:${port}`,
     state,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    ...(exporter ? { securityExport: exporter } : {}),
+    close: async () => {
+      await exporter?.stop();
+      await new Promise<void>((resolve, reject) => {
         state.faults.cancelPendingDelays();
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

@@ -11,6 +11,7 @@ import { scimRoutes } from "./routes/scim.js";
 import { smsRoutes } from "./routes/sms.js";
 import { subscriptionRoutes } from "./routes/subscriptions.js";
 import { userRoutes } from "./routes/users.js";
+import type { SecurityExporter } from "./securityExport.js";
 import type { EmulatorState } from "./state.js";
 
 /**
@@ -28,12 +29,12 @@ const routeModules: Array<(ctx: RouteContext) => void> = [
   cdiRoutes,
 ];
 
-export function createEmulatorApp(state: EmulatorState, auth: AuthConfig): Express {
+export function createEmulatorApp(state: EmulatorState, auth: AuthConfig, exporter?: SecurityExporter): Express {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
   app.use(express.json({ limit: "2mb", type: ["application/json", "application/*+json"] }));
-  app.use("/_emulator", controlRouter(state));
+  app.use("/_emulator", controlRouter(state, exporter));
 
   const platform = Router();
   const faults = faultMiddleware(state.faults);

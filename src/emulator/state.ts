@@ -5,6 +5,7 @@ import { FaultList } from "./faults.js";
 import { permissionModelOf, type PermissionsOption } from "./permissionModel.js";
 import { presentProfile, ProfileStore } from "./profiles.js";
 import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./rateLimits.js";
+import { SecurityEventLog, type SecurityEvent } from "./securityEvents.js";
 
 /**
  * Everything the emulator holds, in memory (a reset is instant). One instance per running
@@ -64,6 +65,10 @@ export class EmulatorState {
   readonly requestLog: { at: number; route: string }[] = [];
   readonly rateLimiter = new RateLimiter();
   readonly faults = new FaultList();
+  /** The platform's Security Event record: dashboard actions and SCIM writes (src/emulator/securityEvents.ts). */
+  readonly securityEvents = new SecurityEventLog();
+  /** Called after each move of the clock by the control plane (the daily security export checks for a finished day). */
+  readonly clockListeners = new Set<() => void>();
 
   /** The SCIM family's daily budget; 5,000 as documented unless a benchmark lifts it. */
   readonly scimDaily: RateLimitRule;
@@ -89,6 +94,17 @@ export class EmulatorState {
 
   nowMs(): number {
     return this.clock.now().getTime();
+  }
+
+  /** Moves the clock forward and tells the listeners. */
+  advanceClock(ms: number): void {
+    this.clock.advance(ms);
+    for (const listener of this.clockListeners) listener();
+  }
+
+  /** Records a security event at the emulator's clock. */
+  recordSecurityEvent(event: Omit<SecurityEvent, "at">): void {
+    this.securityEvents.record({ at: this.nowMs(), ...event });
   }
 
   countRequest(key: string): void {
@@ -120,6 +136,7 @@ export class EmulatorState {
     this.requestLog.length = 0;
     this.rateLimiter.clear();
     this.faults.clear();
+    this.securityEvents.clear();
   }
 
   stats() {
@@ -140,6 +157,7 @@ export class EmulatorState {
         invalidPhones: [...this.invalidPhones.values()],
       },
       dashboardUsers: this.dashboardUsers.list(),
+      suspendedDashboardUsers: this.dashboardUsers.suspendedUserNames(),
       preferenceCenters: [...this.preferenceCenters.values()],
       integrations: this.integrations,
       syncJobs: Object.fromEntries(this.syncJobs),

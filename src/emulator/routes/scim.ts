@@ -1,14 +1,16 @@
 import type { Request, RequestHandler } from "express";
 import { rateLimit, requireScimToken } from "../auth.js";
-import { parseDashboardUser, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
+import { parseDashboardUser, samePermissions, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
 import { scimError, sendJson } from "../http.js";
 import type { PermissionModel } from "../permissionModel.js";
+import { ipOf, SCIM_API_ACTOR } from "../securityEvents.js";
 import type { ScimJournalEntry } from "../state.js";
 import type { RouteContext } from "./context.js";
 
 /**
  * The SCIM family: POST, GET by id, GET by `userName eq` filter, PUT, DELETE. Every
  * authenticated request counts against the 5,000-per-UTC-day budget, whatever its answer.
+ * Each write that succeeds is a security event, by the emulator's API actor.
  */
 
 /** The document gives this content type for the DELETE 204 and for the 404 body. */
@@ -60,10 +62,19 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
     return typeof req.query.filter === "string" ? (parseUserNameFilter(req.query.filter) ?? null) : null;
   };
   const guard = [requireScimToken(auth), journal, rateLimit(state, state.scimDaily, { scim: true })];
+  const recordWrite = (req: Request, event: string, account: string) =>
+    state.recordSecurityEvent({
+      actor: SCIM_API_ACTOR,
+      event,
+      account,
+      ip: ipOf(req.socket.remoteAddress),
+      details: null,
+    });
 
   route("post", "/scim/v2/Users", "/scim/v2/Users", ...guard, (req, res) => {
     const created = users.create(parseBody(req, users.model), state.clock.now());
     if (!created) throw scimError(409, "User already exists in the database.");
+    recordWrite(req, "Added Account", created.userName);
     sendJson(res, 201, created);
   });
 
@@ -91,11 +102,16 @@ export function scimRoutes({ state, auth, route }: RouteContext): void {
     if (input.userName.toLowerCase() !== existing.userName.toLowerCase()) {
       throw scimError(400, "userName cannot be changed", undefined, "mutability");
     }
-    sendJson(res, 200, users.replace(existing, input));
+    const replaced = users.replace(existing, input);
+    const changed = !samePermissions(existing.permissions, replaced.permissions);
+    recordWrite(req, changed ? "Updated Account Permission" : "Developer Updated", replaced.userName);
+    sendJson(res, 200, replaced);
   });
 
   route("delete", "/scim/v2/Users/:id", "/scim/v2/Users/{id}", ...guard, (req, res) => {
-    if (!users.delete(String(req.params.id))) throw notFound();
+    const existing = users.get(String(req.params.id));
+    if (!existing || !users.delete(existing.id)) throw notFound();
+    recordWrite(req, "Removed Account", existing.userName);
     // res.end, not res.send: Express strips Content-Type from a 204, and the document gives one.
     res.status(204).setHeader("Content-Type", SCIM_HTML_CONTENT_TYPE);
     res.end();
