@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
@@ -9,6 +9,8 @@ import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { Service } from "kubernetes-models/v1/Service";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { checkStartEnv, resolveDatabase } from "../../src/cli/boot.js";
@@ -257,5 +259,136 @@ describe("the Kubernetes base (deploy/kubernetes)", () => {
     const mapping = named("ConfigMap", "scim-connector-mapping").data["mapping.yaml"];
     expect(parseMapping(mapping).rules.length).toBeGreaterThan(0);
     expect(config.MAPPING_FILE).toBe("/etc/scim-connector/mapping.yaml");
+  });
+});
+
+/**
+ * docs/go-live.md's overlay, as written, with the `<…>` values an operator fills in: rendered by
+ * `kubectl kustomize` beside a copy of the base (where kubectl is not installed, the three things
+ * it uses are applied here: the ConfigMap patches by name, the Secret's deletion, the image).
+ */
+describe("docs/go-live.md's Kubernetes overlay", () => {
+  const FILLED: Record<string, string> = {
+    "<registry>": "registry.acme-corp.net",
+    "<version>": "0.2.0",
+    "<the host your IdP reaches>": "scim.acme-corp.net",
+    "<your platform instance's REST endpoint>": "rest.iad-02.acme-platform.net",
+    "<the origin your platform account expects>": "acme-corp",
+    "<your ingress controller's pod subnet>": "10.42.0.0/16",
+    "<your IdP's admin group>": "Platform Admins",
+  };
+  const guide = readFileSync(path.join(ROOT, "docs/go-live.md"), "utf8");
+  const block = (file: string): string => {
+    const found = new RegExp(
+      `<!-- k8s-overlay ${file.replace(".", "\\.")} -->\\n+( *)\`\`\`yaml\\n([\\s\\S]*?)\\n *\`\`\``,
+    ).exec(guide);
+    if (!found) throw new Error(`docs/go-live.md has no k8s-overlay ${file} block`);
+    const indent = found[1]!.length;
+    const text = found[2]!
+      .split("\n")
+      .map((line) => line.slice(indent))
+      .join("\n");
+    return Object.entries(FILLED).reduce((t, [from, to]) => t.replaceAll(from, to), text);
+  };
+
+  function render(): Doc[] {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "scim-connector-overlay-"));
+    cpSync(BASE, path.join(dir, "kubernetes"), { recursive: true });
+    const overlay = path.join(dir, "overlays", "production");
+    mkdirSync(overlay, { recursive: true });
+    const files = ["kustomization.yaml", "settings.yaml", "mapping.yaml"].map((file) => [file, block(file)] as const);
+    for (const [file, text] of files) {
+      expect(text, `${file}: every <…> filled`).not.toMatch(/<[^>]*>/);
+      writeFileSync(path.join(overlay, file), text);
+    }
+    try {
+      return parseDocs(execFileSync("kubectl", ["kustomize", overlay], { encoding: "utf8" }));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const kustomization = parseDocs(files[0][1])[0] as unknown as {
+      namespace: string;
+      images: { name: string; newName: string; newTag: string }[];
+      patches: ({ path: string } | { patch: string })[];
+    };
+    let rendered: Doc[] = structuredClone(objects);
+    for (const entry of kustomization.patches) {
+      const patch = parseDocs("path" in entry ? readFileSync(path.join(overlay, entry.path), "utf8") : entry.patch)[0]!;
+      const target = (o: Doc) => o.kind === patch.kind && o.metadata.name === patch.metadata.name;
+      if (patch.$patch === "delete") rendered = rendered.filter((o) => !target(o));
+      else for (const o of rendered.filter(target)) o.data = { ...o.data, ...patch.data };
+    }
+    const [image] = kustomization.images;
+    for (const o of rendered) {
+      o.metadata.namespace = kustomization.namespace;
+      for (const c of o.spec?.template?.spec ? containersOf(o) : [])
+        if (c.image === image!.name) c.image = `${image!.newName}:${image!.newTag}`;
+    }
+    return rendered;
+  }
+  const rendered = render();
+  const renderedNamed = (kind: string, name: string) =>
+    rendered.find((o) => o.kind === kind && o.metadata.name === name)!;
+
+  it("runs the pushed image in the overlay's namespace, without the base's Secret template", () => {
+    expect(rendered.filter((o) => o.kind === "Secret")).toEqual([]);
+    for (const o of rendered) expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe("scim-connector");
+    for (const workload of rendered.filter((o) => o.kind === "Deployment"))
+      for (const c of containersOf(workload)) expect(c.image).toBe("registry.acme-corp.net/scim-connector:0.2.0");
+  });
+
+  it("boots every connector with the Secret of step 2 and the overlay's settings and mapping", async () => {
+    const settings = renderedNamed("ConfigMap", "scim-connector").data as Record<string, string>;
+    for (const workload of rendered.filter((o) => o.kind === "Deployment")) {
+      for (const c of containersOf(workload)) {
+        const own = Object.fromEntries((c.env ?? []).map((e: { name: string; value: string }) => [e.name, e.value]));
+        const env = { ...imageEnv(), ...settings, ...strongSecret, ...own };
+        await expect(bootChecks(cliCommand(c), env), `${workload.metadata.name} ${c.name}`).resolves.toBeUndefined();
+      }
+    }
+    const dir = mkdtempSync(path.join(os.tmpdir(), "scim-connector-overlay-mapping-"));
+    const file = path.join(dir, "mapping.yaml");
+    writeFileSync(file, renderedNamed("ConfigMap", "scim-connector-mapping").data["mapping.yaml"]);
+    await expect(MappingStore.load(file, { refusePlaceholder: true })).resolves.toBeInstanceOf(MappingStore);
+  });
+});
+
+describe("deploy/kubernetes/examples", () => {
+  const examples = path.join(BASE, "examples");
+  const read = (file: string) => parseDocs(readFileSync(path.join(examples, file), "utf8"));
+
+  it("exposes only /scim/v2 and /oauth through the Ingress, to the web pods' Service", () => {
+    const [ingress] = read("ingress.yaml");
+    expect(() => new Ingress(ingress).validate()).not.toThrow();
+    const paths = ingress!.spec.rules.flatMap((r: { http: { paths: unknown[] } }) => r.http.paths);
+    expect(paths.map((p: { path: string; pathType: string }) => `${p.pathType} ${p.path}`).sort()).toEqual([
+      "Prefix /oauth",
+      "Prefix /scim/v2",
+    ]);
+    for (const p of paths) expect(p.backend.service).toEqual({ name: "scim-connector", port: { name: "http" } });
+  });
+
+  it("lets only the ingress controller reach the web pods, and Prometheus every pod", () => {
+    const policies = read("networkpolicy.yaml");
+    for (const policy of policies) expect(() => new NetworkPolicy(policy).validate()).not.toThrow();
+    const components = policies.map((p) => p.spec.podSelector.matchLabels["app.kubernetes.io/component"]).sort();
+    expect(components).toEqual(["web", "worker"]);
+  });
+
+  it("scrapes every web and worker pod with METRICS_TOKEN from the Secret, and no pod asks for an unauthenticated scrape", () => {
+    const [monitor] = read("servicemonitor.yaml");
+    const metrics = named("Service", "scim-connector-metrics");
+    const labels = { ...metrics.metadata.labels, "app.kubernetes.io/name": "scim-connector" };
+    for (const [key, value] of Object.entries(monitor!.spec.selector.matchLabels)) expect(labels[key]).toBe(value);
+    const [endpoint] = monitor!.spec.endpoints;
+    expect(endpoint).toMatchObject({ port: "http", path: "/metrics" });
+    expect(endpoint.authorization.credentials).toEqual({ name: "scim-connector", key: "METRICS_TOKEN" });
+    expect(Object.keys(secretTemplate)).toContain("METRICS_TOKEN");
+    for (const name of ["scim-connector-web", "scim-connector-worker"]) {
+      const pod = named("Deployment", name).spec.template;
+      const selected = Object.entries(metrics.spec.selector).every(([k, v]) => pod.metadata.labels[k] === v);
+      expect(selected, name).toBe(true);
+      expect(pod.metadata.annotations?.["prometheus.io/scrape"], name).toBeUndefined();
+    }
   });
 });
