@@ -1,4 +1,3 @@
-import { placeholderSettings } from "./placeholders.js";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -6,11 +5,13 @@ import path from "node:path";
 import type { Database } from "../db/database.js";
 import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, type Env } from "../config/env.js";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.js";
+import { startEmbeddedPostgres, stopOrphanedServer, type EmbeddedDatabase } from "../db/embedded.js";
+import { log } from "../logging/logger.js";
 import { TokenRepository } from "../db/tokenRepository.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
-import { runningDatabaseUrl } from "./runningDatabase.js";
+import { placeholderSettings } from "./placeholders.js";
+import { deadRecord, runningDatabaseUrl } from "./runningDatabase.js";
 
 /**
  * The embedded defaults of `npm start`: a PostgreSQL in EMBEDDED_PG_DIR (`.data/postgres`) when
@@ -93,8 +94,25 @@ export async function resolveDatabase(
   }
   const running = options.useRunning ? await runningDatabaseUrl(env.EMBEDDED_PG_DIR) : undefined;
   if (running) return { url: running };
+  if (options.callerHandlesSignals) await stopWhatAKilledTrialLeft(env.EMBEDDED_PG_DIR);
   const embedded = await startEmbeddedPostgres(env.EMBEDDED_PG_DIR, options);
   return { url: embedded.url, embedded };
+}
+
+/**
+ * `start` after a trial that was killed (SIGKILL, a closed terminal): its record names a process
+ * that is gone, and its PostgreSQL, detached, may still run on the folder. Both are stopped and
+ * removed, and the start goes on; a record of a live trial is left alone (the start then refuses).
+ */
+async function stopWhatAKilledTrialLeft(pgDir: string): Promise<void> {
+  const dead = await deadRecord(pgDir);
+  if (!dead) return;
+  const stopped = await stopOrphanedServer(pgDir);
+  await dead.remove();
+  log.warn("db", "a trial killed without stopping left its record behind: removed it, and stopped its PostgreSQL", {
+    trialPid: dead.pid,
+    postgresPid: stopped ?? null,
+  });
 }
 
 /**

@@ -26,7 +26,8 @@ class EmbeddedDatabaseInUseError extends Error {
     super(
       `The embedded PostgreSQL in ${dataDir} is already running (PostgreSQL pid ${pid}, started by another process, ` +
         "such as a running `npm start`). Use it: run the command again with " +
-        `DATABASE_URL=${databaseUrl} ; or stop that process first.`,
+        `DATABASE_URL=${databaseUrl} ; or stop that process first. If no \`npm start\` runs (one was ` +
+        `killed and left its PostgreSQL behind), stop that PostgreSQL (kill -INT ${pid}) and start again.`,
     );
     this.name = "EmbeddedDatabaseInUseError";
   }
@@ -147,8 +148,25 @@ async function createDatabase(adminUrl: string, name: string): Promise<void> {
   }
 }
 
+/**
+ * Stops the server running on `dataDir` that no process of ours owns any more (its trial was killed
+ * and its detached server lived on): a fast shutdown (SIGINT), waited for. Returns its pid, or
+ * undefined when no server runs there. Only a server whose lock file names this data directory.
+ */
+export async function stopOrphanedServer(dataDir: string, timeoutMs = 30_000): Promise<number | undefined> {
+  const dir = path.resolve(dataDir);
+  const running = await runningServer(dir);
+  if (!running || path.resolve(running.dataDir) !== dir) return undefined;
+  process.kill(running.pid, "SIGINT");
+  for (const until = Date.now() + timeoutMs; isAlive(running.pid);) {
+    if (Date.now() > until) throw new Error(`The embedded PostgreSQL (pid ${running.pid}) in ${dir} did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return running.pid;
+}
+
 /** The server PostgreSQL's lock file (`postmaster.pid`: pid, data directory, start time, port…) names, when it is alive. */
-async function runningServer(dir: string): Promise<{ pid: number; port: number } | undefined> {
+async function runningServer(dir: string): Promise<{ pid: number; port: number; dataDir: string } | undefined> {
   const lines = await readFile(path.join(dir, "postmaster.pid"), "utf8").then(
     (text) => text.split("\n"),
     () => [],
@@ -156,7 +174,7 @@ async function runningServer(dir: string): Promise<{ pid: number; port: number }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port)) return undefined;
-  return isAlive(pid) ? { pid, port } : undefined;
+  return isAlive(pid) ? { pid, port, dataDir: lines[1] ?? "" } : undefined;
 }
 
 /** Whether a process exists (one of another user, such as the `postgres` user when run as root, counts). */

@@ -30,7 +30,7 @@ import { imageCommand, imageEnv } from "./dockerImage.js";
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BASE = path.join(ROOT, "deploy/kubernetes");
 
-type Doc = { apiVersion: string; kind: string; metadata: { name: string }; [key: string]: any };
+type Doc = { apiVersion: string; kind: string; metadata: { name: string; [key: string]: any }; [key: string]: any };
 type Container = { name: string; image: string; command?: string[]; args?: string[]; [key: string]: any };
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   "apps/v1 Deployment": Deployment,
