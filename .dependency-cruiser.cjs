@@ -7,7 +7,7 @@
 // Every folder of src/ but src/db and those below it (config, logging; errors.ts, ids.ts, clock.ts,
 // scimAttributes.ts at the root), and the root files that wire or run the application.
 const above =
-  "^src/(admin|auth|cli|emulator|http|jobs|mapping|metrics|mirror|notify|platform|reconcile|review|scim|service)/" +
+  "^src/(admin|auth|cli|emulator|http|jobs|mapping|metrics|mirror|notify|platform|platformRecord|reconcile|review|scim|service)/" +
   "|^src/(backgroundLoop|main|processGuards|service)\\.ts$";
 
 module.exports = {

@@ -5,7 +5,8 @@
  * below every folder that asks. A viewer reads and reviews their own items; an admin also approves
  * held changes, reconciles on demand, starts resyncs, resumes quarantined families, sends test
  * notifications, starts and closes access campaigns, lifts their denies, sees and decides any
- * reviewer's items, downloads evidence packs and approves OAuth clients.
+ * reviewer's items, downloads evidence packs, approves OAuth clients and imports the platform's
+ * Security Event report.
  */
 
 export type AdminRole = "viewer" | "admin";
@@ -21,7 +22,8 @@ export type AdminAction =
   | "notifyTest"
   | "campaign"
   | "evidence"
-  | "oauthApprove";
+  | "oauthApprove"
+  | "platformEvents";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read", "review"]),
@@ -37,6 +39,7 @@ const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
     "campaign",
     "evidence",
     "oauthApprove",
+    "platformEvents",
   ]),
 };
 

@@ -39,6 +39,10 @@ ${TOKEN_USAGE}
                              rewrite a legacy mapping file in the granular permission model
                              (stdout, or FILE with --write; --pin-ids: add learned identifiers)
   platform show              which platform this database reconciles with
+  platform events import FILE [--as NAME]
+                             import the platform's Security Event report (a CSV downloaded from
+                             its dashboard): prints the events imported, those already known and
+                             each line skipped; a file that is not the report is refused (exit 1)
   platform forget --dry-run|--confirm [--as NAME]
                              move to the platform PLATFORM_URL names: list the held actions, forget
                              the old platform's accounts (--dry-run: only count them) and provision

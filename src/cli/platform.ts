@@ -12,15 +12,18 @@ import {
 } from "../reconcile/platformBinding.js";
 import { cliActor } from "./commandActor.js";
 import { formatHold } from "./reconcile.js";
+import { platformEventsCommand } from "./platformEvents.js";
 
 /**
- * `scim-connector platform show` and `scim-connector platform forget --dry-run|--confirm [--as NAME]`:
+ * `scim-connector platform show`, `scim-connector platform events import FILE` (platformEvents.ts)
+ * and `scim-connector platform forget --dry-run|--confirm [--as NAME]`:
  * which platform the database reconciles with, and the explicit move to the platform PLATFORM_URL
  * now names (docs/operations.md, "Changing the platform"). Both forgets list the held actions
  * first; either is refused when the database already reconciles with that platform.
  */
 export async function platformCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
+  if (sub === "events") return platformEventsCommand(env, db, rest);
   const { values } = parseArgs({
     args: rest,
     options: { "dry-run": { type: "boolean" }, confirm: { type: "boolean" }, as: { type: "string" } },
@@ -40,7 +43,9 @@ export async function platformCommand(env: Env, db: Database, args: string[]): P
     return;
   }
   if (sub !== "forget")
-    throw new Error("platform needs a subcommand: show, or forget --dry-run | --confirm [--as NAME]");
+    throw new Error(
+      "platform needs a subcommand: show, events import FILE, or forget --dry-run | --confirm [--as NAME]",
+    );
   const dryRun = values["dry-run"] ?? false;
   if (!dryRun && !values.confirm)
     throw new Error(

@@ -202,6 +202,47 @@ const envSchema = z
       .default(35),
     /** Days finished full-resync runs are kept (0: forever). */
     RETENTION_RESYNC_RUNS_DAYS: z.coerce.number().int().min(0).default(90),
+    /** Days the platform's Security Event record is kept (docs/platform-record.md; 0: forever). */
+    PLATFORM_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).default(400),
+    /**
+     * The platform's daily Security Event export (docs/platform-record.md): the bucket and prefix it
+     * writes to, read with the AWS SDK's default credential chain; unset, nothing is polled.
+     */
+    SECURITY_EVENTS_S3_URI: optionalString.transform((raw, ctx): S3Location | undefined => {
+      if (raw === undefined) return undefined;
+      const location = parseS3Uri(raw.trim());
+      if (location) return location;
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "must be s3://BUCKET/PREFIX, the bucket and folder the platform's daily export writes to (e.g. s3://acme-security-events/braze/); a bucket name is 3-63 lower-case letters, digits, dots and hyphens",
+      });
+      return z.NEVER;
+    }),
+    /** The bucket's region (else the SDK's own: AWS_REGION, the profile). */
+    SECURITY_EVENTS_S3_REGION: optionalString,
+    /** An S3-compatible store's address (MinIO, Ceph, …): addressed path-style. */
+    SECURITY_EVENTS_S3_ENDPOINT: optionalString.pipe(
+      z
+        .url({
+          protocol: /^https?$/,
+          message: "must be the store's http(s) URL, such as https://minio.example.com:9000",
+        })
+        .optional(),
+    ),
+    /** Minutes between two looks at the export's bucket. */
+    SECURITY_EVENTS_POLL_MINUTES: z.coerce.number().int().min(1).max(1440).default(60),
+    /**
+     * The report's columns where its headers are not among the names recognised (docs/platform-record.md):
+     * `time=Date,actor=Who,event=Action,account=Target,ip=From,details=Notes`, any of the six.
+     */
+    SECURITY_EVENTS_COLUMNS: optionalString.transform((raw, ctx): EventColumnNames => {
+      if (raw === undefined) return {};
+      const parsed = parseEventColumnNames(raw);
+      if (typeof parsed !== "string") return parsed;
+      ctx.addIssue({ code: "custom", message: parsed });
+      return z.NEVER;
+    }),
     /** A grant from the IdP waits until the user has been quiet this long, so the grants that follow go out in one call (0: off). */
     RECONCILE_SETTLE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
     /** The longest a grant waits to settle, counted from the first held change of the burst. */
@@ -391,6 +432,37 @@ const envSchema = z
   });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** Where the platform's daily export lands: a bucket and a key prefix ("" for the whole bucket). */
+export type S3Location = { bucket: string; prefix: string };
+
+function parseS3Uri(raw: string): S3Location | undefined {
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!match || match[1]!.includes("..")) return undefined;
+  return { bucket: match[1]!, prefix: match[2] ?? "" };
+}
+
+/** The Security Event report's fields whose column SECURITY_EVENTS_COLUMNS may name. */
+export const EVENT_COLUMN_FIELDS = ["time", "actor", "event", "account", "ip", "details"] as const;
+export type EventColumnField = (typeof EVENT_COLUMN_FIELDS)[number];
+/** SECURITY_EVENTS_COLUMNS read: each field named, the header that holds it. */
+export type EventColumnNames = Partial<Record<EventColumnField, string>>;
+
+/** `time=Date,event=Action,…` → { time: "Date", event: "Action" }, or what is wrong with it. */
+function parseEventColumnNames(raw: string): EventColumnNames | string {
+  const names: EventColumnNames = {};
+  for (const pair of raw.split(",")) {
+    if (!pair.trim()) continue;
+    const [key = "", ...rest] = pair.split("=");
+    const field = key.trim().toLowerCase();
+    const header = rest.join("=").trim();
+    if (!(EVENT_COLUMN_FIELDS as readonly string[]).includes(field) || !header)
+      return `"${pair.trim()}" is not FIELD=HEADER with FIELD one of ${EVENT_COLUMN_FIELDS.join(", ")}; e.g. time=Date,actor=Who,event=Action,account=Target`;
+    if (names[field as EventColumnField] !== undefined) return `names ${field} twice`;
+    names[field as EventColumnField] = header;
+  }
+  return names;
+}
 
 function jwksFileProblem(file: string): string | undefined {
   try {

@@ -144,7 +144,7 @@ export class Scheduler extends LoopWorker {
     const removed = await deleteLogOlderThan(this.deps.db, new Date(now - this.options.logRetentionDays * 86_400_000));
     if (removed) log.info("scheduler", "old log entries removed", { removed });
     const retained = await applyRetention(this.deps.db, new Date(now), this.options.retention);
-    if (retained.scrubbedUsers || retained.debits || retained.runs)
+    if (retained.scrubbedUsers || retained.debits || retained.runs || retained.platformEvents)
       log.info("scheduler", "data retention applied", retained);
   }
 }

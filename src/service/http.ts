@@ -15,6 +15,7 @@ import { ScimTokenVerifier } from "../auth/scimTokens.js";
 import { failedAuthThrottle, perAddressAllowance, type AuthSurface } from "../auth/authThrottle.js";
 import { idpActivityNoter } from "../notify/conditions.js";
 import { createApp, createProbesApp, type AppDeps } from "../http/app.js";
+import { platformImportOptions } from "../platformRecord/importer.js";
 import { answerClientError } from "../http/clientError.js";
 import { HttpDrain } from "../http/drain.js";
 import { serverClasses, type ServerClasses } from "../http/serverClasses.js";
@@ -128,6 +129,8 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
       quarantine,
       notifications,
       onMirrorRequeue: () => mirror?.notify(),
+      // The lead wires the analysis (src/platformRecord/findings.ts) in as `analyse`.
+      platformEvents: platformImportOptions(env),
     },
     adminSources: { ...admin.sources, access },
     adminSessions: new AdminSessionRepository(db),

@@ -16,6 +16,8 @@ import type { BudgetPolicy } from "../reconcile/budget.js";
 import { createReconciliation, reconcilePoliciesFromEnv, type Reconciliation } from "../reconcile/index.js";
 import { createPlatformTransport, type PlatformTarget } from "../platform/target.js";
 import type { Pools } from "./pools.js";
+import { createExportPoller, type PlatformExportPoller } from "../platformRecord/exportPoller.js";
+import { platformImportOptions } from "../platformRecord/importer.js";
 
 export type WorkersDeps = {
   env: Env;
@@ -39,6 +41,8 @@ export type Workers = {
   reconciliation?: Reconciliation;
   mirror?: MirrorSyncWorker;
   scheduler?: Scheduler;
+  /** The platform's daily Security Event export, read in the scheduler role (SECURITY_EVENTS_S3_URI). */
+  exportPoller?: PlatformExportPoller;
   /** What a resync reads and writes, shared by the scheduler and the admin surfaces. */
   resyncDeps: ResyncDeps;
   /** Takes the notifications (made once the server's URL is known) and starts their deliverer in the worker role. */
@@ -117,12 +121,18 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
       )
     : undefined;
   scheduler?.start();
+  // The lead wires the analysis (src/platformRecord/findings.ts) in as `analyse`.
+  const exportPoller = env.ROLES.has("scheduler")
+    ? createExportPoller(env, { ...platformImportOptions(env), db: pools.db, clock })
+    : undefined;
+  exportPoller?.start();
 
   let notifications: Notifications | undefined;
   return {
     reconciliation,
     mirror,
     scheduler,
+    exportPoller,
     resyncDeps,
     startDeliverer(made) {
       notifications = made;
@@ -131,6 +141,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
     },
     async stopScheduler() {
       await scheduler?.stop();
+      await exportPoller?.stop();
     },
     async stop() {
       await reconciliation?.worker.stop();

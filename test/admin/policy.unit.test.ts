@@ -9,6 +9,7 @@ describe("policy", () => {
     ["resync", false, true],
     ["review", true, true],
     ["reviewAnyone", false, true],
+    ["platformEvents", false, true],
   ])("%s: viewer %s, admin %s", (action, viewer, admin) => {
     expect(can("viewer", action)).toBe(viewer);
     expect(can("admin", action)).toBe(admin);

@@ -47,6 +47,7 @@ describe("data retention", () => {
       deactivatedUserDays: 0,
       budgetDebitDays: 35,
       resyncRunDays: 90,
+      platformEventDays: 400,
     });
     expect(() => loadEnv({ RETENTION_BUDGET_DEBITS_DAYS: "1" })).toThrow(/RETENTION_BUDGET_DEBITS_DAYS: must be 0/);
   });
@@ -70,9 +71,23 @@ describe("data retention", () => {
     await run("00000000-0000-4000-8000-000000000001", "succeeded", 120, true);
     await run("00000000-0000-4000-8000-000000000002", "failed", 10, true);
     await run("00000000-0000-4000-8000-000000000003", "running", 200, false);
+    // The platform's Security Event record: events older than PLATFORM_EVENTS_RETENTION_DAYS go.
+    for (const [days, fingerprint] of [
+      [401, "old"],
+      [399, "young"],
+    ] as const)
+      await sql(
+        `INSERT INTO platform_events (fingerprint, at, actor, event, kind, imported_at) VALUES ($1, $2, 'a', 'Signed In', 'signed-in', $3)`,
+        [fingerprint, ago(days), NOW],
+      );
 
     const policy = retentionPolicyFromEnv(loadEnv({ RETENTION_DEACTIVATED_USER_DAYS: "30" }));
-    expect(await applyRetention(database.db, NOW, policy)).toEqual({ scrubbedUsers: 1, debits: 2, runs: 1 });
+    expect(await applyRetention(database.db, NOW, policy)).toEqual({
+      scrubbedUsers: 1,
+      debits: 2,
+      runs: 1,
+      platformEvents: 1,
+    });
 
     const users = await sql<{
       id: string;
@@ -117,9 +132,15 @@ describe("data retention", () => {
       "00000000-0000-4000-8000-000000000002",
       "00000000-0000-4000-8000-000000000003",
     ]);
+    expect(await sql(`SELECT fingerprint FROM platform_events`)).toEqual([{ fingerprint: "young" }]);
 
     // Nothing left to do: a second pass changes nothing (the scrubbed user is not rewritten every hour).
-    expect(await applyRetention(database.db, NOW, policy)).toEqual({ scrubbedUsers: 0, debits: 0, runs: 0 });
+    expect(await applyRetention(database.db, NOW, policy)).toEqual({
+      scrubbedUsers: 0,
+      debits: 0,
+      runs: 0,
+      platformEvents: 0,
+    });
   });
 });
 

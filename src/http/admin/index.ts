@@ -20,6 +20,8 @@ import { draftUpload } from "./upload.js";
 import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { campaignRoutes } from "./campaignPages.js";
+import { platformRoutes } from "./platformPages.js";
+import { platformImportOptions, type PlatformImportOptions } from "../../platformRecord/importer.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
@@ -41,6 +43,8 @@ export type AdminRouterDeps = {
   samlLoginAllowance: AddressAllowance;
   /** The OAuth authorization code grant, approved on a page here (oauthApproval.tsx). */
   oauthCodes?: AuthorizationCodes;
+  /** The analysis run after an upload of the Security Event report (src/platformRecord/findings.ts). */
+  analysePlatformEvents?: PlatformImportOptions["analyse"];
 };
 
 /**
@@ -111,7 +115,9 @@ export function adminRouter(deps: AdminRouterDeps): Router {
 
   router.use(requireSignedIn);
   router.post("/{*path}", formBody("2mb"));
-  router.post("/mapping/preview", draftUpload(1_048_576)); // the one form with a file: parsed before the CSRF check reads it
+  // The forms with a file: parsed before the CSRF check reads them.
+  router.post("/mapping/preview", draftUpload(1_048_576));
+  router.post("/platform/events", draftUpload(20 * 1_048_576, "report"));
   router.use(verifyCsrf);
   router.use(issueCsrfToken);
   router.use(
@@ -124,6 +130,19 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   );
   router.use(campaignRoutes({ db: deps.db, clock: deps.clock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE }));
   router.use(oauthApprovalRoutes(deps.oauthCodes));
+  router.use(
+    platformRoutes({
+      db: deps.db,
+      clock: deps.clock,
+      platformEvents: {
+        ...platformImportOptions(env),
+        ...(deps.analysePlatformEvents ? { analyse: deps.analysePlatformEvents } : {}),
+      },
+      exportSource: env.SECURITY_EVENTS_S3_URI
+        ? `s3://${env.SECURITY_EVENTS_S3_URI.bucket}/${env.SECURITY_EVENTS_S3_URI.prefix}`
+        : null,
+    }),
+  );
   router.use(actionsRouter(deps.actions));
   router.use((_req, res) => renderMessagePage(res, 404, "Not found", "There is no admin page at this address."));
   router.use(adminErrorPage);

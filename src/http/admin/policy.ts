@@ -51,4 +51,5 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   campaign: "start or close access campaigns or lift their denies",
   evidence: "download evidence packs",
   oauthApprove: "approve OAuth clients (an IdP's provisioning connection)",
+  platformEvents: "import the platform's Security Event report",
 };

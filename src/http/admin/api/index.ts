@@ -23,6 +23,8 @@ import { actorOf, requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
 import { quarantineApiRouter } from "./quarantine.js";
+import { platformApiRouter } from "./platform.js";
+import type { PlatformImportOptions } from "../../../platformRecord/importer.js";
 import { runsApiRouter } from "./runs.js";
 import { isUuid } from "../../../ids.js";
 
@@ -51,6 +53,8 @@ export type AdminApiDeps = {
   evidenceSigningKey?: KeyObject;
   /** CAMPAIGN_UNDECIDED_AT_CLOSE: what closing a campaign does with undecided items. */
   campaignUndecidedAtClose?: "keep" | "revoke";
+  /** POST /platform/events: the Security Event report's settings and the analysis run after an import. */
+  platformEvents?: PlatformImportOptions;
 };
 
 const logQuery = z.object({
@@ -132,6 +136,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
     }),
   );
   router.use(quarantineApiRouter(deps.quarantine));
+  router.use(platformApiRouter({ db: deps.db, clock: deps.clock, platformEvents: deps.platformEvents ?? {} }));
   router.use(notificationsApiRouter(deps.notifications));
 
   router.use((_req, _res, next) => next(new NotFoundError("No such admin API route")));

@@ -15,7 +15,8 @@ export type NavKey =
   | "notifications"
   | "access"
   | "campaigns"
-  | "credentials";
+  | "credentials"
+  | "platform";
 
 const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "overview", label: "Overview", path: "" },
@@ -28,6 +29,7 @@ const NAV: { key: NavKey; label: string; path: string }[] = [
   { key: "runs", label: "Runs", path: "/runs" },
   { key: "mirror", label: "Mirror", path: "/mirror" },
   { key: "notifications", label: "Notifications", path: "/notifications" },
+  { key: "platform", label: "Platform record", path: "/platform" },
   { key: "credentials", label: "Credentials", path: "/credentials" },
 ];
 
