@@ -11,6 +11,7 @@ import { budgetPolicyFromEnv, type Reconciliation } from "./reconcile/index.js";
 import type { PlatformTarget } from "./platform/target.js";
 import type { Scheduler } from "./jobs/scheduler.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
+import type { UnmanagedDiscovery } from "./platformRecord/discovery.js";
 import { openPools, platformFromEnv } from "./service/pools.js";
 import { startWorkers } from "./service/workers.js";
 import { listenHttp } from "./service/http.js";
@@ -27,6 +28,8 @@ export type Service = {
   reconciliation?: Reconciliation;
   scheduler?: Scheduler;
   mirror?: MirrorSyncWorker;
+  /** The lowest lane's lookups of accounts made by hand (present when a platform is configured). */
+  discovery?: UnmanagedDiscovery;
   quarantine: PlatformQuarantine;
   notifications: Notifications;
   /** The first step of a graceful shutdown: /readyz answers 503 and answers say `Connection: close`; everything keeps serving. */
@@ -98,6 +101,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     reconciliation: workers.reconciliation,
     scheduler: workers.scheduler,
     mirror: workers.mirror,
+    discovery: workers.discovery,
     quarantine,
     notifications,
     drain() {

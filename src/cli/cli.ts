@@ -43,6 +43,9 @@ ${TOKEN_USAGE}
                              import the platform's Security Event report (a CSV downloaded from
                              its dashboard): prints the events imported, those already known and
                              each line skipped; a file that is not the report is refused (exit 1)
+  platform unmanaged [--json] [--all]
+                             accounts made by hand on the platform that the IdP does not manage
+                             (found in the platform's record, confirmed by one lookup each)
   platform forget --dry-run|--confirm [--as NAME]
                              move to the platform PLATFORM_URL names: list the held actions, forget
                              the old platform's accounts (--dry-run: only count them) and provision

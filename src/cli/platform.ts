@@ -13,6 +13,7 @@ import {
 import { cliActor } from "./commandActor.js";
 import { formatHold } from "./reconcile.js";
 import { platformEventsCommand } from "./platformEvents.js";
+import { platformUnmanagedCommand } from "./platformUnmanaged.js";
 
 /**
  * `scim-connector platform show`, `scim-connector platform events import FILE` (platformEvents.ts)
@@ -24,6 +25,7 @@ import { platformEventsCommand } from "./platformEvents.js";
 export async function platformCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "events") return platformEventsCommand(env, db, rest);
+  if (sub === "unmanaged") return platformUnmanagedCommand(db, rest);
   const { values } = parseArgs({
     args: rest,
     options: { "dry-run": { type: "boolean" }, confirm: { type: "boolean" }, as: { type: "string" } },
@@ -44,7 +46,7 @@ export async function platformCommand(env: Env, db: Database, args: string[]): P
   }
   if (sub !== "forget")
     throw new Error(
-      "platform needs a subcommand: show, events import FILE, or forget --dry-run | --confirm [--as NAME]",
+      "platform needs a subcommand: show, events import FILE, unmanaged [--json] [--all], or forget --dry-run | --confirm [--as NAME]",
     );
   const dryRun = values["dry-run"] ?? false;
   if (!dryRun && !values.confirm)

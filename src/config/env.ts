@@ -260,6 +260,14 @@ const envSchema = z
     SCHEDULER_TICK_MS: z.coerce.number().int().min(50).default(15_000),
     /** Share of the daily budget verification leaves for live changes (on top of the reserve). */
     RESYNC_VERIFY_HEADROOM_PERCENT: z.coerce.number().min(0).max(90).default(10),
+    /** The platform's record: an account event this close (minutes) to a write the connector sent that account is its own write. */
+    SECURITY_EVENTS_OWN_WRITE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1_440).default(10),
+    /** The actor text the platform writes for the connector's API writes, when an admin knows it (not published); also marks own writes. */
+    SECURITY_EVENTS_CONNECTOR_ACTOR: z.string().trim().min(1).optional(),
+    /** Accounts made by hand: lookups that confirm them, at most this many per UTC day (0: none), from the budget's lowest lane. */
+    UNMANAGED_LOOKUPS_PER_DAY: z.coerce.number().int().min(0).max(100_000).default(200),
+    /** How often the discovery lane looks for candidates to confirm when it has nothing to do. */
+    UNMANAGED_LOOKUP_POLL_MS: z.coerce.number().int().min(50).default(60_000),
     /** Which parts of the service this process runs: any of web, worker, scheduler (default all). */
     ROLES: z
       .string()

@@ -100,3 +100,12 @@ export async function getAnnouncedLimit(q: Queryable, family: string): Promise<A
   );
   return row && { announced: row.announced, header: row.header, seenAt: row.seen_at };
 }
+
+/** Debits of one action spent at or after `since` (however late, as countDebits): a lane's own daily cap. */
+export async function countActionDebits(q: Queryable, action: string, since: Date): Promise<number> {
+  const rows = (await q.query(`SELECT count(*)::int AS n FROM budget_debits WHERE action = $1 AND spent_at >= $2`, [
+    action,
+    since,
+  ])) as { n: number }[];
+  return rows[0]?.n ?? 0;
+}

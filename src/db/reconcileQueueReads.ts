@@ -128,3 +128,16 @@ export async function getQueueEntry(db: Queryable, userId: string): Promise<Queu
     }
   );
 }
+
+/**
+ * Whether the reconcile queue has work due now (grants, reductions, verification; unclassified rows
+ * too): the lowest lane (looking up accounts made by hand) spends only when nothing is. Rows waiting
+ * to settle, deferred for budget, waiting for a grace to end, or parked are not due.
+ */
+export async function hasDueWork(db: Queryable, now: Date): Promise<boolean> {
+  const rows: unknown[] = await db.query(
+    `SELECT 1 FROM reconcile_queue WHERE parked_at IS NULL AND not_before <= $1 LIMIT 1`,
+    [now],
+  );
+  return rows.length > 0;
+}

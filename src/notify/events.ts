@@ -29,6 +29,7 @@ export const EVENTS = {
   campaignClosed: "campaign.closed",
   legacyRefused: "platform.legacy_refused",
   legacyRefusedEnded: "platform.legacy_refused.ended",
+  unmanagedAccount: "platform.unmanaged_account",
   test: "notification.test",
 } as const;
 

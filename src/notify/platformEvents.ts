@@ -4,8 +4,9 @@ import { EVENTS, notify } from "./events.js";
 
 /**
  * The platform side's events: a family quarantined and resumed (quarantine.started, .ended), a
- * verifying resync's drift (drift.found), a failed full resync (resync.failed), and mirror changes
- * the platform refused (mirror.parked).
+ * verifying resync's drift (drift.found), a failed full resync (resync.failed), mirror changes
+ * the platform refused (mirror.parked), and an account made by hand, confirmed
+ * (platform.unmanaged_account).
  */
 
 export function quarantineStarted(row: {
@@ -103,5 +104,30 @@ function mirrorParked(now: Date, parked: { kind: string; count: number; reasons:
     summary: `${parked.count} ${parked.kind} mirror change${parked.count === 1 ? "" : "s"} parked`,
     details: { kind: parked.kind, count: parked.count, reasons: parked.reasons.slice(0, 5) },
     linkPath: "/admin/mirror",
+  };
+}
+
+/**
+ * An account made by hand on the platform, confirmed by its lookup (platform.unmanaged_account):
+ * once per account (its own incident, never resolved: the account's row records that it was raised).
+ * Call in the transaction that records the confirmation.
+ */
+export function unmanagedAccountFound(
+  now: Date,
+  account: { userName: string; platformId: string | null; firstSeen: Date; addedBy: string | null; holds: string[] },
+): NotificationInput {
+  return {
+    key: `unmanaged:${account.userName}`,
+    event: EVENTS.unmanagedAccount,
+    occurredAt: now,
+    summary: `Platform account ${account.userName} is not managed by the IdP (added by ${account.addedBy ?? "an unknown actor"})`,
+    details: {
+      userName: account.userName,
+      platformId: account.platformId,
+      firstSeen: account.firstSeen.toISOString(),
+      addedBy: account.addedBy,
+      holds: account.holds.slice(0, 20),
+    },
+    linkPath: "/admin/access",
   };
 }

@@ -40,18 +40,21 @@ export function nextUtcMidnight(now: Date): Date {
 
 /**
  * What a platform call is spent on: a reduction of access (a lost permission, workspace or team,
- * a strip, a delete; may use the reserve), a live change or lookup, or drift verification.
+ * a strip, a delete; may use the reserve), a live change or lookup, drift verification, or the
+ * lowest lane, discovery: the one lookup that confirms an account made by hand
+ * (src/platformRecord/discovery.ts, which also waits for the queue to have nothing due).
  * Whatever takes access away is a reduction, whoever decided it (the IdP, an access review).
  */
-export type SpendKind = "reduction" | "ordinary" | "verify";
+export type SpendKind = "reduction" | "ordinary" | "verify" | "discover";
 
 /**
  * How many calls a request of this kind may bring the window's total up to: reductions may use
- * the reserve; verification may not use the reserve nor the headroom kept for live changes.
+ * the reserve; verification and discovery may not use the reserve nor the headroom kept for live
+ * changes (discovery never more than verification: it is the lowest lane).
  */
 export function allowance(policy: BudgetPolicy, kind: SpendKind): number {
   if (kind === "reduction") return policy.limit;
-  if (kind === "verify") return policy.limit - policy.reserve - policy.verifyHeadroom;
+  if (kind === "verify" || kind === "discover") return policy.limit - policy.reserve - policy.verifyHeadroom;
   return policy.limit - policy.reserve;
 }
 

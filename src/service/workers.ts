@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
 import { CONNECTION_NAMES } from "../db/dataSource.js";
 import type { ResyncDeps } from "../jobs/resync.js";
@@ -15,6 +16,9 @@ import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import { createReconciliation, reconcilePoliciesFromEnv, type Reconciliation } from "../reconcile/index.js";
 import { createPlatformTransport, type PlatformTarget } from "../platform/target.js";
+import { PlatformScimClient } from "../platform/scim.js";
+import { noRetry, type HttpTransport } from "../platform/transport.js";
+import { UnmanagedDiscovery } from "../platformRecord/discovery.js";
 import type { Pools } from "./pools.js";
 import { createExportPoller, type PlatformExportPoller } from "../platformRecord/exportPoller.js";
 import { platformImportOptions } from "../platformRecord/importer.js";
@@ -43,6 +47,8 @@ export type Workers = {
   scheduler?: Scheduler;
   /** The platform's daily Security Event export, read in the scheduler role (SECURITY_EVENTS_S3_URI). */
   exportPoller?: PlatformExportPoller;
+  /** The lowest lane: one lookup per account made by hand (src/platformRecord/discovery.ts). */
+  discovery?: UnmanagedDiscovery;
   /** What a resync reads and writes, shared by the scheduler and the admin surfaces. */
   resyncDeps: ResyncDeps;
   /** Takes the notifications (made once the server's URL is known) and starts their deliverer in the worker role. */
@@ -101,6 +107,11 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
   const runMirror = workerRole && mirror !== undefined;
   if (runMirror) mirror!.start();
 
+  const discovery =
+    transport && platform && workerDb ? createDiscovery(deps, transport, platform, workerDb) : undefined;
+  // Like the reconcile loop: the worker role runs it, and RECONCILE_WORKERS=0 turns it off unless deps.workers asks.
+  if (runWorkers) discovery?.start();
+
   const resyncDeps = { db: pools.db, clock, mappings, policies: reconcilePoliciesFromEnv(env) };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
@@ -133,6 +144,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
     mirror,
     scheduler,
     exportPoller,
+    discovery,
     resyncDeps,
     startDeliverer(made) {
       notifications = made;
@@ -145,8 +157,33 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
     },
     async stop() {
       await reconciliation?.worker.stop();
+      await discovery?.stop();
       await mirror?.stop();
       await notifications?.deliverer.stop();
     },
   };
+}
+
+/** The discovery lane, on the reconcile worker's pool and the process's one transport; its lookups are never retried. */
+function createDiscovery(
+  deps: WorkersDeps,
+  transport: HttpTransport,
+  platform: PlatformTarget,
+  db: Database,
+): UnmanagedDiscovery {
+  const scim = new PlatformScimClient({
+    transport,
+    scimToken: platform.scimToken,
+    requestOrigin: platform.requestOrigin,
+    retry: noRetry,
+  });
+  return new UnmanagedDiscovery({
+    db,
+    clock: deps.clock,
+    budget: deps.budget,
+    platform: scim,
+    lookupsPerDay: deps.env.UNMANAGED_LOOKUPS_PER_DAY,
+    pollMs: deps.env.UNMANAGED_LOOKUP_POLL_MS,
+    gate: deps.quarantine,
+  });
 }

@@ -141,12 +141,13 @@ describe("the evidence pack", () => {
     expect(written.stdout).toContain("log chain verified");
     const verified = await cli(["evidence", "verify", out, "--public-key", path.join(dir, "operator.pub")]);
     expect(verified).toMatchObject({ code: 0 });
-    expect(verified.stdout).toContain("verified (10 files, signature checked with the given public key)");
+    expect(verified.stdout).toContain("verified (11 files, signature checked with the given public key)");
 
     const files = await untar(await readFile(out));
     expect([...files.keys()].sort()).toEqual([
       "access/access-at-end.csv",
       "access/access-at-start.csv",
+      "access/not-managed-by-idp.csv",
       "campaigns/campaign-revocations.csv",
       "campaigns/campaigns.csv",
       "campaigns/decisions.csv",

@@ -86,6 +86,8 @@ describe("Prometheus alert rules (docs/alerts/)", () => {
           "campaign.revoked",
           "campaign.reminder",
           "campaign.closed",
+          // one message per account made by hand: work for people (review it, revoke it), like campaign.revoked.
+          "platform.unmanaged_account",
         ].includes(e),
     );
     expect(new Set(rules.map((r) => r.labels?.event).filter(Boolean))).toEqual(new Set(opening));

@@ -2,6 +2,7 @@ import { Readable, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { csvLine } from "../csv.js";
 import { describeReason } from "./grants.js";
+import { notManagedWords, unmanagedAccessRows, type UnmanagedAccessRow } from "./unmanaged.js";
 import {
   accessRows,
   type AccessQuery,
@@ -61,6 +62,48 @@ function accessCsvLine(row: AccessRow): string {
   return csvLine(cells);
 }
 
+/** An account made by hand: its reason in the `rules` column, its confirming lookup as its verification. */
+function unmanagedCsvLine(row: UnmanagedAccessRow): string {
+  const { notManagedByIdp: facts } = row;
+  return csvLine([
+    row.userName,
+    row.scope,
+    row.workspace,
+    row.team,
+    row.permission,
+    "",
+    notManagedWords(row),
+    row.permission,
+    1,
+    facts.firstSeen,
+    "",
+    facts.confirmedAt ?? "not verified since",
+    "current",
+    "",
+  ]);
+}
+
+/** An account made by hand in the JSON export: an access row's fields (no user id, no reason), and what is known of it. */
+function unmanagedJson(row: UnmanagedAccessRow) {
+  return {
+    userId: null,
+    userName: row.userName,
+    scope: row.scope,
+    workspace: row.workspace,
+    team: row.team,
+    permission: row.permission,
+    permissions: [row.permission],
+    count: 1,
+    reasons: [],
+    reasonsAsOf: "current",
+    firstAppliedAt: row.notManagedByIdp.firstSeen,
+    appliedByLogId: null,
+    verifiedAt: row.notManagedByIdp.confirmedAt,
+    deny: null,
+    notManagedByIdp: row.notManagedByIdp,
+  };
+}
+
 /** A deny in the CSV's `denied` column: its words and the reviewer's comment. */
 function deniedWords(deny: AccessRowDeny): string {
   const where = deny.onPlatform ? " (still on the platform: its removal is queued)" : "";
@@ -89,6 +132,13 @@ export async function writeAccessReport(
       }
       yield chunk;
     }
+    // After the IdP's users: the accounts made by hand on the platform, "not managed by the IdP".
+    let chunk = "";
+    for (const row of await unmanagedAccessRows(options.db, query)) {
+      chunk += format === "csv" ? unmanagedCsvLine(row) : `${count ? "," : ""}\n${JSON.stringify(unmanagedJson(row))}`;
+      count++;
+    }
+    yield chunk;
     if (format === "json") yield "\n]\n";
   }
   // Bytes, not objects: the source then holds one chunk ahead, not sixteen batches.

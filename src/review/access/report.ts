@@ -16,6 +16,7 @@ import {
 } from "../../db/accessRepository.js";
 import { listDeniesInForce } from "../../db/denyRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
+import { listConfirmedUnmanaged, type UnmanagedAccountView } from "../../platformRecord/unmanaged.js";
 import { rowsOf, type AccessQuery, type AccessRow, type RowBatch, type RowContext } from "./rows.js";
 
 export type { AccessQuery, AccessRow, AccessRowDeny } from "./rows.js";
@@ -173,13 +174,17 @@ export async function accessTotals(options: AccessReportOptions, query: AccessQu
       : totals;
 }
 
-/** What to explain apart: accounts the connector did not create or that drifted, and actions held for approval. */
+/**
+ * What to explain apart: accounts the connector did not create or that drifted, actions held for
+ * approval, and accounts made by hand on the platform that the IdP does not manage (confirmed).
+ */
 export async function accessDifferences(
   options: AccessReportOptions,
-): Promise<{ accounts: AccessDifference[]; held: Hold[] }> {
-  const [accounts, held] = await Promise.all([
+): Promise<{ accounts: AccessDifference[]; held: Hold[]; unmanaged: UnmanagedAccountView[] }> {
+  const [accounts, held, unmanaged] = await Promise.all([
     listAccessDifferences(options.db, 500),
     listHolds(options.db, { pendingOnly: true }),
+    listConfirmedUnmanaged(options.db),
   ]);
-  return { accounts, held };
+  return { accounts, held, unmanaged };
 }

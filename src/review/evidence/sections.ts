@@ -3,6 +3,7 @@ import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
 import { triggerLabel } from "../../reconcile/vocabulary.js";
 import { campaignFiles } from "./campaigns.js";
+import { listConfirmedUnmanaged, type UnmanagedAccountView } from "../../platformRecord/unmanaged.js";
 import { write, writeCsv, type CsvColumns, type EvidenceFile, type EvidenceSection } from "./output.js";
 
 export type { EvidenceSection, EvidenceWindow } from "./output.js";
@@ -51,6 +52,26 @@ const accessAt = (which: "from" | "to"): EvidenceFile => ({
     await writeAccessReport(context.access, { at: context.window[which] }, "csv", out);
   },
 });
+
+const NOT_MANAGED_COLUMNS: CsvColumns<UnmanagedAccountView> = {
+  userName: (a) => a.userName,
+  holds: (a) => a.holds.join("; "),
+  addedBy: (a) => a.addedBy,
+  firstSeen: (a) => a.firstSeen,
+  confirmedAt: (a) => a.confirmedAt,
+  platformId: (a) => a.platformId,
+};
+
+/** Accounts made by hand on the platform, known when the pack is written (the record says no more of the past). */
+const notManaged: EvidenceFile = {
+  path: "access/not-managed-by-idp.csv",
+  description:
+    "Accounts on the platform that the IdP does not manage (made by hand, found in the platform's record and confirmed by a lookup), with what they held when confirmed",
+  controls: ["SOC2 CC6.1", "SOC2 CC6.2", "ISO27001 A.5.15", "ISO27001 A.5.18"],
+  async write({ db }, out) {
+    await writeCsv(out, NOT_MANAGED_COLUMNS, [await listConfirmedUnmanaged(db)]);
+  },
+};
 
 const CHANGE_COLUMNS: CsvColumns<EvidenceLogEntry> = {
   logId: (e) => e.id,
@@ -160,7 +181,7 @@ const mappingChanges: EvidenceFile = {
 };
 
 export const EVIDENCE_SECTIONS: EvidenceSection[] = [
-  { name: "access", files: [accessAt("from"), accessAt("to")] },
+  { name: "access", files: [accessAt("from"), accessAt("to"), notManaged] },
   { name: "changes", files: [changes] },
   { name: "revocations", files: [revocations, latency] },
   { name: "mapping", files: [mappingFile, mappingChanges] },

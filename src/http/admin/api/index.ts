@@ -22,6 +22,7 @@ import { campaignsApiRouter } from "./campaigns.js";
 import { actorOf, requireAdminToken } from "./auth.js";
 import { mirrorAdminRouter } from "./mirror.js";
 import { notificationsApiRouter } from "./notifications.js";
+import { platformUnmanagedApiRouter } from "./platformUnmanaged.js";
 import { quarantineApiRouter } from "./quarantine.js";
 import { platformApiRouter } from "./platform.js";
 import type { PlatformImportOptions } from "../../../platformRecord/importer.js";
@@ -123,6 +124,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   });
 
   router.use(accessApiRouter(deps.access));
+  router.use(platformUnmanagedApiRouter(deps.db));
   router.use(evidenceApiRouter(deps));
   router.use(
     campaignsApiRouter({ db: deps.db, clock: deps.clock, undecidedAtClose: deps.campaignUndecidedAtClose ?? "keep" }),

@@ -186,6 +186,17 @@ export function AccessPage({
           ]}
         />
         <DataTable
+          rows={data.differences.unmanaged}
+          empty="No account made by hand is known on the platform."
+          caption="Not managed by the IdP (made by hand on the platform)"
+          columns={[
+            { label: "Account", cell: (u) => u.userName },
+            { label: "Holds", cell: (u) => u.holds.join("; ") || "(nothing)" },
+            { label: "Added by", cell: (u) => u.addedBy ?? "—" },
+            { label: "First seen", cell: (u) => formatTime(u.firstSeen), nowrap: true },
+          ]}
+        />
+        <DataTable
           rows={data.differences.held}
           empty="No action is held for approval."
           caption="Held for approval"

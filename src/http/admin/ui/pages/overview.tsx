@@ -6,7 +6,7 @@ import type { PageContext } from "../layout.js";
 import { RunStatusBadge } from "./runs.js";
 import type { OverviewData } from "../../../../admin/overview.js";
 
-const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup"];
+const SERIES_ORDER = ["deprovision", "update", "create", "adopt", "verify", "lookup", "discover"];
 
 export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageContext }) {
   const base = ctx.basePath;

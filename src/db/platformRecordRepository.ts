@@ -1,0 +1,151 @@
+import type { Database, Queryable } from "./database.js";
+import type { PlatformEvent, PlatformEventKind } from "../platformRecord/events.js";
+
+/**
+ * The analysis side of the platform's record (src/platformRecord/findings.ts): the events not yet
+ * handled, read in (at, id) order under one advisory lock, what the connector knows of each event's
+ * account (an IdP user, an account it created or adopted, a debit of its own near the event's time),
+ * and each event's outcome once decided. Which debits count as the connector's own write of an event
+ * is decided above (the actions are given here); the rows of unmanaged accounts are in
+ * unmanagedAccountRepository.ts.
+ */
+
+/** One analysis at a time, on every replica (a session advisory lock; any other key is another lock). */
+const ANALYSIS_LOCK = 7_429_044;
+
+/** A row of platform_events as the analysis reads it. */
+export type StoredPlatformEvent = PlatformEvent & { id: string };
+
+type EventRow = {
+  id: string;
+  at: Date;
+  actor: string;
+  event: string;
+  kind: PlatformEventKind;
+  account: string | null;
+  ip: string | null;
+  details: string | null;
+};
+
+const mapEvent = (r: EventRow): StoredPlatformEvent => ({
+  id: String(r.id),
+  at: r.at,
+  actor: r.actor,
+  event: r.event,
+  kind: r.kind,
+  account: r.account,
+  ip: r.ip,
+  details: r.details,
+});
+
+/**
+ * Runs `work` holding the analysis lock on a connection of its own: a second caller (another
+ * replica's import) waits for the first and then finds what is left. The lock goes with the
+ * connection if the process dies.
+ */
+export async function withAnalysisLock<T>(db: Database, work: () => Promise<T>): Promise<T> {
+  return db.session(async (session) => {
+    await session.query(`SELECT pg_advisory_lock($1)`, [ANALYSIS_LOCK]);
+    try {
+      return await work();
+    } finally {
+      await session.query(`SELECT pg_advisory_unlock($1)`, [ANALYSIS_LOCK]);
+    }
+  });
+}
+
+/** Unhandled events after the cursor (at, id), oldest first. */
+export async function listUnhandledEvents(
+  db: Queryable,
+  after: { at: Date; id: string } | null,
+  limit: number,
+): Promise<StoredPlatformEvent[]> {
+  const rows = await db.query<EventRow>(
+    after
+      ? `SELECT id, at, actor, event, kind, account, ip, details FROM platform_events
+          WHERE handled_at IS NULL AND (at, id) > ($2, $3::bigint) ORDER BY at, id LIMIT $1`
+      : `SELECT id, at, actor, event, kind, account, ip, details FROM platform_events
+          WHERE handled_at IS NULL ORDER BY at, id LIMIT $1`,
+    after ? [limit, after.at, after.id] : [limit],
+  );
+  return rows.map(mapEvent);
+}
+
+/** What the connector knows of one event's account (all false/null for an event naming none). */
+export type AccountFacts = {
+  /** The IdP user that has this email now, if any. */
+  idpUserId: string | null;
+  /** The user whose account the connector created or adopted under this email, if any. */
+  accountUserId: string | null;
+  /** A debit of the connector's, of one of the actions asked, for a user of this email, within the window. */
+  ownDebit: boolean;
+};
+
+/**
+ * The facts of a batch of events, in one statement. `ownActions[i]` are the ledger actions that
+ * would be the connector's own write of event i. The users "of this email" are the IdP user, the
+ * platform account's user and the users the reconciliation log names under it near the event (an
+ * account the connector deleted has neither an IdP user nor an account row any more).
+ */
+export async function accountFactsOf(
+  db: Queryable,
+  events: { id: string; at: Date; account: string | null; ownActions: readonly string[] }[],
+  windowMinutes: number,
+): Promise<Map<string, AccountFacts>> {
+  if (!events.length) return new Map();
+  const rows = await db.query<{
+    id: string;
+    idp_user_id: string | null;
+    account_user_id: string | null;
+    own_debit: boolean;
+  }>(
+    `WITH ev AS (
+       SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[])
+         AS e(id, at, account, actions)),
+     known AS (
+       SELECT ev.id, ev.at, ev.account, string_to_array(ev.actions, ',') AS actions,
+              (SELECT u.id FROM idp_users u WHERE lower(u.user_name) = ev.account LIMIT 1) AS idp_user_id,
+              (SELECT a.user_id FROM platform_accounts a WHERE lower(a.user_name) = ev.account LIMIT 1) AS account_user_id
+         FROM ev)
+     SELECT k.id::text AS id, k.idp_user_id, k.account_user_id,
+            (k.account IS NOT NULL AND cardinality(k.actions) > 0 AND EXISTS (
+              SELECT 1 FROM budget_debits d
+               WHERE d.user_id IN (
+                       SELECT k.idp_user_id WHERE k.idp_user_id IS NOT NULL
+                       UNION SELECT k.account_user_id WHERE k.account_user_id IS NOT NULL
+                       UNION SELECT l.user_id FROM reconcile_log l
+                        WHERE lower(l.user_name) = k.account AND l.user_id IS NOT NULL
+                          AND l.at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))
+                 AND d.action = ANY (k.actions)
+                 AND d.spent_at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))) AS own_debit
+       FROM known k`,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.at),
+      events.map((e) => e.account),
+      events.map((e) => e.ownActions.join(",")),
+      windowMinutes,
+    ],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      { idpUserId: r.idp_user_id, accountUserId: r.account_user_id, ownDebit: r.own_debit === true },
+    ]),
+  );
+}
+
+/** Marks events handled, each with its outcome word; an event already handled is left as it is. */
+export async function markEventsHandled(
+  db: Queryable,
+  handled: { id: string; outcome: string }[],
+  now: Date,
+): Promise<void> {
+  if (!handled.length) return;
+  await db.query(
+    `UPDATE platform_events e SET handled_at = $3, outcome = h.outcome
+       FROM unnest($1::bigint[], $2::text[]) AS h(id, outcome)
+      WHERE e.id = h.id AND e.handled_at IS NULL`,
+    [handled.map((h) => h.id), handled.map((h) => h.outcome), now],
+  );
+}

@@ -1,0 +1,21 @@
+import { Router } from "express";
+import { z } from "zod";
+import type { Database } from "../../../db/database.js";
+import { listUnmanaged } from "../../../platformRecord/unmanaged.js";
+import { validate } from "../../validate.js";
+
+/**
+ * GET /platform/unmanaged[?all=true]: the accounts made by hand on the platform that the IdP does
+ * not manage (docs/platform-record.md), as `{"accounts": [...]}`. Reads the database only; what the
+ * access review may be read with (the admin token) reads it.
+ */
+const unmanagedQuery = z.object({ all: z.enum(["true", "false"]).optional() });
+
+export function platformUnmanagedApiRouter(db: Database): Router {
+  const router = Router();
+  router.get("/platform/unmanaged", async (req, res) => {
+    const query = validate(unmanagedQuery, req.query, "query");
+    res.json({ accounts: await listUnmanaged(db, { all: query.all === "true" }) });
+  });
+  return router;
+}
