@@ -6,7 +6,8 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
  *
  * - `platform_events`: one row per event; `fingerprint` (sha256 of the normalised row) makes a
  *   re-import or an overlapping report count each event once. `handled_at` is set when the
- *   connector has decided what the event means (its own write, an account made by hand, …).
+ *   connector has decided what the event means (its own write, an account made by hand, …), and
+ *   `own_debit_id` names the write of its own that the event was.
  * - `platform_event_imports`: one row per import, with what it read, kept and skipped.
  * - `platform_export_objects`: each S3 object of the daily export read once (by key and ETag).
  */
@@ -39,11 +40,18 @@ export class PlatformRecord1763700002200 implements MigrationInterface {
         import_id bigint REFERENCES platform_event_imports (id) ON DELETE SET NULL,
         imported_at timestamptz NOT NULL,
         handled_at timestamptz,
-        outcome text
+        outcome text,
+        -- the connector's own write this event was (a budget_debits row), so one write explains one event
+        own_debit_id bigint
       )`);
     await q.query(`CREATE INDEX platform_events_unhandled ON platform_events (at, id) WHERE handled_at IS NULL`);
-    await q.query(`CREATE INDEX platform_events_account ON platform_events (account, at DESC) WHERE account IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX platform_events_account ON platform_events (account, at DESC) WHERE account IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX platform_events_at ON platform_events (at)`);
+    await q.query(
+      `CREATE INDEX platform_events_own_debit ON platform_events (own_debit_id) WHERE own_debit_id IS NOT NULL`,
+    );
     await q.query(`
       CREATE TABLE platform_export_objects (
         key text PRIMARY KEY,

@@ -6,6 +6,7 @@ import { listPlatformIdentifiers, type LearnedIdentifier } from "../db/platformI
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
+import { catalogueEditsInUse, type CatalogueEditInUse } from "./catalogueEdits.js";
 import { durationLabel } from "./format.js";
 import { mappingChangeOf, type MappingChange, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
 
@@ -22,6 +23,8 @@ export type MappingData = {
   identifiers: LearnedIdentifier[];
   /** Names the mapping uses that the platform has since renamed (same identifier): each in words. */
   renamed: string[];
+  /** Roles, permission sets and teams the mapping uses that were edited in the platform's dashboard (its record). */
+  editedInDashboard: CatalogueEditInUse[];
   /** Drafts are not applied from the UI: this says how to apply one instead (edit MAPPING_FILE). */
   applyInstructions: string;
 };
@@ -51,12 +54,16 @@ const APPLY_BY_FILE =
 
 export async function mappingData(deps: AdminDataDeps): Promise<MappingData> {
   const mapping = deps.mappings.current();
-  const identifiers = await listPlatformIdentifiers(deps.db);
+  const [identifiers, editedInDashboard] = await Promise.all([
+    listPlatformIdentifiers(deps.db),
+    catalogueEditsInUse(deps.db, mapping),
+  ]);
   return {
     permissionModel: mapping.permissionModel,
     warnings: mapping.warnings.map((w) => `line ${w.line}: ${w.message}`),
     identifiers,
     renamed: renamedInUse(mapping, identifiers),
+    editedInDashboard,
     file: deps.mappingFile,
     source: deps.mappings.sourceText(),
     rules: mapping.rules.map((rule) => ({

@@ -15,6 +15,7 @@ import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
 import { matchedRuleText, ruleGrantsText } from "./rules.js";
 import { describeQueueEntry } from "../reconcile/queueStatus.js";
+import { platformFacts, type PlatformFacts } from "./platformFacts.js";
 
 type UserRow = {
   id: string;
@@ -44,6 +45,8 @@ export type UserDetail = {
   queued: boolean;
   /** The user's queue row in words (waiting to settle until …, deferred, parked), when queued. */
   queue?: string;
+  /** What the platform's own record says of the account (src/admin/platformFacts.ts). */
+  platform?: PlatformFacts;
   log: LogRow[];
 };
 
@@ -110,6 +113,7 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
   if (!row || !stored || !user)
     return account ? { ...(await deletedUserDetail(deps, account, log.map(presentLogRow))), ...queue } : undefined;
   const mapping = deps.mappings.current();
+  const platform = await platformFacts(deps.db, user.id, account?.userName ?? user.userName);
   return {
     id: user.id,
     userName: user.userName,
@@ -133,6 +137,7 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     ...strippedOf(account),
     queued: row.queued,
     ...queue,
+    platform,
     log: log.map(presentLogRow),
   };
 }
@@ -160,6 +165,7 @@ async function deletedUserDetail(
     lastApplied: permissionTree(account.lastApplied) ?? undefined,
     ...strippedOf(account),
     queued: await isQueued(deps.db, account.userId),
+    platform: await platformFacts(deps.db, account.userId, account.userName),
     log,
   };
 }

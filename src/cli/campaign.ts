@@ -45,6 +45,7 @@ export async function campaignCommand(
       workspace: { type: "string" },
       permission: { type: "string" },
       group: { type: "string", multiple: true },
+      days: { type: "string" },
       due: { type: "string" },
       reviewer: { type: "string", multiple: true },
       fallback: { type: "string" },
@@ -149,7 +150,13 @@ function required(value: string | undefined, usage: string): string {
   return value;
 }
 
-function scopeOf(v: { scope?: string; workspace?: string; permission?: string; group?: string[] }): unknown {
+function scopeOf(v: {
+  scope?: string;
+  workspace?: string;
+  permission?: string;
+  group?: string[];
+  days?: string;
+}): unknown {
   switch (v.scope ?? "everything") {
     case "workspace":
       return { kind: "workspace", workspace: v.workspace };
@@ -157,6 +164,8 @@ function scopeOf(v: { scope?: string; workspace?: string; permission?: string; g
       return { kind: "permission", permission: v.permission };
     case "groups":
       return { kind: "groups", groups: v.group ?? [] };
+    case "not-signed-in":
+      return { kind: "not-signed-in", days: v.days };
     default:
       return { kind: v.scope ?? "everything" };
   }

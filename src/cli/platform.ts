@@ -13,6 +13,8 @@ import {
 import { cliActor } from "./commandActor.js";
 import { formatHold } from "./reconcile.js";
 import { platformEventsCommand } from "./platformEvents.js";
+import { MappingStore } from "../mapping/store.js";
+import { createPlatformRecordAnalysis } from "../platformRecord/index.js";
 import { platformUnmanagedCommand } from "./platformUnmanaged.js";
 
 /**
@@ -24,7 +26,16 @@ import { platformUnmanagedCommand } from "./platformUnmanaged.js";
  */
 export async function platformCommand(env: Env, db: Database, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub === "events") return platformEventsCommand(env, db, rest);
+  if (sub === "events") {
+    // The analysis a running service would run after the import (src/platformRecord/index.ts).
+    const mappings = await MappingStore.load(env.MAPPING_FILE);
+    return platformEventsCommand(
+      env,
+      db,
+      rest,
+      createPlatformRecordAnalysis({ env, db, clock: systemClock, mappings }),
+    );
+  }
   if (sub === "unmanaged") return platformUnmanagedCommand(db, rest);
   const { values } = parseArgs({
     args: rest,

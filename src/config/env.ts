@@ -256,6 +256,12 @@ const envSchema = z
     RESYNC_VERIFY: z.stringbool().default(true),
     /** Drift found by verification: enforce (put back what was applied) or report only. */
     RESYNC_DRIFT: z.enum(["enforce", "report"]).default("enforce"),
+    /**
+     * A managed account changed on the platform by someone other than the connector (its Security
+     * Event record, docs/platform-record.md): revert (read it, put back what the mapping grants) or
+     * report (read it, keep the change and show it).
+     */
+    PLATFORM_OUTSIDE_CHANGES: z.enum(["revert", "report"]).default("revert"),
     /** How often the scheduler looks at the cron, stalled runs and finished verifications. */
     SCHEDULER_TICK_MS: z.coerce.number().int().min(50).default(15_000),
     /** Share of the daily budget verification leaves for live changes (on top of the reserve). */

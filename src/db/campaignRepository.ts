@@ -15,7 +15,9 @@ export type CampaignScope =
   | { kind: "company-admins" }
   | { kind: "workspace"; workspace: string }
   | { kind: "permission"; permission: string }
-  | { kind: "groups"; groups: string[] };
+  | { kind: "groups"; groups: string[] }
+  /** Accounts with no sign-in in the platform's record for `days` days before the start (or none ever recorded). */
+  | { kind: "not-signed-in"; days: number };
 
 /** Who reviews which items: the first entry whose workspace matches (or that names none). */
 export type ReviewerRule = { name?: string | undefined; role?: string | undefined; workspace?: string | undefined };

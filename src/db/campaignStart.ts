@@ -125,7 +125,7 @@ const heldGrants = (granularOnly: string, noRule: string) => `
          WHERE st.as_stored AND e->>'scope' <> 'department') g
      WHERE a.platform_id IS NOT NULL AND a.last_applied IS NOT NULL)`;
 
-function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
+function scopeWhere(scope: CampaignScope, add: (v: unknown) => string, startedAt: Date): string {
   switch (scope.kind) {
     case "everything":
       return "true";
@@ -140,6 +140,12 @@ function scopeWhere(scope: CampaignScope, add: (v: unknown) => string): string {
     case "groups":
       return `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups ig ON ig.id = m.group_id
                        WHERE m.user_id = g.user_id AND lower(ig.display_name) = ANY(${add(scope.groups.map((n) => n.toLowerCase()))}::text[]))`;
+    case "not-signed-in": {
+      // The platform's record (platform_account_activity): no sign-in since the cutoff, or none recorded.
+      const cutoff = add(new Date(startedAt.getTime() - scope.days * 86_400_000));
+      return `NOT EXISTS (SELECT 1 FROM platform_account_activity pa
+                           WHERE pa.user_name = lower(g.user_name) AND pa.last_sign_in_at >= ${cutoff}::timestamptz)`;
+    }
   }
 }
 
@@ -187,7 +193,7 @@ export async function insertCampaign(
   const params: unknown[] = [campaign.id];
   const add = (v: unknown) => `$${params.push(v)}`;
   const grants = heldGrants(add(bundling.granularOnly), add(bundling.noRule));
-  const where = scopeWhere(c.scope, add);
+  const where = scopeWhere(c.scope, add, c.startedAt);
   const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
   // The row count comes with the command's own result: a RETURNING counted in a CTE would keep
   // every inserted row in a tuplestore first (it spilled to disk at 500,000 items).

@@ -77,27 +77,33 @@ export type AccountFacts = {
   idpUserId: string | null;
   /** The user whose account the connector created or adopted under this email, if any. */
   accountUserId: string | null;
-  /** A debit of the connector's, of one of the actions asked, for a user of this email, within the window. */
+  /** Whether the event is a write the connector sent itself (one of `ownDebits`, picked by the analysis). */
   ownDebit: boolean;
 };
 
 /**
- * The facts of a batch of events, in one statement. `ownActions[i]` are the ledger actions that
- * would be the connector's own write of event i. The users "of this email" are the IdP user, the
- * platform account's user and the users the reconciliation log names under it near the event (an
- * account the connector deleted has neither an IdP user nor an account row any more).
+ * A debit of the connector's that may be the event: of one of the actions asked, for a user of this
+ * email, within the window; with the events already explained by it (`explains`).
+ */
+export type OwnDebitCandidate = { id: string; action: string; explains: { kind: string; actor: string }[] };
+
+export type KnownAccount = Omit<AccountFacts, "ownDebit"> & { ownDebits: OwnDebitCandidate[] };
+
+/**
+ * For each event: which IdP user and which connector account have its email, and the connector's
+ * debits that may be it, nearest in time first.
  */
 export async function accountFactsOf(
   db: Queryable,
   events: { id: string; at: Date; account: string | null; ownActions: readonly string[] }[],
   windowMinutes: number,
-): Promise<Map<string, AccountFacts>> {
+): Promise<Map<string, KnownAccount>> {
   if (!events.length) return new Map();
   const rows = await db.query<{
     id: string;
     idp_user_id: string | null;
     account_user_id: string | null;
-    own_debit: boolean;
+    own_debits: OwnDebitCandidate[] | null;
   }>(
     `WITH ev AS (
        SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[])
@@ -108,16 +114,21 @@ export async function accountFactsOf(
               (SELECT a.user_id FROM platform_accounts a WHERE lower(a.user_name) = ev.account LIMIT 1) AS account_user_id
          FROM ev)
      SELECT k.id::text AS id, k.idp_user_id, k.account_user_id,
-            (k.account IS NOT NULL AND cardinality(k.actions) > 0 AND EXISTS (
-              SELECT 1 FROM budget_debits d
-               WHERE d.user_id IN (
+            (SELECT json_agg(json_build_object(
+                      'id', d.id::text, 'action', d.action,
+                      'explains', (SELECT coalesce(json_agg(json_build_object('kind', pe.kind, 'actor', pe.actor)), '[]')
+                                     FROM platform_events pe WHERE pe.own_debit_id = d.id))
+                    ORDER BY abs(extract(epoch FROM d.spent_at - k.at)), d.id)
+               FROM budget_debits d
+              WHERE k.account IS NOT NULL AND cardinality(k.actions) > 0
+                AND d.user_id IN (
                        SELECT k.idp_user_id WHERE k.idp_user_id IS NOT NULL
                        UNION SELECT k.account_user_id WHERE k.account_user_id IS NOT NULL
                        UNION SELECT l.user_id FROM reconcile_log l
                         WHERE lower(l.user_name) = k.account AND l.user_id IS NOT NULL
                           AND l.at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))
-                 AND d.action = ANY (k.actions)
-                 AND d.spent_at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))) AS own_debit
+                AND d.action = ANY (k.actions)
+                AND d.spent_at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5)) AS own_debits
        FROM known k`,
     [
       events.map((e) => e.id),
@@ -130,22 +141,22 @@ export async function accountFactsOf(
   return new Map(
     rows.map((r) => [
       r.id,
-      { idpUserId: r.idp_user_id, accountUserId: r.account_user_id, ownDebit: r.own_debit === true },
+      { idpUserId: r.idp_user_id, accountUserId: r.account_user_id, ownDebits: r.own_debits ?? [] },
     ]),
   );
 }
 
-/** Marks events handled, each with its outcome word; an event already handled is left as it is. */
+/** Marks events handled, each with its outcome word (and the own write it was); an event already handled is left as it is. */
 export async function markEventsHandled(
   db: Queryable,
-  handled: { id: string; outcome: string }[],
+  handled: { id: string; outcome: string; ownDebitId?: string }[],
   now: Date,
 ): Promise<void> {
   if (!handled.length) return;
   await db.query(
-    `UPDATE platform_events e SET handled_at = $3, outcome = h.outcome
-       FROM unnest($1::bigint[], $2::text[]) AS h(id, outcome)
+    `UPDATE platform_events e SET handled_at = $3, outcome = h.outcome, own_debit_id = h.debit
+       FROM unnest($1::bigint[], $2::text[], $4::bigint[]) AS h(id, outcome, debit)
       WHERE e.id = h.id AND e.handled_at IS NULL`,
-    [handled.map((h) => h.id), handled.map((h) => h.outcome), now],
+    [handled.map((h) => h.id), handled.map((h) => h.outcome), now, handled.map((h) => h.ownDebitId ?? null)],
   );
 }

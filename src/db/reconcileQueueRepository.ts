@@ -7,8 +7,11 @@ import type { DirtyTrigger } from "../reconcile/vocabulary.js";
  * park or release. What the pages, the CLI and the breaker read is src/db/reconcileQueueReads.ts.
  */
 
-/** How urgent a mark's source is: a lower rank is claimed first (IdP and admin over mapping over resync). */
-const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, mapping: 1, resync: 2 };
+/**
+ * How urgent a mark's source is: a lower rank is claimed first (IdP, admin and a change made on the
+ * platform behind the connector's back over mapping over resync).
+ */
+const SOURCE_RANK: Record<DirtyTrigger["kind"], number> = { idp: 0, admin: 0, platform: 0, mapping: 1, resync: 2 };
 
 /**
  * Marks users dirty inside the caller's transaction, so the mark commits (or not) with the IdP
@@ -40,11 +43,19 @@ export async function markUsersDirty(
  * SQL expression of type uuid[], `trigger` one of type jsonb and `rank` the source rank (the values
  * of markDirtyParams, as parameters). The statement must read from `notified` for the NOTIFY to run.
  */
-export function markDirtyCtes(ids: string, trigger: string, rank: string): string {
+export function markDirtyCtes(
+  ids: string,
+  trigger: string,
+  rank: string,
+  options: { platformCheck?: boolean } = {},
+): string {
+  const check = options.platformCheck
+    ? { column: ", platform_check", value: ", true", set: "platform_check = true," }
+    : undefined;
   return `marked AS (
-     INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation)
-       SELECT id, ${trigger}, ${rank}, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint FROM unnest(${ids}) AS id ORDER BY id
-     ON CONFLICT (user_id) DO UPDATE SET
+     INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation${check?.column ?? ""})
+       SELECT id, ${trigger}, ${rank}, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint${check?.value ?? ""} FROM unnest(${ids}) AS id ORDER BY id
+     ON CONFLICT (user_id) DO UPDATE SET ${check?.set ?? ""}
        generation = GREATEST(reconcile_queue.generation + 1, EXCLUDED.generation),
        priority = NULL,
        trigger = CASE WHEN EXCLUDED.source_rank <= reconcile_queue.source_rank THEN EXCLUDED.trigger ELSE reconcile_queue.trigger END,
@@ -63,6 +74,22 @@ export function markDirtyParams(trigger: DirtyTrigger): [string, number] {
   return [JSON.stringify(trigger), SOURCE_RANK[trigger.kind]];
 }
 
+/**
+ * Marks a user dirty and asks for its account to be read on the platform first (`platform_check`):
+ * the platform's record says someone else changed it there. Kept across later marks until the
+ * reconciler has read the account (clearPlatformCheck).
+ */
+export async function markPlatformCheck(db: Queryable, userId: string, trigger: DirtyTrigger): Promise<void> {
+  await db.query(
+    `WITH ${markDirtyCtes("ARRAY[$1]::uuid[]", "$2::jsonb", "$3", { platformCheck: true })} SELECT 1 FROM notified`,
+    [userId, ...markDirtyParams(trigger)],
+  );
+}
+
+export async function clearPlatformCheck(db: Queryable, userId: string): Promise<void> {
+  await db.query(`UPDATE reconcile_queue SET platform_check = false WHERE user_id = $1 AND platform_check`, [userId]);
+}
+
 export type QueueRow = {
   userId: string;
   generation: number;
@@ -77,6 +104,8 @@ export type QueueRow = {
   queuedAt: Date;
   /** A full resync asked for this user's account to be checked against the platform. */
   verifyRun: string | null;
+  /** The platform's record says the account was changed there by someone else: read it first (markPlatformCheck). */
+  platformCheck: boolean;
   /** When the current burst of grants was first held to settle (null: none held). */
   burstStartedAt: Date | null;
 };
@@ -89,6 +118,7 @@ type Row = {
   attempts: number;
   queued_at: Date;
   verify_run: string | null;
+  platform_check: boolean;
   burst_started_at: Date | null;
 };
 const mapRow = (r: Row): QueueRow => ({
@@ -99,11 +129,12 @@ const mapRow = (r: Row): QueueRow => ({
   attempts: r.attempts,
   queuedAt: r.queued_at,
   verifyRun: r.verify_run,
+  platformCheck: r.platform_check,
   burstStartedAt: r.burst_started_at,
 });
 
 const COLUMNS = `user_id, generation, priority, trigger, attempts,
-  CASE WHEN enqueued_at = '-infinity' THEN marked_at ELSE enqueued_at END AS queued_at, verify_run, burst_started_at`;
+  CASE WHEN enqueued_at = '-infinity' THEN marked_at ELSE enqueued_at END AS queued_at, verify_run, platform_check, burst_started_at`;
 
 /**
  * Workers hold a session-level advisory lock (WORKER_LOCK_CLASS, workerId) for as long as they

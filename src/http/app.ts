@@ -1,3 +1,4 @@
+import type { Findings } from "../platformRecord/events.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type Express } from "express";
 import proxyAddr from "proxy-addr";
@@ -32,6 +33,8 @@ export type AppDeps = {
   /** The admin JSON API's collaborators (budget policy, reconcile-now, resync, quarantine, notifications, mirror). */
   adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
   adminSources: AdminDataSources;
+  /** The analysis run after an upload of the Security Event report (src/platformRecord/index.ts). */
+  analysePlatformEvents?: () => Promise<Findings>;
   /** The admin UI's sessions (src/db/adminSessionRepository.ts). */
   adminSessions: AdminSessionRepository;
   /** The IdP credentials the SCIM server checks: bearer tokens and OAuth access tokens. */

@@ -51,6 +51,9 @@ export type DiscoveryStop =
 
 export type DiscoveryPass = { lookups: number; confirmed: number; absent: number; stopped: DiscoveryStop };
 
+/** How soon the lane looks again while the reconcile queue has work due (a query, no call). */
+const QUEUE_BUSY_RETRY_MS = 2_000;
+
 export class UnmanagedDiscovery extends LoopWorker {
   protected readonly loop: BackgroundLoop;
 
@@ -62,6 +65,8 @@ export class UnmanagedDiscovery extends LoopWorker {
       pass: async (signal) => {
         const pass = await this.runOnce(signal);
         if (pass.lookups) log.info("platform-record", "accounts made by hand looked up", pass);
+        // Candidates wait for the queue: look again soon rather than a whole interval after it drains.
+        return pass.stopped === "queue-busy" ? Math.min(deps.pollMs, QUEUE_BUSY_RETRY_MS) : undefined;
       },
       failure: () => ({ message: "discovery pass failed" }),
     });

@@ -17,6 +17,7 @@ import {
   markEventsHandled,
   withAnalysisLock,
   type AccountFacts,
+  type OwnDebitCandidate,
   type StoredPlatformEvent,
 } from "../db/platformRecordRepository.js";
 import { recordUnmanagedEvent } from "../db/unmanagedAccountRepository.js";
@@ -100,6 +101,33 @@ export function ownWriteActions(kind: PlatformEventKind): string[] {
   }
 }
 
+/**
+ * The write of the connector's that an account event is, if any: one write explains one event, so
+ * that a change made in the dashboard just after the connector's own write of the same account is
+ * not taken for it. A create may explain two: its Added Account and a permission or update event
+ * the platform may record beside it (it does not say whether it does), by the same actor as that
+ * Added Account, whatever text the platform writes for it. Nearest in time first (pure).
+ */
+export function pickOwnDebit(
+  event: Pick<StoredPlatformEvent, "kind" | "actor">,
+  candidates: readonly OwnDebitCandidate[],
+  explainedNow: ReadonlyMap<string, readonly { kind: string; actor: string }[]>,
+): string | undefined {
+  for (const debit of candidates) {
+    const explained = [...debit.explains, ...(explainedNow.get(debit.id) ?? [])];
+    if (explained.length === 0) return debit.id;
+    const [added] = explained;
+    const besideItsCreate =
+      debit.action === "create" &&
+      explained.length === 1 &&
+      added!.kind === "account-added" &&
+      added!.actor === event.actor &&
+      (event.kind === "permissions-changed" || event.kind === "account-updated");
+    if (besideItsCreate) return debit.id;
+  }
+  return undefined;
+}
+
 export type Decision =
   | { route: "own-write" }
   | { route: "unmanaged"; removed: boolean }
@@ -142,6 +170,8 @@ const emptyFindings = (): Findings => ({
 export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
   return withAnalysisLock(deps.db, async () => {
     const findings = emptyFindings();
+    // The events each own write explained in this call (earlier calls' are stored on the events).
+    const explainedNow = new Map<string, { kind: string; actor: string }[]>();
     let cursor: { at: Date; id: string } | null = null;
     for (;;) {
       const events = await listUnhandledEvents(deps.db, cursor, deps.batchSize ?? 500);
@@ -152,11 +182,17 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
         events.map((e) => ({ id: e.id, at: e.at, account: e.account, ownActions: ownWriteActions(e.kind) })),
         deps.policy.ownWriteWindowMinutes,
       );
-      const handled: { id: string; outcome: string }[] = [];
+      const handled: { id: string; outcome: string; ownDebitId?: string }[] = [];
       for (const event of events) {
-        const decision = decideEvent(event, facts.get(event.id), deps.policy);
+        const known = facts.get(event.id);
+        const ownDebitId = known ? pickOwnDebit(event, known.ownDebits, explainedNow) : undefined;
+        const decision = decideEvent(event, known && { ...known, ownDebit: ownDebitId !== undefined }, deps.policy);
         try {
-          handled.push({ id: event.id, outcome: await handle(deps, event, decision, findings) });
+          const outcome = await handle(deps, event, decision, findings);
+          if (decision.route === "own-write" && ownDebitId) {
+            explainedNow.set(ownDebitId, [...(explainedNow.get(ownDebitId) ?? []), event]);
+            handled.push({ id: event.id, outcome, ownDebitId });
+          } else handled.push({ id: event.id, outcome });
         } catch (error) {
           log.warn("platform-record", "event left for the next analysis", {
             eventId: event.id,

@@ -67,6 +67,7 @@ export function createReconciliation(options: {
     policies: reconcilePoliciesFromEnv(env),
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },
     drift: env.RESYNC_DRIFT,
+    outsideChanges: env.PLATFORM_OUTSIDE_CHANGES,
     ...(options.onLogged ? { onLogged: options.onLogged } : {}),
   });
   const lease = new WorkerLease(options.databaseUrl, ["reconcile_queue"]);

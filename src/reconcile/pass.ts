@@ -38,6 +38,11 @@ export type ReconcilerDeps = {
   breaker: BreakerPolicy;
   /** What verification does with drift: put back what was applied, or only report it. */
   drift: "enforce" | "report";
+  /**
+   * What a change made on the platform by someone else leads to (src/reconcile/platformCheck.ts):
+   * put back what the mapping grants, or keep it and show it. Absent: revert.
+   */
+  outsideChanges?: "revert" | "report";
   /** Told of each log entry written (the reconcile-outcome metric). */
   onLogged?: (action: LogAction, outcome: LogOutcome) => void;
 };

@@ -13,6 +13,9 @@ import { planReconcile, type Plan } from "./planner.js";
 import { RemovalExecutors } from "./executeRemovals.js";
 import type { ReconcilerDeps, ReconcilePass } from "./pass.js";
 import { verifyAccount } from "./verify.js";
+import { checkAccount } from "./platformCheck.js";
+import { getOutsideChange } from "../db/outsideChangeRepository.js";
+import { withOutsideAccess } from "./outsideAccess.js";
 import { BudgetExhausted } from "./ports.js";
 
 /** What the reconciler would do for one user right now, and what it decided from. */
@@ -36,16 +39,19 @@ export type UserPlan = {
  * on, the worker's classification and `scim-connector plan` (which has no platform to call).
  */
 export async function planUser(
-  deps: Pick<ReconcilerDeps, "db" | "source" | "policies" | "clock">,
+  deps: Pick<ReconcilerDeps, "db" | "source" | "policies" | "clock" | "outsideChanges">,
   userId: string,
 ): Promise<UserPlan> {
-  const [state, account, hold] = await Promise.all([
+  const [state, account, hold, outside] = await Promise.all([
     deps.source.load(userId),
     getAccount(deps.db, userId),
     getHold(deps.db, userId),
+    deps.outsideChanges === "report" ? getOutsideChange(deps.db, userId) : undefined,
   ]);
+  // PLATFORM_OUTSIDE_CHANGES=report: what was changed in the dashboard is kept, never undone.
+  const wanted = state.desired && outside?.access ? withOutsideAccess(state.desired, outside.access) : state.desired;
   return {
-    plan: planReconcile(state.desired, account, deps.policies, {
+    plan: planReconcile(wanted, account, deps.policies, {
       now: deps.clock.now(),
       idpDeleted: !state.exists,
       equivalents: state.equivalents ?? {},
@@ -71,14 +77,17 @@ export class Reconciler extends RemovalExecutors {
     return planUser(this.deps, userId);
   }
 
-  /** Reads the user and its account, then writes the difference. */
+  /**
+   * Reads the user and its account, then writes the difference. With `platformCheck` (the queue
+   * row asks for it: src/reconcile/platformCheck.ts) the account is read on the platform first.
+   */
   reconcile(
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null = null,
-    options: { queuedAt?: Date | null } = {},
+    options: ReconcileOptions = {},
   ): Promise<ReconcileResult> {
-    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, null);
+    return this.reconcileOne(userId, trigger, actor, options, null);
   }
 
   /**
@@ -91,27 +100,33 @@ export class Reconciler extends RemovalExecutors {
     trigger: DirtyTrigger,
     verifyRun: string,
     actor: string | null = null,
-    options: { queuedAt?: Date | null } = {},
+    options: ReconcileOptions = {},
   ): Promise<ReconcileResult> {
-    return this.reconcileOne(userId, trigger, actor, options.queuedAt ?? null, verifyRun);
+    return this.reconcileOne(userId, trigger, actor, options, verifyRun);
   }
 
   private async reconcileOne(
     userId: string,
     trigger: DirtyTrigger,
     actor: string | null,
-    queuedAt: Date | null,
+    options: ReconcileOptions,
     verifyRun: string | null,
   ): Promise<ReconcileResult> {
     const reconcileId = randomUUID();
+    const queuedAt = options.queuedAt ?? null;
     return withLogContext({ reconcileId }, async () => {
       const resyncRunId = verifyRun ?? resyncRunOf(trigger);
-      const unverified = verifyRun ? await verifyAccount(this, userId, verifyRun, reconcileId, trigger) : undefined;
+      const unverified = options.platformCheck
+        ? await checkAccount(this, userId, reconcileId, trigger, verifyRun)
+        : verifyRun
+          ? await verifyAccount(this, userId, verifyRun, reconcileId, trigger)
+          : undefined;
       const { plan, account, hold, reasons, active, equivalents } = await this.plan(userId);
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
-        // account anyway); an account with nothing to change waits for spare budget.
-        if (unverified.kind !== "budget" || plan.action === "none") return unverified;
+        // account anyway); an account with nothing to change waits for spare budget. A check the
+        // platform's record asked for always waits: what it reads decides what is written.
+        if (unverified.kind !== "budget" || plan.action === "none" || options.platformCheck) return unverified;
         await clearVerification(this.deps.db, userId);
       }
       const pass: ReconcilePass = {
@@ -183,6 +198,12 @@ export class Reconciler extends RemovalExecutors {
     }
   }
 }
+
+export type ReconcileOptions = {
+  queuedAt?: Date | null;
+  /** Read the account on the platform first: the platform's record says someone else changed it. */
+  platformCheck?: boolean;
+};
 
 function resyncRunOf(trigger: DirtyTrigger): string | null {
   return trigger.kind === "resync" ? trigger.runId : null;

@@ -9,6 +9,7 @@ import { getAccount, markVerified, recordApplied, removeAccount } from "../db/pl
 import type { DirtyTrigger } from "./vocabulary.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";
+import type { SpendKind } from "./budget.js";
 import { diffInSameTerms } from "./diff.js";
 import { identifierKeysOf } from "../platform/scim.js";
 import { resultOfFailure, type ReconcileResult } from "./outcomes.js";
@@ -45,22 +46,10 @@ export async function verifyAccount(
     lastStatus: null,
     queuedAt: null,
   };
-  let outcome: HttpOutcome;
-  try {
-    outcome = await tools.deps.platform.getUser(account.platformId, tools.spend(pass, "verify", "verify"));
-  } catch (error) {
-    if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
-    throw error;
-  }
-  tools.note(pass, outcome);
+  const read = await observeAccount(tools, pass, account.platformId, account.lastApplied, "verify");
+  if ("kind" in read) return read;
+  const { observed } = read;
   const enforce = tools.deps.drift === "enforce";
-  let observed: DesiredDashboardUser | null;
-  if (outcome.kind === "ok") {
-    const answered = tools.deps.platform.readResource(outcome.body, identifierKeysOf(account.lastApplied));
-    if (answered) await tools.learnFrom(answered, null);
-    observed = answered?.user ?? null;
-  } else if (outcome.kind === "http_error" && outcome.status === 404) observed = null;
-  else return tools.fail(pass, "verify", [], resultOfFailure(outcome), outcome);
 
   // The platform may answer in granular terms what was applied in legacy ones (its migration):
   // the same access is no drift.
@@ -87,4 +76,33 @@ export async function verifyAccount(
   if (!enforce || observed) await markVerified(db, userId, clock.now());
   await countVerified(db, resyncRunId, userId, { drifted: changes.length > 0 });
   return undefined;
+}
+
+/**
+ * One GET of the account by id, debited as `kind` just before it leaves: what the platform holds
+ * (null: the account is missing), or the result to return when it could not be read now (no
+ * budget, a failure: logged as a failed `verify`).
+ */
+export async function observeAccount(
+  tools: PassTools,
+  pass: ReconcilePass,
+  platformId: string,
+  lastApplied: DesiredDashboardUser,
+  kind: SpendKind,
+): Promise<{ observed: DesiredDashboardUser | null } | ReconcileResult> {
+  let outcome: HttpOutcome;
+  try {
+    outcome = await tools.deps.platform.getUser(platformId, tools.spend(pass, "verify", kind));
+  } catch (error) {
+    if (error instanceof BudgetExhausted) return { kind: "budget", resetsAt: error.resetsAt };
+    throw error;
+  }
+  tools.note(pass, outcome);
+  if (outcome.kind === "ok") {
+    const answered = tools.deps.platform.readResource(outcome.body, identifierKeysOf(lastApplied));
+    if (answered) await tools.learnFrom(answered, null);
+    return { observed: answered?.user ?? null };
+  }
+  if (outcome.kind === "http_error" && outcome.status === 404) return { observed: null };
+  return tools.fail(pass, "verify", [], resultOfFailure(outcome), outcome);
 }

@@ -14,9 +14,24 @@ export type DirtyTrigger =
   | { kind: "idp"; requestId?: string; method?: string; resource?: string; change?: IdpChange }
   | { kind: "mapping"; mappingHash?: string; rules?: MappingRuleRef[]; entries?: CatalogueEntryRef[] }
   | { kind: "resync"; runId: string }
-  | { kind: "admin"; actor: string; via?: "approval" | "campaign"; campaignId?: string };
+  | { kind: "admin"; actor: string; via?: "approval" | "campaign"; campaignId?: string }
+  | PlatformTrigger;
 
-export const TRIGGER_KINDS = ["idp", "mapping", "resync", "admin"] as const satisfies readonly DirtyTrigger["kind"][];
+export const TRIGGER_KINDS = [
+  "idp",
+  "mapping",
+  "resync",
+  "admin",
+  "platform",
+] as const satisfies readonly DirtyTrigger["kind"][];
+
+/**
+ * The platform's record says someone other than the connector changed the account there
+ * (src/platformRecord/managedChanges.ts): `event` is the connector's word for it
+ * ("permissions-changed", "account-updated", "account-removed"), `name` the report's ("Updated
+ * Account Permission"), `actor` who the report says did it, `at` when (ISO, UTC).
+ */
+export type PlatformTrigger = { kind: "platform"; event: string; name?: string; actor: string; at: string };
 
 /** What the IdP request did to this user. */
 export type IdpChange =
@@ -208,11 +223,21 @@ export function triggerLabel(trigger: unknown): string {
       if (textOf(t, "runId")) return `resync started by ${actor}`;
       return `reconcile now by ${actor}`;
     }
+    case "platform":
+      return platformChangeWords(t);
     case "campaign":
       return "access campaign";
     default:
       return typeof t.kind === "string" ? t.kind : "—";
   }
+}
+
+/** "changed in the platform's dashboard by ops-admin@example.com at 10:02 UTC" (the day is in triggerFacts). */
+export function platformChangeWords(t: Json): string {
+  const verb = t.event === "account-removed" ? "removed" : "changed";
+  const at = textOf(t, "at");
+  const time = at && !Number.isNaN(Date.parse(at)) ? ` at ${new Date(at).toISOString().slice(11, 16)} UTC` : "";
+  return `${verb} in the platform's dashboard by ${textOf(t, "actor") ?? "someone"}${time}`;
 }
 
 /** One fact of a trigger for the entry's page: a label, a value, and the admin page it links to. */
@@ -258,5 +283,10 @@ export function triggerFacts(trigger: unknown): TriggerFact[] {
     });
   }
   if (textOf(t, "runId")) facts.push({ label: "Resync run", value: textOf(t, "runId")!, page: "runs" });
+  if (t.kind === "platform") {
+    if (textOf(t, "name")) facts.push({ label: "Platform event", value: textOf(t, "name")! });
+    if (textOf(t, "actor")) facts.push({ label: "Changed by", value: textOf(t, "actor")! });
+    if (textOf(t, "at")) facts.push({ label: "Changed at", value: textOf(t, "at")! });
+  }
   return facts;
 }

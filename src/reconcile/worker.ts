@@ -160,7 +160,10 @@ export class ReconcileWorker {
     for (const row of rows) {
       const { plan } = await this.reconciler.plan(row.userId);
       const priority = priorityOf(plan);
-      if (plan.action === "none" && row.verifyRun) await setPriority(this.db, row, PRIORITY.verify, "verify");
+      // A change made on the platform by someone else is checked at once, as the reduction it may be.
+      if (plan.action === "none" && row.platformCheck)
+        await setPriority(this.db, row, PRIORITY.reduction, "platform-check");
+      else if (plan.action === "none" && row.verifyRun) await setPriority(this.db, row, PRIORITY.verify, "verify");
       else if (plan.action === "none") await dropIfUnchanged(this.db, row);
       else {
         const until =
@@ -234,7 +237,7 @@ export class ReconcileWorker {
   private async workClaimed(row: QueueRow, actor: string | null): Promise<ReconcileResult> {
     let result: ReconcileResult;
     try {
-      const options = { queuedAt: row.queuedAt };
+      const options = { queuedAt: row.queuedAt, platformCheck: row.platformCheck };
       result = row.verifyRun
         ? await this.reconciler.verifyAndReconcile(row.userId, row.trigger, row.verifyRun, actor, options)
         : await this.reconciler.reconcile(row.userId, row.trigger, actor, options);

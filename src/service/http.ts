@@ -129,11 +129,11 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
       quarantine,
       notifications,
       onMirrorRequeue: () => mirror?.notify(),
-      // The lead wires the analysis (src/platformRecord/findings.ts) in as `analyse`.
-      platformEvents: platformImportOptions(env),
+      platformEvents: { ...platformImportOptions(env), analyse: workers.analysePlatformRecord },
     },
     adminSources: { ...admin.sources, access },
     adminSessions: new AdminSessionRepository(db),
+    analysePlatformEvents: workers.analysePlatformRecord,
     // The verifier judges access tokens' expiry by the service's clock (a ManualClock in tests).
     scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN, { now: () => clock.now().getTime() }),
     ...oauthServices(env, db, clock),

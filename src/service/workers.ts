@@ -19,6 +19,8 @@ import { createPlatformTransport, type PlatformTarget } from "../platform/target
 import { PlatformScimClient } from "../platform/scim.js";
 import { noRetry, type HttpTransport } from "../platform/transport.js";
 import { UnmanagedDiscovery } from "../platformRecord/discovery.js";
+import type { Findings } from "../platformRecord/events.js";
+import { createPlatformRecordAnalysis } from "../platformRecord/index.js";
 import type { Pools } from "./pools.js";
 import { createExportPoller, type PlatformExportPoller } from "../platformRecord/exportPoller.js";
 import { platformImportOptions } from "../platformRecord/importer.js";
@@ -49,6 +51,8 @@ export type Workers = {
   exportPoller?: PlatformExportPoller;
   /** The lowest lane: one lookup per account made by hand (src/platformRecord/discovery.ts). */
   discovery?: UnmanagedDiscovery;
+  /** What every import of the platform's record runs after storing its events (src/platformRecord/index.ts). */
+  analysePlatformRecord: () => Promise<Findings>;
   /** What a resync reads and writes, shared by the scheduler and the admin surfaces. */
   resyncDeps: ResyncDeps;
   /** Takes the notifications (made once the server's URL is known) and starts their deliverer in the worker role. */
@@ -132,9 +136,15 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
       )
     : undefined;
   scheduler?.start();
-  // The lead wires the analysis (src/platformRecord/findings.ts) in as `analyse`.
+  const analysePlatformRecord = createPlatformRecordAnalysis({
+    env,
+    db: pools.db,
+    clock,
+    mappings,
+    onCandidate: () => discovery?.notify(),
+  });
   const exportPoller = env.ROLES.has("scheduler")
-    ? createExportPoller(env, { ...platformImportOptions(env), db: pools.db, clock })
+    ? createExportPoller(env, { ...platformImportOptions(env), db: pools.db, clock, analyse: analysePlatformRecord })
     : undefined;
   exportPoller?.start();
 
@@ -145,6 +155,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
     scheduler,
     exportPoller,
     discovery,
+    analysePlatformRecord,
     resyncDeps,
     startDeliverer(made) {
       notifications = made;

@@ -140,7 +140,7 @@ describe("access report against the emulator", () => {
     expect(csv.headers["content-type"]).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "userName,scope,workspace,team,permission,groups,rules,permissions,count,firstAppliedAt,appliedByLogId,verified,reasonsAsOf,denied",
+      "userName,scope,workspace,team,permission,groups,rules,permissions,count,lastSignInAt,suspended,grantedOutside,firstAppliedAt,appliedByLogId,verified,reasonsAsOf,denied",
     );
     // No grant is denied here: the added `denied` column is empty on every row.
     expect(new Set(lines.slice(1).map((l) => cells(l).slice(-2).join("|")))).toEqual(new Set(["applied|"]));

@@ -215,7 +215,7 @@ describe("the campaign pages over HTTP", () => {
     );
     const csv = (await agent.get("/admin/access/export.csv?user=alice")).text.trim().split("\r\n");
     expect(csv[0]).toBe(
-      "userName,scope,workspace,team,permission,groups,rules,permissions,count,firstAppliedAt,appliedByLogId,verified,reasonsAsOf,denied",
+      "userName,scope,workspace,team,permission,groups,rules,permissions,count,lastSignInAt,suspended,grantedOutside,firstAppliedAt,appliedByLogId,verified,reasonsAsOf,denied",
     );
     const deniedLine = csv.find((l) => l.includes("send_campaigns_canvases"))!;
     expect(deniedLine).toMatch(

@@ -5,6 +5,7 @@ import {
   analysisPolicyFromEnv,
   decideEvent,
   ownWriteActions,
+  pickOwnDebit,
   type StoredPlatformEvent,
 } from "../../src/platformRecord/findings.js";
 
@@ -69,5 +70,46 @@ describe("decideEvent", () => {
     ).toEqual({ ownWriteWindowMinutes: 3, connectorActor: "Braze SCIM" });
     expect(loadEnv({}).UNMANAGED_LOOKUPS_PER_DAY).toBe(200);
     expect(() => loadEnv({ UNMANAGED_LOOKUPS_PER_DAY: "-1" })).toThrow(/UNMANAGED_LOOKUPS_PER_DAY/);
+  });
+});
+
+describe("one write of the connector's explains one event", () => {
+  const create = { id: "d1", action: "create", explains: [] };
+  const added = { kind: "account-added", actor: "API" };
+  it.each([
+    ["a debit nothing explained yet", event("Added Account", "API"), [create], new Map(), "d1"],
+    [
+      "a create whose Added Account it explained, for a permission event by the same actor",
+      event("Updated Account Permission", "API"),
+      [{ ...create, explains: [added] }],
+      new Map(),
+      "d1",
+    ],
+    [
+      "a create, for a permission event by another actor: a change made in the dashboard just after",
+      event("Updated Account Permission", "ops-admin@example.com"),
+      [{ ...create, explains: [added] }],
+      new Map(),
+      undefined,
+    ],
+    [
+      "an update already explained by an event of this call",
+      event("Developer Updated", "API"),
+      [{ id: "d2", action: "update", explains: [] }],
+      new Map([["d2", [{ kind: "account-updated", actor: "API" }]]]),
+      undefined,
+    ],
+    [
+      "the next candidate when the nearest is taken",
+      event("Developer Updated", "API"),
+      [
+        { id: "d2", action: "update", explains: [{ kind: "account-updated", actor: "API" }] },
+        { id: "d3", action: "update", explains: [] },
+      ],
+      new Map(),
+      "d3",
+    ],
+  ])("%s", (_, e, candidates, explainedNow, expected) => {
+    expect(pickOwnDebit(e, candidates, explainedNow)).toBe(expected);
   });
 });

@@ -180,6 +180,7 @@ export function sampleSources(): AdminDataSources {
       warnings: [],
       identifiers: [],
       renamed: [],
+      editedInDashboard: [],
     }),
     notifications: async () => ({ channels: [], outbox: [] }),
     credentials: async () => [],

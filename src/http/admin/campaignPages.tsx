@@ -234,7 +234,9 @@ function startInput(req: Request): Record<string, unknown> {
                 .map((g) => g.trim())
                 .filter(Boolean),
             }
-          : { kind };
+          : kind === "not-signed-in"
+            ? { kind, days: value }
+            : { kind };
   const due = text(req, "dueAt");
   const reviewers = text(req, "reviewers")
     .split(/\r?\n/)

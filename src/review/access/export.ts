@@ -29,6 +29,11 @@ const ACCESS_CSV_COLUMNS = [
   // Here, not at the end, so that the columns read from either end keep their places.
   "permissions",
   "count",
+  // What the platform's own record says (docs/platform-record.md), as it stands now (empty in a
+  // report as of a past moment). In the middle too, so the columns read from either end keep their places.
+  "lastSignInAt",
+  "suspended",
+  "grantedOutside",
   "firstAppliedAt",
   "appliedByLogId",
   "verified",
@@ -53,6 +58,9 @@ function accessCsvLine(row: AccessRow): string {
         : "",
     row.permissions.join(" "),
     row.count,
+    row.lastSignInAt?.toISOString() ?? "",
+    row.suspended ?? "",
+    row.outside ?? "",
     row.firstAppliedAt?.toISOString() ?? "before the log's retention",
     row.appliedByLogId,
     row.verifiedAt?.toISOString() ?? "not verified since",

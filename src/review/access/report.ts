@@ -17,6 +17,7 @@ import {
 import { listDeniesInForce } from "../../db/denyRepository.js";
 import { listHolds, type Hold } from "../../db/holdRepository.js";
 import { listConfirmedUnmanaged, type UnmanagedAccountView } from "../../platformRecord/unmanaged.js";
+import { platformFactsOf } from "./platform.js";
 import { rowsOf, type AccessQuery, type AccessRow, type RowBatch, type RowContext } from "./rows.js";
 
 export type { AccessQuery, AccessRow, AccessRowDeny } from "./rows.js";
@@ -68,12 +69,13 @@ async function fetchBatch(
       : await listHeldAccounts(db, filter, cursor, size);
   if (!accounts.length) return { accounts, history: new Map(), idp: new Map(), denies: new Map() };
   const ids = accounts.map((a) => a.userId);
-  const [history, idp, denies] = await Promise.all([
+  const [history, idp, denies, platform] = await Promise.all([
     listAppliedHistory(db, ids, query.at),
     listIdpFacts(db, ids),
     listDeniesInForce(db, ids, query.at),
+    query.at ? undefined : platformFactsOf(db, accounts),
   ]);
-  return { accounts, history, idp, denies };
+  return { accounts, history, idp, denies, ...(platform ? { platform } : {}) };
 }
 
 const lastOf = (accounts: HeldAccount[]): HeldCursor => ({

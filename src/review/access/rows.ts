@@ -15,6 +15,7 @@ import {
 } from "../../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../../mapping/types.js";
 import { bundleSince, grantSince } from "./grants.js";
+import { NO_PLATFORM_FACTS, platformColumns, type AccountPlatformFacts, type PlatformColumns } from "./platform.js";
 
 /**
  * The access report's rows (docs/access-review.md): one per user × reviewable grant the platform
@@ -35,28 +36,29 @@ export type AccessQuery = {
   admins?: boolean;
 };
 
-export type AccessRow = Grant & {
-  userId: string;
-  userName: string;
-  /** The strings the grant gives (a bundle's, or its one string, role or set; none for the department). */
-  permissions: string[];
-  /** How many: a bundle of 45 strings is one row that says 45. */
-  count: number;
-  reasons: GrantReason[];
-  /**
-   * Where the reasons come from: recorded when the state was applied (as of a past moment), or
-   * the mapping and IdP groups now (today's report, and entries that recorded none).
-   */
-  reasonsAsOf: "applied" | "current";
-  /** When the platform first held this grant without a break since (null: before the log's retention). */
-  firstAppliedAt: Date | null;
-  /** The log entry that applied it then. */
-  appliedByLogId: string | null;
-  /** The verification that covers this grant (null: not verified since it was applied). */
-  verifiedAt: Date | null;
-  /** A campaign's deny in force on this grant (null: none). */
-  deny: AccessRowDeny | null;
-};
+export type AccessRow = Grant &
+  PlatformColumns & {
+    userId: string;
+    userName: string;
+    /** The strings the grant gives (a bundle's, or its one string, role or set; none for the department). */
+    permissions: string[];
+    /** How many: a bundle of 45 strings is one row that says 45. */
+    count: number;
+    reasons: GrantReason[];
+    /**
+     * Where the reasons come from: recorded when the state was applied (as of a past moment), or
+     * the mapping and IdP groups now (today's report, and entries that recorded none).
+     */
+    reasonsAsOf: "applied" | "current";
+    /** When the platform first held this grant without a break since (null: before the log's retention). */
+    firstAppliedAt: Date | null;
+    /** The log entry that applied it then. */
+    appliedByLogId: string | null;
+    /** The verification that covers this grant (null: not verified since it was applied). */
+    verifiedAt: Date | null;
+    /** A campaign's deny in force on this grant (null: none). */
+    deny: AccessRowDeny | null;
+  };
 
 /**
  * A deny on a row, in words ("revoked in campaign …, by …, on …"). `onPlatform`: the platform still
@@ -82,6 +84,8 @@ export type RowBatch = {
   history: Map<string, { logId: string; at: Date; after: DesiredDashboardUser | null }[]>;
   idp: Map<string, IdpFacts>;
   denies: Map<string, AccessDeny[]>;
+  /** What the platform's own record says of each account (absent: a report as of a past moment). */
+  platform?: Map<string, AccountPlatformFacts>;
 };
 
 function rowDeny(d: AccessDeny, onPlatform: boolean): AccessRowDeny {
@@ -131,12 +135,13 @@ function accessRow(
     permissions,
     count: permissions.length,
     reasons,
+    ...NO_PLATFORM_FACTS,
     ...history,
   };
 }
 
 /** The rows of a batch, per account in order. */
-export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowBatch): AccessRow[][] {
+export function rowsOf(ctx: RowContext, { accounts, history, idp, denies, platform }: RowBatch): AccessRow[][] {
   return accounts.map((account) => {
     const rows: AccessRow[] = [];
     const denied = new Map((denies.get(account.userId) ?? []).map((d) => [grantKey(d), d]));
@@ -155,6 +160,7 @@ export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowB
         verifiedAt: verified && (!start || verified >= start.since) ? verified : null,
         deny: null,
       });
+      Object.assign(row, platformColumns(platform?.get(account.userId), stringKeys(grant)));
       // A deny on any string of the row (a revoked bundle's are all its strings) marks the row.
       for (const key of stringKeys(grant)) {
         const deny = denied.get(key);
@@ -174,6 +180,7 @@ export function rowsOf(ctx: RowContext, { accounts, history, idp, denies }: RowB
         verifiedAt: null,
         deny: rowDeny(deny, false),
       });
+      Object.assign(row, platformColumns(platform?.get(account.userId), []));
       if (rowMatches(row, ctx.query)) rows.push(row);
     }
     return rows;

@@ -54,6 +54,7 @@ export const startCampaignSchema = z.object({
     z.object({ kind: z.literal("workspace"), workspace: z.string().trim().min(1).max(200) }),
     z.object({ kind: z.literal("permission"), permission: z.string().trim().min(1).max(200) }),
     z.object({ kind: z.literal("groups"), groups: z.array(z.string().trim().min(1).max(256)).min(1).max(100) }),
+    z.object({ kind: z.literal("not-signed-in"), days: z.coerce.number().int().min(1).max(3650) }),
   ]),
   dueAt: z.iso.datetime({ offset: true }),
   reviewers: z.array(reviewerRule).max(50).default([]),

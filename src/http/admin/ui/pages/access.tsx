@@ -82,7 +82,20 @@ export function AccessPage({
         rows={data.rows}
         empty="No grant matches these filters."
         columns={[
-          { label: "User", cell: (r) => r.userName },
+          {
+            label: "User",
+            cell: (r) => (
+              <span>
+                {r.userName}
+                {r.suspended ? (
+                  <>
+                    <br />
+                    <Badge tone="warn">suspended</Badge> <span class="hint">{r.suspended}</span>
+                  </>
+                ) : null}
+              </span>
+            ),
+          },
           {
             label: "Grant",
             cell: (r) => (
@@ -90,6 +103,12 @@ export function AccessPage({
                 <Badge>{SCOPE_LABEL[r.scope]}</Badge>{" "}
                 {r.bundle ? <Bundle permissions={r.permissions} from={r.permission} /> : <code>{r.permission}</code>}
                 {r.deny ? <DenyNote deny={r.deny} ctx={ctx} /> : null}
+                {r.outside ? (
+                  <>
+                    <br />
+                    <Badge tone="warn">outside the connector</Badge> <span class="hint">{r.outside}</span>
+                  </>
+                ) : null}
               </span>
             ),
           },
@@ -128,6 +147,11 @@ export function AccessPage({
                 : r.deny && !r.deny.onPlatform
                   ? "not held (denied)"
                   : "before the log's retention",
+            nowrap: true,
+          },
+          {
+            label: "Last sign-in",
+            cell: (r) => (r.lastSignInAt ? formatTime(r.lastSignInAt) : <span class="hint">none recorded</span>),
             nowrap: true,
           },
           {

@@ -12,6 +12,7 @@ const SCOPE_WORDS: Record<string, (s: Record<string, unknown>) => string> = {
   workspace: (s) => `workspace ${String(s.workspace)}`,
   permission: (s) => `permission ${String(s.permission)}`,
   groups: (s) => `IdP groups ${(s.groups as string[]).join(", ")}`,
+  "not-signed-in": (s) => `not signed in for ${String(s.days)} days`,
 };
 
 export function scopeWords(scope: { kind: string }): string {
@@ -76,10 +77,11 @@ function StartForm({ ctx }: { ctx: PageContext }) {
             <option value="workspace">One workspace</option>
             <option value="permission">One permission</option>
             <option value="groups">The users of some IdP groups</option>
+            <option value="not-signed-in">Accounts not signed in for N days (the platform's record)</option>
           </select>
         </label>
         <label class="form-row">
-          <span>Workspace, permission or groups</span>
+          <span>Workspace, permission, groups or days</span>
           <input type="text" name="scopeValue" maxLength={2000} placeholder="for groups: names separated by commas" />
         </label>
         <label class="form-row">

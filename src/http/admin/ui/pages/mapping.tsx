@@ -43,6 +43,19 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
             ))}
           </ul>
         ) : null}
+        {data.editedInDashboard.length ? (
+          <div class="flash">
+            <p>
+              Edited in the platform's dashboard since (its Security Event record): the connector cannot read what they
+              grant now, only that they changed. Check that the mapping still means what it meant.
+            </p>
+            <ul>
+              {data.editedInDashboard.map((e) => (
+                <li>{e.words}</li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {data.warnings.length ? (
           <details>
             <summary>{data.warnings.length} warnings</summary>

@@ -101,8 +101,27 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
             ))}
           </ul>
         ) : null}
+        {user.platform?.outside ? (
+          <p>
+            <Badge tone="warn">outside the connector</Badge> {user.platform.outside}
+          </p>
+        ) : null}
         <DiffView before={user.lastApplied} after={user.desired} showUnchanged />
       </Section>
+      {user.platform ? (
+        <Section title="The platform's record">
+          <Facts
+            items={[
+              ["Last sign-in", user.platform.lastSignInAt ? formatTime(user.platform.lastSignInAt) : "none recorded"],
+              [
+                "Last failed login",
+                user.platform.lastFailedLoginAt ? formatTime(user.platform.lastFailedLoginAt) : "none recorded",
+              ],
+              ["Suspended", user.platform.suspended ?? "no"],
+            ]}
+          />
+        </Section>
+      ) : null}
       <Section title="Log entries">
         <DataTable
           rows={user.log}
