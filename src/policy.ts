@@ -5,8 +5,9 @@
  * below every folder that asks. A viewer reads and reviews their own items; an admin also approves
  * held changes, reconciles on demand, starts resyncs, resumes quarantined families, sends test
  * notifications, starts and closes access campaigns, lifts their denies, sees and decides any
- * reviewer's items, downloads evidence packs, approves OAuth clients and imports the platform's
- * Security Event report.
+ * reviewer's items, downloads evidence packs, approves OAuth clients, imports the platform's
+ * Security Event report and previews mapping drafts (mappings are put in force by editing
+ * MAPPING_FILE, which only operators do).
  */
 
 export type AdminRole = "viewer" | "admin";
@@ -23,7 +24,9 @@ export type AdminAction =
   | "campaign"
   | "evidence"
   | "oauthApprove"
-  | "platformEvents";
+  | "platformEvents"
+  /** Preview a mapping draft: it runs the draft's rules over every user, as putting it in force would. */
+  | "mapping";
 
 const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
   viewer: new Set(["read", "review"]),
@@ -40,6 +43,7 @@ const GRANTS: Record<AdminRole, ReadonlySet<AdminAction>> = {
     "evidence",
     "oauthApprove",
     "platformEvents",
+    "mapping",
   ]),
 };
 

@@ -109,15 +109,25 @@ export async function previewMapping(
   deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">,
   draft: string,
 ): Promise<MappingPreview> {
+  const refused = (error: unknown): MappingPreview => {
+    if (error instanceof MappingError)
+      return { errors: error.problems, changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
+    throw error;
+  };
   let next: Mapping;
   try {
     next = parseMapping(draft, "draft");
   } catch (error) {
-    if (error instanceof MappingError)
-      return { errors: error.problems, changes: [], usersAffected: 0, estimatedCalls: 0, durationLabel: "" };
-    throw error;
+    return refused(error);
   }
-  const { changes, usersAffected } = await compareMappings(deps, deps.mappings.current(), next);
+  let compared: Awaited<ReturnType<typeof compareMappings>>;
+  try {
+    // A groupPattern that exceeds its time limit on some group name is refused here (groupPattern.ts).
+    compared = await compareMappings(deps, deps.mappings.current(), next);
+  } catch (error) {
+    return refused(error);
+  }
+  const { changes, usersAffected } = compared;
   const now = deps.clock.now();
   const [budget, depth] = await Promise.all([getBudgetStatus(deps.db, deps.budget, now), queueDepth(deps.db, now)]);
   const queued = depth.byPriority.reduce((n, p) => n + p.pending, 0);

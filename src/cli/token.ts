@@ -9,8 +9,9 @@ import { listCredentials } from "../admin/credentials.js";
 
 /**
  * `scim-connector token …`: the IdP's credentials. Bearer tokens (create, revoke), OAuth clients
- * with secrets (client create, client secret, client revoke, secret revoke), and one list of every
- * credential with its kind, last use and expiry (never a secret).
+ * with secrets (client create, client secret, client revoke, secret revoke), assertion clients
+ * (client revoke, client reinstate), and one list of every credential with its kind, last use and
+ * expiry (never a secret).
  */
 
 export const TOKEN_USAGE = `  token create --name NAME   create an IdP bearer token (shown once; migrates a fresh database first)
@@ -22,7 +23,10 @@ export const TOKEN_USAGE = `  token create --name NAME   create an IdP bearer to
                              --redirect-uri lets it use the authorization code grant (Okta)
   token client secret NAME [--expires-days N]
                              add a secret to a client (rotation: both work until the old one is revoked)
-  token client revoke NAME   revoke a client: its secrets and access tokens stop at once
+  token client revoke NAME   revoke a client: its secrets and access tokens stop at once (an assertion
+                             client's name stays revoked: assertions get no token until it is reinstated)
+  token client reinstate NAME
+                             let assertions have tokens again under a revoked assertion client's name
   token secret revoke ID     revoke one client secret (its id from \`token list\`)`;
 
 export function tokenMigrates(args: string[]): boolean | "fresh" {
@@ -68,7 +72,15 @@ export async function tokenCommand(db: Database, args: string[]): Promise<void> 
     } else if (action === "revoke") {
       if (!target) throw new Error("token client revoke needs the client's name or id");
       report(await clients.revokeClient(target), "client(s)", target);
-    } else throw new Error("token client needs a subcommand: create, secret or revoke");
+    } else if (action === "reinstate") {
+      if (!target) throw new Error("token client reinstate needs the assertion client's name");
+      if (await clients.reinstateAssertionClient(target))
+        console.log(`Reinstated the assertion client "${target}": accepted assertions get tokens again.`);
+      else {
+        console.log(`No revoked assertion client named "${target}" (or it is active already).`);
+        process.exitCode = 1;
+      }
+    } else throw new Error("token client needs a subcommand: create, secret, revoke or reinstate");
   } else if (sub === "secret" && positionals[0] === "revoke") {
     if (!positionals[1]) throw new Error("token secret revoke needs the secret's id (from `token list`)");
     report(await clients.revokeSecret(positionals[1]), "secret(s)", positionals[1]);

@@ -57,8 +57,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     constructor(config?: pg.PoolConfig) {
       super(config);
       pool = this;
+      this.on("connect", (client) => client.on("error", (error) => connectionLostUnheard(client, error)));
     }
   }
+  // A listener for each client's whole life. pg-pool's own is off while a client is checked out,
+  // and a holder's comes late in one case: a raw statement's client, released as its answer is
+  // parsed, is handed at once to a waiting query runner, which listens only a microtask later;
+  // a server goodbye in the same read was an 'error' no one heard, which ends the process
+  // (test/faults/connection-loss.test.ts). The client is then not queryable: the holder's next
+  // statement fails and the pool discards it on release.
+  const connectionLostUnheard = (client: pg.PoolClient, error: Error) => {
+    if (client.listenerCount("error") > 1) return; // the pool's or the holder's listener has it
+    withoutLogContext(() => log.warn("db", "checked-out pool connection lost", { applicationName, error }));
+  };
   const dataSource = new DataSource({
     type: "postgres",
     driver: { ...pg, Pool: RememberedPool },

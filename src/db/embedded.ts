@@ -140,6 +140,8 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
 
 async function createDatabase(adminUrl: string, name: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
+  // The statement's promise carries the failure; an unheard 'error' (the server going away) would end the process.
+  client.on("error", () => undefined);
   await client.connect();
   try {
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);

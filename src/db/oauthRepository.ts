@@ -16,6 +16,8 @@ export type FoundSecret = {
   clientId: string;
   clientName: string;
   expiresAt: Date | null;
+  /** Where /oauth/authorize may send the client's codes; any: the client is registered for the code grant. */
+  redirectUris: string[];
 };
 
 /** One credential an IdP can present, for `token list` and the admin UI. */
@@ -58,13 +60,16 @@ export class OAuthRepository {
     );
   }
 
-  /** The assertion client named after a token's subject, made on its first accepted assertion. */
+  /**
+   * The active assertion client of this name, made on the first accepted assertion when the name was
+   * never used. A revoked name is not made again: it stays revoked until `reinstateAssertionClient`.
+   */
   async assertionClient(name: string): Promise<{ id: string } | undefined> {
     const rows: { id: string; kind: OAuthClientKind }[] = await this.db.query(
       `WITH made AS (
          INSERT INTO oauth_clients (name, kind)
          SELECT $1, 'assertion'
-          WHERE NOT EXISTS (SELECT 1 FROM oauth_clients WHERE lower(name) = lower($1) AND revoked_at IS NULL)
+          WHERE NOT EXISTS (SELECT 1 FROM oauth_clients WHERE lower(name) = lower($1))
          ON CONFLICT DO NOTHING RETURNING id, kind)
        SELECT id, kind FROM made
        UNION ALL
@@ -92,8 +97,9 @@ export class OAuthRepository {
       client_id: string;
       name: string;
       expires_at: Date | null;
+      redirect_uris: string[];
     }[] = await this.db.query(
-      `SELECT s.id, s.secret_hash, s.client_id, c.name, s.expires_at
+      `SELECT s.id, s.secret_hash, s.client_id, c.name, s.expires_at, c.redirect_uris
          FROM oauth_client_secrets s JOIN oauth_clients c ON c.id = s.client_id
         WHERE s.secret_hash = $1 AND s.revoked_at IS NULL AND c.revoked_at IS NULL AND c.kind = 'secret'`,
       [secretHash],
@@ -106,6 +112,7 @@ export class OAuthRepository {
         clientId: r.client_id,
         clientName: r.name,
         expiresAt: r.expires_at,
+        redirectUris: r.redirect_uris,
       }
     );
   }
@@ -130,7 +137,10 @@ export class OAuthRepository {
       await this.db.query(`UPDATE oauth_client_secrets SET last_used_at = $2 WHERE id = $1`, [secretId, now]);
   }
 
-  /** Records an assertion's jti until it expires; false when it was already recorded (a replay). */
+  /**
+   * Records an assertion's jti until `expiresAt` (the last moment the assertion could be accepted,
+   * clock skew included); false when it was already recorded (a replay).
+   */
   async recordJti(issuer: string, jti: string, expiresAt: Date, now: Date): Promise<boolean> {
     return this.db.transaction(async (tx: Queryable) => {
       // Expired ones go first, so a jti may be reused once its assertion could no longer be accepted.
@@ -161,6 +171,24 @@ export class OAuthRepository {
       `UPDATE oauth_clients SET revoked_at = $2
         WHERE revoked_at IS NULL AND (lower(name) = lower($1) OR id::text = $1) RETURNING id`,
       [nameOrId, now],
+    );
+    return rows.length;
+  }
+
+  /**
+   * An admin lifts the revocation of an assertion client's name: a new active client of that name
+   * (the revoked one keeps its revocation, and its access tokens stay refused). 0 when the name has
+   * an active client, or its latest client is not a revoked assertion client.
+   */
+  async reinstateAssertionClient(name: string): Promise<number> {
+    const rows: unknown[] = await this.db.query(
+      `INSERT INTO oauth_clients (name, kind)
+       SELECT latest.name, 'assertion'
+         FROM (SELECT name, kind, revoked_at FROM oauth_clients WHERE lower(name) = lower($1)
+                ORDER BY created_at DESC LIMIT 1) latest
+        WHERE latest.kind = 'assertion' AND latest.revoked_at IS NOT NULL
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [name],
     );
     return rows.length;
   }

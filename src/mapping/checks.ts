@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { describePath, didYouMean, type Locator, type MappingProblem } from "./problems.js";
+import { backtrackingHazard } from "./groupPattern.js";
 import { isLegacyOnly } from "./publishedPermissions.js";
 import type { MappingVocabulary, PermissionModel } from "./vocabulary.js";
 
@@ -179,8 +180,10 @@ export function checkMappingSemantics(
       add(at, `rule ${r + 1} matches no group: add \`group:\`, \`groups:\`, \`groupExternalId:\` or \`groupPattern:\``);
     const pattern = text(rule.groupPattern);
     if (pattern !== undefined) {
+      let hazard: string | undefined;
       try {
         new RegExp(pattern, "i");
+        hazard = backtrackingHazard(pattern);
       } catch (error) {
         const reason = (error as Error).message.replace(/^Invalid regular expression: /, "");
         add(
@@ -188,6 +191,7 @@ export function checkMappingSemantics(
           `groupPattern is not a valid regular expression (${reason}): escape special characters such as ( [ + * ? with a backslash`,
         );
       }
+      if (hazard) add([...at, "groupPattern"], `groupPattern '${pattern}' is refused: ${hazard}`);
     }
     checkDepartment([...at, "department"], text(rule.department));
     checkPermissions([...at, "companyPermissions"], rule.companyPermissions, vocabulary?.companyPermissions, "company");

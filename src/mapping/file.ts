@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./checks.js";
+import { compileGroupPattern, type GroupPattern } from "./groupPattern.js";
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
 import { API_IDENTIFIER, ID_KEY_PREFIX, legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
 import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "./vocabulary.js";
@@ -121,8 +122,8 @@ export type MappingRule = {
   /** Group displayNames (from `group` and `groups`), matched case-insensitively. */
   groups: string[];
   groupExternalId?: string;
-  /** Compiled case-insensitively, like `group`: IdPs do not keep the case of names stable. */
-  groupPattern?: RegExp;
+  /** Compiled case-insensitively, like `group` (IdPs do not keep the case of names stable), and time-limited (groupPattern.ts). */
+  groupPattern?: GroupPattern;
   department?: string;
   companyPermissions: string[];
   /** Company-level roles, by key (`refKey`). */
@@ -208,7 +209,9 @@ export function parseMapping(text: string, sourceName = "mapping.yaml"): Mapping
   return {
     source: sourceName,
     department: { ...file.department },
-    rules: file.rules.map((rule, index) => compileRule(rule, index, locate.lineOf(["rules", index]))),
+    rules: file.rules.map((rule, index) =>
+      compileRule(rule, index, locate.lineOf(["rules", index]), locate.problem(["rules", index, "groupPattern"], "")),
+    ),
     catalogue: compileCatalogue(
       file.catalogue,
       file.rules.length,
@@ -250,14 +253,19 @@ function resolveVocabulary(file: Pick<MappingFile, "vocabulary">, model: Permiss
   };
 }
 
-function compileRule(rule: MappingFile["rules"][number], index: number, line: number): MappingRule {
+function compileRule(
+  rule: MappingFile["rules"][number],
+  index: number,
+  line: number,
+  patternAt: MappingProblem,
+): MappingRule {
   return {
     index,
     line,
     ...(rule.description !== undefined ? { description: rule.description } : {}),
     groups: [...(rule.group !== undefined ? [rule.group] : []), ...(rule.groups ?? [])],
     ...(rule.groupExternalId !== undefined ? { groupExternalId: rule.groupExternalId } : {}),
-    ...(rule.groupPattern !== undefined ? { groupPattern: new RegExp(rule.groupPattern, "i") } : {}),
+    ...(rule.groupPattern !== undefined ? { groupPattern: compileGroupPattern(rule.groupPattern, patternAt) } : {}),
     ...(rule.department !== undefined ? { department: rule.department } : {}),
     companyPermissions: rule.companyPermissions,
     roles: rule.roles.map(refKey),

@@ -10,6 +10,7 @@ describe("policy", () => {
     ["review", true, true],
     ["reviewAnyone", false, true],
     ["platformEvents", false, true],
+    ["mapping", false, true],
   ])("%s: viewer %s, admin %s", (action, viewer, admin) => {
     expect(can("viewer", action)).toBe(viewer);
     expect(can("admin", action)).toBe(admin);

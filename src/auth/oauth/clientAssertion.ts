@@ -40,7 +40,15 @@ export type AssertionIssuer = {
   keys: { url: URL } | { jwks: JSONWebKeySet };
 };
 
-export type VerifiedAssertion = { subject: string; jti: string | undefined; expiresAt: Date };
+export type VerifiedAssertion = {
+  subject: string;
+  jti: string | undefined;
+  /**
+   * The last moment this assertion could be accepted: its `exp` plus the clock tolerance. Its jti is
+   * kept until then; kept only until `exp`, a replay inside the tolerance was accepted (issue 45).
+   */
+  acceptableUntil: Date;
+};
 
 export function assertionIssuerFromEnv(env: Env): AssertionIssuer | undefined {
   if (!env.OAUTH_JWT_ISSUER || !env.OAUTH_JWT_AUDIENCE || !env.OAUTH_JWT_SUBJECT) return undefined;
@@ -106,7 +114,11 @@ export class ClientAssertionVerifier {
       throw new OAuthError("invalid_client", "The client assertion was refused: it is valid for more than 24 hours");
     if (payload.jti !== undefined && (typeof payload.jti !== "string" || payload.jti.length > 256))
       throw new OAuthError("invalid_client", "The client assertion was refused: its jti is not a short string");
-    return { subject: payload.sub!, jti: payload.jti, expiresAt: new Date(payload.exp! * 1000) };
+    return {
+      subject: payload.sub!,
+      jti: payload.jti,
+      acceptableUntil: new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000),
+    };
   }
 }
 

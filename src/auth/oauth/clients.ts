@@ -47,6 +47,11 @@ export class OAuthClients {
     return this.repository.revokeClient(nameOrId, this.clock.now());
   }
 
+  /** Lifts the revocation of an assertion client's name (a revoked name gets no new client by itself). */
+  reinstateAssertionClient(name: string): Promise<number> {
+    return this.repository.reinstateAssertionClient(name);
+  }
+
   revokeSecret(id: string): Promise<number> {
     return this.repository.revokeSecret(id, this.clock.now());
   }

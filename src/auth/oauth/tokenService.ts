@@ -81,7 +81,8 @@ export class OAuthTokenService {
         "Use one client authentication method: a secret or an assertion, not both",
       );
     if (hasAssertion) return this.issue(await this.assertionClient(request));
-    if (hasSecret) return this.issue(await this.secretClient(request.clientId, request.clientSecret!));
+    if (hasSecret)
+      return this.issue(await this.secretClient(request.clientId, request.clientSecret!, "client_credentials"));
     throw new OAuthError(
       "invalid_client",
       "Client authentication is required: a client_id and client_secret (Basic or form), or a client_assertion",
@@ -120,7 +121,7 @@ export class OAuthTokenService {
         "invalid_client",
         "Client authentication is required: a client_id and client_secret (Basic or form)",
       );
-    return this.secretClient(request.clientId, request.clientSecret);
+    return this.secretClient(request.clientId, request.clientSecret, "code");
   }
 
   private async issueWithRefresh(codes: AuthorizationCodes, clientId: string, familyId: string): Promise<IssuedToken> {
@@ -131,7 +132,15 @@ export class OAuthTokenService {
     };
   }
 
-  private async secretClient(clientId: string | undefined, secret: string): Promise<string> {
+  /**
+   * The client the secret authenticates. A client registered for the code grant (redirect URIs) takes
+   * tokens only through an admin's approval: client_credentials would skip it and its log entry.
+   */
+  private async secretClient(
+    clientId: string | undefined,
+    secret: string,
+    grant: "client_credentials" | "code",
+  ): Promise<string> {
     if (!clientId) throw new OAuthError("invalid_request", "client_id is required with client_secret");
     const hash = hashToken(secret);
     const found = await this.options.repository.findSecret(hash);
@@ -148,6 +157,11 @@ export class OAuthTokenService {
         "invalid_client",
         `This client secret expired on ${found.expiresAt.toISOString()}; add a new one`,
       );
+    if (grant === "client_credentials" && found.redirectUris.length > 0)
+      throw new OAuthError(
+        "unauthorized_client",
+        "This client is registered for the authorization code grant (--redirect-uri): it takes tokens through an admin's approval, not client_credentials",
+      );
     await this.options.repository.touchClient(found.clientId, now, found.secretId);
     return found.clientId;
   }
@@ -163,10 +177,10 @@ export class OAuthTokenService {
       throw new OAuthError("invalid_client", "The client_id is not the one configured for client assertions");
     const verified = await assertions.verify(request.assertion);
     const now = clock.now();
-    // Recorded in Postgres until it expires: a replay on any replica is refused.
+    // Recorded in Postgres for as long as the assertion could be accepted: a replay on any replica is refused.
     if (
       verified.jti !== undefined &&
-      !(await repository.recordJti(assertions.issuer, verified.jti, verified.expiresAt, now))
+      !(await repository.recordJti(assertions.issuer, verified.jti, verified.acceptableUntil, now))
     )
       throw new OAuthError("invalid_client", "The client assertion was refused: its jti was already used");
     const client = await repository.assertionClient(assertionClientName);

@@ -14,6 +14,7 @@ import { OverviewPage } from "./ui/pages/overview.js";
 import { RunsPage } from "./ui/pages/runs.js";
 import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
 import { sendLogExport } from "./logExport.js";
+import { requireAction } from "./policy.js";
 import type { AdminDataSources } from "../../admin/sources.js";
 import type { EvidenceDeps } from "./api/evidence.js";
 
@@ -63,12 +64,14 @@ export function pagesRouter(sources: AdminDataSources, evidence: EvidenceDeps): 
     renderPage(res, "Mapping", <MappingPage data={data} ctx={pageContext(req)} />, { nav: "mapping" });
   });
 
-  // A preview changes nothing, so viewers may run it; it is a POST only because drafts are long.
-  router.post("/mapping/preview", async (req: Request, res: Response) => {
+  // A preview changes nothing, but it runs the draft's rules over every user on this replica: it
+  // needs the action of those who put mappings in force (src/policy.ts). A draft with problems is a 400.
+  router.post("/mapping/preview", requireAction("mapping"), async (req: Request, res: Response) => {
     const draft = String((req.body as Record<string, unknown>)?.draft ?? "");
     const [data, preview] = await Promise.all([sources.mapping(), sources.previewMapping(draft)]);
     renderPage(res, "Mapping", <MappingPage data={data} draft={draft} preview={preview} ctx={pageContext(req)} />, {
       nav: "mapping",
+      status: preview.errors.length ? 400 : 200,
     });
   });
 

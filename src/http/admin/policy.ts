@@ -52,4 +52,5 @@ const ACTION_WORDS: Record<AdminAction, string> = {
   evidence: "download evidence packs",
   oauthApprove: "approve OAuth clients (an IdP's provisioning connection)",
   platformEvents: "import the platform's Security Event report",
+  mapping: "preview mapping drafts (a draft runs over every user, as putting it in force would)",
 };

@@ -2,6 +2,7 @@ import { Badge, CsrfField, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import type { PageContext } from "../layout.js";
 import type { MappingData, MappingPreview } from "../../../../admin/mapping.js";
+import { can } from "../../../../policy.js";
 
 export function MappingPage(props: { data: MappingData; draft?: string; preview?: MappingPreview; ctx: PageContext }) {
   const { ctx, data, preview } = props;
@@ -86,24 +87,35 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
         />
       </Section>
       <Section title="Preview a draft">
-        <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
-          <CsrfField token={ctx.csrf} />
-          <label for="draft">
-            Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A
-            preview changes nothing.
-          </label>
-          <textarea id="draft" name="draft" spellcheck={false}>
-            {draft}
-          </textarea>
-          <label for="draftFile">Or upload a mapping file (used instead of the text above when given)</label>
-          <input type="file" id="draftFile" name="draftFile" accept=".yaml,.yml,text/yaml,text/plain" />
-          <button type="submit" class="button">
-            Preview changes
-          </button>
-        </form>
+        {can(ctx.actor.role, "mapping") ? (
+          <PreviewForm base={base} draft={draft} csrf={ctx.csrf} />
+        ) : (
+          <p class="hint">Previewing a draft runs it over every user: an administrator can do it.</p>
+        )}
       </Section>
       {preview ? <PreviewResult preview={preview} applyInstructions={data.applyInstructions} /> : null}
     </div>
+  );
+}
+
+function PreviewForm(props: { base: string; draft: string; csrf: string }) {
+  const { base, draft } = props;
+  return (
+    <form method="post" action={`${base}/preview`} class="stack" enctype="multipart/form-data">
+      <CsrfField token={props.csrf} />
+      <label for="draft">
+        Paste a draft mapping (YAML), or upload the file, to see whom it would change and what it would cost. A preview
+        changes nothing.
+      </label>
+      <textarea id="draft" name="draft" spellcheck={false}>
+        {draft}
+      </textarea>
+      <label for="draftFile">Or upload a mapping file (used instead of the text above when given)</label>
+      <input type="file" id="draftFile" name="draftFile" accept=".yaml,.yml,text/yaml,text/plain" />
+      <button type="submit" class="button">
+        Preview changes
+      </button>
+    </form>
   );
 }
 
