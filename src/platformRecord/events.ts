@@ -23,7 +23,7 @@ export type PlatformEventKind =
  * The event names the platform documents, lower-cased, and what each means here. Names are matched
  * case-insensitively and with runs of spaces folded; any other name is `other`.
  */
-export const EVENT_KINDS: Readonly<Record<string, PlatformEventKind>> = {
+const EVENT_KINDS: Readonly<Record<string, PlatformEventKind>> = {
   "added account": "account-added",
   "added additional developer": "account-added",
   "developer updated": "account-updated",

@@ -71,6 +71,5 @@ describe("`npm start` after a trial was killed", () => {
     await rm(record);
     await writeFile(record, text, { mode: 0o600 });
     expect(await runningDatabaseUrl(pgDir)).toBeDefined();
-
   });
 });
