@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -153,5 +153,25 @@ describe("README's command list", () => {
       });
       expect(result.stdout, line).not.toBe("");
     }
+  });
+});
+
+describe("the docs' commands, as a clone runs them", () => {
+  it("call the CLI as npx scim-connector (a clone has no scim-connector on its PATH) and cite no file outside the repository", async () => {
+    const files = [
+      "README.md",
+      ...(await readdir(path.join(ROOT, "docs"))).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
+    ];
+    const bare: string[] = [];
+    const outside: string[] = [];
+    for (const file of files) {
+      const text = await doc(file);
+      for (const [, block] of text.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g))
+        for (const line of block!.split("\n"))
+          if (/^\s*scim-connector\s/.test(line)) bare.push(`${file}: ${line.trim()}`);
+      if (/shared\/platform-granular\.md/.test(text)) outside.push(file);
+    }
+    expect(bare).toEqual([]);
+    expect(outside).toEqual([]);
   });
 });
