@@ -57,12 +57,18 @@ const toTheSecond = (at: Date) => `${at.toISOString().slice(0, 19).replace("T", 
 
 /** One word for where a user stands: held, parked, queued, on the platform, or nothing yet. */
 export function userState(
-  u: Pick<AdminUserRow, "accountState" | "queued" | "parked" | "hold"> & { settleUntil?: Date | null },
+  u: Pick<AdminUserRow, "accountState" | "queued" | "parked" | "hold"> &
+    Partial<Pick<AdminUserRow, "deleteAfter" | "stripped">> & { settleUntil?: Date | null },
   now?: Date,
 ): string {
   if (u.hold === "deprovision") return "deprovision held for approval";
   if (u.hold === "email_change") return "email change held for approval";
   if (u.parked) return "parked (failed)";
+  // A stripped account waits for its DELETE: "on the platform · queued" read as work on its way.
+  if (u.accountState === "active" && u.stripped)
+    return u.deleteAfter
+      ? `access removed · waiting to be deleted (${toTheSecond(u.deleteAfter)})`
+      : "access removed · the account is kept (adopted)";
   const account =
     u.accountState === "active"
       ? "on the platform"

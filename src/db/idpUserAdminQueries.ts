@@ -16,6 +16,10 @@ export type AdminUserRow = {
   settleUntil: Date | null;
   parked: boolean;
   hold: "deprovision" | "email_change" | null;
+  /** A stripped account's DELETE, after the grace (null: not stripped, or adopted and never deleted). */
+  deleteAfter: Date | null;
+  /** Whether the account was stripped (access removed, the account kept). */
+  stripped: boolean;
 };
 
 type AdminRow = {
@@ -29,12 +33,14 @@ type AdminRow = {
   settle_until: Date | null;
   parked: boolean;
   hold: AdminUserRow["hold"];
+  delete_after: Date | null;
+  stripped: boolean;
 };
 
 const ADMIN_SELECT = `
   SELECT u.id, u.user_name, u.active,
          (SELECT count(*)::int FROM idp_group_members m WHERE m.user_id = u.id) AS groups,
-         a.state AS account_state, a.applied_at,
+         a.state AS account_state, a.applied_at, a.delete_after, (a.stripped_at IS NOT NULL) AS stripped,
          (q.user_id IS NOT NULL AND q.parked_at IS NULL) AS queued, q.settle_until,
          (q.parked_at IS NOT NULL) AS parked,
          (SELECT h.kind FROM reconcile_holds h WHERE h.user_id = u.id AND h.decision IS NULL) AS hold
@@ -53,6 +59,8 @@ const toAdminUserRow = (r: AdminRow): AdminUserRow => ({
   settleUntil: r.settle_until,
   parked: r.parked,
   hold: r.hold,
+  deleteAfter: r.delete_after,
+  stripped: r.stripped === true,
 });
 
 /** Users whose userName starts with `prefix` (all users without one), by userName. */

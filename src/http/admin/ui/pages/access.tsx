@@ -162,7 +162,7 @@ export function AccessPage({
               ) : r.deny && !r.deny.onPlatform ? (
                 "—"
               ) : (
-                <Badge tone="warn">not verified since</Badge>
+                <Badge tone="warn">not verified yet</Badge>
               ),
             nowrap: true,
           },

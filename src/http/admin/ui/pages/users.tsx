@@ -86,9 +86,10 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
       <Section title="Last applied → desired">
         {user.stripped ? (
           <p>
-            <Badge tone="warn">stripped</Badge> Access removed {formatTime(user.stripped.since)}; the account is kept
+            <Badge tone="warn">stripped</Badge> Removed {formatTime(user.stripped.since)}: every permission (company,
+            workspaces, teams). Stays: the account and its profile
             {user.stripped.deleteAfter
-              ? ` and will be deleted after ${formatTime(user.stripped.deleteAfter)} unless access is granted again.`
+              ? `, until ${formatTime(user.stripped.deleteAfter)}, when it is deleted unless access is granted again.`
               : " (an adopted account: never deleted by the connector)."}
           </p>
         ) : null}
@@ -106,7 +107,12 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
             <Badge tone="warn">outside the connector</Badge> {user.platform.outside}
           </p>
         ) : null}
-        <DiffView before={user.lastApplied} after={user.desired} showUnchanged />
+        {/* A stripped account is kept as it is until its DELETE: nothing of it (its name, its profile) is to be removed now. */}
+        <DiffView
+          before={user.lastApplied}
+          after={user.stripped && !user.desired ? user.lastApplied : user.desired}
+          showUnchanged
+        />
       </Section>
       {user.platform ? (
         <Section title="The platform's record">
