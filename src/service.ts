@@ -12,6 +12,7 @@ import type { PlatformTarget } from "./platform/target.js";
 import type { Scheduler } from "./jobs/scheduler.js";
 import type { MirrorSyncWorker } from "./mirror/worker.js";
 import type { UnmanagedDiscovery } from "./platformRecord/discovery.js";
+import type { PlatformExportPoller } from "./platformRecord/exportPoller.js";
 import { openPools, platformFromEnv } from "./service/pools.js";
 import { startWorkers } from "./service/workers.js";
 import { listenHttp } from "./service/http.js";
@@ -30,6 +31,8 @@ export type Service = {
   mirror?: MirrorSyncWorker;
   /** The lowest lane's lookups of accounts made by hand (present when a platform is configured). */
   discovery?: UnmanagedDiscovery;
+  /** The daily Security Event export's poller, in the scheduler role (tests poll it at once). */
+  exportPoller?: PlatformExportPoller;
   quarantine: PlatformQuarantine;
   notifications: Notifications;
   /** The first step of a graceful shutdown: /readyz answers 503 and answers say `Connection: close`; everything keeps serving. */
@@ -102,6 +105,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     scheduler: workers.scheduler,
     mirror: workers.mirror,
     discovery: workers.discovery,
+    exportPoller: workers.exportPoller,
     quarantine,
     notifications,
     drain() {

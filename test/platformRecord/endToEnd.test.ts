@@ -2,6 +2,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN } from "../support/constants.js";
 import { ledgerDebits } from "../support/emulator.js";
+import { S3RVER_CREDENTIALS, startS3, type TestS3 } from "../support/s3.js";
 import { eventually } from "../support/wait.js";
 import { adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { MARKETING_WORKSPACE, scimUsed } from "../reconcile/helpers.js";
@@ -104,5 +105,60 @@ describe("the platform's record, from the emulator's report to what the connecto
     expect(again.body).toMatchObject({ imported: 0, duplicates: 4 });
     await waitForQueueIdle(stack.service.db);
     expect(await calls()).toEqual(before);
+  });
+});
+
+describe("the platform's daily export, from the emulator's bucket to the connector", () => {
+  let s3: TestS3;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    s3 = await startS3();
+    await s3.bucket("exports");
+    // Credentials through the SDK's default chain, as a deployment gives them.
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" });
+    stack = await startStack({
+      emulator: {
+        securityExport: { uri: "s3://exports/security", endpoint: s3.endpoint, credentials: S3RVER_CREDENTIALS },
+      },
+      env: {
+        SECURITY_EVENTS_S3_URI: "s3://exports/security/",
+        SECURITY_EVENTS_S3_ENDPOINT: s3.endpoint,
+        SECURITY_EVENTS_S3_REGION: "us-east-1",
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+    await s3?.stop();
+  });
+
+  it("reads the day the emulator exported once, and finds the account made by hand in it", async () => {
+    const added = await request(stack.emulator.url)
+      .post("/_emulator/dashboard")
+      .send({ action: "add-account", email: "contractor@example.com", actor: "ops-admin@example.com" });
+    expect(added.status, added.text).toBe(201);
+    const exported = await request(stack.emulator.url).post("/_emulator/security-events/export").send({});
+    expect(exported.status, exported.text).toBe(200);
+    const [key] = (exported.body as { keys: string[] }).keys;
+
+    const imports = () =>
+      stack.service.db.query<{ source: string; imported: number }>(
+        `SELECT source, imported FROM platform_event_imports ORDER BY id`,
+      );
+    // A poll answers undefined while another (the scheduler's own, from its start) holds the export's lock.
+    await eventually("the exported day is imported", async () => {
+      await stack.service.exportPoller!.poll();
+      return (await imports()).length > 0;
+    });
+    expect(await stack.service.exportPoller!.poll()).toMatchObject({ objects: 0, imported: 0 });
+    expect(await imports()).toEqual([{ source: `s3://exports/${key}`, imported: 1 }]);
+    await eventually("the contractor is confirmed", async () => {
+      const res = await adminApi(stack)("/platform/unmanaged");
+      return (res.body as { accounts: { userName: string; state: string; addedBy: string }[] }).accounts.some(
+        (a) =>
+          a.userName === "contractor@example.com" && a.state === "confirmed" && a.addedBy === "ops-admin@example.com",
+      );
+    });
   });
 });
