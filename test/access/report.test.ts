@@ -188,7 +188,7 @@ describe("access report against the emulator", () => {
 
   it('docs/access-review.md\'s "who had admin" command, run as written, lists the company admin', async () => {
     const doc = await readFile(path.resolve(import.meta.dirname, "../../docs/access-review.md"), "utf8");
-    const command = /^ *(scim-connector access-report --at \S+ --format csv \| grep .*)$/m.exec(doc)?.[1];
+    const command = /^ *(?:npx )?(scim-connector access-report --at \S+ --format csv \| grep .*)$/m.exec(doc)?.[1];
     expect(command).toBeDefined();
     // The only substitutions: the CLI's path, and yesterday (when cid was the one admin) for the doc's date.
     const bin = `${process.execPath} ${path.resolve(import.meta.dirname, "../../bin/scim-connector.js")}`;
