@@ -2,7 +2,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN } from "../support/constants.js";
 import { ledgerDebits } from "../support/emulator.js";
-import { S3RVER_CREDENTIALS, startS3, type TestS3 } from "../support/s3.js";
+import { S3RVER_CREDENTIALS, S3RVER_KEYS, startS3, type TestS3 } from "../support/s3.js";
 import { eventually } from "../support/wait.js";
 import { adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { MARKETING_WORKSPACE, scimUsed } from "../reconcile/helpers.js";
@@ -116,7 +116,7 @@ describe("the platform's daily export, from the emulator's bucket to the connect
     s3 = await startS3();
     await s3.bucket("exports");
     // Credentials through the SDK's default chain, as a deployment gives them.
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" });
+    Object.assign(process.env, S3RVER_KEYS);
     stack = await startStack({
       emulator: {
         securityExport: { uri: "s3://exports/security", endpoint: s3.endpoint, credentials: S3RVER_CREDENTIALS },

@@ -9,7 +9,7 @@ import { platformImportOptions } from "../../src/platformRecord/importer.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { eventually } from "../support/wait.js";
 import { startStack } from "../support/stack.js";
-import { S3RVER_KEYS, startS3Server, type S3Server } from "./s3server.js";
+import { S3RVER_KEYS, startS3, type TestS3 } from "../support/s3.js";
 
 /**
  * The platform's daily Security Event export read from a real S3-compatible server (s3rver): each
@@ -26,14 +26,14 @@ const day = (date: string, accounts: string[]) =>
     .join("");
 
 describe("the daily S3 export", () => {
-  let s3: S3Server;
+  let s3: TestS3;
   let database: TestDatabase;
   let second: Database;
   let replicas: PlatformExportPoller[];
   let analysed = 0;
 
   beforeAll(async () => {
-    s3 = await startS3Server();
+    s3 = await startS3();
     await s3.bucket("security-events");
     database = await createTestDatabase();
     second = await openDatabase({ url: database.url, poolSize: 3, applicationName: "scim-connector-test" });
@@ -151,7 +151,7 @@ describe("the daily S3 export", () => {
 
 describe("the service polls the export in its scheduler role", () => {
   it("imports the bucket's objects once started with SECURITY_EVENTS_S3_URI", async () => {
-    const s3 = await startS3Server();
+    const s3 = await startS3();
     await s3.bucket("exports");
     await s3.put("exports", "events/2026-12-04.csv", day("2026-12-04", ["a@example.com", "b@example.com"]));
     Object.assign(process.env, S3RVER_KEYS);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   CreateBucketCommand,
   GetObjectCommand,
+  PutObjectCommand,
   ListObjectsV2Command,
   S3Client,
   type S3ClientConfig,
@@ -18,6 +19,9 @@ import S3rver from "s3rver";
 
 export const S3RVER_CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
 
+/** The same key pair in the environment, where the SDK's default chain finds it, as an operator's deployment gives it. */
+export const S3RVER_KEYS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };
+
 export type TestS3 = {
   /** `http://127.0.0.1:<port>`: path-style. */
   endpoint: string;
@@ -25,6 +29,8 @@ export type TestS3 = {
   config: S3ClientConfig;
   /** Creates a bucket. */
   bucket(name: string): Promise<void>;
+  /** Writes an object (a CSV). */
+  put(bucket: string, key: string, body: string): Promise<void>;
   /** Object keys under `prefix`, sorted. */
   keys(bucket: string, prefix?: string): Promise<string[]>;
   /** An object's body as text. */
@@ -49,6 +55,9 @@ export async function startS3(): Promise<TestS3> {
     config,
     bucket: async (name) => {
       await client.send(new CreateBucketCommand({ Bucket: name }));
+    },
+    put: async (bucket, key, body) => {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: "text/csv" }));
     },
     keys: async (bucket, prefix) => {
       const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
