@@ -364,7 +364,8 @@ const envSchema = z
       .regex(/^[\w.@-]{1,100}$/, "must be 1 to 100 letters, digits, '.', '_', '@' or '-'")
       .default("entra-wif"),
     /** Seconds between two fetches of the JWKS URL when an unknown kid arrives (keys are otherwise cached 10 minutes). */
-    OAUTH_JWT_JWKS_REFRESH_SECONDS: z.coerce.number().min(0).max(3600).default(30),
+    // At least 1 s: 0 removed the limit on refetches an unknown `kid` may prompt (a flood of them, a fetch each).
+    OAUTH_JWT_JWKS_REFRESH_SECONDS: z.coerce.number().min(1).max(3600).default(30),
     /** The tenant (`tid` claim) the assertions must name; unset: not checked. */
     OAUTH_JWT_TENANT_ID: optionalString,
     /** Where the issuer publishes its keys (https; cached, refreshed on an unknown kid at most every 30 s). */

@@ -6,12 +6,14 @@ import {
   ADMIN_TOKEN,
   adminApi,
   emulatorState,
+  emulatorStats,
   idp,
   startStack,
   waitForQueueIdle,
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { ledgerDebits } from "../support/emulator.js";
 
 /**
  * Roles, permission sets, workspaces and teams named by name and by API identifier, end to end on a
@@ -124,6 +126,10 @@ describe("roles, permission sets, workspaces and teams by name and by identifier
       ]),
     );
     expect(learned.find((i) => i.kind === "team")!.workspaceId).toBe(WS_EU);
+    // No call of their own: three accounts, three creates, whose answers carried the identifiers,
+    // counted on the emulator and in the connector's ledger alike.
+    expect((await emulatorStats(stack)).scimDaily.used).toBe(3);
+    expect(await ledgerDebits(stack.database.db)).toBe(3);
   });
 
   it("a rename on the platform: what is pinned by identifier is no drift; a name still used is named", async () => {

@@ -34,6 +34,8 @@ describe("OAuth configuration", () => {
     [{ ...full, OAUTH_JWT_JWKS_FILE: "/etc/hostname" }, /set exactly one of/],
     [{ ...full, OAUTH_JWT_JWKS_URL: "http://keys.example.test/jwks" }, /plain http only on loopback/],
     [{ OAUTH_ACCESS_TOKEN_MINUTES: "0" }, /OAUTH_ACCESS_TOKEN_MINUTES/],
+    // 0 removed the floor between key fetches an unknown kid prompts (issue 45, low item 6).
+    [{ ...full, OAUTH_JWT_JWKS_REFRESH_SECONDS: "0" }, /OAUTH_JWT_JWKS_REFRESH_SECONDS/],
   ])("refuses a half or unsafe set (%#)", (env, message) => {
     expect(problems(env).join("\n")).toMatch(message);
   });
