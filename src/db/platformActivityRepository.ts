@@ -59,6 +59,27 @@ export async function recordActivityFact(db: Queryable, userName: string, f: Act
   );
 }
 
+/**
+ * Many sign-ins and failed logins at once, one statement: each account keeps the latest of each
+ * (a report holds thousands of them; one upsert each was most of an import's time).
+ */
+export async function recordSignInFacts(
+  db: Queryable,
+  facts: readonly { userName: string; fact: "signed-in" | "failed-login"; at: Date }[],
+): Promise<void> {
+  if (!facts.length) return;
+  await db.query(
+    `INSERT INTO platform_account_activity (user_name, last_sign_in_at, last_failed_login_at)
+     SELECT name, max(at) FILTER (WHERE fact = 'signed-in'), max(at) FILTER (WHERE fact = 'failed-login')
+       FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS f(name, fact, at)
+      GROUP BY name
+     ON CONFLICT (user_name) DO UPDATE SET
+       last_sign_in_at = GREATEST(platform_account_activity.last_sign_in_at, EXCLUDED.last_sign_in_at),
+       last_failed_login_at = GREATEST(platform_account_activity.last_failed_login_at, EXCLUDED.last_failed_login_at)`,
+    [facts.map((f) => f.userName.toLowerCase()), facts.map((f) => f.fact), facts.map((f) => f.at)],
+  );
+}
+
 export async function getActivity(db: Queryable, userName: string): Promise<AccountActivity | undefined> {
   const rows: Row[] = await db.query(`SELECT * FROM platform_account_activity WHERE user_name = $1`, [
     userName.toLowerCase(),

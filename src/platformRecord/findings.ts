@@ -32,6 +32,8 @@ export type ManagedHandlers = {
   onManagedAccountEvent(event: StoredPlatformEvent, userId: string): Promise<string>;
   /** A sign-in, failed login, suspension or unsuspension (managed and unmanaged accounts alike). */
   recordActivity(event: StoredPlatformEvent): Promise<void>;
+  /** A batch's activity at once, when the handlers can (a report holds thousands of sign-ins). */
+  recordActivities?(events: readonly StoredPlatformEvent[]): Promise<void>;
   /** A custom role, app group permission set or team edited in the dashboard. */
   recordCatalogueEdit(event: StoredPlatformEvent): Promise<void>;
 };
@@ -113,17 +115,17 @@ export function pickOwnDebit(
   candidates: readonly OwnDebitCandidate[],
   explainedNow: ReadonlyMap<string, readonly { kind: string; actor: string }[]>,
 ): string | undefined {
+  const besidePermissions = event.kind === "permissions-changed" || event.kind === "account-updated";
   for (const debit of candidates) {
     const explained = [...debit.explains, ...(explainedNow.get(debit.id) ?? [])];
+    if (debit.action === "create" && besidePermissions) {
+      // Only beside the Added Account it explained: a create whose Added Account is not in the
+      // record (out of the report's 10,000 rows) vouches for no permission change by anyone.
+      const [added] = explained;
+      if (explained.length === 1 && added!.kind === "account-added" && added!.actor === event.actor) return debit.id;
+      continue;
+    }
     if (explained.length === 0) return debit.id;
-    const [added] = explained;
-    const besideItsCreate =
-      debit.action === "create" &&
-      explained.length === 1 &&
-      added!.kind === "account-added" &&
-      added!.actor === event.actor &&
-      (event.kind === "permissions-changed" || event.kind === "account-updated");
-    if (besideItsCreate) return debit.id;
   }
   return undefined;
 }
@@ -183,10 +185,16 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
         deps.policy.ownWriteWindowMinutes,
       );
       const handled: { id: string; outcome: string; ownDebitId?: string }[] = [];
+      // Activity goes in one statement per batch when the handlers can (recordActivities).
+      const activity: StoredPlatformEvent[] = [];
       for (const event of events) {
         const known = facts.get(event.id);
         const ownDebitId = known ? pickOwnDebit(event, known.ownDebits, explainedNow) : undefined;
         const decision = decideEvent(event, known && { ...known, ownDebit: ownDebitId !== undefined }, deps.policy);
+        if (decision.route === "activity" && deps.handlers.recordActivities) {
+          activity.push(event);
+          continue;
+        }
         try {
           const outcome = await handle(deps, event, decision, findings);
           if (decision.route === "own-write" && ownDebitId) {
@@ -199,6 +207,15 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
             kind: event.kind,
             error,
           });
+        }
+      }
+      if (activity.length) {
+        try {
+          await deps.handlers.recordActivities!(activity);
+          findings.activity += activity.length;
+          handled.push(...activity.map((e) => ({ id: e.id, outcome: "activity" })));
+        } catch (error) {
+          log.warn("platform-record", "activity left for the next analysis", { events: activity.length, error });
         }
       }
       await markEventsHandled(deps.db, handled, deps.clock.now());

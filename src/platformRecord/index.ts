@@ -7,6 +7,7 @@ import type { Findings } from "./events.js";
 import { analysePending, analysisPolicyFromEnv, type ManagedHandlers } from "./findings.js";
 import {
   onManagedAccountEvent,
+  recordActivities,
   recordActivity,
   recordCatalogueEdit,
   type ManagedChangesDeps,
@@ -42,6 +43,7 @@ export function createPlatformRecordAnalysis(options: {
     recordActivity: async (event) => {
       await recordActivity(managed, event);
     },
+    recordActivities: (events) => recordActivities(managed, events),
     recordCatalogueEdit: async (event) => {
       await recordCatalogueEdit(managed, event);
     },

@@ -19,7 +19,7 @@ import { markPlatformCheck, markUsersDirty } from "../db/reconcileQueueRepositor
 import { removeAccount } from "../db/platformAccountRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { saveOutsideChange } from "../db/outsideChangeRepository.js";
-import { recordActivityFact } from "../db/platformActivityRepository.js";
+import { recordActivityFact, recordSignInFacts } from "../db/platformActivityRepository.js";
 import { recordCatalogueEdit as storeCatalogueEdit, type CatalogueEditKind } from "../db/catalogueEditRepository.js";
 import type { DesiredStateSource } from "../reconcile/ports.js";
 import { platformChangeWords, type PlatformTrigger } from "../reconcile/vocabulary.js";
@@ -149,6 +149,24 @@ export async function recordActivity(
     default:
       return "ignored";
   }
+}
+
+/**
+ * A batch's activity: its sign-ins and failed logins in one statement, its suspensions (few, and
+ * their order matters) one by one.
+ */
+export async function recordActivities(
+  deps: Pick<ManagedChangesDeps, "db">,
+  events: readonly StoredPlatformEvent[],
+): Promise<void> {
+  const signIns = events.flatMap((e) =>
+    e.account && (e.kind === "signed-in" || e.kind === "failed-login")
+      ? [{ userName: e.account, fact: e.kind, at: e.at }]
+      : [],
+  );
+  await recordSignInFacts(deps.db, signIns);
+  for (const event of events)
+    if (event.kind === "suspended" || event.kind === "unsuspended") await recordActivity(deps, event);
 }
 
 const CATALOGUE_KINDS: Partial<Record<PlatformEvent["kind"], CatalogueEditKind>> = {

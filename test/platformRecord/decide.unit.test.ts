@@ -93,6 +93,13 @@ describe("one write of the connector's explains one event", () => {
       undefined,
     ],
     [
+      "a create that explained no Added Account, for a permission event: its Added Account is not in the record",
+      event("Updated Account Permission", "ops-admin@example.com"),
+      [create],
+      new Map(),
+      undefined,
+    ],
+    [
       "an update already explained by an event of this call",
       event("Developer Updated", "API"),
       [{ id: "d2", action: "update", explains: [] }],
