@@ -222,7 +222,10 @@ describe("strip now, delete later", () => {
     await signInLocally(agent);
     const page = await agent.get(`/admin/users/${id}`);
     expect(page.status).toBe(200);
-    expect(page.text).toMatch(/stripped<\/span> Access removed .*the account is kept and will be deleted after /);
+    // What was removed, and what stays until when (issue 47: the page's words changed, not what it says).
+    expect(page.text).toMatch(
+      /stripped<\/span> Removed .*: every permission .*Stays: the account and its profile, until .*, when it is deleted/,
+    );
     // What the strip did is the entry's note, not an error.
     const entryPage = await agent.get(`/admin/log/${stripEntry.id}`);
     expect(entryPage.text).toContain(
