@@ -23,7 +23,7 @@ import { inSameTerms } from "../mapping/granular.js";
 import { diffInSameTerms, type Change } from "./diff.js";
 import { accessWords, isEmptyAccess, outsideAccess, undoWords, type OutsideAccess } from "./outsideAccess.js";
 import type { ReconcileResult } from "./outcomes.js";
-import { observeAccount } from "./verify.js";
+import { observeAccount, readingPass } from "./verify.js";
 
 /**
  * Reads the account and reverts or keeps what was changed on it. Returns a result only when the
@@ -43,18 +43,12 @@ export async function checkAccount(
     await clearPlatformCheck(db, userId);
     return undefined;
   }
-  const pass: ReconcilePass = {
+  const pass = readingPass(account.userName, account.lastApplied, {
     userId,
     reconcileId,
     trigger,
-    actor: null,
     resyncRunId: verifyRun,
-    userName: account.userName,
-    before: account.lastApplied,
-    calls: 0,
-    lastStatus: null,
-    queuedAt: null,
-  };
+  });
   const policy = tools.deps.outsideChanges ?? "revert";
   // An outside grant is access to take away: its read is funded as the reduction it leads to.
   const read = await observeAccount(

@@ -15,6 +15,23 @@ import { identifierKeysOf } from "../platform/scim.js";
 import { resultOfFailure, type ReconcileResult } from "./outcomes.js";
 import { BudgetExhausted } from "./ports.js";
 
+/** The record of a pass that reads an account the connector knows (a verification, a platform check). */
+export function readingPass(
+  userName: string,
+  lastApplied: DesiredDashboardUser,
+  from: { userId: string; reconcileId: string; trigger: DirtyTrigger; resyncRunId: string | null },
+): ReconcilePass {
+  return {
+    ...from,
+    actor: null,
+    userName,
+    before: lastApplied,
+    calls: 0,
+    lastStatus: null,
+    queuedAt: null,
+  };
+}
+
 /**
  * Phase 2 of a full resync for one account: GET it by id with spare budget only, compare with
  * what was last applied, and log drift. With `drift: enforce` the observed state is recorded as
@@ -34,18 +51,7 @@ export async function verifyAccount(
     await clearVerification(db, userId);
     return undefined;
   }
-  const pass: ReconcilePass = {
-    userId,
-    reconcileId,
-    trigger,
-    actor: null,
-    resyncRunId,
-    userName: account.userName,
-    before: account.lastApplied,
-    calls: 0,
-    lastStatus: null,
-    queuedAt: null,
-  };
+  const pass = readingPass(account.userName, account.lastApplied, { userId, reconcileId, trigger, resyncRunId });
   const read = await observeAccount(tools, pass, account.platformId, account.lastApplied, "verify");
   if ("kind" in read) return read;
   const { observed } = read;
