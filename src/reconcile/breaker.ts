@@ -2,7 +2,7 @@
  * The mass-deprovision circuit breaker: an unusual wave of removals (a deleted group, a broken
  * IdP push) is held for an admin instead of executed. The decision is pure (`shouldHoldDeprovision`);
  * the counts it decides on are read here too (`deleteWave`, `stripWave`), and the executors
- * (executeRemovals.ts) write the hold.
+ * (execute/removals.ts) write the hold.
  */
 import type { Queryable } from "../db/database.js";
 import { countUndecidedHolds } from "../db/holdRepository.js";

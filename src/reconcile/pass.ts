@@ -3,7 +3,7 @@
  * spent, the last status, for the log; named apart from a resync run, whose id it may carry as
  * `resyncRunId`), the budget debit before each request (`spend`), the log entries
  * (`write`, `fail`, `hold`) and what an answer teaches (`learnFrom`, `lookup`). The executors
- * (executeWrites.ts, executeRemovals.ts), the verification (verify.ts) and the loop (reconciler.ts)
+ * (execute/writes.ts, execute/removals.ts), the verification (verify.ts) and the loop (reconciler.ts)
  * build on it.
  */
 import type { Database, Queryable } from "../db/database.js";
@@ -71,9 +71,9 @@ export type ReconcilePass = {
 };
 
 /**
- * The reconciler's shared tools. The executors extend it (executeWrites.ts ← executeRemovals.ts ←
- * reconciler.ts), one file per family of plans, because they call one another (a strip that the
- * platform refuses deprovisions, a recreate deletes then creates) with the pass in hand.
+ * The reconciler's shared tools, built once per reconciler and handed to each executor
+ * (execute/writes.ts, execute/removals.ts) and to the reads before a plan (verify.ts,
+ * platformCheck.ts); every call takes the pass it works for.
  */
 export class PassTools {
   readonly legacy: LegacyGate;

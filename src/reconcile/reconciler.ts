@@ -10,8 +10,9 @@ import type { Change } from "./diff.js";
 import type { Equivalents } from "../mapping/granular.js";
 import type { ReconcileResult } from "./outcomes.js";
 import { planReconcile, type Plan } from "./planner.js";
-import { RemovalExecutors } from "./executeRemovals.js";
-import type { ReconcilerDeps, ReconcilePass } from "./pass.js";
+import { WriteExecutors } from "./execute/writes.js";
+import { RemovalExecutors } from "./execute/removals.js";
+import { PassTools, type ReconcilerDeps, type ReconcilePass } from "./pass.js";
 import { verifyAccount } from "./verify.js";
 import { checkAccount } from "./platformCheck.js";
 import { getOutsideChange } from "../db/outsideChangeRepository.js";
@@ -69,9 +70,20 @@ export async function planUser(
 /**
  * Reconcile(user): read the IdP state and the last applied state, compute the desired dashboard
  * user, and do the least on the platform. Each platform request is debited from the shared
- * budget just before it is sent (`spend`). Never branches on what woke it.
+ * budget just before it is sent (`spend`). Never branches on what woke it. It holds the pass's
+ * shared tools (pass.ts), built once, and the executors of each family of plans on them.
  */
-export class Reconciler extends RemovalExecutors {
+export class Reconciler {
+  private readonly tools: PassTools;
+  private readonly writes: WriteExecutors;
+  private readonly removals: RemovalExecutors;
+
+  constructor(readonly deps: ReconcilerDeps) {
+    this.tools = new PassTools(deps);
+    this.writes = new WriteExecutors(this.tools);
+    this.removals = new RemovalExecutors(this.tools, this.writes);
+  }
+
   /** The plan for a user as things stand, spending nothing (classification, previews). */
   plan(userId: string): Promise<UserPlan> {
     return planUser(this.deps, userId);
@@ -117,9 +129,9 @@ export class Reconciler extends RemovalExecutors {
     return withLogContext({ reconcileId }, async () => {
       const resyncRunId = verifyRun ?? resyncRunOf(trigger);
       const unverified = options.platformCheck
-        ? await checkAccount(this, userId, reconcileId, trigger, verifyRun)
+        ? await checkAccount(this.tools, userId, reconcileId, trigger, verifyRun)
         : verifyRun
-          ? await verifyAccount(this, userId, verifyRun, reconcileId, trigger)
+          ? await verifyAccount(this.tools, userId, verifyRun, reconcileId, trigger)
           : undefined;
       const { plan, account, hold, reasons, active, equivalents } = await this.plan(userId);
       if (unverified) {
@@ -149,7 +161,7 @@ export class Reconciler extends RemovalExecutors {
         return await this.execute(pass, plan, account, hold);
       } catch (error) {
         if (error instanceof BudgetExhausted) {
-          await this.write(pass, actionOf(plan), "deferred-for-budget", changesOf(plan), { note: error.message });
+          await this.tools.write(pass, actionOf(plan), "deferred-for-budget", changesOf(plan), { note: error.message });
           return { kind: "budget", resetsAt: error.resetsAt };
         }
         throw error;
@@ -163,7 +175,7 @@ export class Reconciler extends RemovalExecutors {
     account: PlatformAccount | undefined,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
-    if (hold && !KEEPS_HOLD.has(plan.action)) await this.dropHold(pass.userId);
+    if (hold && !KEEPS_HOLD.has(plan.action)) await this.tools.dropHold(pass.userId);
     switch (plan.action) {
       case "none":
         return { kind: "done" };
@@ -172,29 +184,29 @@ export class Reconciler extends RemovalExecutors {
         return { kind: "done" };
       case "rebase":
         await recordApplied(this.deps.db, pass.userId, plan.platformId, plan.desired, this.deps.clock.now());
-        await this.write(pass, "update", "succeeded", [], {
+        await this.tools.write(pass, "update", "succeeded", [], {
           after: plan.desired,
           reasons: pass.reasons?.() ?? null,
           note: "re-based to granular permissions, nothing sent: the account holds in legacy terms exactly what the mapping grants",
         });
         return { kind: "done" };
       case "create":
-        return this.create(pass, plan.desired, plan.changes);
+        return this.writes.create(pass, plan.desired, plan.changes);
       case "resolve-create":
-        return this.resolveCreate(pass, account!, plan.desired);
+        return this.writes.resolveCreate(pass, account!, plan.desired);
       case "update":
-        return this.update(pass, plan.platformId, plan.desired, plan.changes, plan.reduction);
+        return this.writes.update(pass, plan.platformId, plan.desired, plan.changes, plan.reduction);
       case "strip":
-        return this.strip(pass, plan, hold);
+        return this.removals.strip(pass, plan, hold);
       case "await-delete":
         // Never early: the row comes back when the grace ends (a restart keeps it: it is the queue row).
         return { kind: "requeue", at: plan.deleteAfter };
       case "deprovision":
-        return this.deprovisionGuarded(pass, plan.platformId, plan.changes, hold, plan.reason);
+        return this.removals.deprovisionGuarded(pass, plan.platformId, plan.changes, hold, plan.reason);
       case "recreate":
-        return this.recreate(pass, plan, hold);
+        return this.removals.recreate(pass, plan, hold);
       case "email-change":
-        return this.emailChange(pass, plan, hold);
+        return this.removals.emailChange(pass, plan, hold);
     }
   }
 }

@@ -1,39 +1,47 @@
 /**
  * The executors that put an account in the desired state: create (and adopt on 409), the lost
  * create's resolution, the one PUT of an update, and the plain DELETE. Each debits the budget
- * just before its request and writes the log entry of what happened.
+ * just before its request and writes the log entry of what happened. One object per reconciler, on
+ * its shared tools (pass.ts); the removals (removals.ts) call its create, update and delete.
  */
-import { PassTools, type ReconcilePass } from "./pass.js";
-import { deleteHold } from "../db/holdRepository.js";
-import { markCreating, recordApplied, removeAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
-import type { LogAction } from "./vocabulary.js";
-import type { DesiredDashboardUser } from "../mapping/types.js";
-import { diffDashboardUsers, diffInSameTerms, type Change } from "./diff.js";
-import { toGranular } from "../mapping/granular.js";
-import { identifierKeysOf } from "../platform/scim.js";
-import { provablyNotApplied, resultOfFailure, type ReconcileResult } from "./outcomes.js";
+import type { PassTools, ReconcilePass, ReconcilerDeps } from "../pass.js";
+import { deleteHold } from "../../db/holdRepository.js";
+import {
+  markCreating,
+  recordApplied,
+  removeAccount,
+  type PlatformAccount,
+} from "../../db/platformAccountRepository.js";
+import type { LogAction } from "../vocabulary.js";
+import type { DesiredDashboardUser } from "../../mapping/types.js";
+import { diffDashboardUsers, diffInSameTerms, type Change } from "../diff.js";
+import { toGranular } from "../../mapping/granular.js";
+import { identifierKeysOf } from "../../platform/scim.js";
+import { provablyNotApplied, resultOfFailure, type ReconcileResult } from "../outcomes.js";
 
-export class WriteExecutors extends PassTools {
-  protected async create(
-    pass: ReconcilePass,
-    desired: DesiredDashboardUser,
-    changes: Change[],
-  ): Promise<ReconcileResult> {
+export class WriteExecutors {
+  private readonly deps: ReconcilerDeps;
+
+  constructor(private readonly tools: PassTools) {
+    this.deps = tools.deps;
+  }
+
+  async create(pass: ReconcilePass, desired: DesiredDashboardUser, changes: Change[]): Promise<ReconcileResult> {
     const { db, clock } = this.deps;
-    if (await this.heldForLegacy(desired)) return this.holdForLegacy(pass, "create", changes);
+    if (await this.tools.heldForLegacy(desired)) return this.tools.holdForLegacy(pass, "create", changes);
     // The account is marked 'creating' only once the request is affordable and about to leave.
-    const beforeSend = this.spend(pass, "create", "ordinary", () =>
+    const beforeSend = this.tools.spend(pass, "create", "ordinary", () =>
       markCreating(db, pass.userId, desired.userName, clock.now()),
     );
     const outcome = await this.deps.platform.createUser(desired, beforeSend);
-    this.note(pass, outcome);
+    this.tools.note(pass, outcome);
     if (outcome.kind === "ok") {
       const created = this.deps.platform.readResource(outcome.body, identifierKeysOf(desired));
       if (!created)
-        return this.fail(pass, "create", changes, { kind: "retry", error: "create answered without an id" });
-      await this.learnFrom(created, desired);
+        return this.tools.fail(pass, "create", changes, { kind: "retry", error: "create answered without an id" });
+      await this.tools.learnFrom(created, desired);
       await recordApplied(db, pass.userId, created.id, desired, clock.now(), { createdByConnector: true });
-      await this.writeApplied(pass, "create", changes, desired);
+      await this.tools.writeApplied(pass, "create", changes, desired);
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && outcome.status === 409) {
@@ -41,27 +49,28 @@ export class WriteExecutors extends PassTools {
       return this.adopt(pass, desired, false);
     }
     if (provablyNotApplied(outcome)) await removeAccount(db, pass.userId);
-    if (await this.legacy.noteIfRefused(outcome, desired)) return this.holdForLegacy(pass, "create", changes, outcome);
-    return this.fail(pass, "create", changes, resultOfFailure(outcome), outcome);
+    if (await this.tools.legacy.noteIfRefused(outcome, desired))
+      return this.tools.holdForLegacy(pass, "create", changes, outcome);
+    return this.tools.fail(pass, "create", changes, resultOfFailure(outcome), outcome);
   }
 
   /** An account with this userName exists on the platform: take its id, and PUT only if it differs. */
-  protected async adopt(
+  private async adopt(
     pass: ReconcilePass,
     desired: DesiredDashboardUser,
     createdByConnector: boolean,
   ): Promise<ReconcileResult> {
-    const found = await this.lookup(pass, desired.userName, identifierKeysOf(desired));
-    if ("kind" in found) return this.fail(pass, "adopt", [], found);
+    const found = await this.tools.lookup(pass, desired.userName, identifierKeysOf(desired));
+    if ("kind" in found) return this.tools.fail(pass, "adopt", [], found);
     if (!found.match)
-      return this.fail(pass, "adopt", [], {
+      return this.tools.fail(pass, "adopt", [], {
         kind: "retry",
         error: "platform reported a conflict but the lookup found no account",
       });
     return this.applyToFound(pass, found.match, desired, createdByConnector, "adopt");
   }
 
-  protected async applyToFound(
+  private async applyToFound(
     pass: ReconcilePass,
     found: { id: string; user: DesiredDashboardUser },
     desired: DesiredDashboardUser,
@@ -72,23 +81,27 @@ export class WriteExecutors extends PassTools {
     const changes = diffInSameTerms(found.user, desired, pass.equivalents ?? {});
     pass.before = found.user;
     if (changes.length) {
-      const outcome = await this.deps.platform.replaceUser(found.id, desired, this.spend(pass, "update", "ordinary"));
-      this.note(pass, outcome);
-      if (outcome.kind !== "ok") return this.fail(pass, action, changes, resultOfFailure(outcome), outcome);
+      const outcome = await this.deps.platform.replaceUser(
+        found.id,
+        desired,
+        this.tools.spend(pass, "update", "ordinary"),
+      );
+      this.tools.note(pass, outcome);
+      if (outcome.kind !== "ok") return this.tools.fail(pass, action, changes, resultOfFailure(outcome), outcome);
     }
     await recordApplied(db, pass.userId, found.id, desired, clock.now(), { createdByConnector, verified: true });
-    await this.writeApplied(pass, action, changes, desired);
+    await this.tools.writeApplied(pass, action, changes, desired);
     return { kind: "done" };
   }
 
   /** A create's answer was lost: find out by lookup whether it happened, never by a second POST. */
-  protected async resolveCreate(
+  async resolveCreate(
     pass: ReconcilePass,
     account: PlatformAccount,
     desired: DesiredDashboardUser | null,
   ): Promise<ReconcileResult> {
-    const found = await this.lookup(pass, account.userName, identifierKeysOf(desired));
-    if ("kind" in found) return this.fail(pass, desired ? "create" : "deprovision", [], found);
+    const found = await this.tools.lookup(pass, account.userName, identifierKeysOf(desired));
+    if ("kind" in found) return this.tools.fail(pass, desired ? "create" : "deprovision", [], found);
     if (found.match) {
       if (desired && desired.userName.toLowerCase() === account.userName.toLowerCase())
         return this.applyToFound(pass, found.match, desired, true, "create");
@@ -103,62 +116,67 @@ export class WriteExecutors extends PassTools {
   }
 
   /** One PUT of the complete resource; a reduction is funded from the reserve (it never waits for budget). */
-  protected async update(
+  async update(
     pass: ReconcilePass,
     platformId: string,
     desired: DesiredDashboardUser,
     changes: Change[],
     reduction: boolean,
   ): Promise<ReconcileResult> {
-    if (await this.heldForLegacy(desired)) {
+    if (await this.tools.heldForLegacy(desired)) {
       // Access taken away never waits: the reduction goes out in granular terms when they are known.
       const translated = reduction ? toGranular(desired, pass.equivalents ?? {}) : undefined;
-      if (!translated) return this.holdForLegacy(pass, "update", changes);
+      if (!translated) return this.tools.holdForLegacy(pass, "update", changes);
       desired = translated;
     }
     const outcome = await this.deps.platform.replaceUser(
       platformId,
       desired,
-      this.spend(pass, "update", reduction ? "reduction" : "ordinary"),
+      this.tools.spend(pass, "update", reduction ? "reduction" : "ordinary"),
     );
-    this.note(pass, outcome);
+    this.tools.note(pass, outcome);
     if (outcome.kind === "ok") {
       const answered = this.deps.platform.readResource(outcome.body, identifierKeysOf(desired));
-      if (answered) await this.learnFrom(answered, desired);
+      if (answered) await this.tools.learnFrom(answered, desired);
       await recordApplied(this.deps.db, pass.userId, platformId, desired, this.deps.clock.now());
-      await this.writeApplied(pass, "update", changes, desired);
+      await this.tools.writeApplied(pass, "update", changes, desired);
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && outcome.status === 404) {
       // Someone deleted the account on the platform: recreate it.
       await removeAccount(this.deps.db, pass.userId);
-      await this.write(pass, "update", "failed", changes, { error: "account missing on the platform; recreating" });
+      await this.tools.write(pass, "update", "failed", changes, {
+        error: "account missing on the platform; recreating",
+      });
       pass.before = null;
       return this.create(pass, desired, diffDashboardUsers(null, desired));
     }
-    if (await this.legacy.noteIfRefused(outcome, desired)) {
+    if (await this.tools.legacy.noteIfRefused(outcome, desired)) {
       // A reduction is sent again at once, translated; a grant waits for the mapping.
       if (reduction && toGranular(desired, pass.equivalents ?? {}))
         return this.update(pass, platformId, desired, changes, reduction);
-      return this.holdForLegacy(pass, "update", changes, outcome);
+      return this.tools.holdForLegacy(pass, "update", changes, outcome);
     }
-    return this.fail(pass, "update", changes, resultOfFailure(outcome), outcome);
+    return this.tools.fail(pass, "update", changes, resultOfFailure(outcome), outcome);
   }
 
-  protected async deprovision(
+  async deprovision(
     pass: ReconcilePass,
     platformId: string,
     changes: Change[],
     words?: string,
   ): Promise<ReconcileResult> {
-    const outcome = await this.deps.platform.deleteUser(platformId, this.spend(pass, "deprovision", "reduction"));
-    this.note(pass, outcome);
+    const outcome = await this.deps.platform.deleteUser(platformId, this.tools.spend(pass, "deprovision", "reduction"));
+    this.tools.note(pass, outcome);
     if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
       await removeAccount(this.deps.db, pass.userId);
       await deleteHold(this.deps.db, pass.userId);
-      await this.write(pass, "deprovision", "succeeded", changes, { after: null, ...(words ? { note: words } : {}) });
+      await this.tools.write(pass, "deprovision", "succeeded", changes, {
+        after: null,
+        ...(words ? { note: words } : {}),
+      });
       return { kind: "done" };
     }
-    return this.fail(pass, "deprovision", changes, resultOfFailure(outcome), outcome);
+    return this.tools.fail(pass, "deprovision", changes, resultOfFailure(outcome), outcome);
   }
 }

@@ -1,20 +1,31 @@
 /**
  * The executors that take access away, and those that need an admin: a deprovision behind the
  * mass-deprovision breaker (its counts are read in breaker.ts), strip now and delete after the
- * grace, recreate on a userName change, and the email-change hold.
+ * grace, recreate on a userName change, and the email-change hold. One object per reconciler, on its
+ * shared tools (pass.ts) and its writes (writes.ts): a strip the platform refuses deletes, a
+ * recreate deletes then creates, in the same pass.
  */
-import { WriteExecutors } from "./executeWrites.js";
-import type { ReconcilePass } from "./pass.js";
-import { deleteHold, type Hold } from "../db/holdRepository.js";
-import { recordApplied, removeAccount } from "../db/platformAccountRepository.js";
-import { log } from "../logging/logger.js";
-import { deleteWave, shouldHoldDeprovision, stripWave } from "./breaker.js";
-import { diffDashboardUsers, type Change } from "./diff.js";
-import { errorDetail, resultOfFailure, type ReconcileResult } from "./outcomes.js";
-import type { DeprovisionReason, Plan } from "./planner.js";
+import type { WriteExecutors } from "./writes.js";
+import type { PassTools, ReconcilePass, ReconcilerDeps } from "../pass.js";
+import { deleteHold, type Hold } from "../../db/holdRepository.js";
+import { recordApplied, removeAccount } from "../../db/platformAccountRepository.js";
+import { log } from "../../logging/logger.js";
+import { deleteWave, shouldHoldDeprovision, stripWave } from "../breaker.js";
+import { diffDashboardUsers, type Change } from "../diff.js";
+import { errorDetail, resultOfFailure, type ReconcileResult } from "../outcomes.js";
+import type { DeprovisionReason, Plan } from "../planner.js";
 
-export class RemovalExecutors extends WriteExecutors {
-  protected async deprovisionGuarded(
+export class RemovalExecutors {
+  private readonly deps: ReconcilerDeps;
+
+  constructor(
+    private readonly tools: PassTools,
+    private readonly writes: WriteExecutors,
+  ) {
+    this.deps = tools.deps;
+  }
+
+  async deprovisionGuarded(
     pass: ReconcilePass,
     platformId: string,
     changes: Change[],
@@ -22,14 +33,14 @@ export class RemovalExecutors extends WriteExecutors {
     reason: DeprovisionReason,
   ): Promise<ReconcileResult> {
     if (await this.breakerHolds(pass, platformId, changes, hold)) return { kind: "done" };
-    return this.deprovision(pass, platformId, changes, DEPROVISION_WORDS[reason]);
+    return this.writes.deprovision(pass, platformId, changes, DEPROVISION_WORDS[reason]);
   }
 
   /**
    * The mass-deprovision breaker in front of a DELETE (what cannot be undone): true when the
    * delete must not go out now (waiting for, or refused by, an admin, or held here).
    */
-  protected async breakerHolds(
+  private async breakerHolds(
     pass: ReconcilePass,
     platformId: string,
     changes: Change[],
@@ -40,7 +51,7 @@ export class RemovalExecutors extends WriteExecutors {
     const now = clock.now();
     const { accounts, doneLastHour, pending } = await deleteWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
-    await this.hold(
+    await this.tools.hold(
       pass,
       { userId: pass.userId, kind: "deprovision", userName: pass.userName ?? "", detail: { platformId, changes }, now },
       {
@@ -58,37 +69,41 @@ export class RemovalExecutors extends WriteExecutors {
    * (taking access away is never held), but it trips the breaker for the deletes that would
    * follow: each strip past the threshold holds its account's later DELETE for an admin.
    */
-  protected async strip(
+  async strip(
     pass: ReconcilePass,
     plan: Extract<Plan, { action: "strip" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
     const { db, clock, platform } = this.deps;
-    const outcome = await platform.replaceUser(plan.platformId, plan.stripped, this.spend(pass, "strip", "reduction"));
-    this.note(pass, outcome);
+    const outcome = await platform.replaceUser(
+      plan.platformId,
+      plan.stripped,
+      this.tools.spend(pass, "strip", "reduction"),
+    );
+    this.tools.note(pass, outcome);
     if (outcome.kind === "http_error" && outcome.status === 404) {
       await removeAccount(db, pass.userId);
       await deleteHold(db, pass.userId);
-      await this.write(pass, "deprovision", "succeeded", plan.changes, {
+      await this.tools.write(pass, "deprovision", "succeeded", plan.changes, {
         after: null,
         note: "access removed: the account was already gone from the platform",
       });
       return { kind: "done" };
     }
     if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status)) {
-      await this.write(pass, "update", "failed", plan.changes, {
+      await this.tools.write(pass, "update", "failed", plan.changes, {
         error: `the platform refused an account with no permissions (${outcome.status}: ${errorDetail(outcome.body)}); deleting it at once instead`,
       });
       log.warn("reconcile", "platform refused a stripped account; deleting it at once", { status: outcome.status });
       return this.deprovisionGuarded(pass, plan.platformId, diffDashboardUsers(pass.before, null), hold, "no-grace");
     }
-    if (outcome.kind !== "ok") return this.fail(pass, "update", plan.changes, resultOfFailure(outcome), outcome);
+    if (outcome.kind !== "ok") return this.tools.fail(pass, "update", plan.changes, resultOfFailure(outcome), outcome);
     const now = clock.now();
     await recordApplied(db, pass.userId, plan.platformId, plan.stripped, now, {
       stripped: { deleteAfter: plan.deleteAfter },
     });
     const kept = plan.deleteAfter ? `account kept until ${plan.deleteAfter.toISOString()}` : "adopted account kept";
-    await this.write(pass, "update", "succeeded", plan.changes, {
+    await this.tools.write(pass, "update", "succeeded", plan.changes, {
       after: plan.stripped,
       reasons: [],
       note: `access removed: ${pass.why ?? "no access left"}; ${kept}`,
@@ -106,7 +121,7 @@ export class RemovalExecutors extends WriteExecutors {
   }
 
   /** A mass strip: hold this account's later DELETE for an admin (the strip itself has gone out). */
-  protected async holdWaveOfStrips(
+  private async holdWaveOfStrips(
     pass: ReconcilePass,
     plan: Extract<Plan, { action: "strip" }>,
     now: Date,
@@ -115,7 +130,7 @@ export class RemovalExecutors extends WriteExecutors {
     const { accounts, deleted, stripped, queued, held } = await stripWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, deleted + stripped - 1, 1 + queued + held)) return;
     const changes = diffDashboardUsers(plan.stripped, null);
-    await this.hold(
+    await this.tools.hold(
       pass,
       {
         userId: pass.userId,
@@ -133,14 +148,14 @@ export class RemovalExecutors extends WriteExecutors {
   }
 
   /** RECONCILE_ON_EMAIL_CHANGE=recreate: the DELETE (behind the breaker), then the create, in the same pass. */
-  protected async recreate(
+  async recreate(
     pass: ReconcilePass,
     plan: Extract<Plan, { action: "recreate" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
     const gone = diffDashboardUsers(pass.before, null);
     if (await this.breakerHolds(pass, plan.platformId, gone, hold)) return { kind: "done" };
-    const removed = await this.deprovision(
+    const removed = await this.writes.deprovision(
       pass,
       plan.platformId,
       gone,
@@ -148,25 +163,25 @@ export class RemovalExecutors extends WriteExecutors {
     );
     if (removed.kind !== "done") return removed;
     pass.before = null;
-    return this.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
+    return this.writes.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
   }
 
   /** The platform cannot rename a userName: hold for an admin, or (once approved) delete and create. */
-  protected async emailChange(
+  async emailChange(
     pass: ReconcilePass,
     plan: Extract<Plan, { action: "email-change" }>,
     hold: Hold | undefined,
   ): Promise<ReconcileResult> {
     if (hold?.kind === "email_change" && hold.decision === "approved") {
-      const removed = await this.deprovision(pass, plan.platformId, diffDashboardUsers(pass.before, null));
+      const removed = await this.writes.deprovision(pass, plan.platformId, diffDashboardUsers(pass.before, null));
       if (removed.kind !== "done") return removed;
       pass.before = null;
-      return this.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
+      return this.writes.create(pass, plan.desired, diffDashboardUsers(null, plan.desired));
     }
     if (plan.interim) {
       // Only the rename waits: grants and reductions reach the account under its current userName.
       pass.userName = plan.interim.desired.userName;
-      const applied = await this.update(
+      const applied = await this.writes.update(
         pass,
         plan.platformId,
         plan.interim.desired,
@@ -179,7 +194,7 @@ export class RemovalExecutors extends WriteExecutors {
     }
     if (hold?.kind === "email_change") return { kind: "done" };
     const { clock } = this.deps;
-    await this.hold(
+    await this.tools.hold(
       pass,
       {
         userId: pass.userId,
