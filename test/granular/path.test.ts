@@ -13,12 +13,14 @@ import {
   type Stack,
 } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
+import { callsSpent, platformCalls } from "../support/emulator.js";
 
 /**
  * The upgrade path of docs/granular-permissions.md, step by step, on the emulator over real HTTP:
  * a legacy company → the platform's migration → legacy refused → held grants with one alert →
  * `mapping migrate` → the switch, 0 calls for unchanged accounts → the held grants applied.
- * Calls are counted on the emulator (its SCIM request counters), never through the product.
+ * Calls are counted on the emulator (its SCIM counters) and in the connector's budget ledger, and
+ * the two must agree: a call the ledger missed is one the budget never saw.
  */
 
 const LEGACY_MAPPING = `department: { default: engineering }
@@ -38,25 +40,12 @@ rules:
         permissions: [basic_access]
 `;
 
-const SCIM_KEYS = [
-  "POST /scim/v2/Users",
-  "PUT /scim/v2/Users/{id}",
-  "GET /scim/v2/Users/{id}",
-  "GET /scim/v2/Users",
-  "DELETE /scim/v2/Users/{id}",
-];
-
 describe("the move to granular permissions, on the platform's timeline", () => {
   let stack: Stack;
   const ids: Record<string, string> = {};
   let marketing: string;
 
-  const calls = async () => {
-    const res = await request(stack.emulator.url).get("/_emulator/stats");
-    const requests = res.body.requests as Record<string, number>;
-    return Object.fromEntries(SCIM_KEYS.map((k) => [k, requests[k] ?? 0])) as Record<string, number>;
-  };
-  const total = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+  const calls = () => platformCalls(stack.emulator.url, stack.database.db);
   const platform = (body: object) => request(stack.emulator.url).post("/_emulator/permissions").send(body);
   const account = async (userName: string) =>
     (await emulatorState(stack)).dashboardUsers.find((u) => u.userName === userName);
@@ -99,6 +88,7 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     const ann = await account("ann@example.com");
     expect(ann!.permissions.appGroup[0]!.appGroupPermissions).toHaveLength(45);
 
+    const before = await calls();
     const started = await request(stack.service.url)
       .post("/admin/api/resync")
       .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
@@ -110,6 +100,12 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     });
     expect(run).toMatchObject({ status: "succeeded", progress: { verified: 3, drifted: 0 } });
     await waitForQueueIdle(stack);
+    // One read per account, on the emulator and in the ledger alike.
+    expect(callsSpent(before, await calls())).toEqual({
+      emulator: 3,
+      byRoute: { "GET /scim/v2/Users/{id}": 3 },
+      ledger: 3,
+    });
     // It learned the model from the answers, at no cost.
     const overview = await adminApi(stack)("/permissions");
     expect(overview.status, overview.text).toBe(200);
@@ -127,10 +123,12 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     await api.patch(`/Groups/${marketing}`, [{ op: "add", path: "members", value: [{ value: ids.eve }] }]);
     await waitForQueueIdle(stack);
 
-    const after = await calls();
     // One refused POST (dee's); eve's grant was held without spending a call.
-    expect(after["POST /scim/v2/Users"]! - before["POST /scim/v2/Users"]!).toBe(1);
-    expect(total(after) - total(before)).toBe(1);
+    expect(callsSpent(before, await calls())).toEqual({
+      emulator: 1,
+      byRoute: { "POST /scim/v2/Users": 1 },
+      ledger: 1,
+    });
     expect(await account("dee@example.com")).toBeUndefined();
     expect((await logOf("eve@example.com")).at(-1)).toMatchObject({
       action: "create",
@@ -159,11 +157,13 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     expect(reload).toEqual({ ok: true, changed: true });
     await waitForQueueIdle(stack);
 
-    const after = await calls();
     // ann and cem hold in legacy terms what the granular mapping grants: re-based, nothing sent.
     // dee and eve: their held creates, one POST each. Nothing else.
-    expect(after["POST /scim/v2/Users"]! - before["POST /scim/v2/Users"]!).toBe(2);
-    expect(total(after) - total(before)).toBe(2);
+    expect(callsSpent(before, await calls())).toEqual({
+      emulator: 2,
+      byRoute: { "POST /scim/v2/Users": 2 },
+      ledger: 2,
+    });
     for (const name of ["ann", "cem"]) {
       const last = (await logOf(`${name}@example.com`)).at(-1)!;
       expect(last).toMatchObject({ action: "update", outcome: "succeeded", calls_spent: 0 });
@@ -191,9 +191,12 @@ describe("the move to granular permissions, on the platform's timeline", () => {
     const before = await calls();
     await stack.service.mappings.reload(stack.service.db);
     await waitForQueueIdle(stack);
-    const after = await calls();
-    expect(total(after) - total(before)).toBe(1); // cem, the one analyst
-    expect(after["PUT /scim/v2/Users/{id}"]! - before["PUT /scim/v2/Users/{id}"]!).toBe(1);
+    // cem, the one analyst.
+    expect(callsSpent(before, await calls())).toEqual({
+      emulator: 1,
+      byRoute: { "PUT /scim/v2/Users/{id}": 1 },
+      ledger: 1,
+    });
     expect((await account("cem@example.com"))!.permissions.appGroup[0]!.appGroupPermissions).toContain(
       "view_push_settings",
     );

@@ -55,3 +55,26 @@ export async function requestTimes(emulatorUrl: string, since: Date, routePart: 
 export async function ledgerDebits(db: Sql): Promise<number> {
   return (await db.query(`SELECT count(*)::int AS n FROM budget_debits`))[0].n as number;
 }
+
+/**
+ * The platform calls made so far, counted twice: by the emulator (its SCIM daily counter, and its
+ * request counters by route) and by the connector's budget ledger. The two must agree: a call the
+ * ledger missed is a call the budget did not see.
+ */
+export type PlatformCalls = { emulator: number; byRoute: Record<string, number>; ledger: number };
+
+export async function platformCalls(emulatorUrl: string, db: Sql): Promise<PlatformCalls> {
+  const counts = await emulatorCounts(emulatorUrl);
+  const byRoute = Object.fromEntries(Object.entries(counts.requests).filter(([route]) => route.includes(" /scim/")));
+  return { emulator: counts.scimDaily.used, byRoute, ledger: await ledgerDebits(db) };
+}
+
+/** What was spent from `before` to `after`: routes that moved only, the emulator's and the ledger's totals. */
+export function callsSpent(before: PlatformCalls, after: PlatformCalls): PlatformCalls {
+  const byRoute: Record<string, number> = {};
+  for (const [route, n] of Object.entries(after.byRoute)) {
+    const moved = n - (before.byRoute[route] ?? 0);
+    if (moved !== 0) byRoute[route] = moved;
+  }
+  return { emulator: after.emulator - before.emulator, byRoute, ledger: after.ledger - before.ledger };
+}
