@@ -1,6 +1,7 @@
 /**
  * bench/granular-switch: what the move to the platform's granular permissions costs in platform
- * calls, counted on the emulator's own journal (never through the connector's code).
+ * calls, counted on the emulator's own journal and in the connector's budget ledger (which must
+ * agree: a call the ledger missed is one the budget never saw).
  *
  *   npm run bench:granular [-- --users 20000 --groups 20]
  *
@@ -11,7 +12,9 @@
  *      naive re-send is one PUT per account, N).
  *   2. a one-rule change: one group's rule gains a permission. Goal: exactly the accounts of that
  *      group's members, computed from the bench's own model of who is in which group.
- * Exits non-zero when a goal is missed.
+ * After each step the work must be done, not put off: the reconcile queue empty (nothing parked,
+ * deferred or due), and every account on the emulator holding what the bench's model says the
+ * mapping grants (bench/support/granularWorld.ts). Exits non-zero when a goal is missed.
  */
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -25,6 +28,9 @@ import { migrateMapping } from "../src/mapping/migrate.js";
 import { startService } from "../src/service.js";
 import { keepAliveClient } from "./support/httpClient.js";
 import { benchUser } from "./support/scimUser.js";
+import { accountDifferences, groupsOf, legacyMapping, userNameOf, type Step } from "./support/granularWorld.js";
+import { ledgerDebits } from "../test/support/emulator.js";
+import { waitForQueueIdle } from "../test/support/queue.js";
 
 const { values } = parseArgs({
   options: {
@@ -39,31 +45,13 @@ const CONCURRENCY = Number(values.concurrency);
 const TOKEN = "bench-granular-token-0123456789abcdef";
 setLogLevel("warn");
 
-/** Group k grants basic_access in Workspace k%4, plus send_campaigns_canvases for even k, plus a team for every third. */
-function legacyMapping(): string {
-  const lines = ["department: { default: engineering }", "rules:"];
-  for (let k = 0; k < GROUPS; k++) {
-    lines.push(
-      `  - description: Group ${k}`,
-      `    group: Group ${k}`,
-      "    workspaces:",
-      `      - name: Workspace ${k % 4}`,
-      `        permissions: [basic_access${k % 2 === 0 ? ", send_campaigns_canvases" : ""}]`,
-      ...(k % 3 === 0
-        ? ["        teams:", `          - name: Team ${k}`, "            permissions: [basic_access]"]
-        : []),
-    );
-  }
-  return `${lines.join("\n")}\n`;
-}
-
-/** User i is in group i % GROUPS, and every 7th user also in group (i + 1) % GROUPS. */
-const groupsOf = (i: number) => (i % 7 === 0 ? [i % GROUPS, (i + 1) % GROUPS] : [i % GROUPS]);
+const world = { users: USERS, groups: GROUPS };
+const GRANULAR = { model: "granular" } as const;
 
 const dir = await mkdtemp(path.join(os.tmpdir(), "scim-bench-granular-"));
 await chmod(dir, 0o755);
 const mappingFile = path.join(dir, "mapping.yaml");
-await writeFile(mappingFile, legacyMapping());
+await writeFile(mappingFile, legacyMapping(world));
 const pg = await startEmbeddedPostgres(path.join(dir, "pg"), { persistent: false, throwaway: true });
 const emulator = await startEmulator({ scimDailyLimit: 1_000_000_000, scimJournal: true, permissions: "legacy" });
 const service = await startService({
@@ -88,33 +76,47 @@ const http = keepAliveClient(service.url, CONCURRENCY);
 const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/scim+json" };
 let failed = false;
 
-async function idle(label: string): Promise<void> {
+/**
+ * Waits until nothing is due, then checks that the step's work was done rather than put off: the
+ * queue empty (a parked or deferred row is work not done), every account as the model wants it at
+ * `step`, and the emulator's journal and the ledger moved alike since `mark`. Misses are printed.
+ */
+async function settled(label: string, step: Step, mark: { journal: number; ledger: number }): Promise<boolean> {
   const started = Date.now();
-  for (;;) {
-    const [row] = (await service.db.query(
-      `SELECT count(*) FILTER (WHERE parked_at IS NULL AND not_before <= now() + interval '2 minutes')::int AS n FROM reconcile_queue`,
-    )) as { n: number }[];
-    if (row!.n === 0) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  console.log(`  ${label}: converged in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await waitForQueueIdle(service.db, { timeoutMs: 30 * 60_000 });
+  console.log(`  ${label}: nothing due after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const [left] = (await service.db.query(
+    `SELECT count(*)::int AS rows, count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked,
+            count(*) FILTER (WHERE parked_at IS NULL AND not_before > now())::int AS deferred FROM reconcile_queue`,
+  )) as { rows: number; parked: number; deferred: number }[];
+  const differences = accountDifferences(world, emulator.state.dashboardUsers.list(), step);
+  const calls = { emulator: journal.length - mark.journal, ledger: (await ledgerDebits(service.db)) - mark.ledger };
+  const ok = left!.rows === 0 && differences.length === 0 && calls.emulator === calls.ledger;
+  console.log(
+    `  ${label}: queue ${left!.rows} rows (${left!.parked} parked, ${left!.deferred} deferred; goal 0); accounts unlike the mapping: ${differences.length} (goal 0); calls: emulator ${calls.emulator}, ledger ${calls.ledger}   ${ok ? "OK" : "MISSED"}`,
+  );
+  for (const d of differences.slice(0, 3)) console.log(`    ${d}`);
+  return ok;
 }
+
+const marks = async () => ({ journal: journal.length, ledger: await ledgerDebits(service.db) });
 
 try {
   console.log(`provisioning ${USERS.toLocaleString()} users in ${GROUPS} groups under a legacy mapping…`);
+  const provisioning = await marks();
   const ids: string[] = new Array(USERS);
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let i = next++; i < USERS; i = next++) {
-        const res = await http.call("POST", "/scim/v2/Users", headers, JSON.stringify(benchUser(`u${i}@example.com`)));
+        const res = await http.call("POST", "/scim/v2/Users", headers, JSON.stringify(benchUser(userNameOf(i))));
         if (res.status !== 201) throw new Error(`create u${i}: ${res.status} ${res.text}`);
         ids[i] = (JSON.parse(res.text) as { id: string }).id;
       }
     }),
   );
   const members = Array.from({ length: GROUPS }, () => [] as string[]);
-  ids.forEach((id, i) => groupsOf(i).forEach((k) => members[k]!.push(id)));
+  ids.forEach((id, i) => groupsOf(world, i).forEach((k) => members[k]!.push(id)));
   for (let k = 0; k < GROUPS; k++) {
     const res = await http.call(
       "POST",
@@ -128,7 +130,7 @@ try {
     );
     if (res.status !== 201) throw new Error(`group ${k}: ${res.status} ${res.text}`);
   }
-  await idle("legacy provisioning");
+  const provisioned = await settled("legacy provisioning", { model: "legacy" }, provisioning);
   console.log(`  ${emulator.state.dashboardUsers.byId.size.toLocaleString()} accounts on the emulator`);
 
   // The platform migrates the company (as POST /_emulator/permissions does).
@@ -140,19 +142,19 @@ try {
   if (!migrated.ok) throw new Error(`emulator migration: ${migrated.status}`);
 
   // 1. The switch to the translated mapping.
-  const translated = migrateMapping(legacyMapping());
+  const translated = migrateMapping(legacyMapping(world));
   if (translated.outcome !== "migrated") throw new Error(`mapping migrate: ${JSON.stringify(translated)}`);
   await writeFile(mappingFile, translated.text);
-  let mark = journal.length;
+  let mark = await marks();
   let started = performance.now();
   await service.mappings.reload(service.db);
-  await idle("switch to granular");
-  const switchCalls = journal.length - mark;
+  const switched = await settled("switch to granular", GRANULAR, mark);
+  const switchCalls = journal.length - mark.journal;
   const switchSeconds = (performance.now() - started) / 1000;
 
   // 2. A one-rule change: Group 5's rule gains view_push_settings.
   const changedGroup = 5 % GROUPS;
-  const expected = ids.filter((_, i) => groupsOf(i).includes(changedGroup)).length;
+  const expected = ids.filter((_, i) => groupsOf(world, i).includes(changedGroup)).length;
   const changed = translated.text.replace(
     new RegExp(
       `(group: Group ${changedGroup}\\n    workspaces:\\n      - name: Workspace \\d\\n        permissions:\\n)`,
@@ -161,21 +163,23 @@ try {
   );
   if (changed === translated.text) throw new Error("the one-rule change did not apply to the migrated text");
   await writeFile(mappingFile, changed);
-  mark = journal.length;
+  mark = await marks();
   started = performance.now();
   await service.mappings.reload(service.db);
-  await idle("one-rule change");
-  const ruleCalls = journal.slice(mark);
+  const ruleStep = { ...GRANULAR, extra: { group: changedGroup, permission: "view_push_settings" } };
+  const ruleDone = await settled("one-rule change", ruleStep, mark);
+  const ruleCalls = journal.slice(mark.journal);
   const ruleSeconds = (performance.now() - started) / 1000;
   const puts = ruleCalls.filter((e) => e.method === "PUT").length;
 
   console.log(
-    `\nswitch to the translated mapping: ${switchCalls} calls (goal 0; a naive re-send is ${USERS.toLocaleString()})   ${switchSeconds.toFixed(1)} s   ${switchCalls === 0 ? "OK" : "MISSED"}`,
+    `\nswitch to the translated mapping: ${switchCalls} calls (goal 0; a naive re-send is ${USERS.toLocaleString()})   ${switchSeconds.toFixed(1)} s   ${switchCalls === 0 && switched ? "OK" : "MISSED"}`,
   );
   console.log(
-    `one-rule change (Group ${changedGroup}): ${ruleCalls.length} calls, ${puts} PUTs (goal exactly ${expected}, the group's members)   ${ruleSeconds.toFixed(1)} s   ${ruleCalls.length === expected && puts === expected ? "OK" : "MISSED"}`,
+    `one-rule change (Group ${changedGroup}): ${ruleCalls.length} calls, ${puts} PUTs (goal exactly ${expected}, the group's members)   ${ruleSeconds.toFixed(1)} s   ${ruleCalls.length === expected && puts === expected && ruleDone ? "OK" : "MISSED"}`,
   );
-  failed = switchCalls !== 0 || ruleCalls.length !== expected || puts !== expected;
+  failed =
+    !provisioned || !switched || !ruleDone || switchCalls !== 0 || ruleCalls.length !== expected || puts !== expected;
 } finally {
   http.close();
   await service.close();
