@@ -9,8 +9,8 @@ import { independentChain } from "./independentChain.js";
 
 /**
  * The log's words in two fields (issue 39): an entry that failed says why in `error`; any other
- * entry's words are its `note`. Entries written by 0.2.0 kept every entry's words in `error` and
- * were hashed into the tamper-evident chain so: the migration adds `note` without touching them, the
+ * entry's words are its `note`. Entries written before the note (commit 509cb8a; the chain came
+ * with fcae8f0, after 0.2.0) kept every entry's words in `error` and were hashed into the chain so: the migration adds `note` without touching them, the
  * chain still verifies (by the product and by code written apart from it), and they are read back
  * with a success's words as its note.
  */
@@ -22,7 +22,7 @@ describe("the log's note: success words apart from errors, older entries' hashes
   const runner = (q: Queryable) => ({ query: (sql: string) => q.query(sql) }) as unknown as Runner;
   const at = new Date("2026-11-20T10:00:00Z");
 
-  /** An entry as 0.2.0 wrote it: its words in `error` whatever the outcome, chained with the columns it had. */
+  /** An entry as the code before 509cb8a wrote it: its words in `error` whatever the outcome, chained with the columns it had. */
   const writeAsBefore = (outcome: string, error: string) =>
     database.db.transaction((tx) =>
       appendToChain(tx, RECONCILE_LOG_CHAIN, async () => {
@@ -37,7 +37,7 @@ describe("the log's note: success words apart from errors, older entries' hashes
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    await migration.down(runner(database.db)); // the table as 0.2.0 had it
+    await migration.down(runner(database.db)); // the table before migration 2000
     await writeAsBefore("succeeded", "access removed: deactivated in the IdP; account kept until 2026-11-21");
     await writeAsBefore("failed", "platform answered 400: invalid email");
     await database.db.transaction((tx) => migration.up(runner(tx)));

@@ -56,7 +56,7 @@ describe("migration 1920: campaign items partitioned, with their counts", () => 
   it("moves existing items into a partition each, ids and decisions kept, and counts them", async () => {
     await migration.down(runner(db));
     const [kind] = await db.query<{ relkind: string }>(`SELECT relkind FROM pg_class WHERE relname = 'campaign_items'`);
-    expect(kind!.relkind).toBe("r"); // the table as 0.2.0 had it
+    expect(kind!.relkind).toBe("r"); // the table before migration 1920 (0.2.0 had no campaigns)
     for (const n of [1, 2]) {
       const [c] = await db.query<{ id: string }>(
         `INSERT INTO campaigns (name, scope, reviewers, fallback_reviewer, due_at, started_by, started_at)
