@@ -19,7 +19,7 @@ import pg from "pg";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../src/emulator/index.js";
-import { reportedState } from "../src/emulator/subscriptions.js";
+import { reportedState } from "../src/emulator/engagement/subscriptions.js";
 import { MAX_ENTRIES_PER_SUBSCRIPTION_REQUEST, minimumRequests, type PendingChange } from "../src/mirror/batching.js";
 import { MirrorSyncWorker } from "../src/mirror/worker.js";
 import { HttpTransport } from "../src/platform/transport.js";

@@ -28,7 +28,7 @@ import { loadEnv } from "../src/config/env.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { getRun } from "../src/db/resyncRepository.js";
 import { startEmulator } from "../src/emulator/index.js";
-import { REPORT_ROWS } from "../src/emulator/securityEvents.js";
+import { REPORT_ROWS } from "../src/emulator/security/events.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";
 import { setLogLevel } from "../src/logging/logger.js";
 import { startService, type Service } from "../src/service.js";

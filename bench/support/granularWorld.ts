@@ -1,5 +1,5 @@
-import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
-import { migratedPermissions } from "../../src/emulator/permissionModel.js";
+import type { DashboardUser } from "../../src/emulator/dashboard/users.js";
+import { migratedPermissions } from "../../src/emulator/dashboard/permissionModel.js";
 
 /**
  * bench/granular-switch's world, kept apart from the connector's code: which groups grant what

@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { ConfigError, type Env } from "../config/env.js";
 import { log } from "../logging/logger.js";
 import { startEmulator, type EmulatorOptions } from "../emulator/index.js";
-import { PERMISSIONS_OPTIONS, type PermissionsOption } from "../emulator/permissionModel.js";
-import { parseS3Uri, type SecurityExportOptions } from "../emulator/securityExport.js";
+import { PERMISSIONS_OPTIONS, type PermissionsOption } from "../emulator/dashboard/permissionModel.js";
+import { parseS3Uri, type SecurityExportOptions } from "../emulator/security/export.js";
 
 /**
  * `scim-connector emulator [--port N] [--host H] [--permissions MODEL] [--security-export s3://bucket/prefix]`:

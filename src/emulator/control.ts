@@ -1,11 +1,11 @@
 import { Router, type RequestHandler } from "express";
-import { DIRECTORY_KINDS } from "./directory.js";
+import { DIRECTORY_KINDS } from "./dashboard/directory.js";
 import { loadFixtures, parseFixtures } from "./fixtures.js";
-import { parseFaultSpec } from "./faults.js";
+import { parseFaultSpec } from "./pipeline/faults.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
-import type { SecurityExporter } from "./securityExport.js";
+import type { SecurityExporter } from "./security/export.js";
 import { badRequest, bodyObject, restError, sendJson } from "./http.js";
-import { changePermissionModel, parseModelChange } from "./migration.js";
+import { changePermissionModel, parseModelChange } from "./dashboard/migration.js";
 import type { EmulatorState } from "./state.js";
 import { oneOf, requiredString } from "./validation.js";
 

@@ -1,4 +1,8 @@
-import { loadDirectoryFixtures, parseDirectoryFixtures, type DirectoryFixtures } from "./directoryFixtures.js";
+import {
+  loadDirectoryFixtures,
+  parseDirectoryFixtures,
+  type DirectoryFixtures,
+} from "./dashboard/directoryFixtures.js";
 import { badRequest } from "./http.js";
 import type { DataIntegration, EmulatorState, InvalidPhone, SyncJob } from "./state.js";
 import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js";
@@ -8,7 +12,7 @@ import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js"
  * record shapes. Integrations are upserted by `integration_id`, an integration's sync jobs are
  * replaced, invalid phones are upserted by `phone`. `hardBounces` and `spam` (address lists) are
  * an emulator addition so the removal endpoints have something to remove. `workspaces`, `roles`
- * and `permissionSets` fill the company's directory (src/emulator/directoryFixtures.ts).
+ * and `permissionSets` fill the company's directory (src/emulator/dashboard/directoryFixtures.ts).
  */
 
 const JOB_STATUSES = ["running", "success", "partial", "error", "config_error"];

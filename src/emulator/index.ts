@@ -1,10 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ManualClock, systemClock, type Clock } from "../clock.js";
-import { buildAuthConfig } from "./auth.js";
+import { buildAuthConfig } from "./pipeline/auth.js";
 import { createEmulatorApp } from "./server.js";
-import type { PermissionsOption } from "./permissionModel.js";
-import { SecurityExporter, type SecurityExportOptions } from "./securityExport.js";
+import type { PermissionsOption } from "./dashboard/permissionModel.js";
+import { SecurityExporter, type SecurityExportOptions } from "./security/export.js";
 import { EmulatorState } from "./state.js";
 
 /**

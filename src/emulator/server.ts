@@ -1,7 +1,7 @@
 import express, { Router, type Express, type RequestHandler } from "express";
-import type { AuthConfig } from "./auth.js";
+import type { AuthConfig } from "./pipeline/auth.js";
 import { controlRouter } from "./control.js";
-import { faultMiddleware } from "./faults.js";
+import { faultMiddleware } from "./pipeline/faults.js";
 import { errorRenderer, makeRegistrar, restError } from "./http.js";
 import type { RouteContext } from "./routes/context.js";
 import { cdiRoutes } from "./routes/cdi.js";
@@ -11,7 +11,7 @@ import { scimRoutes } from "./routes/scim.js";
 import { smsRoutes } from "./routes/sms.js";
 import { subscriptionRoutes } from "./routes/subscriptions.js";
 import { userRoutes } from "./routes/users.js";
-import type { SecurityExporter } from "./securityExport.js";
+import type { SecurityExporter } from "./security/export.js";
 import type { EmulatorState } from "./state.js";
 
 /**

@@ -1,11 +1,11 @@
 import { ManualClock } from "../clock.js";
-import { DashboardUserStore, type DashboardUser } from "./dashboardUsers.js";
-import { CompanyDirectory } from "./directory.js";
-import { FaultList } from "./faults.js";
-import { permissionModelOf, type PermissionsOption } from "./permissionModel.js";
-import { presentProfile, ProfileStore } from "./profiles.js";
-import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./rateLimits.js";
-import { SecurityEventLog, type SecurityEvent } from "./securityEvents.js";
+import { DashboardUserStore, type DashboardUser } from "./dashboard/users.js";
+import { CompanyDirectory } from "./dashboard/directory.js";
+import { FaultList } from "./pipeline/faults.js";
+import { permissionModelOf, type PermissionsOption } from "./dashboard/permissionModel.js";
+import { presentProfile, ProfileStore } from "./engagement/profiles.js";
+import { RATE_LIMITS, RateLimiter, type RateLimitRule } from "./pipeline/rateLimits.js";
+import { SecurityEventLog, type SecurityEvent } from "./security/events.js";
 
 /**
  * Everything the emulator holds, in memory (a reset is instant). One instance per running
@@ -65,7 +65,7 @@ export class EmulatorState {
   readonly requestLog: { at: number; route: string }[] = [];
   readonly rateLimiter = new RateLimiter();
   readonly faults = new FaultList();
-  /** The platform's Security Event record: dashboard actions and SCIM writes (src/emulator/securityEvents.ts). */
+  /** The platform's Security Event record: dashboard actions and SCIM writes (src/emulator/security/events.ts). */
   readonly securityEvents = new SecurityEventLog();
   /** Called after each move of the clock by the control plane (the daily security export checks for a finished day). */
   readonly clockListeners = new Set<() => void>();

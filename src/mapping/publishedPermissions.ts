@@ -4,7 +4,7 @@
  * table from one to the other. Facts only: where the platform publishes a display name but no
  * SCIM string, the entry says so (`{ display }`) and nothing here invents the string. The
  * connector asks the mapping file's `vocabulary.equivalents` for those; the emulator, which must
- * answer something, makes its own (see src/emulator/permissionModel.ts).
+ * answer something, makes its own (see src/emulator/dashboard/permissionModel.ts).
  */
 
 /** One granular permission a legacy string becomes: its SCIM string, or only its display name when none is published. */

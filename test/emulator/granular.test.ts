@@ -5,7 +5,7 @@ import {
   acceptedLegacyPermissions,
   inventedScimString,
   migratedPermissions,
-} from "../../src/emulator/permissionModel.js";
+} from "../../src/emulator/dashboard/permissionModel.js";
 import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
 import { dashboardUser, startClient, type Client } from "./harness.js";
 

@@ -8,7 +8,7 @@ import {
   takeFromWindow,
   windowStartOf,
   type RateLimitRule,
-} from "../../src/emulator/rateLimits.js";
+} from "../../src/emulator/pipeline/rateLimits.js";
 import { startClient, type Client } from "./harness.js";
 
 describe("rate-limit windows (pure)", () => {

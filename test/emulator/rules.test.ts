@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { decodeCursor, encodeCursor, paginate } from "../../src/emulator/cdiPages.js";
-import { parseDashboardUser } from "../../src/emulator/dashboardUsers.js";
-import { FaultList, parseFaultSpec } from "../../src/emulator/faults.js";
-import { parseInvalidPhoneQuery, selectInvalidPhones } from "../../src/emulator/invalidPhones.js";
+import { decodeCursor, encodeCursor, paginate } from "../../src/emulator/engagement/cdiPages.js";
+import { parseDashboardUser } from "../../src/emulator/dashboard/users.js";
+import { FaultList, parseFaultSpec } from "../../src/emulator/pipeline/faults.js";
+import { parseInvalidPhoneQuery, selectInvalidPhones } from "../../src/emulator/engagement/invalidPhones.js";
 import { eventPropertiesProblem, isE164, parseDateTime } from "../../src/emulator/validation.js";
 import { dashboardUser } from "./harness.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
+import { RATE_LIMITS } from "../../src/emulator/pipeline/rateLimits.js";
 import { parseUserNameFilter } from "../../src/emulator/routes/scim.js";
 import { dashboardUser, SCIM_HEADERS, startClient, type Client } from "./harness.js";
 

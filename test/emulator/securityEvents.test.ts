@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { SecurityEventLog } from "../../src/emulator/securityEvents.js";
+import { SecurityEventLog } from "../../src/emulator/security/events.js";
 import { dashboardUser, startClient, type Client } from "./harness.js";
 
 /** The dashboard (`POST /_emulator/dashboard`) and the platform's Security Event record, over real HTTP. */

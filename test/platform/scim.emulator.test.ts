@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
-import { RATE_LIMITS } from "../../src/emulator/rateLimits.js";
+import { RATE_LIMITS } from "../../src/emulator/pipeline/rateLimits.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { HttpTransport, noRetry, type HttpOutcome, type RetryPolicy } from "../../src/platform/transport.js";
 import { PlatformScimClient } from "../../src/platform/scim.js";

@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
+import type { DashboardUser } from "../../src/emulator/dashboard/users.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { DashboardUser } from "../../src/emulator/dashboardUsers.js";
+import type { DashboardUser } from "../../src/emulator/dashboard/users.js";
 import { emulatorCounts, emulatorDump, ledgerDebits, type EmulatorCounts, type Sql } from "./emulator.js";
 import { waitForQueueIdle } from "./queue.js";
 

@@ -1,8 +1,8 @@
 import type { Response } from "express";
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { badRequest, sendJson } from "../http.js";
-import { decodeCursor, paginate } from "../cdiPages.js";
-import { RATE_LIMITS } from "../rateLimits.js";
+import { decodeCursor, paginate } from "../engagement/cdiPages.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
 import type { RouteContext } from "./context.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { AuthConfig } from "../auth.js";
+import type { AuthConfig } from "../pipeline/auth.js";
 import type { RouteRegistrar } from "../http.js";
 import type { EmulatorState } from "../state.js";
 

@@ -1,8 +1,8 @@
 import type { Router } from "express";
-import { applyDashboardAction, parseDashboardAction } from "../dashboardActions.js";
+import { applyDashboardAction, parseDashboardAction } from "../dashboard/actions.js";
 import { badRequest, bodyObject, restError, sendJson } from "../http.js";
-import { ipOf, presentSecurityEvent, REPORT_ROWS, securityEventsCsv, utcDay } from "../securityEvents.js";
-import type { SecurityExporter } from "../securityExport.js";
+import { ipOf, presentSecurityEvent, REPORT_ROWS, securityEventsCsv, utcDay } from "../security/events.js";
+import type { SecurityExporter } from "../security/export.js";
 import type { EmulatorState } from "../state.js";
 
 /**

@@ -1,7 +1,7 @@
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { bodyObject, sendJson } from "../http.js";
-import type { EmailSubscriptionState } from "../profiles.js";
-import { RATE_LIMITS } from "../rateLimits.js";
+import type { EmailSubscriptionState } from "../engagement/profiles.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
 import { emailList, oneOf } from "../validation.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { badRequest, bodyObject, sendJson } from "../http.js";
-import { RATE_LIMITS } from "../rateLimits.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
 import type { PreferenceCenter } from "../state.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,9 +1,9 @@
 import type { Request, RequestHandler } from "express";
-import { rateLimit, requireScimToken } from "../auth.js";
-import { parseDashboardUser, samePermissions, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboardUsers.js";
+import { rateLimit, requireScimToken } from "../pipeline/auth.js";
+import { parseDashboardUser, samePermissions, SCIM_LIST_SCHEMA, type DashboardUserInput } from "../dashboard/users.js";
 import { scimError, sendJson } from "../http.js";
-import type { PermissionModel } from "../permissionModel.js";
-import { ipOf, SCIM_API_ACTOR } from "../securityEvents.js";
+import type { PermissionModel } from "../dashboard/permissionModel.js";
+import { ipOf, SCIM_API_ACTOR } from "../security/events.js";
 import type { ScimJournalEntry } from "../state.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,7 +1,7 @@
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { bodyObject, sendJson } from "../http.js";
-import { parseInvalidPhoneQuery, selectInvalidPhones } from "../invalidPhones.js";
-import { RATE_LIMITS } from "../rateLimits.js";
+import { parseInvalidPhoneQuery, selectInvalidPhones } from "../engagement/invalidPhones.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
 import { phoneList } from "../validation.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,8 +1,8 @@
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { badRequest, bodyObject, sendJson } from "../http.js";
-import type { SubscriptionState } from "../profiles.js";
-import { RATE_LIMITS } from "../rateLimits.js";
-import { reportedState, setGroupState } from "../subscriptions.js";
+import type { SubscriptionState } from "../engagement/profiles.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
+import { reportedState, setGroupState } from "../engagement/subscriptions.js";
 import { emailList, oneOf, phoneList, requiredString, stringList } from "../validation.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,7 +1,7 @@
-import { rateLimit, requirePermission } from "../auth.js";
+import { rateLimit, requirePermission } from "../pipeline/auth.js";
 import { badRequest, bodyObject, sendJson } from "../http.js";
-import { RATE_LIMITS } from "../rateLimits.js";
-import { trackUsers } from "../track.js";
+import { RATE_LIMITS } from "../pipeline/rateLimits.js";
+import { trackUsers } from "../engagement/track.js";
 import { aliasProblem, MAX_IDS_PER_REQUEST, requiredString, type UserAlias } from "../validation.js";
 import type { RouteContext } from "./context.js";
 

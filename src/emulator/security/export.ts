@@ -1,7 +1,7 @@
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { log } from "../logging/logger.js";
-import type { EmulatorState } from "./state.js";
-import { securityEventsCsv, utcDay } from "./securityEvents.js";
+import { log } from "../../logging/logger.js";
+import type { EmulatorState } from "../state.js";
+import { securityEventsCsv, utcDay } from "./events.js";
 
 /**
  * The platform's daily Security Event export to the customer's S3 bucket, as the emulator plays

@@ -1,4 +1,4 @@
-import { EmulatorHttpError } from "./http.js";
+import { EmulatorHttpError } from "../http.js";
 import type { Profile, ProfileStore } from "./profiles.js";
 import {
   BLACKLISTED_MESSAGE,
@@ -11,7 +11,7 @@ import {
   type InputArray,
   type Validated,
 } from "./trackRules.js";
-import { MAX_TRACK_OBJECTS } from "./validation.js";
+import { MAX_TRACK_OBJECTS } from "../validation.js";
 
 /**
  * `POST /users/track`: fatal problems (shape, more than 75 objects in an array, a blacklisted

@@ -38,7 +38,7 @@ export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0
 export class SecurityEventLog {
   /** Oldest first (the emulator's clock only moves forward). */
   private readonly events: SecurityEvent[] = [];
-  /** Days the daily export has written (src/emulator/securityExport.ts); cleared with the events. */
+  /** Days the daily export has written (src/emulator/security/export.ts); cleared with the events. */
   readonly exportedDays = new Set<string>();
 
   constructor(private readonly capacity = KEPT_EVENTS) {}

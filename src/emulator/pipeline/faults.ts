@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { badRequest } from "./http.js";
+import { badRequest } from "../http.js";
 
 /**
  * Injected failures for tests and rehearsals: a status answer, a delay, or a dropped

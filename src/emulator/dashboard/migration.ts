@@ -1,7 +1,7 @@
-import type { DashboardUserStore } from "./dashboardUsers.js";
-import { badRequest } from "./http.js";
+import type { DashboardUserStore } from "./users.js";
+import { badRequest } from "../http.js";
 import { migratedPermissions, type PermissionModel } from "./permissionModel.js";
-import { oneOf } from "./validation.js";
+import { oneOf } from "../validation.js";
 
 /**
  * `POST /_emulator/permissions`: the platform's migration of a company from legacy to granular

@@ -1,4 +1,4 @@
-import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "../mapping/publishedPermissions.js";
+import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "../../mapping/publishedPermissions.js";
 
 /**
  * The emulated company's permission model (shared/platform-granular.md): legacy, or granular

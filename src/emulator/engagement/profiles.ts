@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { UserAlias } from "./validation.js";
+import type { UserAlias } from "../validation.js";
 
 /**
  * User profiles of the engagement side (`/users/*`, subscriptions, email states) with O(1)

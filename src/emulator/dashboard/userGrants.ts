@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { describeRef, type DashboardUserInput, type DirectoryRef, type WorkspaceInput } from "./dashboardUserInput.js";
+import { describeRef, type DashboardUserInput, type DirectoryRef, type WorkspaceInput } from "./userInput.js";
 import type { CompanyDirectory, PermissionSet, Role, Workspace } from "./directory.js";
-import { scimError } from "./http.js";
+import { scimError } from "../http.js";
 import { acceptedLegacyPermissions, isLegacyInGranular, type PermissionModel } from "./permissionModel.js";
 
 /**

@@ -1,6 +1,6 @@
-import { badRequest } from "./http.js";
-import type { InvalidPhone, InvalidPhoneReason } from "./state.js";
-import { isE164 } from "./validation.js";
+import { badRequest } from "../http.js";
+import type { InvalidPhone, InvalidPhoneReason } from "../state.js";
+import { isE164 } from "../validation.js";
 
 /** Pure query rules and selection of `GET /sms/invalid_phone_numbers`. */
 

@@ -1,9 +1,9 @@
 import { isIP } from "node:net";
-import { SCIM_USER_SCHEMA } from "./dashboardUserInput.js";
-import { parseDashboardUser, type DashboardUser, type DashboardUserInput } from "./dashboardUsers.js";
-import { badRequest, EmulatorHttpError, restError } from "./http.js";
-import type { EmulatorState } from "./state.js";
-import { isEmail, oneOf, requiredString } from "./validation.js";
+import { SCIM_USER_SCHEMA } from "./userInput.js";
+import { parseDashboardUser, type DashboardUser, type DashboardUserInput } from "./users.js";
+import { badRequest, EmulatorHttpError, restError } from "../http.js";
+import type { EmulatorState } from "../state.js";
+import { isEmail, oneOf, requiredString } from "../validation.js";
 
 /**
  * What a person does in the platform's dashboard, as `POST /_emulator/dashboard` plays it: the

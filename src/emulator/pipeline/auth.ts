@@ -1,8 +1,8 @@
 import type { RequestHandler } from "express";
-import { restError, scimError } from "./http.js";
+import { restError, scimError } from "../http.js";
 import type { RateLimitRule } from "./rateLimits.js";
 import { rateLimitHeaders } from "./rateLimits.js";
-import type { EmulatorState } from "./state.js";
+import type { EmulatorState } from "../state.js";
 
 /**
  * Authentication of the two kinds of caller: REST API keys with permissions (401 for a missing

@@ -6,7 +6,7 @@ import {
   parseDateTime,
   aliasProblem,
   type UserAlias,
-} from "./validation.js";
+} from "../validation.js";
 import type { EmailSubscriptionState, SubscriptionState } from "./profiles.js";
 
 /**

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { presentPermissions, resolveGrants, type Grants, type PresentedPermissions } from "./dashboardUserGrants.js";
-import { SCIM_USER_SCHEMA, type DashboardUserInput } from "./dashboardUserInput.js";
+import { presentPermissions, resolveGrants, type Grants, type PresentedPermissions } from "./userGrants.js";
+import { SCIM_USER_SCHEMA, type DashboardUserInput } from "./userInput.js";
 import type { CompanyDirectory } from "./directory.js";
 import type { PermissionModel, Translation } from "./permissionModel.js";
 
-export { parseDashboardUser, type DashboardUserInput } from "./dashboardUserInput.js";
+export { parseDashboardUser, type DashboardUserInput } from "./userInput.js";
 
 /**
  * Dashboard users (the SCIM family). The store keeps users by id and by lower-cased userName,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { CompanyDirectory, Registry, Workspace } from "./directory.js";
-import { badRequest } from "./http.js";
+import { badRequest } from "../http.js";
 
 /**
  * The directory part of `POST /_emulator/fixtures`: workspaces with their teams, roles and
