@@ -48,6 +48,8 @@ export function holdSummary(hold: Pick<Hold, "kind" | "detail">, accountUserName
     const to = typeof hold.detail.to === "string" ? hold.detail.to : "?";
     return `userName changed ${from} → ${to}: approving deletes the platform account and creates it under the new name`;
   }
+  // A campaign's delete of an account made by hand (src/reconcile/unmanagedRemoval.ts) says why it waits.
+  if (typeof hold.detail.why === "string") return `${hold.detail.why}: approving deletes the dashboard account`;
   return "held by the mass-deprovision breaker: approving removes the dashboard account";
 }
 

@@ -52,6 +52,7 @@ export async function campaignCommand(
       all: { type: "boolean" },
       open: { type: "boolean" },
       comment: { type: "string" },
+      removal: { type: "string" },
       limit: { type: "string" },
     },
   });
@@ -109,6 +110,8 @@ export async function campaignCommand(
             decision,
             items,
             ...(values.comment !== undefined ? { comment: values.comment } : {}),
+            // An account made by hand: --removal strip (the default) or delete (once an admin approves).
+            ...(values.removal !== undefined ? { removal: values.removal } : {}),
           }),
         ),
       );

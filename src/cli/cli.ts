@@ -67,9 +67,10 @@ ${TOKEN_USAGE}
                              check a pack's signature, every file's SHA-256 and the chains'
                              verdicts it records (exit 1); without --public-key the signer is not
                              checked, so the pack fails unless --trust-embedded-key
-  campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups|not-signed-in]
+  campaign start --name N --due TIME --fallback WHO [--scope everything|company-admins|workspace|permission|groups|not-signed-in|unmanaged]
                  [--workspace W] [--permission P] [--group G]... [--days N] [--reviewer WHO[@@WORKSPACE]]...
   campaign list | show <id> [--all] [--open] | decide <id> keep|revoke <itemId>... [--comment TEXT]
+                 [--removal strip|delete]    (an account made by hand: strip it, or delete it once approved)
   campaign close <id>        access certification campaigns (WHO: a SAML NameID or role:admin);
                              --as NAME: the reviewer acting (default: the OS account)
   emulator [--port N] [--host H] [--permissions legacy|granular|granular-strict] [--security-export s3://BUCKET/PREFIX]

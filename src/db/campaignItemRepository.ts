@@ -1,5 +1,6 @@
 import type { Queryable } from "./database.js";
-import type { ExplainedGrant } from "../mapping/reasons.js";
+import type { GrantReason } from "../mapping/reasons.js";
+import type { UnmanagedPermissions } from "./unmanagedAccountRepository.js";
 import { likePrefix } from "./sql.js";
 
 /**
@@ -10,19 +11,37 @@ import { likePrefix } from "./sql.js";
 
 type Db = Queryable;
 
+/**
+ * Where an item comes from when no rule of the mapping gives it (src/db/campaignStart.ts): an
+ * account made by hand in the platform's dashboard (scope `account`, one item per account, its id
+ * the account's `account_id`), or a grant made in the dashboard and kept (PLATFORM_OUTSIDE_CHANGES=report).
+ */
+export type ItemOrigin =
+  | {
+      unmanaged: {
+        addedBy: string | null;
+        firstSeen: string;
+        confirmedAt: string | null;
+        platformId: string | null;
+        permissions: UnmanagedPermissions | null;
+      };
+    }
+  | { outside: { actor: string; at: string; event: string } };
+
 export type CampaignItem = {
   id: string;
   campaignId: string;
   userId: string;
   userName: string;
-  scope: "company" | "role" | "workspace" | "permissionSet" | "team";
+  /** `account`: the whole account, made by hand in the dashboard (ItemOrigin `unmanaged`). */
+  scope: "company" | "role" | "workspace" | "permissionSet" | "team" | "account";
   workspace: string | null;
   team: string | null;
   /** One string, role or set; for a bundle, the rule it comes from (src/mapping/reasons.ts `bundleLabel`). */
   permission: string;
   /** A granular bundle's strings (null: one string, role or set). */
   bundle: string[] | null;
-  reasons: ExplainedGrant["reasons"] | null;
+  reasons: (GrantReason | ItemOrigin)[] | null;
   appliedAt: Date | null;
   appliedByLogId: string | null;
   verifiedAt: Date | null;

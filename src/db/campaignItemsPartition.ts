@@ -18,13 +18,13 @@ function itemsPartitionOf(campaignId: string): string {
 }
 
 /**
- * Creates the campaign's partition from `insertInto` (an INSERT INTO the table named by its
- * argument), records its counts per reviewer and attaches it; returns the items written.
+ * Creates the campaign's partition from `insertInto` (INSERTs INTO the table named by its
+ * argument, run in order), records its counts per reviewer and attaches it; returns the items written.
  */
 export async function writeItemsPartition(
   tx: Queryable,
   campaignId: string,
-  insertInto: (table: string) => { sql: string; params: unknown[] },
+  insertInto: (table: string) => { sql: string; params: unknown[] }[],
 ): Promise<number> {
   const table = itemsPartitionOf(campaignId);
   const bound = `'${campaignId}'`;
@@ -34,8 +34,8 @@ export async function writeItemsPartition(
     `CREATE TABLE ${table} (LIKE campaign_items INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
        CONSTRAINT ${table}_bound CHECK (campaign_id = ${bound}))`,
   );
-  const insert = insertInto(table);
-  const items = await tx.execute(insert.sql, insert.params);
+  let items = 0;
+  for (const insert of insertInto(table)) items += await tx.execute(insert.sql, insert.params);
   await tx.query(
     `INSERT INTO campaign_counts (campaign_id, reviewer, items, kept, revoked)
      SELECT campaign_id, reviewer, count(*), 0, 0 FROM ${table} GROUP BY campaign_id, reviewer`,

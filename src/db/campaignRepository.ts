@@ -17,7 +17,9 @@ export type CampaignScope =
   | { kind: "permission"; permission: string }
   | { kind: "groups"; groups: string[] }
   /** Accounts with no sign-in in the platform's record for `days` days before the start (or none ever recorded). */
-  | { kind: "not-signed-in"; days: number };
+  | { kind: "not-signed-in"; days: number }
+  /** The accounts made by hand in the platform's dashboard and confirmed (unmanaged_accounts), one item each. */
+  | { kind: "unmanaged" };
 
 /** Who reviews which items: the first entry whose workspace matches (or that names none). */
 export type ReviewerRule = { name?: string | undefined; role?: string | undefined; workspace?: string | undefined };

@@ -8,6 +8,7 @@ import {
   type CampaignScope,
   type ReviewerRule,
 } from "./campaignRepository.js";
+import { HELD_STRINGS, NOT_OUTSIDE, OUTSIDE_ITEMS, UNMANAGED_ITEMS } from "./campaignStartOrigins.js";
 
 /**
  * A campaign's start (src/review/campaigns/): the campaign row, and its items frozen in one
@@ -17,24 +18,6 @@ import {
  */
 
 type Db = Queryable;
-
-/** Every string, role and set a held state carries (`h.held`: the account's, read once), one row each. */
-const HELD_STRINGS = `
-  SELECT 'company' AS scope, NULL::text AS workspace, NULL::text AS team, p AS permission
-    FROM jsonb_array_elements_text(h.held->'companyPermissions') p
-  UNION ALL
-  SELECT 'role', NULL, NULL, p
-    FROM jsonb_array_elements_text(h.held->'roles') p WHERE jsonb_typeof(h.held->'roles') = 'array'
-  UNION ALL
-  SELECT 'workspace', w->>'appGroupName', NULL, p
-    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissions') p
-  UNION ALL
-  SELECT 'permissionSet', w->>'appGroupName', NULL, p
-    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements_text(w->'appGroupPermissionSets') p
-  UNION ALL
-  SELECT 'team', w->>'appGroupName', t->>'teamName', p
-    FROM jsonb_array_elements(h.held->'workspaces') w, jsonb_array_elements(w->'team') t,
-         jsonb_array_elements_text(t->'teamPermissions') p`;
 
 /** A grant's key in the stored reasons: scope|workspace|team|string. */
 const KEY = `concat_ws('|', s.scope, coalesce(s.workspace, ''), coalesce(s.team, ''), s.permission)`;
@@ -140,6 +123,8 @@ function scopeWhere(scope: CampaignScope, add: (v: unknown) => string, startedAt
     case "groups":
       return `EXISTS (SELECT 1 FROM idp_group_members m JOIN idp_groups ig ON ig.id = m.group_id
                        WHERE m.user_id = g.user_id AND lower(ig.display_name) = ANY(${add(scope.groups.map((n) => n.toLowerCase()))}::text[]))`;
+    case "unmanaged":
+      return "true"; // its items are the accounts made by hand (UNMANAGED_ITEMS), not held grants
     case "not-signed-in": {
       // The platform's record (platform_account_activity): no sign-in since the cutoff, or none recorded.
       const cutoff = add(new Date(startedAt.getTime() - scope.days * 86_400_000));
@@ -170,6 +155,8 @@ export type ItemBundling = { granularOnly: readonly string[]; noRule: string };
  * userName order, read from platform_accounts_user_name: no sort, no join over all grants (a
  * granular state's bundles are grouped within its account)) into the campaign's partition, whose
  * indexes and foreign key come after its rows; returns it with its item count, counted in SQL.
+ * A second statement adds the grants made in the dashboard and kept; an `unmanaged` campaign's
+ * items are the accounts made by hand instead (src/db/campaignStartOrigins.ts).
  */
 export async function insertCampaign(
   tx: Db,
@@ -190,24 +177,39 @@ export async function insertCampaign(
     ],
   )) as CampaignRow[];
   const campaign = mapCampaign(row!);
-  const params: unknown[] = [campaign.id];
-  const add = (v: unknown) => `$${params.push(v)}`;
-  const grants = heldGrants(add(bundling.granularOnly), add(bundling.noRule));
-  const where = scopeWhere(c.scope, add, c.startedAt);
-  const reviewer = reviewerCase(c.reviewers, c.fallbackReviewer, add);
   // The row count comes with the command's own result: a RETURNING counted in a CTE would keep
   // every inserted row in a tuplestore first (it spilled to disk at 500,000 items).
-  const items = await writeItemsPartition(tx, campaign.id, (table) => ({
-    sql: `WITH ${grants}
-     INSERT INTO ${table} (campaign_id, user_id, user_name, scope, workspace, team, permission, bundle, reasons, applied_at, applied_by_log_id, verified_at, reviewer)
-     SELECT $1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission, g.bundle, g.reasons,
-            g.log_at, g.log_id, g.last_verified_at, ${reviewer}
-       FROM grants g
-      WHERE ${where}
-      ORDER BY g.user_name`,
-    params,
-  }));
+  const items = await writeItemsPartition(tx, campaign.id, (table) =>
+    c.scope.kind === "unmanaged"
+      ? [itemsInsert(table, campaign, (reviewer) => `SELECT ${itemValues(reviewer)} FROM (${UNMANAGED_ITEMS}) g`)]
+      : [
+          itemsInsert(table, campaign, (reviewer, add) => {
+            const grants = heldGrants(add(bundling.granularOnly), add(bundling.noRule));
+            return `WITH ${grants} SELECT ${itemValues(reviewer)} FROM grants g
+                     WHERE ${scopeWhere(c.scope, add, c.startedAt)} AND ${NOT_OUTSIDE}`;
+          }),
+          // Grants made in the dashboard and kept: in every campaign of IdP users (campaignStartOrigins.ts).
+          itemsInsert(table, campaign, (reviewer) => `SELECT ${itemValues(reviewer)} FROM (${OUTSIDE_ITEMS}) g`),
+        ],
+  );
   return { campaign, items };
+}
+
+const ITEM_COLUMNS = `campaign_id, user_id, user_name, scope, workspace, team, permission, bundle, reasons,
+  applied_at, applied_by_log_id, verified_at, reviewer`;
+const itemValues = (reviewer: string) => `$1, g.user_id, g.user_name, g.scope, g.workspace, g.team, g.permission,
+  g.bundle, g.reasons, g.log_at, g.log_id, g.last_verified_at, ${reviewer}`;
+
+/** One INSERT of items (`g.*` rows from `select`), in userName order, with its own parameters ($1: the campaign). */
+function itemsInsert(
+  table: string,
+  campaign: Pick<Campaign, "id" | "reviewers" | "fallbackReviewer">,
+  select: (reviewer: string, add: (v: unknown) => string) => string,
+): { sql: string; params: unknown[] } {
+  const params: unknown[] = [campaign.id];
+  const add = (v: unknown) => `$${params.push(v)}`;
+  const reviewer = reviewerCase(campaign.reviewers, campaign.fallbackReviewer, add);
+  return { sql: `INSERT INTO ${table} (${ITEM_COLUMNS}) ${select(reviewer, add)} ORDER BY g.user_name`, params };
 }
 
 /**

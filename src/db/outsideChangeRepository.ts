@@ -63,8 +63,16 @@ export async function saveOutsideChange(db: Queryable, change: OutsideChange): P
   );
 }
 
-export async function getOutsideChange(db: Queryable, userId: string): Promise<OutsideChange | undefined> {
-  const rows: Row[] = await db.query(`SELECT * FROM platform_outside_changes WHERE user_id = $1`, [userId]);
+/** `forUpdate`: locked, for a change of it in the caller's transaction (a campaign's revoke). */
+export async function getOutsideChange(
+  db: Queryable,
+  userId: string,
+  forUpdate = false,
+): Promise<OutsideChange | undefined> {
+  const rows: Row[] = await db.query(
+    `SELECT * FROM platform_outside_changes WHERE user_id = $1${forUpdate ? " FOR UPDATE" : ""}`,
+    [userId],
+  );
   return rows[0] ? mapChange(rows[0]) : undefined;
 }
 

@@ -17,7 +17,24 @@ export type UnmanagedPermissions = Pick<
   "companyPermissions" | "roles" | "workspaces" | "permissionModel"
 >;
 
+/** The account's name and department as the lookup found them (a strip PUTs the whole resource). */
+export type UnmanagedProfile = Pick<DesiredDashboardUser, "givenName" | "familyName" | "department">;
+
+/** What a campaign's reviewer decided for the account: strip (one PUT) or delete (one DELETE, approved). */
+export type UnmanagedRemoval = {
+  removal: "strip" | "delete";
+  by: string;
+  at: Date;
+  campaignId: string | null;
+  itemId: string | null;
+  comment: string | null;
+  /** When the connector carried it out (null: still to do, or waiting for an admin's approval). */
+  doneAt: Date | null;
+};
+
 export type UnmanagedAccount = {
+  /** The id the queue, holds, campaign items and log know the account by (it has no IdP user). */
+  accountId: string;
   userName: string;
   state: UnmanagedState;
   firstSeen: Date;
@@ -28,9 +45,13 @@ export type UnmanagedAccount = {
   lookedUpAt: Date | null;
   confirmedAt: Date | null;
   alertedAt: Date | null;
+  profile: UnmanagedProfile | null;
+  removal: UnmanagedRemoval | null;
 };
 
-type Row = {
+/** A row of unmanaged_accounts as the driver gives it. */
+export type UnmanagedRow = {
+  account_id: string;
   user_name: string;
   state: UnmanagedState;
   first_seen: Date;
@@ -41,9 +62,18 @@ type Row = {
   looked_up_at: Date | null;
   confirmed_at: Date | null;
   alerted_at: Date | null;
+  profile: UnmanagedProfile | null;
+  removal: UnmanagedRemoval["removal"] | null;
+  removal_by: string | null;
+  removal_at: Date | null;
+  removal_campaign_id: string | null;
+  removal_item_id: string | null;
+  removal_comment: string | null;
+  removed_at: Date | null;
 };
 
-const mapRow = (r: Row): UnmanagedAccount => ({
+export const mapUnmanagedRow = (r: UnmanagedRow): UnmanagedAccount => ({
+  accountId: r.account_id,
   userName: r.user_name,
   state: r.state,
   firstSeen: r.first_seen,
@@ -54,6 +84,18 @@ const mapRow = (r: Row): UnmanagedAccount => ({
   lookedUpAt: r.looked_up_at,
   confirmedAt: r.confirmed_at,
   alertedAt: r.alerted_at,
+  profile: r.profile,
+  removal: r.removal
+    ? {
+        removal: r.removal,
+        by: r.removal_by ?? "",
+        at: r.removal_at!,
+        campaignId: r.removal_campaign_id,
+        itemId: r.removal_item_id === null ? null : String(r.removal_item_id),
+        comment: r.removal_comment,
+        doneAt: r.removed_at,
+      }
+    : null,
 });
 
 const NO_IDP_USER = `NOT EXISTS (SELECT 1 FROM idp_users i WHERE lower(i.user_name) = u.user_name)`;
@@ -100,11 +142,11 @@ export async function markAdoptedByIdp(q: Queryable): Promise<number> {
 
 /** The oldest candidate to look up (none an IdP user now has). */
 export async function nextCandidate(q: Queryable): Promise<UnmanagedAccount | undefined> {
-  const rows = await q.query<Row>(
+  const rows = await q.query<UnmanagedRow>(
     `SELECT * FROM unmanaged_accounts u WHERE state = 'candidate' AND ${NO_IDP_USER}
       ORDER BY first_seen, user_name LIMIT 1`,
   );
-  return rows[0] ? mapRow(rows[0]) : undefined;
+  return rows[0] ? mapUnmanagedRow(rows[0]) : undefined;
 }
 
 /**
@@ -115,20 +157,22 @@ export async function nextCandidate(q: Queryable): Promise<UnmanagedAccount | un
 export async function recordLookup(
   q: Queryable,
   userName: string,
-  found: { platformId: string; permissions: UnmanagedPermissions } | null,
+  found: { platformId: string; permissions: UnmanagedPermissions; profile?: UnmanagedProfile } | null,
   now: Date,
 ): Promise<UnmanagedAccount | undefined> {
-  const rows = await q.query<Row>(
+  const rows = await q.query<UnmanagedRow>(
     found
-      ? `UPDATE unmanaged_accounts SET state = 'confirmed', platform_id = $3, permissions = $4,
+      ? `UPDATE unmanaged_accounts SET state = 'confirmed', platform_id = $3, permissions = $4, profile = $5,
                 looked_up_at = $2, confirmed_at = COALESCE(confirmed_at, $2)
           WHERE user_name = $1 AND state = 'candidate' RETURNING *`
       : `UPDATE unmanaged_accounts SET state = 'absent', looked_up_at = $2
           WHERE user_name = $1 AND state = 'candidate' RETURNING *`,
-    found ? [userName, now, found.platformId, JSON.stringify(found.permissions)] : [userName, now],
+    found
+      ? [userName, now, found.platformId, JSON.stringify(found.permissions), JSON.stringify(found.profile ?? null)]
+      : [userName, now],
   );
   const row = rows[0];
-  return row && row.state === "confirmed" && !row.alerted_at ? mapRow(row) : undefined;
+  return row && row.state === "confirmed" && !row.alerted_at ? mapUnmanagedRow(row) : undefined;
 }
 
 export async function markAlerted(q: Queryable, userName: string, now: Date): Promise<void> {
@@ -141,12 +185,12 @@ export async function listUnmanagedAccounts(
   states: readonly UnmanagedState[],
   limit = 10_000,
 ): Promise<UnmanagedAccount[]> {
-  const rows = await q.query<Row>(
+  const rows = await q.query<UnmanagedRow>(
     `SELECT * FROM unmanaged_accounts u WHERE state = ANY ($1::text[]) AND ${NO_IDP_USER}
       ORDER BY first_seen, user_name LIMIT $2`,
     [states, limit],
   );
-  return rows.map(mapRow);
+  return rows.map(mapUnmanagedRow);
 }
 
 /** The discovery lane's lock: one replica looks up at a time (another key than every other lock). */

@@ -139,6 +139,12 @@ export class UnmanagedDiscovery extends LoopWorker {
             ...(roles ? { roles } : {}),
             ...(permissionModel ? { permissionModel } : {}),
           },
+          // A strip PUTs the whole resource: what it must keep (docs/access-review.md, "Accounts made by hand").
+          profile: {
+            givenName: match.user.givenName,
+            familyName: match.user.familyName,
+            department: match.user.department,
+          },
         }
       : null;
     await db.transaction(async (tx) => {

@@ -26,6 +26,18 @@ export type UnmanagedAccountView = {
   addedBy: string | null;
   lastEventAt: string;
   confirmedAt: string | null;
+  /**
+   * A campaign's revoke (src/review/campaigns/origins.ts): strip or delete, by whom, when, and when
+   * the connector carried it out (`doneAt` null: queued, or a delete waiting for an admin's approval).
+   * A stripped account stays listed, holding nothing; a deleted one leaves the list.
+   */
+  revoked: {
+    removal: "strip" | "delete";
+    by: string;
+    at: string;
+    campaignId: string | null;
+    doneAt: string | null;
+  } | null;
 };
 
 /** Listed by default: the accounts believed to exist (seen, or confirmed). `all` adds those found absent or removed. */
@@ -52,6 +64,15 @@ function presentUnmanaged(a: UnmanagedAccount): UnmanagedAccountView {
     addedBy: a.addedBy,
     lastEventAt: a.lastEventAt.toISOString(),
     confirmedAt: a.confirmedAt?.toISOString() ?? null,
+    revoked: a.removal
+      ? {
+          removal: a.removal.removal,
+          by: a.removal.by,
+          at: a.removal.at.toISOString(),
+          campaignId: a.removal.campaignId,
+          doneAt: a.removal.doneAt?.toISOString() ?? null,
+        }
+      : null,
   };
 }
 

@@ -98,5 +98,6 @@ export function grantWords(g: {
   if (g.scope === "team") return `${g.permission} in team ${g.team} of ${g.workspace}${part}`;
   if (g.scope === "permissionSet") return `permission set ${g.permission} in ${g.workspace}`;
   if (g.scope === "department") return `department ${g.permission}`;
+  if (g.scope === "account") return "the whole account (made by hand in the dashboard)";
   return `${g.permission} in ${g.workspace}${part}`;
 }

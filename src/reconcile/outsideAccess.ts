@@ -129,3 +129,36 @@ function scope(path: string): string {
   const set = path.endsWith(".permissionSets") ? " permission set" : "";
   return `${workspace ?? path}${team ? `, team ${team}` : ""}${set}`;
 }
+
+/** One grant (a string, role or set; a team's string) as the campaigns name it. */
+export type OneGrant = { scope: string; workspace: string | null; team: string | null; permission: string };
+
+/**
+ * The set without one grant (a campaign revoked it: src/review/campaigns/origins.ts); a workspace
+ * or team left with nothing is dropped.
+ */
+export function withoutGrant(set: AccessSet, g: OneGrant): AccessSet {
+  const drop = (values: readonly string[], when: boolean) =>
+    when ? values.filter((v) => v !== g.permission) : [...values];
+  const workspaces = set.workspaces
+    .map((w) => {
+      const here = w.appGroupName === g.workspace;
+      return {
+        ...w,
+        appGroupPermissions: drop(w.appGroupPermissions, here && g.scope === "workspace"),
+        appGroupPermissionSets: drop(w.appGroupPermissionSets, here && g.scope === "permissionSet"),
+        team: w.team
+          .map((t) => ({
+            ...t,
+            teamPermissions: drop(t.teamPermissions, here && g.scope === "team" && t.teamName === g.team),
+          }))
+          .filter((t) => t.teamPermissions.length),
+      };
+    })
+    .filter((w) => w.appGroupPermissions.length || w.appGroupPermissionSets.length || w.team.length);
+  return {
+    companyPermissions: drop(set.companyPermissions, g.scope === "company"),
+    roles: drop(set.roles ?? [], g.scope === "role"),
+    workspaces,
+  };
+}

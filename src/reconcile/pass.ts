@@ -68,6 +68,8 @@ export type ReconcilePass = {
   queuedAt: Date | null;
   /** The mapping's `vocabulary.equivalents` (a reduction the platform refuses in legacy terms is sent translated). */
   equivalents?: Equivalents;
+  /** An account made by hand that a campaign revoked (unmanagedRemoval.ts): no account of the connector's to record. */
+  unmanaged?: boolean;
 };
 
 /**

@@ -18,6 +18,9 @@ import { checkAccount } from "./platformCheck.js";
 import { getOutsideChange } from "../db/outsideChangeRepository.js";
 import { withOutsideAccess } from "./outsideAccess.js";
 import { BudgetExhausted } from "./ports.js";
+import { pendingUnmanagedRemoval } from "../db/unmanagedRemovalRepository.js";
+import type { UnmanagedAccount } from "../db/unmanagedAccountRepository.js";
+import { planUnmanagedRemoval, unmanagedAccountState, unmanagedRemovalWords } from "./unmanagedRemoval.js";
 
 /** What the reconciler would do for one user right now, and what it decided from. */
 export type UserPlan = {
@@ -33,6 +36,8 @@ export type UserPlan = {
   /** Whether the IdP user is active (undefined when it no longer exists). */
   active: boolean | undefined;
   hold: Hold | undefined;
+  /** An account made by hand that a campaign revoked (no IdP user, no account of the connector's): src/reconcile/unmanagedRemoval.ts. */
+  unmanaged?: UnmanagedAccount;
 };
 
 /**
@@ -49,6 +54,20 @@ export async function planUser(
     getHold(deps.db, userId),
     deps.outsideChanges === "report" ? getOutsideChange(deps.db, userId) : undefined,
   ]);
+  // An id no IdP user and no account has may be an account made by hand that a reviewer revoked.
+  const unmanaged = !state.exists && !account ? await pendingUnmanagedRemoval(deps.db, userId) : undefined;
+  if (unmanaged)
+    return {
+      plan: planUnmanagedRemoval(unmanaged, deps.clock.now()),
+      equivalents: {},
+      account: undefined,
+      desired: null,
+      reasons: undefined,
+      userName: null,
+      active: undefined,
+      hold,
+      unmanaged,
+    };
   // PLATFORM_OUTSIDE_CHANGES=report: what was changed in the dashboard is kept, never undone.
   const wanted = state.desired && outside?.access ? withOutsideAccess(state.desired, outside.access) : state.desired;
   return {
@@ -133,7 +152,8 @@ export class Reconciler {
         : verifyRun
           ? await verifyAccount(this.tools, userId, verifyRun, reconcileId, trigger)
           : undefined;
-      const { plan, account, hold, reasons, active, equivalents } = await this.plan(userId);
+      const { plan, account, hold, reasons, active, equivalents, unmanaged } = await this.plan(userId);
+      const held = unmanaged ? unmanagedAccountState(unmanaged) : account;
       if (unverified) {
         // No spare budget to verify: a pending change goes ahead (its PUT or DELETE sets the whole
         // account anyway); an account with nothing to change waits for spare budget. A check the
@@ -147,10 +167,17 @@ export class Reconciler {
         trigger,
         actor,
         resyncRunId,
-        userName: account?.userName ?? null,
-        before: account?.lastApplied ?? null,
+        userName: held?.userName ?? null,
+        before: held?.lastApplied ?? null,
         ...(reasons ? { reasons } : {}),
-        why: active === undefined ? "deleted in the IdP" : active ? "no mapped group left" : "deactivated in the IdP",
+        why: unmanaged
+          ? unmanagedRemovalWords(unmanaged)
+          : active === undefined
+            ? "deleted in the IdP"
+            : active
+              ? "no mapped group left"
+              : "deactivated in the IdP",
+        ...(unmanaged ? { unmanaged: true } : {}),
         calls: 0,
         lastStatus: null,
         queuedAt,

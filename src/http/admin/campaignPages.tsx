@@ -169,7 +169,12 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
       deps,
       id,
       reviewerOf(req),
-      validate(decideSchema, { items, decision: "revoke", comment: text(req, "comment") }),
+      validate(decideSchema, {
+        items,
+        decision: "revoke",
+        comment: text(req, "comment"),
+        ...(text(req, "removal") ? { removal: text(req, "removal") } : {}),
+      }),
     );
     return {
       message: `${decidedWords(result, "Revoked")} The grant leaves the platform at the user's next reconcile, queued now.`,

@@ -9,11 +9,13 @@ import type { WriteExecutors } from "./writes.js";
 import type { PassTools, ReconcilePass, ReconcilerDeps } from "../pass.js";
 import { deleteHold, type Hold } from "../../db/holdRepository.js";
 import { recordApplied, removeAccount } from "../../db/platformAccountRepository.js";
+import { recordUnmanagedDeleted, recordUnmanagedStripped } from "../../db/unmanagedRemovalRepository.js";
 import { log } from "../../logging/logger.js";
 import { deleteWave, shouldHoldDeprovision, stripWave } from "../breaker.js";
 import { diffDashboardUsers, type Change } from "../diff.js";
 import { errorDetail, resultOfFailure, type ReconcileResult } from "../outcomes.js";
 import type { DeprovisionReason, Plan } from "../planner.js";
+import type { DesiredDashboardUser } from "../../mapping/types.js";
 
 export class RemovalExecutors {
   private readonly deps: ReconcilerDeps;
@@ -49,6 +51,21 @@ export class RemovalExecutors {
     if (hold?.kind === "deprovision") return hold.decision !== "approved"; // waiting for, or refused by, an admin
     const { db, clock, breaker } = this.deps;
     const now = clock.now();
+    if (pass.unmanaged) {
+      // A reviewer's delete of an account made by hand always waits for an admin (the usual approval).
+      await this.tools.hold(
+        pass,
+        {
+          userId: pass.userId,
+          kind: "deprovision",
+          userName: pass.userName ?? "",
+          detail: { platformId, changes, why: pass.why },
+          now,
+        },
+        { action: "hold", changes, note: `${pass.why}; the DELETE waits for an admin's approval` },
+      );
+      return true;
+    }
     const { accounts, doneLastHour, pending } = await deleteWave(db, now);
     if (!shouldHoldDeprovision(breaker, accounts, doneLastHour, Math.max(1, pending))) return false;
     await this.tools.hold(
@@ -84,13 +101,15 @@ export class RemovalExecutors {
     if (outcome.kind === "http_error" && outcome.status === 404) {
       await removeAccount(db, pass.userId);
       await deleteHold(db, pass.userId);
+      if (pass.unmanaged) await recordUnmanagedDeleted(db, pass.userId, clock.now());
       await this.tools.write(pass, "deprovision", "succeeded", plan.changes, {
         after: null,
         note: "access removed: the account was already gone from the platform",
       });
       return { kind: "done" };
     }
-    if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status)) {
+    // A reviewer who chose to strip an account made by hand did not choose its delete.
+    if (outcome.kind === "http_error" && refusedAsInvalid(outcome.status) && !pass.unmanaged) {
       await this.tools.write(pass, "update", "failed", plan.changes, {
         error: `the platform refused an account with no permissions (${outcome.status}: ${errorDetail(outcome.body)}); deleting it at once instead`,
       });
@@ -99,10 +118,16 @@ export class RemovalExecutors {
     }
     if (outcome.kind !== "ok") return this.tools.fail(pass, "update", plan.changes, resultOfFailure(outcome), outcome);
     const now = clock.now();
-    await recordApplied(db, pass.userId, plan.platformId, plan.stripped, now, {
-      stripped: { deleteAfter: plan.deleteAfter },
-    });
-    const kept = plan.deleteAfter ? `account kept until ${plan.deleteAfter.toISOString()}` : "adopted account kept";
+    if (pass.unmanaged) await recordUnmanagedStripped(db, pass.userId, permissionsOf(plan.stripped), now);
+    else
+      await recordApplied(db, pass.userId, plan.platformId, plan.stripped, now, {
+        stripped: { deleteAfter: plan.deleteAfter },
+      });
+    const kept = plan.deleteAfter
+      ? `account kept until ${plan.deleteAfter.toISOString()}`
+      : pass.unmanaged
+        ? "account kept, stripped"
+        : "adopted account kept";
     await this.tools.write(pass, "update", "succeeded", plan.changes, {
       after: plan.stripped,
       reasons: [],
@@ -219,6 +244,11 @@ const DEPROVISION_WORDS: Record<DeprovisionReason, string | undefined> = {
   "grace-ended": "account deleted after the grace",
   "no-grace": undefined,
 };
+
+const permissionsOf = (u: DesiredDashboardUser) => ({
+  companyPermissions: u.companyPermissions,
+  workspaces: u.workspaces,
+});
 
 /** A 4xx that says the request itself was refused (not auth, not a missing account, not a pause). */
 function refusedAsInvalid(status: number): boolean {

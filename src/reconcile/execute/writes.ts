@@ -12,6 +12,7 @@ import {
   removeAccount,
   type PlatformAccount,
 } from "../../db/platformAccountRepository.js";
+import { recordUnmanagedDeleted } from "../../db/unmanagedRemovalRepository.js";
 import type { LogAction } from "../vocabulary.js";
 import type { DesiredDashboardUser } from "../../mapping/types.js";
 import { diffDashboardUsers, diffInSameTerms, type Change } from "../diff.js";
@@ -171,10 +172,9 @@ export class WriteExecutors {
     if (outcome.kind === "ok" || (outcome.kind === "http_error" && outcome.status === 404)) {
       await removeAccount(this.deps.db, pass.userId);
       await deleteHold(this.deps.db, pass.userId);
-      await this.tools.write(pass, "deprovision", "succeeded", changes, {
-        after: null,
-        ...(words ? { note: words } : {}),
-      });
+      if (pass.unmanaged) await recordUnmanagedDeleted(this.deps.db, pass.userId, this.deps.clock.now());
+      const note = words ?? (pass.unmanaged ? `${pass.why}; account deleted` : undefined);
+      await this.tools.write(pass, "deprovision", "succeeded", changes, { after: null, ...(note ? { note } : {}) });
       return { kind: "done" };
     }
     return this.tools.fail(pass, "deprovision", changes, resultOfFailure(outcome), outcome);

@@ -55,6 +55,7 @@ export const startCampaignSchema = z.object({
     z.object({ kind: z.literal("permission"), permission: z.string().trim().min(1).max(200) }),
     z.object({ kind: z.literal("groups"), groups: z.array(z.string().trim().min(1).max(256)).min(1).max(100) }),
     z.object({ kind: z.literal("not-signed-in"), days: z.coerce.number().int().min(1).max(3650) }),
+    z.object({ kind: z.literal("unmanaged") }),
   ]),
   dueAt: z.iso.datetime({ offset: true }),
   reviewers: z.array(reviewerRule).max(50).default([]),
@@ -70,10 +71,19 @@ export const decideSchema = z
       .max(1000),
     decision: z.enum(["keep", "revoke"]),
     comment: z.string().trim().max(2000).optional(),
+    /**
+     * What a revoke does to an account made by hand (an `unmanaged` campaign's item): `strip` (the
+     * default: one PUT taking its permissions away) or `delete` (one DELETE, once an admin approves).
+     */
+    removal: z.enum(["strip", "delete"]).optional(),
   })
   .refine((d) => d.decision !== "revoke" || (d.comment ?? "") !== "", {
     message: "a revoke needs a comment saying why",
     path: ["comment"],
+  })
+  .refine((d) => d.removal === undefined || d.decision === "revoke", {
+    message: "removal goes with a revoke only",
+    path: ["removal"],
   });
 
 /** What the routes and the CLI validate (http/validate.ts) before they call the use cases. */

@@ -20,6 +20,7 @@ import { campaignClosed, campaignReminder, campaignRevoked } from "../../notify/
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { campaignOr404, deciderOf, keysOf, type CampaignDeps, type DecideInput, type Reviewer } from "./common.js";
 import { groupsOf, presentCampaign, presentDeny } from "./present.js";
+import { revokeByOrigin, type Removal } from "./origins.js";
 
 /**
  * Decisions on a campaign's items, its close, lifting a deny, and the scheduler's pass (reminders,
@@ -47,7 +48,9 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
     const decision = { decision: input.decision, comment: input.comment ?? null, by: deciderOf(who), at: now };
     await recordDecisions(tx, id, decided, decision);
     const logged =
-      input.decision === "revoke" ? await revoke(tx, campaign, items, { ...decision, comment: input.comment! }) : [];
+      input.decision === "revoke"
+        ? await revoke(tx, campaign, items, { ...decision, comment: input.comment! }, input.removal ?? "strip")
+        : [];
     await appendDecisions(tx, id, decided, decision);
     for (const entry of logged) await writeLogEntry(tx, entry);
     const skipped = input.items.filter((i) => !decided.includes(i));
@@ -64,10 +67,14 @@ export async function decideItems(deps: CampaignDeps, id: string, who: Reviewer,
 async function revoke(
   tx: Queryable,
   campaign: Campaign,
-  items: readonly CampaignItem[],
+  all: readonly CampaignItem[],
   d: { by: string; comment: string; at: Date },
+  removal: Removal,
 ): Promise<LogEntryInput[]> {
-  if (!items.length) return [];
+  if (!all.length) return [];
+  // Items no rule gives (an account made by hand, a grant made in the dashboard) open no deny.
+  const { logged, items } = await revokeByOrigin(tx, campaign, all, d, removal);
+  if (!items.length) return logged;
   await insertDenies(
     tx,
     items.flatMap((i) =>
@@ -107,16 +114,19 @@ async function revoke(
     items.map((i) => i.userId),
     { kind: "admin", actor: d.by, via: "campaign", campaignId: campaign.id },
   );
-  return items.map((i) => ({
-    at: d.at,
-    userId: i.userId,
-    userName: i.userName,
-    action: "revoke" as const,
-    outcome: "succeeded" as const,
-    trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
-    actor: d.by,
-    note: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
-  }));
+  return [
+    ...logged,
+    ...items.map((i) => ({
+      at: d.at,
+      userId: i.userId,
+      userName: i.userName,
+      action: "revoke" as const,
+      outcome: "succeeded" as const,
+      trigger: { kind: "campaign", campaignId: campaign.id, itemId: i.id },
+      actor: d.by,
+      note: `${grantWords(i)} revoked in campaign "${campaign.name}" by ${d.by}: ${d.comment}`,
+    })),
+  ];
 }
 
 /**
@@ -144,7 +154,8 @@ export async function closeCampaign(
         undecided.map((i) => i.id),
         { decision: "revoke", ...atClose },
       );
-      logged.push(...(await revoke(tx, campaign, undecided, atClose)));
+      // An account made by hand left undecided is stripped, never deleted: a delete is a reviewer's choice.
+      logged.push(...(await revoke(tx, campaign, undecided, atClose, "strip")));
     }
     const counts = await countCampaignItems(tx, id);
     const summary = {

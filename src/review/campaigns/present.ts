@@ -4,6 +4,8 @@ import type { CampaignItem } from "../../db/campaignItemRepository.js";
 import { reviewerKey } from "../../db/campaignRepository.js";
 import type { AccessDeny } from "../../db/denyRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
+import { holdsInWords } from "../../platformRecord/unmanaged.js";
+import { originOf, originWords } from "./origins.js";
 
 /** Campaigns, items and denies in their API shape (the pages, the JSON API and the CLI show these). */
 
@@ -26,6 +28,7 @@ export function presentCampaign(c: Campaign) {
 }
 
 export function presentItem(i: CampaignItem) {
+  const origin = originOf(i);
   return {
     id: i.id,
     userId: i.userId,
@@ -58,6 +61,19 @@ export function presentItem(i: CampaignItem) {
      * holds the grant off the platform, but the IdP still assigns it until it is removed there.
      */
     idpAssigns: idpAssignsNote(i),
+    /** Where the item comes from when no rule gives it, in words ("granted in the dashboard by … at …"). */
+    origin: origin ? originWords(origin) : null,
+    /** An account made by hand (scope `account`): who added it, when, and what it held when confirmed. */
+    unmanaged:
+      origin && "unmanaged" in origin
+        ? {
+            addedBy: origin.unmanaged.addedBy,
+            firstSeen: origin.unmanaged.firstSeen,
+            confirmedAt: origin.unmanaged.confirmedAt,
+            platformId: origin.unmanaged.platformId,
+            holds: holdsInWords(origin.unmanaged.permissions),
+          }
+        : null,
     groups: groupsOf(i),
     appliedAt: i.appliedAt?.toISOString() ?? null,
     appliedByLogId: i.appliedByLogId,

@@ -160,6 +160,11 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
                 {i.grant}
                 <AllStrings permissions={i.bundle} />
               </span>
+            ) : i.unmanaged ? (
+              <span>
+                {i.grant}
+                <span class="hint"> · holds {i.unmanaged.holds.join("; ") || "nothing"}</span>
+              </span>
             ) : (
               i.grant
             ),
@@ -167,7 +172,9 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
         {
           label: "Why",
           cell: (i) =>
-            i.rules.length ? (
+            i.origin ? (
+              <span>{i.origin}</span>
+            ) : i.rules.length ? (
               <ul class="plain-list">
                 {i.rules.map((r) =>
                   r.assigned ? (
@@ -219,6 +226,12 @@ function ItemsTable(props: { items: Item[]; open: boolean; base: string; filters
                   placeholder="why (required)"
                   aria-label={`Why revoke ${i.userName} ${i.grant}`}
                 />{" "}
+                {i.unmanaged ? (
+                  <select name="removal" aria-label={`How to revoke ${i.userName}`}>
+                    <option value="strip">strip (one PUT taking its permissions away)</option>
+                    <option value="delete">delete (once an admin approves)</option>
+                  </select>
+                ) : null}{" "}
                 <button type="submit" class="button danger">
                   Revoke
                 </button>

@@ -13,6 +13,7 @@ const SCOPE_WORDS: Record<string, (s: Record<string, unknown>) => string> = {
   permission: (s) => `permission ${String(s.permission)}`,
   groups: (s) => `IdP groups ${(s.groups as string[]).join(", ")}`,
   "not-signed-in": (s) => `not signed in for ${String(s.days)} days`,
+  unmanaged: () => "accounts made by hand in the dashboard",
 };
 
 export function scopeWords(scope: { kind: string }): string {
@@ -78,6 +79,7 @@ function StartForm({ ctx }: { ctx: PageContext }) {
             <option value="permission">One permission</option>
             <option value="groups">The users of some IdP groups</option>
             <option value="not-signed-in">Accounts not signed in for N days (the platform's record)</option>
+            <option value="unmanaged">Accounts made by hand in the dashboard (not managed by the IdP)</option>
           </select>
         </label>
         <label class="form-row">
