@@ -24,6 +24,7 @@ import { listUsersWithGroups } from "../src/db/idpUserReconcileReads.js";
 import { swapMappingState } from "../src/db/mappingStateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
 import { explainGrants } from "../src/mapping/reasons.js";
+import { DesiredAccess } from "../src/mapping/desiredAccess.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
 const { values } = parseArgs({
@@ -88,7 +89,7 @@ try {
     `${accounts[0]!.n.toLocaleString()} platform accounts; ${log[0]!.n.toLocaleString()} log entries, ${log[0]!.mb} MB with their reasons (${Number(log[0]!.reasons_kb).toFixed(2)} kB each, stored)`,
   );
 
-  const options = { db, mappingSource: "mapping.yaml" };
+  const options = { db, desired: DesiredAccess.recordedOnly("mapping.yaml") };
   const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
     const started = performance.now();
     const result = await fn();

@@ -338,7 +338,7 @@ try {
   const deps = {
     db: worker.db,
     clock: systemClock,
-    mappings: worker.mappings,
+    desired: worker.desired,
     policies: { onEmailChange: "hold" as const },
   };
   const runId = await createRun(deps, { dryRun: false, verify: true, trigger: "cli", actor: "bench" });

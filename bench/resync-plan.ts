@@ -14,6 +14,7 @@ import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";
 import { MappingStore } from "../src/mapping/store.js";
+import { DesiredAccess } from "../src/mapping/desiredAccess.js";
 import { seedTeamsWorld, TEAMS_MAPPING } from "./support/teamsWorld.js";
 
 const { values } = parseArgs({
@@ -38,7 +39,12 @@ try {
   await writeFile(mappingFile, TEAMS_MAPPING);
   const mappings = await MappingStore.load(mappingFile);
 
-  const deps = { db, clock: systemClock, mappings, policies: { onEmailChange: "hold" as const } };
+  const deps = {
+    db,
+    clock: systemClock,
+    desired: new DesiredAccess(mappings),
+    policies: { onEmailChange: "hold" as const },
+  };
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
   const baseRss = process.memoryUsage().rss;

@@ -2,6 +2,7 @@ import type { Database } from "./db/database.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Env } from "./config/env.js";
 import { MappingStore } from "./mapping/store.js";
+import { DesiredAccess } from "./mapping/desiredAccess.js";
 import { AnnouncedLimitWatch } from "./platform/announcedLimit.js";
 import { PlatformQuarantine, quarantineRulesFromEnv } from "./platform/quarantine.js";
 import { ServiceMetrics } from "./metrics/index.js";
@@ -24,7 +25,10 @@ import { listenHttp } from "./service/http.js";
 export type Service = {
   url: string;
   db: Database;
+  /** This replica's mapping file (reload, putInForce). */
   mappings: MappingStore;
+  /** The mapping in force, which every replica shares, and each user's desired access: what every surface asks. */
+  desired: DesiredAccess;
   /** Present when a platform is configured. */
   reconciliation?: Reconciliation;
   scheduler?: Scheduler;
@@ -67,6 +71,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const { db } = pools;
   await mappings.putInForce(db);
   const stopWatching = mappings.watch(db);
+  // The one reader of the mapping in force (mapping_state): reconcile, resync, pages, access review.
+  const desired = new DesiredAccess(mappings);
 
   // Shared through its table: a family one replica quarantines is paused on every replica.
   const quarantine = new PlatformQuarantine(db, clock, quarantineRulesFromEnv(env));
@@ -80,9 +86,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     quarantine,
     idpSilenceHours: env.IDP_SILENCE_HOURS,
     ...(samlCertificateExpiresAt ? { samlCertificateExpiresAt } : {}),
-    mappingAgreement: () => mappings.agreement(db),
+    mappingAgreement: () => desired.agreement(db),
   });
-  const shared = { env, clock, mappings, quarantine, metrics, budget };
+  const shared = { env, clock, desired, quarantine, metrics, budget };
 
   const workers = await startWorkers({
     ...shared,
@@ -101,6 +107,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     url: http.url,
     db,
     mappings,
+    desired,
     reconciliation: workers.reconciliation,
     scheduler: workers.scheduler,
     mirror: workers.mirror,

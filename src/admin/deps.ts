@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { ResyncDeps } from "../jobs/resync.js";
-import type { Mapping } from "../mapping/file.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
@@ -15,8 +15,8 @@ export type AdminDataDeps = {
   db: Database;
   clock: Clock;
   budget: BudgetPolicy;
-  /** The mapping in force (the reconciler's MappingStore). */
-  mappings: { current(): Mapping; sourceText(): string };
+  /** The mapping in force, shared by every replica (the reconciler's), and each user's desired access under it. */
+  desired: DesiredAccess;
   /** MAPPING_FILE, shown on the mapping page. */
   mappingFile: string;
   /** The reconcile worker's provision on demand; absent when no platform is configured (reconcile now then answers 503). */

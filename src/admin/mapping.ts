@@ -15,6 +15,8 @@ export type MappingData = {
   file: string;
   /** The mapping in force, as text (YAML). */
   source: string;
+  /** "this replica's mapping file differs from the mapping in force (version …)…", when it does. */
+  notice?: string;
   rules: { name: string; groups: string; grants: string }[];
   /** The permission model the rules speak, and what loads but deserves attention (legacy strings). */
   permissionModel: "legacy" | "granular";
@@ -53,7 +55,8 @@ const APPLY_BY_FILE =
   "Mappings are applied by editing MAPPING_FILE on every replica (or its source in version control): the connector reloads it automatically, marks the affected users, and the reconciler works through them. This console previews drafts; it does not write the file.";
 
 export async function mappingData(deps: AdminDataDeps): Promise<MappingData> {
-  const mapping = deps.mappings.current();
+  const shown = await deps.desired.shown(deps.db);
+  const { mapping } = shown;
   const [identifiers, editedInDashboard] = await Promise.all([
     listPlatformIdentifiers(deps.db),
     catalogueEditsInUse(deps.db, mapping),
@@ -65,7 +68,8 @@ export async function mappingData(deps: AdminDataDeps): Promise<MappingData> {
     renamed: renamedInUse(mapping, identifiers),
     editedInDashboard,
     file: deps.mappingFile,
-    source: deps.mappings.sourceText(),
+    source: shown.sourceText,
+    ...(shown.fileDiffers ? { notice: shown.fileDiffers } : {}),
     rules: mapping.rules.map((rule) => ({
       name: ruleName(rule),
       groups: ruleGroupsText(rule),
@@ -106,7 +110,7 @@ export function renamedInUse(mapping: Mapping, identifiers: readonly LearnedIden
  * under the draft, compared. Reads only; nothing is marked, queued or sent.
  */
 export async function previewMapping(
-  deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "mappings">,
+  deps: Pick<AdminDataDeps, "db" | "clock" | "budget" | "desired">,
   draft: string,
 ): Promise<MappingPreview> {
   const refused = (error: unknown): MappingPreview => {
@@ -123,7 +127,7 @@ export async function previewMapping(
   let compared: Awaited<ReturnType<typeof compareMappings>>;
   try {
     // A groupPattern that exceeds its time limit on some group name is refused here (groupPattern.ts).
-    compared = await compareMappings(deps, deps.mappings.current(), next);
+    compared = await compareMappings(deps, (await deps.desired.shown(deps.db)).mapping, next);
   } catch (error) {
     return refused(error);
   }

@@ -36,6 +36,8 @@ export type OverviewData = {
   /** Platform families whose work is paused (platform/quarantine.ts); empty when none. */
   quarantine: QuarantineRow[];
   permissions: PermissionModelView;
+  /** "this replica's mapping file differs from the mapping in force (version …)…", when it does. */
+  mappingNotice?: string;
 };
 
 /**
@@ -60,6 +62,7 @@ const FAILURES_SHOWN = 20;
 export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
   const { db } = deps;
   const now = deps.clock.now();
+  const shown = await deps.desired.shown(db);
   const [queue, calls, held, parked, failed, mirror, runs, quarantined, permissions] = await Promise.all([
     queueView(deps),
     callsPerDay(db, new Date(windowStart(now, "utc-day").getTime() - (CHART_DAYS - 1) * DAY_MS), now),
@@ -69,7 +72,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     mirrorLag(db, now),
     lastRuns(deps),
     deps.quarantine.list(),
-    permissionModelView(db, deps.mappings.current()),
+    permissionModelView(db, shown.mapping),
   ]);
   const parkedUsers = new Set(parked.map((p) => p.userId));
   const failures = [
@@ -109,6 +112,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     lastRuns: runs,
     quarantine: quarantined.map(presentQuarantine),
     permissions,
+    ...(shown.fileDiffers ? { mappingNotice: shown.fileDiffers } : {}),
   };
 }
 

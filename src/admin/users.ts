@@ -1,14 +1,10 @@
 import { listUserLog } from "../db/reconcileLogRepository.js";
 import { getIdpUser } from "../db/idpUserRepository.js";
-import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
 import { getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserAdminQueries.js";
 import { getQueueEntry, isQueued } from "../db/reconcileQueueReads.js";
-import { listActiveDenies } from "../db/denyRepository.js";
-import { applyDenies } from "../mapping/denies.js";
 import { grantWords } from "../reconcile/desiredSource.js";
 import { isUuid } from "../ids.js";
 import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
-import { desiredDashboardUser } from "../mapping/desired.js";
 import { grantingRules } from "../mapping/match.js";
 import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow, type LogRow } from "./log.js";
@@ -32,6 +28,8 @@ export type UserDetail = {
   id: string;
   userName: string;
   active: boolean;
+  /** "this replica's mapping file differs from the mapping in force (version …)…", when it does. */
+  mappingNotice?: string;
   /** The IdP record as stored (name, emails, externalId…). */
   idp: Record<string, unknown>;
   groups: string[];
@@ -102,35 +100,37 @@ export async function usersPage(
 
 /**
  * One user, as the reconciler sees them: IdP record and groups → the rules that match → the
- * desired dashboard user under the mapping in force → what was last applied → the log.
+ * desired dashboard user under the mapping in force (DesiredAccess, as the reconciler asks it) →
+ * what was last applied → the log.
  */
 export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserDetail | undefined> {
   if (!isUuid(id)) return undefined; // not a uuid: cannot exist (and must not reach a uuid parameter)
-  const [row, stored, user, account, log, denies, queued] = await Promise.all([
+  const shown = await deps.desired.shown(deps.db);
+  const [row, stored, access, account, log, queued] = await Promise.all([
     getUserRow(deps.db, id),
     getIdpUser(deps.db, id),
-    getUserForReconcile(deps.db, id),
+    deps.desired.ofUser(deps.db, id, shown.mapping),
     getAccount(deps.db, id),
     listUserLog(deps.db, id, USER_LOG_SHOWN),
-    listActiveDenies(deps.db, [id]).then((m) => m.get(id) ?? []),
     getQueueEntry(deps.db, id),
   ]);
   const queue = queued && { queue: describeQueueEntry(queued, deps.clock.now(), toTheSecond) };
-  if (!row || !stored || !user)
+  if (!row || !stored || !access)
     return account ? { ...(await deletedUserDetail(deps, account, log.map(presentLogRow))), ...queue } : undefined;
-  const mapping = deps.mappings.current();
+  const { user, mapping, denies } = access;
   const platform = await platformFacts(deps.db, user.id, account?.userName ?? user.userName);
   return {
     id: user.id,
     userName: user.userName,
     active: user.active,
+    ...(shown.fileDiffers ? { mappingNotice: shown.fileDiffers } : {}),
     idp: stored.resource,
     groups: user.groups.map((g) => g.displayName),
     matchedRules: grantingRules(user.groups, user.assigned, mapping).map((m) => ({
       rule: matchedRuleText(m),
       grants: ruleGrantsText(m.rule),
     })),
-    desired: permissionTree(applyDenies(desiredDashboardUser(user, user.groups, mapping), denies).desired) ?? undefined,
+    desired: permissionTree(access.desired) ?? undefined,
     ...(denies.length
       ? {
           denies: denies.map(

@@ -2,6 +2,7 @@ import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import type { Database } from "../db/database.js";
 import { createAccessReport } from "../review/access/index.js";
+import { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Env } from "../config/env.js";
 
 /**
@@ -22,7 +23,8 @@ export async function accessReportCommand(
   const format = values.format ?? "csv";
   if (format !== "csv" && format !== "json") throw new Error("--format must be csv or json");
   const at = values.at === undefined ? undefined : parseAt(values.at);
-  const report = createAccessReport({ db, mappingFile: env.MAPPING_FILE });
+  // The mapping in force as recorded: the report needs no mapping file on this machine.
+  const report = createAccessReport({ db, desired: DesiredAccess.recordedOnly(env.MAPPING_FILE) });
   const rows = await report.export(
     { ...(at ? { at } : {}), ...(values.workspace ? { workspace: values.workspace } : {}) },
     format,

@@ -14,6 +14,7 @@ import { cliActor } from "./commandActor.js";
 import { formatHold } from "./reconcile.js";
 import { platformEventsCommand } from "./platformEvents.js";
 import { MappingStore } from "../mapping/store.js";
+import { DesiredAccess } from "../mapping/desiredAccess.js";
 import { createPlatformRecordAnalysis } from "../platformRecord/index.js";
 import { platformUnmanagedCommand } from "./platformUnmanaged.js";
 
@@ -28,13 +29,8 @@ export async function platformCommand(env: Env, db: Database, args: string[]): P
   const [sub, ...rest] = args;
   if (sub === "events") {
     // The analysis a running service would run after the import (src/platformRecord/index.ts).
-    const mappings = await MappingStore.load(env.MAPPING_FILE);
-    return platformEventsCommand(
-      env,
-      db,
-      rest,
-      createPlatformRecordAnalysis({ env, db, clock: systemClock, mappings }),
-    );
+    const desired = new DesiredAccess(await MappingStore.load(env.MAPPING_FILE));
+    return platformEventsCommand(env, db, rest, createPlatformRecordAnalysis({ env, db, clock: systemClock, desired }));
   }
   if (sub === "unmanaged") return platformUnmanagedCommand(db, rest);
   const { values } = parseArgs({

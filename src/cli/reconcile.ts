@@ -11,6 +11,7 @@ import { decide, decideAll } from "../reconcile/holdDecisions.js";
 import { MappedDesiredState } from "../reconcile/desiredSource.js";
 import { describeChange, diffDashboardUsers, type Change } from "../reconcile/diff.js";
 import { MappingStore } from "../mapping/store.js";
+import { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Plan, Policies } from "../reconcile/planner.js";
 import { reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { describeQueueEntry } from "../reconcile/queueStatus.js";
@@ -39,7 +40,7 @@ export type PlanReport = {
 /** What the reconciler would do for this user right now (its own `planUser`), with the queue row and the difference in words. */
 export async function buildPlanReport(
   db: Database,
-  mappings: MappingStore,
+  access: DesiredAccess,
   policies: Policies,
   userName: string,
   clock: Clock = systemClock,
@@ -47,7 +48,7 @@ export async function buildPlanReport(
   const userId = await findUserIdByUserName(db, userName);
   if (!userId) return undefined;
   const [current, entry] = await Promise.all([
-    planUser({ db, source: new MappedDesiredState(db, mappings), policies, clock }, userId),
+    planUser({ db, source: new MappedDesiredState(db, access), policies, clock }, userId),
     getQueueEntry(db, userId),
   ]);
   const { plan, account, desired, hold } = current;
@@ -161,8 +162,8 @@ export async function planCommand(env: Env, db: Database, args: string[]): Promi
   const { values, positionals } = parseArgs({ args, options: { json: { type: "boolean" } }, allowPositionals: true });
   const userName = positionals[0];
   if (!userName) throw new Error("plan needs a userName, for example: scim-connector plan ann@example.com");
-  const mappings = await MappingStore.load(env.MAPPING_FILE);
-  const report = await buildPlanReport(db, mappings, reconcilePoliciesFromEnv(env), userName);
+  const desired = new DesiredAccess(await MappingStore.load(env.MAPPING_FILE));
+  const report = await buildPlanReport(db, desired, reconcilePoliciesFromEnv(env), userName);
   if (!report) {
     process.stderr.write(`No IdP user or platform account with the userName "${userName}".\n`);
     process.exitCode = 1;

@@ -8,6 +8,7 @@ import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv, reconcilePoliciesFromEnv } from "../reconcile/index.js";
 import { MappingStore } from "../mapping/store.js";
+import { DesiredAccess } from "../mapping/desiredAccess.js";
 import { cliActor } from "./commandActor.js";
 
 /**
@@ -22,8 +23,8 @@ export async function resyncCommand(env: Env, db: Database, args: string[]): Pro
   });
   const dryRun = values["dry-run"] ?? false;
   const verify = values.verify ?? false;
-  const mappings = await MappingStore.load(env.MAPPING_FILE);
-  const deps = { db, clock: systemClock, mappings, policies: reconcilePoliciesFromEnv(env) };
+  const desired = new DesiredAccess(await MappingStore.load(env.MAPPING_FILE));
+  const deps = { db, clock: systemClock, desired, policies: reconcilePoliciesFromEnv(env) };
   const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: cliActor(values.as) });
   console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`);
   const run = await runPlanPhase(deps, runId, progressReporter(process.stderr));

@@ -179,12 +179,6 @@ export async function listIdpFacts(db: Db, userIds: readonly string[]): Promise<
   return facts;
 }
 
-/** The YAML of the mapping in force (every replica records it at boot and on reload). */
-export async function getMappingInForceText(db: Db): Promise<string | undefined> {
-  const rows: { source_text: string }[] = await db.query(`SELECT source_text FROM mapping_state WHERE id = 1`);
-  return rows[0]?.source_text;
-}
-
 /** The end of the last verifying resync that finished by `at` (or now). */
 export async function lastVerifyingResyncAt(db: Db, at: Date | undefined): Promise<Date | null> {
   const rows: { finished_at: Date | null }[] = await db.query(

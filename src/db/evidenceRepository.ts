@@ -63,15 +63,6 @@ export async function* logWindow(db: Queryable, from: Date, to: Date): AsyncGene
   }
 }
 
-export type MappingInForce = { hash: string; appliedAt: Date; sourceText: string } | undefined;
-
-export async function mappingInForce(db: Queryable): Promise<MappingInForce> {
-  const [row] = await db.query<{ hash: string; applied_at: Date; source_text: string }>(
-    `SELECT hash, applied_at, source_text FROM mapping_state WHERE id = 1`,
-  );
-  return row ? { hash: row.hash, appliedAt: row.applied_at, sourceText: row.source_text } : undefined;
-}
-
 export type EvidenceCampaign = {
   id: string;
   name: string;

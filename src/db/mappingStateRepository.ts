@@ -1,4 +1,7 @@
-import type { Database } from "./database.js";
+import type { Database, Queryable } from "./database.js";
+
+// The table `mapping_state` (one row: the mapping every replica plans with). MappingStore writes it
+// (putInForce); DesiredAccess (src/mapping/desiredAccess.ts) is the one reader.
 
 /**
  * Records `hash` as the mapping in force, shared by all replicas. `changed`: it was not before;
@@ -56,10 +59,13 @@ export async function mappingHashInForce(db: Database): Promise<string | undefin
   return rows[0]?.hash;
 }
 
-/** The mapping recorded in force (hash and YAML text), or undefined before any was. */
-export async function mappingInForce(db: Database): Promise<{ hash: string; sourceText: string } | undefined> {
-  const rows: { hash: string; sourceText: string }[] = await db.query(
-    `SELECT hash, source_text AS "sourceText" FROM mapping_state WHERE id = 1`,
+/** The mapping recorded in force: its hash, YAML text and when it was put in force. */
+export type MappingRecord = { hash: string; sourceText: string; appliedAt: Date };
+
+/** The mapping recorded in force, or undefined before any was. */
+export async function mappingInForce(db: Queryable): Promise<MappingRecord | undefined> {
+  const rows: MappingRecord[] = await db.query(
+    `SELECT hash, source_text AS "sourceText", applied_at AS "appliedAt" FROM mapping_state WHERE id = 1`,
   );
   return rows[0];
 }

@@ -10,7 +10,7 @@ import type { Env } from "../config/env.js";
 import { adminApiRouter, type AdminApiDeps } from "./admin/api/index.js";
 import { adminRouter, type AdminActions, type AdminDataSources } from "./admin/index.js";
 import type { ServiceMetrics } from "../metrics/index.js";
-import type { MappingAgreement } from "../mapping/store.js";
+import type { MappingAgreement } from "../mapping/desiredAccess.js";
 import type { AddressAllowance, AuthThrottles } from "../auth/authThrottle.js";
 import type { OAuthTokenService } from "../auth/oauth/tokenService.js";
 import type { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";

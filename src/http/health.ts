@@ -1,6 +1,6 @@
 import { Router } from "express";
 import type { Database } from "../db/database.js";
-import type { MappingAgreement } from "../mapping/store.js";
+import type { MappingAgreement } from "../mapping/desiredAccess.js";
 
 /** What the probe asks of the database (src/db/database.ts): that it answers, and that its migrations are applied. */
 type DatabaseProbe = Pick<Database, "ping" | "isMigrated">;

@@ -6,7 +6,6 @@ import { ConflictError } from "../errors.js";
 import { getAccounts } from "../db/platformAccountRepository.js";
 import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
 import { listActiveDenies } from "../db/denyRepository.js";
-import { applyDenies } from "../mapping/denies.js";
 import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
@@ -22,8 +21,7 @@ import { sqlState } from "../errors.js";
 import { log } from "../logging/logger.js";
 import { notify } from "../notify/events.js";
 import { resyncFailed } from "../notify/platformEvents.js";
-import { desiredDashboardUser } from "../mapping/desired.js";
-import type { MappingStore } from "../mapping/store.js";
+import { desiredAccessOf, type DesiredAccess } from "../mapping/desiredAccess.js";
 import { planReconcile, type Policies } from "../reconcile/planner.js";
 import { callsOf } from "./resyncCost.js";
 
@@ -35,7 +33,8 @@ import { callsOf } from "./resyncCost.js";
  * it would cost, and queues nothing. Progress is saved per batch, so a run resumes after a crash.
  */
 
-export type ResyncDeps = { db: Database; clock: Clock; mappings: MappingStore; policies: Policies };
+/** `desired`: the mapping in force and a user's desired access (src/mapping/desiredAccess.ts). */
+export type ResyncDeps = { db: Database; clock: Clock; desired: DesiredAccess; policies: Policies };
 export type ResyncRequest = {
   dryRun: boolean;
   verify: boolean;
@@ -123,14 +122,11 @@ async function planUsers(deps: ResyncDeps, run: ResyncRun, onProgress?: Progress
     const { users, accounts, denies } = batch;
     const next = read(users[users.length - 1]!.id);
     next.catch(() => undefined); // awaited below; keeps an early failure from going unhandled
-    const mapping = await deps.mappings.inForce(db);
+    const mapping = await deps.desired.inForce(db);
     const changed: string[] = [];
     for (const user of users) {
       // A campaign's revoke holds through a resync; a deny the IdP no longer grants ends at the user's reconcile.
-      const { desired, notGranted } = applyDenies(
-        desiredDashboardUser(user, user.groups, mapping),
-        denies.get(user.id) ?? [],
-      );
+      const { desired, notGranted } = desiredAccessOf(user, denies.get(user.id) ?? [], mapping);
       const endsDenies = user.active && notGranted.length > 0; // as the reconciler's source decides
       if (endsDenies) changed.push(user.id);
       const plan = planReconcile(desired, accounts.get(user.id), deps.policies, {

@@ -6,8 +6,6 @@ import { listIdpUserIds, listUserIdsAssigned } from "../db/idpUserReconcileReads
 import {
   listGroupRefs,
   listUsersToRederive,
-  mappingHashInForce,
-  mappingInForce,
   recordMappingMarked,
   swapMappingState,
 } from "../db/mappingStateRepository.js";
@@ -23,39 +21,15 @@ const MAX_RULES_NAMED = 5;
 const RELOAD_RETRY_MS = 5_000;
 
 /**
- * How this replica's mapping file stands against the mapping recorded in force (shared by every
- * replica): `planning` says which one the reconciler plans with, or that planning is paused
- * because this version cannot read the one in force.
- */
-export type MappingAgreement = {
-  fileVersion: string;
-  inForceVersion: string | undefined;
-  planning: "file" | "in force" | "paused";
-};
-
-/** Thrown instead of a plan while this replica cannot read the mapping in force (the worker retries later). */
-class MappingNotInForceError extends Error {
-  constructor(readonly agreement: MappingAgreement) {
-    super(
-      `this replica's mapping file (${agreement.fileVersion}) is not the mapping in force (${agreement.inForceVersion}), which this version cannot read: planning paused until they match`,
-    );
-    this.name = "MappingNotInForceError";
-  }
-}
-
-const version = (hash: string | undefined) => hash?.slice(0, 12);
-
-/**
- * The mapping in force. Loaded and validated at boot (a bad file stops the process); reloaded
- * when the file changes or on SIGHUP (a bad file is refused and the old mapping stays). Putting a
- * new mapping in force marks the users it may affect dirty, at mapping priority (behind IdP
- * changes).
+ * This replica's mapping file, and the one writer of the mapping in force. Loaded and validated at
+ * boot (a bad file stops the process); reloaded when the file changes or on SIGHUP (a bad file is
+ * refused and the old mapping stays). Putting a new mapping in force marks the users it may affect
+ * dirty, at mapping priority (behind IdP changes). What every replica plans with, the mapping
+ * recorded in force, is read through DesiredAccess (./desiredAccess.ts), never from here.
  */
 export class MappingStore {
   private mapping: Mapping;
   private text: string;
-  /** The mapping recorded in force when it is not this file's (parsed once per version), or why it cannot be read. */
-  private recorded: { hash: string; mapping?: Mapping; problems?: string[] } | undefined;
   /**
    * The reload under way. Reloads on one replica run one after the other: the file watcher, SIGHUP
    * and a caller can ask at once, and a second reload that found the mapping already in force must
@@ -64,7 +38,7 @@ export class MappingStore {
   private reloading: Promise<unknown> = Promise.resolve();
 
   private constructor(
-    private readonly path: string,
+    readonly path: string,
     mapping: Mapping,
     text: string,
     private readonly refusePlaceholder: boolean,
@@ -85,66 +59,13 @@ export class MappingStore {
     return new MappingStore(path, mapping, text, options.refusePlaceholder ?? false);
   }
 
+  /** This replica's file, parsed: the mapping in force only while no other replica put another (DesiredAccess says). */
   current(): Mapping {
     return this.mapping;
   }
 
   sourceText(): string {
     return this.text;
-  }
-
-  /**
-   * The mapping to plan with: the one recorded in force, which every replica shares. Normally that
-   * is this replica's file; when another replica put a different file in force (a rollout under
-   * way, a file changed on one host only), this replica says so loudly and plans with the recorded
-   * one, or, when this version cannot read it, throws MappingNotInForceError: never a stale plan.
-   */
-  async inForce(db: Database): Promise<Mapping> {
-    const hash = await mappingHashInForce(db);
-    if (hash === undefined || hash === this.mapping.hash) return this.mapping;
-    const recorded = await this.readRecorded(db, hash);
-    if (recorded.mapping) return recorded.mapping;
-    throw new MappingNotInForceError(this.agreementWith(hash));
-  }
-
-  /** Whether this replica's file is the mapping in force (for /readyz and /metrics). */
-  async agreement(db: Database): Promise<MappingAgreement> {
-    const hash = await mappingHashInForce(db);
-    if (hash !== undefined && hash !== this.mapping.hash) await this.readRecorded(db, hash);
-    return this.agreementWith(hash);
-  }
-
-  private agreementWith(inForceHash: string | undefined): MappingAgreement {
-    const fileVersion = version(this.mapping.hash)!;
-    const inForceVersion = version(inForceHash);
-    if (inForceHash === undefined || inForceHash === this.mapping.hash)
-      return { fileVersion, inForceVersion, planning: "file" };
-    const unreadable = this.recorded?.hash === inForceHash && this.recorded.mapping === undefined;
-    return { fileVersion, inForceVersion, planning: unreadable ? "paused" : "in force" };
-  }
-
-  private async readRecorded(db: Database, hash: string): Promise<{ mapping?: Mapping }> {
-    if (this.recorded?.hash === hash) return this.recorded;
-    const state = await mappingInForce(db);
-    if (!state) return {};
-    try {
-      this.recorded = { hash: state.hash, mapping: parseMapping(state.sourceText, "mapping in force") };
-      log.warn("mapping", "this replica's mapping file is not the mapping in force; planning with the one in force", {
-        file: this.path,
-        fileVersion: version(this.mapping.hash),
-        inForceVersion: version(state.hash),
-      });
-    } catch (error) {
-      const problems = error instanceof MappingError ? error.problems : [String(error)];
-      this.recorded = { hash: state.hash, problems };
-      log.error("mapping", "this replica cannot read the mapping in force; planning paused until its file matches", {
-        file: this.path,
-        fileVersion: version(this.mapping.hash),
-        inForceVersion: version(state.hash),
-        problems,
-      });
-    }
-    return this.recorded;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
-import type { MappingStore } from "../mapping/store.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import { MappedDesiredState } from "../reconcile/desiredSource.js";
 import type { Findings } from "./events.js";
 import { analysePending, analysisPolicyFromEnv, type ManagedHandlers } from "./findings.js";
@@ -27,7 +27,7 @@ export function createPlatformRecordAnalysis(options: {
   >;
   db: Database;
   clock: Clock;
-  mappings: MappingStore;
+  desired: DesiredAccess;
   /** Wakes this process's discovery lane when a candidate was recorded. */
   onCandidate?: () => void;
 }): () => Promise<Findings> {
@@ -36,7 +36,7 @@ export function createPlatformRecordAnalysis(options: {
     db,
     clock,
     outsideChanges: env.PLATFORM_OUTSIDE_CHANGES,
-    source: new MappedDesiredState(db, options.mappings, { clock }),
+    source: new MappedDesiredState(db, options.desired, { clock }),
   };
   const handlers: ManagedHandlers = {
     onManagedAccountEvent: (event, userId) => onManagedAccountEvent(managed, event, userId),

@@ -1,19 +1,15 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { endDenies, listActiveDenies, type AccessDeny } from "../db/denyRepository.js";
-import { getUserForReconcile } from "../db/idpUserReconcileReads.js";
+import { endDenies, type AccessDeny } from "../db/denyRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import { applyDenies } from "../mapping/denies.js";
-import { desiredDashboardUser } from "../mapping/desired.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import { bundleOrigin, bundleWords, explainGrants } from "../mapping/reasons.js";
-import type { MappingStore } from "../mapping/store.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";
 
 /**
- * The desired dashboard user of one IdP user: their stored SCIM state run through the mapping in
- * force (the one recorded for every replica, which may not be this replica's file), less the grants
- * an access campaign revoked (active denies), and (on demand, for the log entry that applies it) the
- * rules and groups behind each grant.
+ * The desired dashboard user of one IdP user, as DesiredAccess gives it (src/mapping/desiredAccess.ts:
+ * the mapping in force, which may not be this replica's file, less the grants an access campaign
+ * revoked), and (on demand, for the log entry that applies it) the rules and groups behind each grant.
  *
  * With `endDenies` (the reconciler's own source), a deny whose grant no rule gives any more ends
  * here, logged: the IdP admin removed the membership at the source, which is what the revoke asked.
@@ -22,27 +18,21 @@ import type { DesiredState, DesiredStateSource } from "./ports.js";
 export class MappedDesiredState implements DesiredStateSource {
   constructor(
     private readonly db: Database,
-    private readonly mappings: MappingStore,
+    private readonly access: DesiredAccess,
     private readonly endDenies?: { clock: Clock },
   ) {}
 
   async equivalents() {
-    return (await this.mappings.inForce(this.db)).equivalents;
+    return (await this.access.inForce(this.db)).equivalents;
   }
 
   async load(userId: string): Promise<DesiredState> {
-    const [user, denies] = await Promise.all([
-      getUserForReconcile(this.db, userId),
-      listActiveDenies(this.db, [userId]).then((m) => m.get(userId) ?? []),
-    ]);
-    if (!user) return { exists: false, userName: null, desired: null };
-    const mapping = await this.mappings.inForce(this.db);
-    const applied = applyDenies(desiredDashboardUser(user, user.groups, mapping), denies);
+    const access = await this.access.ofUser(this.db, userId);
+    if (!access) return { exists: false, userName: null, desired: null };
+    const { user, mapping, desired, notGranted } = access;
     // Only an active user's rules say whether the IdP still grants it: with the user deactivated
     // nothing is granted, and ending the deny then would bring the revoked grant back on re-activation.
-    if (user.active && applied.notGranted.length && this.endDenies)
-      await this.endUngranted(applied.notGranted, this.endDenies.clock);
-    const desired = applied.desired;
+    if (user.active && notGranted.length && this.endDenies) await this.endUngranted(notGranted, this.endDenies.clock);
     return {
       exists: true,
       userName: user.userName,

@@ -8,7 +8,7 @@ import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
 import { budgetPolicy, type BudgetPolicy } from "./budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
-import type { MappingStore } from "../mapping/store.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Policies } from "./planner.js";
 import { Reconciler } from "./reconciler.js";
 import type { ReconcilerDeps } from "./pass.js";
@@ -40,7 +40,8 @@ export function createReconciliation(options: {
   db: Database;
   databaseUrl: string;
   clock: Clock;
-  mappings: MappingStore;
+  /** The desired state every replica shares (src/mapping/desiredAccess.ts), built once per service. */
+  desired: DesiredAccess;
   platform: PlatformTarget;
   /** The process's platform transport (platform/target.ts createPlatformTransport). */
   transport: HttpTransport;
@@ -62,7 +63,7 @@ export function createReconciliation(options: {
     db,
     clock,
     platform: scim,
-    source: new MappedDesiredState(db, options.mappings, { clock }),
+    source: new MappedDesiredState(db, options.desired, { clock }),
     budget,
     policies: reconcilePoliciesFromEnv(env),
     breaker: { minimum: env.DEPROVISION_BREAKER_MIN, percent: env.DEPROVISION_BREAKER_PERCENT },

@@ -20,7 +20,7 @@ import { answerClientError } from "../http/clientError.js";
 import { HttpDrain } from "../http/drain.js";
 import { serverClasses, type ServerClasses } from "../http/serverClasses.js";
 import { log } from "../logging/logger.js";
-import type { MappingStore } from "../mapping/store.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
@@ -44,7 +44,7 @@ type HttpDeps = {
   env: Env;
   db: Database;
   clock: Clock;
-  mappings: MappingStore;
+  desired: DesiredAccess;
   budget: BudgetPolicy;
   quarantine: PlatformQuarantine;
   metrics: ServiceMetrics;
@@ -79,13 +79,13 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
       if (cutOff) log.warn("http", "requests still running at the shutdown deadline were cut off", { graceMs });
     },
     serve(deps) {
-      const { env, db, mappings } = deps;
+      const { env, db, desired } = deps;
       const probes = {
         env,
         db,
         metrics: deps.metrics,
         draining: () => drain.isDraining,
-        mappingAgreement: () => mappings.agreement(db),
+        mappingAgreement: () => desired.agreement(db),
       };
       const app = createWebApp(deps, publicUrl, probes);
       classes?.adopt(app.express);
@@ -96,7 +96,7 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
 
 /** The whole app: SCIM, the admin UI and its JSON API over the same src/admin functions, /metrics and the probes. */
 function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "draining" | "mappingAgreement">) {
-  const { env, db, clock, budget, mappings, quarantine, notifications, workers } = deps;
+  const { env, db, clock, budget, desired, quarantine, notifications, workers } = deps;
   const { reconciliation, resyncDeps, mirror } = workers;
   const reconcileNow =
     reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
@@ -105,14 +105,14 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     db,
     clock,
     budget,
-    mappings,
+    desired,
     mappingFile: env.MAPPING_FILE,
     reconcileNow,
     resync,
     quarantine,
     notifications,
   });
-  const access = createAccessReport({ db, mappingFile: env.MAPPING_FILE });
+  const access = createAccessReport({ db, desired });
   return createApp({
     env,
     db,
@@ -143,11 +143,7 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     draining: probes.draining,
     mappingAgreement: probes.mappingAgreement,
     // The one in force (every replica's), else this file's while this version cannot read that one.
-    catalogue: () =>
-      mappings.inForce(db).then(
-        (m) => m.catalogue,
-        () => mappings.current().catalogue,
-      ),
+    catalogue: () => desired.shown(db).then((shown) => shown.mapping.catalogue),
   });
 }
 

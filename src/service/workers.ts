@@ -6,7 +6,7 @@ import type { ResyncDeps } from "../jobs/resync.js";
 import { retentionPolicyFromEnv } from "../jobs/retention.js";
 import { assertCron, Scheduler } from "../jobs/scheduler.js";
 import { log } from "../logging/logger.js";
-import type { MappingStore } from "../mapping/store.js";
+import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import { createMirrorSync } from "../mirror/index.js";
 import type { MirrorSyncWorker } from "../mirror/worker.js";
@@ -29,7 +29,8 @@ export type WorkersDeps = {
   env: Env;
   databaseUrl: string;
   clock: Clock;
-  mappings: MappingStore;
+  /** The mapping in force and each user's desired access (service.ts builds it once). */
+  desired: DesiredAccess;
   /** Without one, nothing is reconciled or mirrored. */
   platform: PlatformTarget | undefined;
   pools: Pools;
@@ -68,7 +69,7 @@ const SCHEDULER_POOL_SIZE = 2;
 
 /** Builds the workers and starts those this process's roles run: reconcile worker, mirror worker, scheduler, in that order. */
 export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
-  const { env, clock, mappings, platform, pools, quarantine, announcedLimit, metrics, budget } = deps;
+  const { env, clock, desired, platform, pools, quarantine, announcedLimit, metrics, budget } = deps;
   // The worker role runs the reconcile worker, the mirror worker and the notification deliverer;
   // deps.workers (tests, the CLI) says so for this process whatever ROLES says.
   const workerRole = deps.workers ?? env.ROLES.has("worker");
@@ -83,7 +84,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
           db: workerDb,
           databaseUrl: deps.databaseUrl,
           clock,
-          mappings,
+          desired,
           platform,
           transport,
           quarantine,
@@ -116,7 +117,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
   // Like the reconcile loop: the worker role runs it, and RECONCILE_WORKERS=0 turns it off unless deps.workers asks.
   if (runWorkers) discovery?.start();
 
-  const resyncDeps = { db: pools.db, clock, mappings, policies: reconcilePoliciesFromEnv(env) };
+  const resyncDeps = { db: pools.db, clock, desired, policies: reconcilePoliciesFromEnv(env) };
   assertCron(env.RESYNC_CRON);
   const scheduler = env.ROLES.has("scheduler")
     ? new Scheduler(
@@ -140,7 +141,7 @@ export async function startWorkers(deps: WorkersDeps): Promise<Workers> {
     env,
     db: pools.db,
     clock,
-    mappings,
+    desired,
     onCandidate: () => discovery?.notify(),
   });
   const exportPoller = env.ROLES.has("scheduler")

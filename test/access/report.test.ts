@@ -222,7 +222,7 @@ describe("access report against the emulator", () => {
   });
 
   it("exports in batches (one account per batch here) the same grants as the pages, now and as of yesterday", async () => {
-    const options = { db: stack.service.db, mappingSource: stack.mappingFile };
+    const options = { db: stack.service.db, desired: stack.service.desired };
     for (const at of [undefined, yesterday]) {
       const exported: Row[] = [];
       for await (const batch of accessRows(options, at ? { at } : {}, 1)) exported.push(...(batch as unknown as Row[]));

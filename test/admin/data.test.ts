@@ -47,14 +47,14 @@ describe("admin data sources against the reconciler and the emulator", () => {
       db: stack.service.db,
       clock: systemClock,
       budget: reconciliation.budget,
-      mappings: stack.service.mappings,
+      desired: stack.service.desired,
       mappingFile: stack.mappingFile,
       reconcileNow: (userId, actor) => reconciliation.worker.reconcileNow(userId, actor),
       resync: {
         deps: {
           db: stack.service.db,
           clock: systemClock,
-          mappings: stack.service.mappings,
+          desired: stack.service.desired,
           policies: { onEmailChange: "hold" },
         },
         cron: "off",

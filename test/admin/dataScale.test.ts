@@ -6,6 +6,7 @@ import { usersPage } from "../../src/admin/users.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { TEST_MAPPING } from "../support/stack.js";
+import { DesiredAccess } from "../../src/mapping/desiredAccess.js";
 
 /** 20k by default to keep the suite quick; PREVIEW_SCALE_USERS=100000 took about 4 s here (2 cores). */
 const USERS = Number(process.env.PREVIEW_SCALE_USERS ?? 20_000);
@@ -48,7 +49,7 @@ describe("mapping preview at scale", () => {
       db: database.db,
       clock: systemClock,
       budget: budgetPolicy(5000, 10, "utc-day"),
-      mappings: { current: () => mapping, sourceText: () => TEST_MAPPING },
+      desired: new DesiredAccess({ path: "m", current: () => mapping, sourceText: () => TEST_MAPPING }),
     };
     const draft = TEST_MAPPING.replace(
       "permissions: [basic_access, send_campaigns_canvases]",

@@ -2,6 +2,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccessReport, type AccessReport } from "../../src/review/access/index.js";
 import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
+import { DesiredAccess } from "../../src/mapping/desiredAccess.js";
 
 /**
  * The Access review page's "Evidence pack" form without EVIDENCE_SIGNING_KEY: the page says what
@@ -26,7 +27,7 @@ describe("the evidence pack button without a signing key", () => {
         },
       },
     );
-    report = createAccessReport({ db: h.database.db });
+    report = createAccessReport({ db: h.database.db, desired: DesiredAccess.recordedOnly(undefined) });
     agent = request.agent(h.app);
     await signInLocally(agent);
   });

@@ -3,6 +3,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccessReport, type AccessReport } from "../../src/review/access/index.js";
 import { csrfFrom, signInLocally, startAdminHarness, type AdminHarness } from "../support/adminHarness.js";
+import { DesiredAccess } from "../../src/mapping/desiredAccess.js";
 
 /**
  * The Access review page's evidence pack is a POST with the CSRF token, one pack per admin at a
@@ -38,7 +39,7 @@ describe("the evidence pack download from the admin UI", () => {
         },
       },
     );
-    report = createAccessReport({ db: h.database.db });
+    report = createAccessReport({ db: h.database.db, desired: DesiredAccess.recordedOnly(undefined) });
     agent = request.agent(h.app);
     await signInLocally(agent);
     csrf = csrfFrom((await agent.get("/admin/access")).text);

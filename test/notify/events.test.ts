@@ -124,8 +124,8 @@ describe("drift.found and resync.failed", () => {
       db: stack.database.db,
       clock: { now: () => new Date() },
       policies: { onEmailChange: "hold" as const },
-      mappings: new Proxy(stack.service.mappings, {
-        // The resync plans with the mapping in force (MappingStore.inForce).
+      desired: new Proxy(stack.service.desired, {
+        // The resync plans with the mapping in force (DesiredAccess.inForce).
         get: (target, name) =>
           name === "inForce" ? () => Promise.reject(new Error("mapping unreadable")) : Reflect.get(target, name),
       }),

@@ -94,7 +94,7 @@ async function counters(s: Stack) {
 
 /** The admin user page's data, as the page renders it. */
 async function userPage(s: Stack, userId: string) {
-  const deps = { db: s.service.db, clock: systemClock, mappings: s.service.mappings } as unknown as AdminDataDeps;
+  const deps = { db: s.service.db, clock: systemClock, desired: s.service.desired } as unknown as AdminDataDeps;
   return (await userDetail(deps, userId))!;
 }
 

@@ -45,7 +45,7 @@ describe("plan and approvals CLI", () => {
       // No $USER, as in a container or cron: the actor must still say who ran it.
       env: { ...withoutUser(), DATABASE_URL: stack.database.url, MAPPING_FILE: stack.mappingFile, LOG_LEVEL: "error" },
     });
-  const plan = (userName: string) => buildPlanReport(stack.service.db, stack.service.mappings, policies, userName);
+  const plan = (userName: string) => buildPlanReport(stack.service.db, stack.service.desired, policies, userName);
 
   it("before the first reconcile: the desired user, nothing applied, and a create", async () => {
     const report = (await plan("ANN@example.com"))!;
@@ -59,7 +59,7 @@ describe("plan and approvals CLI", () => {
     expect(text).toContain("Action: create: 1 POST");
     expect(await scimUsed(stack)).toBe(0);
     expect(
-      await buildPlanReport(stack.service.db, stack.service.mappings, policies, "nobody@example.com"),
+      await buildPlanReport(stack.service.db, stack.service.desired, policies, "nobody@example.com"),
     ).toBeUndefined();
   });
 

@@ -209,7 +209,7 @@ describe("strip now, delete later", () => {
     expect(metrics.text).toMatch(/^scim_connector_reconcile_pending_deletes 1$/m);
     const report = await buildPlanReport(
       h.stack.service.db,
-      h.stack.service.mappings,
+      h.stack.service.desired,
       { onEmailChange: "hold", deprovisionGraceMs: GRACE_MS },
       "leaver@example.com",
       h.clock,
@@ -283,7 +283,7 @@ describe("strip now, delete later", () => {
     const deps = {
       db: h.stack.service.db,
       clock: h.clock,
-      mappings: h.stack.service.mappings,
+      desired: h.stack.service.desired,
       policies: { onEmailChange: "hold" as const, deprovisionGraceMs: GRACE_MS },
     };
     const runId = await createRun(deps, { dryRun: false, verify: true, trigger: "api", actor: null });

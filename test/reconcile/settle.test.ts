@@ -241,7 +241,7 @@ describe("the settle window against the emulator", () => {
     expect(metrics.text).toMatch(/^scim_connector_reconcile_queue_settling 1$/m);
     const report = await buildPlanReport(
       stack.service.db,
-      stack.service.mappings,
+      stack.service.desired,
       { onEmailChange: "hold" },
       "three@example.com",
     );

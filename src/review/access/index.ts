@@ -1,5 +1,6 @@
 import type { Writable } from "node:stream";
 import type { Database } from "../../db/database.js";
+import type { DesiredAccess } from "../../mapping/desiredAccess.js";
 import { writeAccessReport } from "./export.js";
 import {
   accessDifferences,
@@ -26,11 +27,8 @@ export type AccessPageData = {
  * The access report, one per service (built in service.ts) for the admin UI and the JSON API: a
  * page for the UI (rows, totals, differences), its parts for the API, and the streamed export.
  */
-export function createAccessReport(deps: { db: Database; mappingFile?: string }) {
-  const options: AccessReportOptions = {
-    db: deps.db,
-    ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}),
-  };
+export function createAccessReport(deps: { db: Database; desired: DesiredAccess }) {
+  const options: AccessReportOptions = { db: deps.db, desired: deps.desired };
   return {
     async page(
       query: AccessQuery,

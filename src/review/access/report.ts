@@ -1,8 +1,7 @@
 import type { Database } from "../../db/database.js";
-import { parseMapping, type Mapping } from "../../mapping/file.js";
+import type { DesiredAccess } from "../../mapping/desiredAccess.js";
 import {
   countGrantsByWorkspace,
-  getMappingInForceText,
   lastVerifyingResyncAt,
   listAccessDifferences,
   listAppliedHistory,
@@ -28,27 +27,12 @@ export type { AccessQuery, AccessRow, AccessRowDeny } from "./rows.js";
  * verified (the rows: ./rows.ts). Reads the connector's database only: no platform call, no budget.
  */
 
-export type AccessReportOptions = { db: Database; mappingSource?: string };
-
-const parsed = new Map<string, Mapping>();
-
-/** The mapping in force as recorded in the database (parsed once per text). */
-async function mappingInForce(db: Database, source: string): Promise<Mapping | null> {
-  const text = await getMappingInForceText(db);
-  if (text === undefined) return null;
-  const key = `${source}\n${text}`;
-  let mapping = parsed.get(key);
-  if (!mapping) {
-    mapping = parseMapping(text, source);
-    parsed.clear();
-    parsed.set(key, mapping);
-  }
-  return mapping;
-}
+/** `desired`: the mapping in force, whose rules explain today's grants (src/mapping/desiredAccess.ts). */
+export type AccessReportOptions = { db: Database; desired: DesiredAccess };
 
 async function context(options: AccessReportOptions, query: AccessQuery): Promise<RowContext> {
   const [mapping, verifyingRunAt] = await Promise.all([
-    mappingInForce(options.db, options.mappingSource ?? "mapping.yaml"),
+    options.desired.inForceIfAny(options.db),
     lastVerifyingResyncAt(options.db, query.at),
   ]);
   return { query, mapping, verifyingRunAt };

@@ -7,6 +7,8 @@ import { Transform, type Readable, type Writable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import tar from "tar-stream";
 import type { Database } from "../../db/database.js";
+import { DesiredAccess } from "../../mapping/desiredAccess.js";
+import type { AccessReportOptions } from "../access/report.js";
 import { checkEvidenceChains, manifestChainProblems, type ChainSummary, type EvidenceChains } from "./chains.js";
 import { EVIDENCE_SECTIONS, type EvidenceSection, type EvidenceWindow } from "./sections.js";
 
@@ -50,7 +52,13 @@ function hashing(): Transform & { digest(): { sha256: string; bytes: number } } 
   return Object.assign(stream, { digest: () => ({ sha256: hash.digest("hex"), bytes }) });
 }
 
-async function writeSection(deps: EvidenceDeps, dir: string, section: EvidenceSection, window: EvidenceWindow) {
+async function writeSection(
+  deps: EvidenceDeps,
+  access: AccessReportOptions,
+  dir: string,
+  section: EvidenceSection,
+  window: EvidenceWindow,
+) {
   const files: ManifestFile[] = [];
   for (const file of section.files) {
     const target = path.join(dir, file.path);
@@ -58,7 +66,6 @@ async function writeSection(deps: EvidenceDeps, dir: string, section: EvidenceSe
     const sink = createWriteStream(target);
     const hasher = hashing();
     hasher.pipe(sink);
-    const access = { db: deps.db, ...(deps.mappingFile ? { mappingSource: deps.mappingFile } : {}) };
     await file.write({ db: deps.db, access, window }, hasher);
     hasher.end();
     await finished(sink);
@@ -82,7 +89,9 @@ export async function writeEvidencePack(
   try {
     const { chain, decisionsChain } = checked ?? (await checkEvidenceChains(deps.db, true)).chains;
     const sections = [];
-    for (const section of EVIDENCE_SECTIONS) sections.push(await writeSection(deps, dir, section, window));
+    // The mapping in force as recorded (the pack's copy of it, and the access report's reasons), parsed once per pack.
+    const access = { db: deps.db, desired: DesiredAccess.recordedOnly(deps.mappingFile) };
+    for (const section of EVIDENCE_SECTIONS) sections.push(await writeSection(deps, access, dir, section, window));
     const manifest: Manifest = {
       format: "scim-connector-evidence/1",
       window: { from: window.from.toISOString(), to: window.to.toISOString() },

@@ -1,4 +1,4 @@
-import { logWindow, mappingInForce, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
+import { logWindow, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
 import { triggerLabel } from "../../reconcile/vocabulary.js";
@@ -152,8 +152,8 @@ const mappingFile: EvidenceFile = {
   path: "mapping/mapping-in-force.yaml",
   description: "The mapping (IdP groups to platform permissions) in force when the pack was written, with its hash",
   controls: ["SOC2 CC6.1", "ISO27001 A.5.15"],
-  async write({ db }, out) {
-    const mapping = await mappingInForce(db);
+  async write({ db, access }, out) {
+    const mapping = await access.desired.record(db);
     await write(
       out,
       mapping

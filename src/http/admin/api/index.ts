@@ -88,7 +88,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   });
 
   router.get("/permissions", async (_req, res) => {
-    res.json(await permissionModelView(deps.db, deps.resync.mappings.current()));
+    res.json(await permissionModelView(deps.db, (await deps.resync.desired.shown(deps.db)).mapping));
   });
 
   router.get("/budget", async (_req, res) => {

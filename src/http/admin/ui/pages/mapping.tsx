@@ -14,6 +14,11 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
         <p class="hint">
           From <code>{data.file}</code> · reloaded automatically when the file changes
         </p>
+        {data.notice ? (
+          <p class="flash" role="status">
+            {data.notice}
+          </p>
+        ) : null}
         <DataTable
           rows={data.rules}
           empty="The mapping has no rules."

@@ -18,6 +18,11 @@ export function OverviewPage({ data, ctx }: { data: OverviewData; ctx: PageConte
   const queued = data.queue.reduce((n, q) => n + q.depth, 0);
   return (
     <div>
+      {data.mappingNotice ? (
+        <p class="flash" role="status">
+          {data.mappingNotice}
+        </p>
+      ) : null}
       <QuarantinePanel rows={data.quarantine} ctx={ctx} />
       <PermissionModelPanel view={data.permissions} />
       <div class="grid">

@@ -45,6 +45,11 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
       <p>
         <a href={`${base}/users`}>← Users</a>
       </p>
+      {user.mappingNotice ? (
+        <p class="flash" role="status">
+          {user.mappingNotice}
+        </p>
+      ) : null}
       <Section title="Reconcile">
         <p>
           {user.queued ? <Badge tone="info">queued</Badge> : <Badge tone="neutral">not queued</Badge>} Reconcile now
