@@ -1,4 +1,18 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/**
+ * Event-loop turns the listener may keep taking connections the kernel completed before the close
+ * (see `takeBacklog`): a bound for clients that keep connecting, which a load balancer stops.
+ */
+const MAX_BACKLOG_TURNS = 20;
+
+/**
+ * How long a connection taken before the close may stay silent (not one byte of a request) before
+ * it is closed: long enough for a client that connected to send what it connected for, short
+ * enough that a pre-opened connection does not hold the shutdown until its deadline.
+ */
+const FIRST_REQUEST_MS = 1_000;
 
 /**
  * The HTTP half of a graceful shutdown (docs/operations.md, "Stopping and upgrading"). Once
@@ -9,14 +23,26 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
  */
 export class HttpDrain {
   private draining = false;
+  /** Connections accepted that have not had a request yet. */
+  private readonly awaitingFirst = new Set<Socket>();
+  private readonly firstRequestMs: number;
 
   /**
    * Marks the draining answers `Connection: close` (Node then ends the connection after them),
    * from a request listener put ahead of the app's: the app is served as it is.
    */
-  constructor(private readonly server: Server | undefined) {
-    server?.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
+  constructor(
+    private readonly server: Server | undefined,
+    options: { firstRequestMs?: number } = {},
+  ) {
+    this.firstRequestMs = options.firstRequestMs ?? FIRST_REQUEST_MS;
+    server?.prependListener("request", (req: IncomingMessage, res: ServerResponse) => {
+      this.awaitingFirst.delete(req.socket);
       if (this.draining) res.setHeader("Connection", "close");
+    });
+    server?.on("connection", (socket: Socket) => {
+      this.awaitingFirst.add(socket);
+      socket.once("close", () => this.awaitingFirst.delete(socket));
     });
   }
 
@@ -36,22 +62,59 @@ export class HttpDrain {
     this.draining = true;
     const server = this.server;
     if (!server) return { cutOff: false };
+    if (graceMs > 0) await takeBacklog(server);
     let cutOff = false;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         cutOff = true;
         server.closeAllConnections();
       }, graceMs);
+      const silent = setTimeout(() => this.closeSilent(), Math.min(this.firstRequestMs, graceMs));
       server.close(() => {
         clearTimeout(timer);
+        clearTimeout(silent);
         resolve();
       });
       server.closeIdleConnections();
       if (graceMs <= 0) {
         clearTimeout(timer);
+        clearTimeout(silent);
         server.closeAllConnections();
       }
     });
     return { cutOff };
+  }
+
+  /**
+   * Node counts a connection that has sent nothing yet as busy (its headers' timer has started),
+   * so `close` would wait for it until the deadline: one still silent after `firstRequestMs` is
+   * closed. One with part of a request arrived is in flight, and kept.
+   */
+  private closeSilent(): void {
+    for (const socket of this.awaitingFirst) if (socket.bytesRead === 0) socket.destroy();
+  }
+}
+
+/**
+ * Closing a listening socket resets every connection the kernel completed that the process has not
+ * yet taken (accept), requests already sent on them included: what a client that connected in the
+ * last milliseconds before the close would see (issue 45). A timer that decides to close runs before
+ * the event loop's next poll for connections, so the close waits for turns of the loop (setImmediate
+ * runs after the poll) until one takes no new connection; what those connections send is then
+ * answered as any other, with `Connection: close`. A connection completed after that last poll is
+ * still reset: no closing of a listening socket avoids that, only the load balancer's lag does.
+ */
+async function takeBacklog(server: Server): Promise<void> {
+  let taken = 0;
+  const onConnection = () => taken++;
+  server.on("connection", onConnection);
+  try {
+    // The first turn's poll may have run before the close was decided: always wait for a second.
+    for (let turn = 0; turn < MAX_BACKLOG_TURNS && (turn < 2 || taken > 0); turn++) {
+      taken = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    server.off("connection", onConnection);
   }
 }
