@@ -13,6 +13,7 @@ import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } 
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
+import { permissionBundles, type PermissionBundle } from "./permissionBundles.js";
 import { describeReason } from "../review/access/grants.js";
 import { grantWords } from "../reconcile/desiredSource.js";
 
@@ -100,6 +101,8 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
    * assigned role Marketer – Fashion Brands in Okta (catalogue 'marketer', mapping.yaml:40)".
    */
   why: string[];
+  /** The granular bundles of the state applied, as recorded then: the diff draws each as one row. */
+  bundles?: PermissionBundle[];
 };
 
 /** The choices of the log's filter selects: the log's vocabulary (src/reconcile/vocabulary.ts). */
@@ -212,6 +215,7 @@ export async function logEntry(deps: AdminDataDeps, id: string): Promise<LogEntr
     before: trees.before ?? undefined,
     after: trees.after ?? undefined,
     platformCall: platformCallOf(entry, account?.platformId ?? null),
+    bundles: permissionBundles(reasons ?? []),
     why: (reasons ?? []).map((g) => `${grantWords(g)} — ${g.reasons.map(describeReason).join("; ") || "no rule"}`),
   };
 }

@@ -8,7 +8,15 @@ import { allowance } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
 import { catalogueEditsInUse, type CatalogueEditInUse } from "./catalogueEdits.js";
 import { durationLabel } from "./format.js";
-import { mappingChangeOf, type MappingChange, ruleGrantsText, ruleGroupsText, ruleName } from "./rules.js";
+import {
+  grantListsOf,
+  type GrantList,
+  mappingChangeOf,
+  type MappingChange,
+  ruleGrantsText,
+  ruleGroupsText,
+  ruleName,
+} from "./rules.js";
 
 export type MappingData = {
   /** Where the rules in force come from (the MAPPING_FILE path). */
@@ -17,7 +25,8 @@ export type MappingData = {
   source: string;
   /** "this replica's mapping file differs from the mapping in force (version …)…", when it does. */
   notice?: string;
-  rules: { name: string; groups: string; grants: string }[];
+  /** `lists`: the long lists `grants` abbreviates, in full (absent when there is none). */
+  rules: { name: string; groups: string; grants: string; lists?: GrantList[] }[];
   /** The permission model the rules speak, and what loads but deserves attention (legacy strings). */
   permissionModel: "legacy" | "granular";
   warnings: string[];
@@ -74,6 +83,7 @@ export async function mappingData(deps: AdminDataDeps): Promise<MappingData> {
       name: ruleName(rule),
       groups: ruleGroupsText(rule),
       grants: ruleGrantsText(rule),
+      ...grantListsOf(rule),
     })),
     applyInstructions: APPLY_BY_FILE,
   };

@@ -39,10 +39,32 @@ export function ruleGrantsText(rule: MappingRule): string {
   return parts.join("; ") || "nothing";
 }
 
+/** Longer lists than this are written as their count and first few (`listed`), their strings in `ruleGrantLists`. */
+const LISTED_IN_FULL = 12;
+
+/** A rule's list of strings that `ruleGrantsText` abbreviates: where it applies, and all its strings. */
+export type GrantList = { label: string; strings: string[] };
+
+/** The lists `ruleGrantsText` writes as a count and first few, in full: the admin pages fold them (<details>). */
+function ruleGrantLists(rule: MappingRule): GrantList[] {
+  const lists: GrantList[] = [];
+  for (const ws of rule.workspaces) {
+    lists.push({ label: ws.name, strings: ws.permissions });
+    for (const team of ws.teams) lists.push({ label: `team ${ws.name}/${team.name}`, strings: team.permissions });
+  }
+  return lists.filter((l) => l.strings.length > LISTED_IN_FULL).map((l) => ({ ...l, strings: [...l.strings] }));
+}
+
+/** A rule's long lists, as an optional field: a rule without one reads as it always did. */
+export function grantListsOf(rule: MappingRule): { lists?: GrantList[] } {
+  const lists = ruleGrantLists(rule);
+  return lists.length ? { lists } : {};
+}
+
 /** A permission list in words; a long (granular) one as its count and first few. */
 function listed(permissions: readonly string[]): string {
   if (!permissions.length) return "(no permissions)";
-  if (permissions.length <= 12) return permissions.join(", ");
+  if (permissions.length <= LISTED_IN_FULL) return permissions.join(", ");
   return `${permissions.length} permissions (${permissions.slice(0, 4).join(", ")}, …)`;
 }
 

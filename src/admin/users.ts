@@ -9,7 +9,9 @@ import { grantingRules } from "../mapping/match.js";
 import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow, type LogRow } from "./log.js";
 import { permissionTree } from "./permissionTree.js";
-import { matchedRuleText, ruleGrantsText } from "./rules.js";
+import { permissionBundles, type PermissionBundle } from "./permissionBundles.js";
+import { explainGrants } from "../mapping/reasons.js";
+import { grantListsOf, type GrantList, matchedRuleText, ruleGrantsText } from "./rules.js";
 import { describeQueueEntry } from "../reconcile/queueStatus.js";
 import { platformFacts, type PlatformFacts } from "./platformFacts.js";
 
@@ -33,9 +35,12 @@ export type UserDetail = {
   /** The IdP record as stored (name, emails, externalId…). */
   idp: Record<string, unknown>;
   groups: string[];
-  matchedRules: { rule: string; grants: string }[];
+  /** `lists`: the long lists `grants` abbreviates, in full (absent when there is none). */
+  matchedRules: { rule: string; grants: string; lists?: GrantList[] }[];
   desired: unknown;
   lastApplied: unknown;
+  /** The desired state's granular bundles, as the reviews show them: the diff draws each as one row. */
+  bundles?: PermissionBundle[];
   /** The account was stripped of all access and is kept; deleted after `deleteAfter` (null: kept, an adopted account). */
   stripped?: { since: Date; deleteAfter: Date | null };
   /** Active campaign denies, in words: "<grant>: revoked in campaign …, by …, on …" (removed from `desired`). */
@@ -129,8 +134,12 @@ export async function userDetail(deps: AdminDataDeps, id: string): Promise<UserD
     matchedRules: grantingRules(user.groups, user.assigned, mapping).map((m) => ({
       rule: matchedRuleText(m),
       grants: ruleGrantsText(m.rule),
+      ...grantListsOf(m.rule),
     })),
     desired: permissionTree(access.desired) ?? undefined,
+    bundles: access.desired
+      ? permissionBundles(explainGrants(access.desired, user.groups, mapping, null, user.assigned))
+      : [],
     ...(denies.length
       ? {
           denies: denies.map(

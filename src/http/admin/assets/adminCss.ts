@@ -81,6 +81,7 @@ textarea { width: 100%; min-height: 14rem; font-family: ui-monospace, Menlo, Con
 .chart-s3 { fill: #1f7a44; } .chart-s4 { fill: #7a4cc2; } .chart-s5 { fill: #6b7280; }
 .legend { display: flex; gap: 1rem; flex-wrap: wrap; font-size: 0.85rem; color: var(--muted); margin-top: 0.3rem; }
 .diff td { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.88rem; }
+details.bundle summary { cursor: pointer; } details.bundle code { display: block; white-space: normal; overflow-wrap: anywhere; }
 .diff-sign { width: 1.5rem; text-align: center; font-weight: 700; }
 .diff-added { background: #eaf7ef; }
 .diff-removed { background: #fdecea; }

@@ -33,7 +33,7 @@ export function LogEntryPage({ entry, ctx }: { entry: LogEntryDetail; ctx: PageC
         />
       </Section>
       <Section title="Permissions: old → new">
-        <DiffView before={entry.before} after={entry.after} />
+        <DiffView before={entry.before} after={entry.after} bundles={entry.bundles} />
       </Section>
       {entry.why.length ? (
         <Section title="Why, as recorded then">

@@ -1,5 +1,6 @@
 import { Badge, CsrfField, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
+import { ChangeList, RuleGrants } from "../components/bundles.js";
 import type { PageContext } from "../layout.js";
 import type { MappingData, MappingPreview } from "../../../../admin/mapping.js";
 import { can } from "../../../../policy.js";
@@ -25,7 +26,7 @@ export function MappingPage(props: { data: MappingData; draft?: string; preview?
           columns={[
             { label: "Rule", cell: (r) => r.name },
             { label: "IdP groups", cell: (r) => r.groups },
-            { label: "Grants", cell: (r) => r.grants },
+            { label: "Grants", cell: (r) => <RuleGrants grants={r.grants} lists={r.lists} /> },
           ]}
         />
       </Section>
@@ -151,8 +152,8 @@ function PreviewResult(props: { preview: MappingPreview; applyInstructions: stri
         empty="No user's permissions would change."
         columns={[
           { label: "User", cell: (c) => c.userName },
-          { label: "Gains", cell: (c) => c.gains.map((g) => <Badge tone="good">{`+ ${g}`}</Badge>) },
-          { label: "Loses", cell: (c) => c.losses.map((l) => <Badge tone="bad">{`− ${l}`}</Badge>) },
+          { label: "Gains", cell: (c) => <ChangeList items={c.gains} sign="+" tone="good" /> },
+          { label: "Loses", cell: (c) => <ChangeList items={c.losses} sign="−" tone="bad" /> },
         ]}
       />
       <p class="hint">{props.applyInstructions}</p>

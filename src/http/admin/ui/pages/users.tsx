@@ -1,5 +1,6 @@
 import { ActionButton, Badge, Facts, formatTime, Section } from "../components/basics.js";
 import { DiffView } from "../components/diff.js";
+import { RuleGrants } from "../components/bundles.js";
 import { FilterForm } from "../components/filterForm.js";
 import { Pager } from "../components/pager.js";
 import { DataTable } from "../components/table.js";
@@ -83,7 +84,7 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
             empty="No mapping rule matches this user's groups."
             columns={[
               { label: "Rule", cell: (r) => r.rule },
-              { label: "Grants", cell: (r) => r.grants },
+              { label: "Grants", cell: (r) => <RuleGrants grants={r.grants} lists={r.lists} /> },
             ]}
           />
         </Section>
@@ -117,6 +118,7 @@ export function UserDetailPage({ user, ctx }: { user: UserDetail; ctx: PageConte
           before={user.lastApplied}
           after={user.stripped && !user.desired ? user.lastApplied : user.desired}
           showUnchanged
+          bundles={user.bundles}
         />
       </Section>
       {user.platform ? (
