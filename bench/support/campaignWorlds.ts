@@ -4,7 +4,7 @@
  * each with the log entry's reasons of its own (the user's group's name and id), and their seeding
  * (`seedWorld`, also used by bench/campaign-freeze.ts).
  */
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { bundleLabel } from "../../src/mapping/reasons.js";
 import type { Database } from "../../src/db/database.js";
 

@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/database.js";
 import { latestCatalogueEdits, type CatalogueEditKind } from "../db/catalogueEditRepository.js";
-import type { Mapping } from "../mapping/file.js";
+import type { Mapping } from "../mapping/compiled.js";
 import { ID_KEY_PREFIX } from "../mapping/granular.js";
 
 /**

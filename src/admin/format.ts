@@ -1,6 +1,6 @@
 /**
  * The words the admin pages use for stored facts: which platform request a decision made, how long
- * queued work will take at the budget's pace (what woke a reconcile is in reconcile/vocabulary.ts,
+ * queued work will take at the budget's pace (what woke a reconcile is in vocabulary/reconcile.ts,
  * which the evidence pack words too). Pure; table-tested.
  */
 

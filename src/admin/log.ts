@@ -9,7 +9,7 @@ import {
   type LogSummary,
 } from "../db/reconcileLogRepository.js";
 import { BadRequestError } from "../errors.js";
-import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } from "../reconcile/vocabulary.js";
+import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } from "../vocabulary/reconcile.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf } from "./format.js";
 import { logEntryTrees } from "./permissionTree.js";
@@ -105,7 +105,7 @@ export type LogEntryDetail = Omit<LogEntryView, "before" | "after"> & {
   bundles?: PermissionBundle[];
 };
 
-/** The choices of the log's filter selects: the log's vocabulary (src/reconcile/vocabulary.ts). */
+/** The choices of the log's filter selects: the log's vocabulary (src/vocabulary/reconcile.ts). */
 const LOG_ACTION_CHOICES: string[] = [...LOG_ACTIONS];
 const LOG_OUTCOME_CHOICES: string[] = [...LOG_OUTCOMES];
 const LOG_TRIGGER_CHOICES: string[] = [...TRIGGER_KINDS];

@@ -1,4 +1,5 @@
-import { MappingError, parseMapping, type Mapping } from "../mapping/file.js";
+import { MappingError, parseMapping } from "../mapping/file.js";
+import type { Mapping } from "../mapping/compiled.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
 import { queueDepth } from "../db/reconcileQueueReads.js";

@@ -8,7 +8,7 @@ import { countHeldForLegacy, getPermissionModelState } from "../db/platformIdent
 import { mirrorLag } from "../mirror/status.js";
 import { windowStart } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";
-import type { Mapping } from "../mapping/file.js";
+import type { Mapping } from "../mapping/compiled.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantineView.js";
 import { queueView, type BudgetView } from "./queue.js";

@@ -1,6 +1,6 @@
 import { knownUserName } from "../db/idpUserAdminQueries.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import type { LogOutcome } from "../reconcile/vocabulary.js";
+import type { LogOutcome } from "../vocabulary/reconcile.js";
 import { logWords } from "../db/reconcileLogWords.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";

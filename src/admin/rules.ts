@@ -1,4 +1,4 @@
-import type { MappingRule } from "../mapping/file.js";
+import type { MappingRule } from "../mapping/compiled.js";
 import type { RuleMatch } from "../mapping/match.js";
 import { assignedLabel } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";

@@ -102,7 +102,7 @@ export async function runCli(argv: string[]): Promise<void> {
     case "plan":
       return withDatabase(env, { migrates: false }, (db) => planCommand(env, db, rest));
     case "mapping":
-      return mappingCommand(rest);
+      return mappingCommand(env, rest);
     case "platform":
       return withDatabase(env, { migrates: false }, (db) => platformCommand(env, db, rest));
     case "approvals":

@@ -3,9 +3,10 @@ import { open, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/rules.js";
-import { loadEnv } from "../config/env.js";
+import type { Env } from "../config/env.js";
 import { listPlatformIdentifiers } from "../db/platformIdentifierRepository.js";
-import { loadMappingFile, MappingError, type Mapping } from "../mapping/file.js";
+import { loadMappingFile, MappingError } from "../mapping/file.js";
+import type { Mapping } from "../mapping/compiled.js";
 import { migrateMapping, type LearnedIdentifier } from "../mapping/migrate.js";
 import { formatMigrationReport, formatMigrationStop } from "../mapping/migrateReport.js";
 import { withDatabase } from "./database.js";
@@ -23,10 +24,10 @@ const USAGE =
  * model (src/mapping/migrate.ts), on stdout with the report on stderr, or written in place
  * (--write). --pin-ids adds the API identifiers the connector has learned, read from the database.
  */
-export async function mappingCommand(args: string[]): Promise<void> {
+export async function mappingCommand(env: Env, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   if (sub === "check" && rest.length === 1) return checkCommand(rest[0]!);
-  if (sub === "migrate") return migrateCommand(rest);
+  if (sub === "migrate") return migrateCommand(env, rest);
   throw new Error(USAGE);
 }
 
@@ -43,7 +44,7 @@ async function checkCommand(file: string): Promise<void> {
   console.log(formatMapping(mapping));
 }
 
-async function migrateCommand(args: string[]): Promise<void> {
+async function migrateCommand(env: Env, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     options: { write: { type: "boolean" }, "pin-ids": { type: "boolean" } },
@@ -54,7 +55,7 @@ async function migrateCommand(args: string[]): Promise<void> {
   const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new Error(`cannot read ${file} (${error.code ?? error.message})`);
   });
-  const identifiers = values["pin-ids"] ? await learnedIdentifiers() : undefined;
+  const identifiers = values["pin-ids"] ? await learnedIdentifiers(env) : undefined;
   const result = migrateMapping(text, identifiers ? { identifiers } : {});
   if (result.outcome === "stopped") {
     process.stderr.write(`${formatMigrationStop(file, result)}\n`);
@@ -79,9 +80,9 @@ async function migrateCommand(args: string[]): Promise<void> {
  * What `--pin-ids` pins: the identifiers the connector learned from the platform, from its database,
  * found as every other command finds it (beside a running `npm start`, that start's database).
  */
-async function learnedIdentifiers(): Promise<LearnedIdentifier[]> {
+async function learnedIdentifiers(env: Env): Promise<LearnedIdentifier[]> {
   let identifiers: LearnedIdentifier[] = [];
-  await withDatabase(loadEnv(), { migrates: false }, async (db) => {
+  await withDatabase(env, { migrates: false }, async (db) => {
     identifiers = await listPlatformIdentifiers(db);
   });
   return identifiers;

@@ -1,6 +1,6 @@
 import type { Queryable } from "./database.js";
 import type { Change } from "../reconcile/diff.js";
-import type { LogOutcome } from "../reconcile/vocabulary.js";
+import type { LogOutcome } from "../vocabulary/reconcile.js";
 import { logEntryWords } from "./reconcileLogWords.js";
 
 /** What the evidence pack reads: the log and the campaign decisions over a window, in batches, the campaigns, and the mapping in force. */

@@ -4,7 +4,7 @@ import { readQuery } from "./idpReadPath.js";
 import { listPage, toStored, type Page, type StoredResource } from "./idpPaging.js";
 import type { Database, Queryable } from "./database.js";
 import { markDirtyCtes, markDirtyParams } from "./reconcileQueueRepository.js";
-import type { DirtyTrigger } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import { isUuid } from "../ids.js";
 
 /**

@@ -6,7 +6,7 @@ import type { Database, Queryable } from "./database.js";
 import { readQuery } from "./idpReadPath.js";
 import { listPage, RETURNING, toStored, type Page, type Row, type StoredResource } from "./idpPaging.js";
 import { markDirtyCtes, markDirtyParams } from "./reconcileQueueRepository.js";
-import type { DirtyTrigger } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import { isUuid } from "../ids.js";
 
 /**

@@ -3,7 +3,7 @@ import { advanceChainAnchor, appendToChain, canonicalRow, RECONCILE_LOG_CHAIN } 
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { Change } from "../reconcile/diff.js";
-import type { LogAction, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
+import type { LogAction, LogOutcome, LogWords } from "../vocabulary/reconcile.js";
 import { logEntryWords } from "./reconcileLogWords.js";
 import { likePrefix } from "./sql.js";
 import { isUuid } from "../ids.js";

@@ -1,4 +1,4 @@
-import type { FailedOutcome, LogOutcome, LogWords } from "../reconcile/vocabulary.js";
+import type { FailedOutcome, LogOutcome, LogWords } from "../vocabulary/reconcile.js";
 
 /**
  * Which field a log entry's words go in, written and read back (docs/reconciler.md, "The
@@ -6,7 +6,7 @@ import type { FailedOutcome, LogOutcome, LogWords } from "../reconcile/vocabular
  * was written. The one table of which outcomes failed.
  */
 
-/** Whether an outcome's words are an error (reconcile/vocabulary.ts's FailedOutcome; src/db imports its types only). */
+/** Whether an outcome's words are an error (vocabulary/reconcile.ts's FailedOutcome; src/db imports its types only). */
 const WORDS_ARE_ERROR: { [O in LogOutcome]: O extends FailedOutcome ? true : false } = {
   succeeded: false,
   failed: true,

@@ -1,5 +1,5 @@
 import type { Queryable } from "./database.js";
-import type { DirtyTrigger } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 
 /**
  * The reconcile queue, one row per dirty user: marking (in the transaction of the change that

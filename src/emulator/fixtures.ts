@@ -6,6 +6,7 @@ import {
 import { badRequest } from "./http.js";
 import type { DataIntegration, EmulatorState, InvalidPhone, SyncJob } from "./state.js";
 import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js";
+import { isRecord } from "../json.js";
 
 /**
  * `POST /_emulator/fixtures`: loads what the API has no write endpoint for, in the document's own
@@ -16,7 +17,6 @@ import { isE164, isEmail, normaliseEmail, parseDateTime } from "./validation.js"
  */
 
 const JOB_STATUSES = ["running", "success", "partial", "error", "config_error"];
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export type Fixtures = DirectoryFixtures & {
   integrations?: DataIntegration[];
@@ -28,23 +28,23 @@ export type Fixtures = DirectoryFixtures & {
 
 /** Pure: validates the body; throws a 400 naming the first bad record. */
 export function parseFixtures(body: unknown): Fixtures {
-  if (!isObject(body)) throw badRequest("fixtures must be a JSON object");
+  if (!isRecord(body)) throw badRequest("fixtures must be a JSON object");
   const out: Fixtures = parseDirectoryFixtures(body);
   if (body.integrations !== undefined) {
     if (!Array.isArray(body.integrations)) throw badRequest("integrations must be an array");
     out.integrations = body.integrations.map((r, i) => {
-      if (!isObject(r) || typeof r.integration_id !== "string" || r.integration_id === "")
+      if (!isRecord(r) || typeof r.integration_id !== "string" || r.integration_id === "")
         throw badRequest(`integrations[${i}].integration_id is required`);
       return r as DataIntegration;
     });
   }
   if (body.syncJobs !== undefined) {
-    if (!isObject(body.syncJobs)) throw badRequest("syncJobs must map integration ids to arrays");
+    if (!isRecord(body.syncJobs)) throw badRequest("syncJobs must map integration ids to arrays");
     out.syncJobs = {};
     for (const [id, jobs] of Object.entries(body.syncJobs)) {
       if (!Array.isArray(jobs)) throw badRequest(`syncJobs.${id} must be an array`);
       jobs.forEach((job, i) => {
-        if (!isObject(job) || !JOB_STATUSES.includes(String(job.job_status)))
+        if (!isRecord(job) || !JOB_STATUSES.includes(String(job.job_status)))
           throw badRequest(`syncJobs.${id}[${i}].job_status must be one of ${JOB_STATUSES.join(", ")}`);
       });
       out.syncJobs[id] = jobs as SyncJob[];
@@ -53,7 +53,7 @@ export function parseFixtures(body: unknown): Fixtures {
   if (body.invalidPhones !== undefined) {
     if (!Array.isArray(body.invalidPhones)) throw badRequest("invalidPhones must be an array");
     out.invalidPhones = body.invalidPhones.map((r, i) => {
-      if (!isObject(r) || !isE164(r.phone)) throw badRequest(`invalidPhones[${i}].phone must be E.164`);
+      if (!isRecord(r) || !isE164(r.phone)) throw badRequest(`invalidPhones[${i}].phone must be E.164`);
       if (!parseDateTime(r.invalid_detected_at))
         throw badRequest(`invalidPhones[${i}].invalid_detected_at must be ISO 8601`);
       if (r.reason !== "provider_error" && r.reason !== "deactivated")

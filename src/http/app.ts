@@ -19,7 +19,7 @@ import { oauthRouter } from "./oauth/index.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
 import { scimServer, scimTarget } from "./scim/index.js";
-import type { Catalogue } from "../mapping/catalogue.js";
+import type { Catalogue } from "../mapping/compiled.js";
 import type { ScimRoutes } from "./scim/routes.js";
 import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import type { MappingRule } from "./file.js";
+import type {
+  AssignedAttribute,
+  Assignment,
+  Catalogue,
+  CatalogueEntry,
+  CatalogueType,
+  MappingRule,
+} from "./compiled.js";
 import type { Locator, MappingProblem } from "./problems.js";
 
 /**
@@ -10,34 +17,8 @@ import type { Locator, MappingProblem } from "./problems.js";
  * grants, unioned with the group rules', so the reconciler treats it like any grant.
  */
 
-/** What an entry grants on the platform; `role` entries are published at /Roles, the others at /Entitlements. */
-export type CatalogueType = "role" | "permissionSet" | "team" | "workspacePermissions";
-
-/** The attribute of the SCIM user that carries an assignment. */
-export type AssignedAttribute = "roles" | "entitlements";
-
-/** One value the IdP assigned to a user, as stored on the user. */
-export type Assignment = { attribute: AssignedAttribute; value: string };
-
 /** Stable ids: what the IdP stores and sends back, so a letter, digit, `.`, `_`, `:` or `-`. */
 const CATALOGUE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
-export type CatalogueEntry = {
-  id: string;
-  displayName: string;
-  type: CatalogueType;
-  description: string | null;
-  /** 1-based line of the entry in the file. */
-  line: number;
-  /** The grants, in a rule's terms (no group matchers; `index` is the entry's position after the rules). */
-  rule: MappingRule;
-};
-
-export type Catalogue = {
-  /** The IdP's name as the log and the views say it ("assigned role Marketer in Okta"). */
-  assignedIn: string;
-  entries: CatalogueEntry[];
-};
 
 export const EMPTY_CATALOGUE: Catalogue = { assignedIn: "the IdP", entries: [] };
 

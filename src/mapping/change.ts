@@ -1,5 +1,5 @@
-import type { Mapping, MappingRule } from "./file.js";
-import { SPELLED_ALIKE_MEANING_DIFFERS } from "./publishedPermissions.js";
+import type { Mapping, MappingRule } from "./compiled.js";
+import { SPELLED_ALIKE_MEANING_DIFFERS } from "../vocabulary/permissions.js";
 import { ruleMatchesGroup, type MappingGroup } from "./match.js";
 
 /**
@@ -47,7 +47,7 @@ function ruleMeaning(rule: MappingRule, model: Mapping["permissionModel"] | unde
 }
 
 /** A rule as the log names it: its description, else what it matches. */
-function ruleName(rule: MappingRule): string {
+function ruleLogName(rule: MappingRule): string {
   if (rule.description?.trim()) return rule.description.trim();
   if (rule.groups.length) return `group ${rule.groups.join(", ")}`;
   if (rule.groupExternalId) return `group externalId ${rule.groupExternalId}`;
@@ -77,9 +77,11 @@ export function changedRules(
   if (!before) return [];
   const old = new Set(before.rules.map(ruleContent));
   const current = new Set(after.rules.map(ruleContent));
-  const changed = after.rules.filter((r) => !old.has(ruleContent(r))).map((r) => ({ line: r.line, name: ruleName(r) }));
+  const changed = after.rules
+    .filter((r) => !old.has(ruleContent(r)))
+    .map((r) => ({ line: r.line, name: ruleLogName(r) }));
   // A rule edited in place keeps its name: it is listed once, as changed, not also as removed.
   const names = new Set(changed.map((r) => r.name));
-  const removed = before.rules.filter((r) => !current.has(ruleContent(r)) && !names.has(ruleName(r)));
-  return [...changed, ...removed.map((r) => ({ line: r.line, name: ruleName(r), removed: true as const }))];
+  const removed = before.rules.filter((r) => !current.has(ruleContent(r)) && !names.has(ruleLogName(r)));
+  return [...changed, ...removed.map((r) => ({ line: r.line, name: ruleLogName(r), removed: true as const }))];
 }

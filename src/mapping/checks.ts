@@ -1,8 +1,7 @@
 import type { z } from "zod";
 import { describePath, didYouMean, type Locator, type MappingProblem } from "./problems.js";
 import { backtrackingHazard } from "./groupPattern.js";
-import { isLegacyOnly } from "./publishedPermissions.js";
-import type { MappingVocabulary, PermissionModel } from "./vocabulary.js";
+import { isLegacyOnly, type MappingVocabulary, type PermissionModel } from "../vocabulary/permissions.js";
 
 /**
  * The two halves of mapping validation that produce messages: turning zod's issues into

@@ -1,5 +1,5 @@
-import type { DepartmentPolicy, Mapping } from "./file.js";
-import type { Assignment } from "./catalogue.js";
+import type { DepartmentPolicy, Mapping } from "./compiled.js";
+import type { Assignment } from "./compiled.js";
 import { grantingRules, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser, DesiredTeam, DesiredWorkspace } from "./types.js";
 

@@ -5,7 +5,8 @@ import { mappingHashInForce, mappingInForce, type MappingRecord } from "../db/ma
 import { log } from "../logging/logger.js";
 import { applyDenies, type DeniedGrant } from "./denies.js";
 import { desiredDashboardUser, type MappingUser } from "./desired.js";
-import { MappingError, parseMapping, type Mapping } from "./file.js";
+import type { Mapping } from "./compiled.js";
+import { MappingError, parseMapping } from "./file.js";
 import type { MappingGroup } from "./match.js";
 import type { DesiredDashboardUser } from "./types.js";
 

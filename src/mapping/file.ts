@@ -3,11 +3,12 @@ import { readFile } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { checkMappingSemantics, sortProblems, zodIssueToProblems } from "./checks.js";
-import { compileGroupPattern, type GroupPattern } from "./groupPattern.js";
+import { compileGroupPattern } from "./groupPattern.js";
 import { Locator, MappingError, type MappingProblem } from "./problems.js";
-import { API_IDENTIFIER, ID_KEY_PREFIX, legacyStringsOf, legacyWarnings, type Equivalents } from "./granular.js";
-import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "./vocabulary.js";
-import { catalogueSchema, checkCatalogue, compileCatalogue, type Catalogue } from "./catalogue.js";
+import { API_IDENTIFIER, ID_KEY_PREFIX, legacyStringsOf, legacyWarnings } from "./granular.js";
+import { defaultVocabulary, type MappingVocabulary, type PermissionModel } from "../vocabulary/permissions.js";
+import { catalogueSchema, checkCatalogue, compileCatalogue } from "./catalogue.js";
+import type { Mapping, MappingRule } from "./compiled.js";
 
 export { MappingError } from "./problems.js";
 /**
@@ -99,65 +100,11 @@ const mappingFileSchema = z.strictObject({
 
 export type MappingFile = z.infer<typeof mappingFileSchema>;
 
-/**
- * Workspaces, teams, permission sets and roles are referred to by a key: their name, or
- * `id:<identifier>` when the file gives their API identifier (what is then sent, and what
- * survives a rename on the platform). `refKey` and `platformRef` (src/platform/scim.ts) convert.
- */
-type MappingTeam = { name: string; permissions: string[] };
-type MappingWorkspace = { name: string; permissions: string[]; permissionSets: string[]; teams: MappingTeam[] };
-
 /** The key of something named by `name` and/or `id`: the identifier wins. */
 function refKey(ref: string | { name?: string | undefined; id?: string | undefined }): string {
   if (typeof ref === "string") return ref;
   return ref.id !== undefined ? `${ID_KEY_PREFIX}${ref.id.toLowerCase()}` : ref.name!;
 }
-
-export type MappingRule = {
-  /** 0-based position in the file; rules are applied in this order. */
-  index: number;
-  /** 1-based line of the rule in the file, for messages and the admin UI. */
-  line: number;
-  description?: string;
-  /** Group displayNames (from `group` and `groups`), matched case-insensitively. */
-  groups: string[];
-  groupExternalId?: string;
-  /** Compiled case-insensitively, like `group` (IdPs do not keep the case of names stable), and time-limited (groupPattern.ts). */
-  groupPattern?: GroupPattern;
-  department?: string;
-  companyPermissions: string[];
-  /** Company-level roles, by key (`refKey`). */
-  roles: string[];
-  workspaces: MappingWorkspace[];
-};
-
-export type DepartmentPolicy = {
-  default: string;
-  fromAttribute: boolean;
-  translate: Record<string, string>;
-  allowed?: string[];
-};
-
-export type Mapping = {
-  /** The file name the mapping came from (for messages). */
-  source: string;
-  department: DepartmentPolicy;
-  rules: MappingRule[];
-  /** null when the file turned the vocabulary check off. */
-  vocabulary: MappingVocabulary | null;
-  /** The permission model the rules speak (declared, or inferred: legacy when any legacy-only string is used). */
-  permissionModel: PermissionModel;
-  /** `vocabulary.equivalents`: the operator's granular strings for what the platform names by display name only. */
-  equivalents: Equivalents;
-  /** What the IdP may assign as a user's roles[] or entitlements[]; empty without `catalogue:`. */
-  catalogue: Catalogue;
-  /** What loads but deserves attention (legacy strings and their granular equivalents), with lines. */
-  warnings: MappingProblem[];
-  /** The template's note when the file is a placeholder (`placeholder:`), refused in production. */
-  placeholder?: { note: string; line: number };
-  /** Stable over formatting, comments and key order; changes when the meaning may change. */
-  hash: string;
-};
 
 export async function loadMappingFile(path: string): Promise<Mapping> {
   let text: string;

@@ -1,4 +1,4 @@
-import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "./publishedPermissions.js";
+import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "../vocabulary/permissions.js";
 import type { Locator, MappingProblem } from "./problems.js";
 import type { DesiredDashboardUser } from "./types.js";
 

@@ -1,5 +1,6 @@
-import type { Mapping, MappingRule } from "./file.js";
-import { assignedEntries, type AssignedAttribute, type Assignment, type CatalogueType } from "./catalogue.js";
+import type { Mapping, MappingRule } from "./compiled.js";
+import { assignedEntries } from "./catalogue.js";
+import type { AssignedAttribute, Assignment, CatalogueType } from "./compiled.js";
 
 /**
  * Which mapping rules an IdP user's groups match, and why. Pure; the admin UI shows the result

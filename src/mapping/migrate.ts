@@ -3,7 +3,7 @@ import {
   GRANULAR_TEAM_PERMISSIONS,
   GRANULAR_WORKSPACE_PERMISSIONS,
   LEGACY_TO_GRANULAR,
-} from "./publishedPermissions.js";
+} from "../vocabulary/permissions.js";
 import {
   isStringScalar,
   MappingDocument,
@@ -17,7 +17,7 @@ export type { LearnedIdentifier } from "./pinIdentifiers.js";
 
 /**
  * `scim-connector mapping migrate`: a legacy mapping file rewritten in the platform's granular
- * model with its published table (./publishedPermissions.ts). Text in, text and report out; the
+ * model with its published table (src/vocabulary/permissions.ts). Text in, text and report out; the
  * file's comments, key order and layout are kept (the yaml Document is edited in place). What the
  * table names by display name only comes from the file's `vocabulary.equivalents`, never a guess:
  * anything missing there, or a workspace the granular model cannot express, stops the migration.

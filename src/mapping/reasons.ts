@@ -1,6 +1,11 @@
-import { GRANULAR_TEAM_PERMISSIONS, GRANULAR_WORKSPACE_PERMISSIONS, isGranularOnly } from "./publishedPermissions.js";
-import type { DepartmentPolicy, Mapping, MappingRule } from "./file.js";
-import { assignmentWords, type Assignment } from "./catalogue.js";
+import {
+  GRANULAR_TEAM_PERMISSIONS,
+  GRANULAR_WORKSPACE_PERMISSIONS,
+  isGranularOnly,
+} from "../vocabulary/permissions.js";
+import type { DepartmentPolicy, Mapping, MappingRule } from "./compiled.js";
+import { assignmentWords } from "./catalogue.js";
+import type { Assignment } from "./compiled.js";
 import { grantingRules, type AssignedReason, type MappingGroup, type RuleMatch } from "./match.js";
 import type { DesiredDashboardUser } from "./types.js";
 

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
-import { MappingError, parseMapping, type Mapping } from "./file.js";
+import { MappingError, parseMapping } from "./file.js";
+import type { Mapping } from "./compiled.js";
 import { listIdpUserIds, listUserIdsAssigned } from "../db/idpUserReconcileReads.js";
 import {
   listGroupRefs,
@@ -10,7 +11,7 @@ import {
   swapMappingState,
 } from "../db/mappingStateRepository.js";
 import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import type { DirtyTrigger } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";
 import { changedCatalogueEntries, changedCatalogueIds } from "./catalogue.js";

@@ -1,9 +1,4 @@
 /**
- * The dashboard user the platform should hold for one IdP user: the output of the mapping and
- * the input of the reconcile planner. Permission arrays are sorted and de-duplicated, workspaces
- * and teams sorted by name, so two desired users compare equal exactly when they mean the same.
- */
-/**
  * Workspaces, teams, permission sets and roles are keyed by name, or `id:<identifier>` when the
  * mapping names them by API identifier (`refKey` in ./file.ts).
  */
@@ -19,6 +14,11 @@ export type DesiredWorkspace = {
   team: DesiredTeam[];
 };
 
+/**
+ * The dashboard user the platform should hold for one IdP user: the output of the mapping and
+ * the input of the reconcile planner. Permission arrays are sorted and de-duplicated, workspaces
+ * and teams sorted by name, so two desired users compare equal exactly when they mean the same.
+ */
 export type DesiredDashboardUser = {
   userName: string;
   givenName: string;

@@ -22,7 +22,7 @@ import { saveOutsideChange } from "../db/outsideChangeRepository.js";
 import { recordActivityFact, recordSignInFacts } from "../db/platformActivityRepository.js";
 import { recordCatalogueEdit as storeCatalogueEdit, type CatalogueEditKind } from "../db/catalogueEditRepository.js";
 import type { DesiredStateSource } from "../reconcile/ports.js";
-import { platformChangeWords, type PlatformTrigger } from "../reconcile/vocabulary.js";
+import { platformChangeWords, type PlatformTrigger } from "../vocabulary/reconcile.js";
 import type { StoredPlatformEvent } from "../db/platformRecordRepository.js";
 import type { PlatformEvent } from "./events.js";
 

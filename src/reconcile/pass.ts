@@ -10,7 +10,7 @@ import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "./budgetLedger.js";
 import { createHold, deleteHold } from "../db/holdRepository.js";
-import type { DirtyTrigger, FailedOutcome, LogAction, LogOutcome } from "./vocabulary.js";
+import type { DirtyTrigger, FailedOutcome, LogAction, LogOutcome } from "../vocabulary/reconcile.js";
 import { logWords } from "../db/reconcileLogWords.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { log } from "../logging/logger.js";
@@ -133,10 +133,10 @@ export class PassTools {
       await this.legacy.noteGranularApplied();
   }
 
-  /** Stores a hold and, in the same transaction, opens (or updates) the approval.required incident. */
   /**
-   * Holds an action for an admin, with its log entry in the same transaction: an admin never sees
-   * (and approves) a hold the log does not show yet, and a crash leaves both or neither.
+   * Holds an action for an admin: the hold, its log entry and the approval.required incident (opened
+   * or updated) in one transaction, so an admin never sees (and approves) a hold the log does not show
+   * yet, and a crash leaves all or none.
    */
   async hold(
     pass: ReconcilePass,

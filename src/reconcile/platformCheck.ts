@@ -17,7 +17,7 @@ import {
   type PlatformAccount,
 } from "../db/platformAccountRepository.js";
 import { clearOutsideChange, saveOutsideChange } from "../db/outsideChangeRepository.js";
-import { platformChangeWords, type DirtyTrigger } from "./vocabulary.js";
+import { platformChangeWords, type DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { inSameTerms } from "../mapping/granular.js";
 import { diffInSameTerms, type Change } from "./diff.js";

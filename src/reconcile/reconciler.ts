@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { getHold, type Hold } from "../db/holdRepository.js";
 import { clearVerification } from "../db/resyncRepository.js";
 import { getAccount, recordApplied, removeAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
-import type { DirtyTrigger, LogAction } from "./vocabulary.js";
+import type { DirtyTrigger, LogAction } from "../vocabulary/reconcile.js";
 import { withLogContext } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";

@@ -1,4 +1,4 @@
-import type { DirtyTrigger } from "./vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { Plan } from "./planner.js";
 
 /**

@@ -6,7 +6,7 @@
 import type { PassTools, ReconcilePass } from "./pass.js";
 import { clearVerification, countVerified } from "../db/resyncRepository.js";
 import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platformAccountRepository.js";
-import type { DirtyTrigger } from "./vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";
 import type { SpendKind } from "./budget.js";

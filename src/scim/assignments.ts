@@ -1,12 +1,7 @@
 import { BadRequestError } from "../errors.js";
-import {
-  unknownAssignments,
-  type AssignedAttribute,
-  type Assignment,
-  type Catalogue,
-  type CatalogueEntry,
-} from "../mapping/catalogue.js";
-import { ASSIGNMENT_REFS, type AssignmentRef, type AssignmentsChanged } from "../reconcile/vocabulary.js";
+import { unknownAssignments } from "../mapping/catalogue.js";
+import type { AssignedAttribute, Assignment, Catalogue, CatalogueEntry } from "../mapping/compiled.js";
+import { ASSIGNMENT_REFS, type AssignmentRef, type AssignmentsChanged } from "../vocabulary/reconcile.js";
 
 /**
  * A user's `roles[]` and `entitlements[]` as assignments of the mapping's catalogue: read from the

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.js";
-import type { Catalogue, CatalogueEntry } from "../mapping/catalogue.js";
+import type { Catalogue, CatalogueEntry } from "../mapping/compiled.js";
 import { parseFilter, type Filter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
 

@@ -7,6 +7,7 @@ import {
   type AttributeInfo,
   type ResourceKind,
 } from "./schemas.js";
+import { isRecord } from "../json.js";
 
 /**
  * Where the IdPs' dialects become RFC 7644, in one place, before anything else reads a request:
@@ -32,10 +33,6 @@ export type PatchOperation = {
 
 const MAX_OPERATIONS = 1000;
 const SERVER_OWNED = new Set(["id", "meta", "schemas", "groups"]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The operations of a PATCH request body, validated, with IdP dialects normalised. */
 export function normalisePatchRequest(kind: ResourceKind, body: unknown): PatchOperation[] {

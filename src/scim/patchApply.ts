@@ -3,6 +3,7 @@ import { parsePatchPath, type Filter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
 import { coerceBoolean, extensionNamed, isManager, normaliseManager, type PatchOperation } from "./idpQuirks.js";
 import { resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind } from "./schemas.js";
+import { isRecord } from "../json.js";
 
 /**
  * Applies normalised PATCH operations (RFC 7644 3.5.2) to a stored resource held as plain JSON,
@@ -11,10 +12,6 @@ import { resolveAttribute, subAttribute, type AttributeInfo, type ResourceKind }
  */
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 

@@ -3,6 +3,7 @@ import { parseFilter, splitAttributeList, type Filter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
 import { extensionNamed } from "./idpQuirks.js";
 import { resolveAttribute, type ResourceKind } from "./schemas.js";
+import { isRecord } from "../json.js";
 
 /**
  * `attributes` and `excludedAttributes` (RFC 7644 3.9) applied to a presented resource.
@@ -54,7 +55,6 @@ export function projects(projection: Projection, name: string): boolean {
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function pick(source: Json, item: Item): unknown {
   const container = item.extension ? source[item.extension] : source;

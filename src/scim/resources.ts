@@ -1,5 +1,6 @@
 import { BadRequestError } from "../errors.js";
 import { ENTERPRISE_SCHEMA, GROUP_SCHEMA, USER_SCHEMA } from "./schemas.js";
+import { isRecord } from "../json.js";
 
 /**
  * Stored record ↔ SCIM resource. The stored resource is the schema-coerced SCIM body without
@@ -13,7 +14,6 @@ export type StoredRecord = { id: string; resource: Json; version: number; create
 export type MemberRecord = { id: string; display: string | null };
 
 const text = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
-const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function userColumns(resource: Json) {
   const userName = text(resource.userName)?.trim();

@@ -13,7 +13,7 @@ import {
   type IdpUserColumns,
 } from "../db/idpUserRepository.js";
 import { type Page, type StoredResource } from "../db/idpPaging.js";
-import type { DirtyTrigger } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
 import { log } from "../logging/logger.js";
 import { MAX_FILTER_LENGTH, parseFilter } from "./filter.js";
@@ -25,7 +25,8 @@ import { sortToSql, type SortRequest } from "../db/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 import { assignmentsChange, checkAssignments } from "./assignments.js";
-import { EMPTY_CATALOGUE, type Catalogue } from "../mapping/catalogue.js";
+import { EMPTY_CATALOGUE } from "../mapping/catalogue.js";
+import type { Catalogue } from "../mapping/compiled.js";
 
 /** The catalogue a user's roles[] and entitlements[] are checked against (read only when a write carries some). */
 type CatalogueSource = () => Promise<Catalogue>;

@@ -1,5 +1,5 @@
 import { BadRequestError, PreconditionFailedError } from "../errors.js";
-import type { DirtyTrigger, IdpChange } from "../reconcile/vocabulary.js";
+import type { DirtyTrigger, IdpChange } from "../vocabulary/reconcile.js";
 import { etagOf } from "./resources.js";
 
 /** Who is writing: copied onto the dirty marks so a reconcile can name the IdP request that caused it. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyDenies, type DeniedGrant } from "../../src/mapping/denies.js";
 import { parseMapping } from "../../src/mapping/file.js";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { bundleWords, explainGrants, reviewableGrants, reviewedByBundle } from "../../src/mapping/reasons.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { grantWords } from "../../src/reconcile/desiredSource.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/admin/overview.js";
 import { durationLabel, etaText, parseUtcTime, platformCallOf } from "../../src/admin/format.js";
-import { triggerFacts, triggerLabel } from "../../src/reconcile/vocabulary.js";
+import { triggerFacts, triggerLabel } from "../../src/vocabulary/reconcile.js";
 import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";
 import { reconcileNowReport } from "../../src/admin/reconcileNow.js";
 import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/rules.js";

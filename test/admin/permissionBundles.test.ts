@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { csrfFrom, signInLocally } from "../support/adminHarness.js";
 import { emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";

@@ -6,7 +6,7 @@ import {
   inventedScimString,
   migratedPermissions,
 } from "../../src/emulator/dashboard/permissionModel.js";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { dashboardUser, startClient, type Client } from "./harness.js";
 
 /** The two permission models of shared/platform-granular.md, the migration and the directory, over real HTTP. */

@@ -3,7 +3,7 @@ import { parseMapping, MappingError } from "../../src/mapping/file.js";
 import { desiredDashboardUser } from "../../src/mapping/desired.js";
 import { granularOf, inSameTerms, modelOfUser, toGranular } from "../../src/mapping/granular.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { fromPlatformResource, identifierKeysOf, toPlatformResource } from "../../src/platform/scim.js";
 import { planReconcile, priorityOf } from "../../src/reconcile/planner.js";
 

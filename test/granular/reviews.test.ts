@@ -5,7 +5,7 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeEvidencePack } from "../../src/review/evidence/pack.js";
 import { signInLocally } from "../support/adminHarness.js";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 import { adminApi, ADMIN_TOKEN, emulatorState, idp, startStack, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 

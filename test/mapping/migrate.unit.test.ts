@@ -10,11 +10,11 @@ import {
   type MigrationStopped,
 } from "../../src/mapping/migrate.js";
 import { formatMigrationReport, formatMigrationStop } from "../../src/mapping/migrateReport.js";
-import { BASIC_ACCESS_GRANULAR } from "../../src/mapping/publishedPermissions.js";
+import { BASIC_ACCESS_GRANULAR } from "../../src/vocabulary/permissions.js";
 
 /**
  * `mapping migrate`'s pure half: legacy text in, granular text and a report out, with the
- * published table (src/mapping/publishedPermissions.ts), the file's `vocabulary.equivalents` for
+ * published table (src/vocabulary/permissions.ts), the file's `vocabulary.equivalents` for
  * what the table names by display name only, and its comments and layout kept.
  */
 

@@ -1,9 +1,14 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * docs/ARCHITECTURE.md names paths, identifiers, settings and scripts in backticks; each must still
+ * docs/ARCHITECTURE.md, checked two ways. Its rules ("Rules, and what checks each") that lint does
+ * not check are checked here, each by its own test below, on the code itself; the layer diagram is
+ * compared with the rows of .dependency-cruiser.cjs, which `npm run lint:deps` holds the code to.
+ *
+ * And it names paths, identifiers, settings and scripts in backticks; each must still
  * exist, or the document says something false. A path is read from the repository root, then from
  * src/ and from the folders its section or table row names; an identifier must appear in the module
  * its table row names (or, outside a row about one module, anywhere in src/); a setting or constant
@@ -22,9 +27,21 @@ const sourceFiles = (dir: string): string[] =>
     const full = path.join(dir, name);
     return statSync(full).isDirectory() ? sourceFiles(full) : /\.(ts|tsx|mjs)$/.test(name) ? [full] : [];
   });
-const allSource = sourceFiles(path.join(root, "src"))
-  .map((file) => readFileSync(file, "utf8"))
-  .join("\n");
+const sources = new Map(
+  sourceFiles(path.join(root, "src")).map((file) => [path.relative(root, file), readFileSync(file, "utf8")]),
+);
+const allSource = [...sources.values()].join("\n");
+
+/** The code of a file without its comments (a `//` after `:` is a URL, kept). */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
+
+/** The files of src/ whose code (comments left out) matches, outside the given folders and files. */
+function filesMatching(pattern: RegExp, allowed: string[] = []): string[] {
+  return [...sources]
+    .filter(([file]) => !allowed.some((a) => file === a || (a.endsWith("/") && file.startsWith(a))))
+    .filter(([, text]) => pattern.test(code(text)))
+    .map(([file]) => file);
+}
 
 const PATH = /^[\w.-]*(\/[\w.-]*)*(\.(ts|tsx|mjs|cjs|js|jsonc?|md|ya?ml)|\/)$/;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -89,5 +106,100 @@ describe("docs/ARCHITECTURE.md", () => {
     // Not vacuous: the document names well over a hundred things, nearly all of them checked.
     expect(verdicts.length).toBeGreaterThan(150);
     expect(unchecked.length).toBeLessThan(verdicts.length / 10);
+  });
+});
+
+/** The rows of the diagram in "Layers", top to bottom, each the src/ paths it names. */
+function diagramRows(): string[][] {
+  const section = doc.slice(doc.indexOf("## Layers"));
+  const fence = section.slice(section.indexOf("```") + 3, section.indexOf("```", section.indexOf("```") + 3));
+  return fence
+    .split(/^.*▼.*$/m)
+    .map((row) => [...row.matchAll(/\bsrc\/[\w./]+/g)].map((m) => m[0]))
+    .filter((row) => row.length > 0);
+}
+
+/** A file the entry stands for: `src/db` → `src/db/x.ts`, `src/ids.ts` → itself. */
+const sampleOf = (entry: string) =>
+  statSync(path.join(root, entry)).isDirectory() ? `${entry.replace(/\/$/, "")}/x.ts` : entry;
+
+type LayerRule = { name: string; from: { path: string }; to: { path: string } };
+const layerRules = (
+  createRequire(import.meta.url)(path.join(root, ".dependency-cruiser.cjs")) as { forbidden: LayerRule[] }
+).forbidden.filter((rule) => rule.name.startsWith("layer-"));
+
+describe("docs/ARCHITECTURE.md's rules", () => {
+  it("the layer diagram is the rows of .dependency-cruiser.cjs, and every part of src/ is in one row", () => {
+    const rows = diagramRows();
+    expect(rows.length).toBeGreaterThan(8);
+    const placed = rows.flat().map((entry) => entry.replace(/\/$/, ""));
+    const parts = readdirSync(path.join(root, "src")).map((name) => `src/${name}`);
+    expect([...placed].sort()).toEqual([...parts].sort());
+    expect(layerRules).toHaveLength(rows.length - 1);
+    const wrong: string[] = [];
+    rows.forEach((row, index) => {
+      for (const entry of row) {
+        const sample = sampleOf(entry);
+        const rules = layerRules.filter((rule) => new RegExp(rule.from.path).test(sample));
+        if (index === 0) {
+          if (rules.length) wrong.push(`${entry}: top row, yet ${rules[0]!.name} limits it`);
+          continue;
+        }
+        if (rules.length !== 1) {
+          wrong.push(`${entry}: ${rules.length} layer rules instead of one`);
+          continue;
+        }
+        const to = new RegExp(rules[0]!.to.path);
+        rows.forEach((other, otherIndex) => {
+          for (const target of other) {
+            const refused = to.test(sampleOf(target));
+            if (refused !== otherIndex < index)
+              wrong.push(`${entry} → ${target}: ${rules[0]!.name} ${refused ? "refuses" : "allows"} it`);
+          }
+        });
+      }
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it("SQL only in src/db: no SQL text and no query() on a literal elsewhere in src/", () => {
+    const sqlText = /["'`]\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\s|\b(INSERT INTO|DELETE FROM|ON CONFLICT)\b/;
+    const queryCall = /\.(query|execute)(<[^>]*>)?\(\s*["'`]/;
+    expect(filesMatching(sqlText, ["src/db/"])).toEqual([]);
+    expect(filesMatching(queryCall, ["src/db/"])).toEqual([]);
+    // Not vacuous: src/db's repositories match both.
+    expect(filesMatching(sqlText).length).toBeGreaterThan(20);
+    expect(filesMatching(queryCall).length).toBeGreaterThan(20);
+  });
+
+  it("the environment is parsed once: loadEnv is called in cli/cli.ts only", () => {
+    expect(filesMatching(/\bloadEnv\(/, ["src/config/"])).toEqual(["src/cli/cli.ts"]);
+  });
+
+  it("only reconcile/budgetLedger.ts debits the budget", () => {
+    // One INSERT into the ledger, in the repository; its one caller is the ledger's decision.
+    expect(filesMatching(/INSERT INTO budget_debits/)).toEqual(["src/db/budgetRepository.ts"]);
+    expect(filesMatching(/\binsertDebit\b/, ["src/db/budgetRepository.ts"])).toEqual(["src/reconcile/budgetLedger.ts"]);
+  });
+
+  it("the platform is called through platform/transport.ts only (fetch elsewhere: the webhooks)", () => {
+    const globalFetch = /(?<![\w$.])fetch(?![\w$?:])/;
+    const withoutTypeof = (pattern: RegExp) => new RegExp(`(?<!typeof )${pattern.source}`);
+    expect(filesMatching(withoutTypeof(globalFetch)).sort()).toEqual([
+      "src/notify/channels.ts",
+      "src/platform/transport.ts",
+    ]);
+  });
+
+  it("platform events are stored by platformRecord/importer.ts only", () => {
+    expect(filesMatching(/\binsertEvents\b/, ["src/db/platformEventRepository.ts"])).toEqual([
+      "src/platformRecord/importer.ts",
+    ]);
+  });
+
+  it("an admin's role is read only by can (src/policy.ts), compared nowhere else", () => {
+    const compared = /\.role\s*[!=]==\s*["'`]|["'`]\s*[!=]==\s*[\w.!]*\.role\b|switch\s*\([^)]*\brole\)/;
+    expect(filesMatching(compared, ["src/policy.ts"])).toEqual([]);
+    expect(filesMatching(/\bcan\([\w.!]*\.role\b/).length).toBeGreaterThan(5);
   });
 });

@@ -16,7 +16,7 @@ import type { StoredPlatformEvent } from "../../src/db/platformRecordRepository.
 import { userDetail } from "../../src/admin/users.js";
 import type { AdminDataDeps } from "../../src/admin/deps.js";
 import { systemClock } from "../../src/clock.js";
-import { triggerLabel } from "../../src/reconcile/vocabulary.js";
+import { triggerLabel } from "../../src/vocabulary/reconcile.js";
 
 /**
  * Changes the platform's record reports on accounts the connector manages (issue 44, section 3):

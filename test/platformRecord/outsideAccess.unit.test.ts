@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { outsideAccess, undoWords, withOutsideAccess, accessWords } from "../../src/reconcile/outsideAccess.js";
 import { diffDashboardUsers } from "../../src/reconcile/diff.js";
-import { triggerFacts, triggerLabel } from "../../src/reconcile/vocabulary.js";
+import { triggerFacts, triggerLabel } from "../../src/vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 
 const user = (companyPermissions: string[], eu: string[], lifecycle: string[] = []): DesiredDashboardUser => ({

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { CompanyDirectory, Registry, Workspace } from "./directory.js";
 import { badRequest } from "../http.js";
+import { isRecord } from "../../json.js";
 
 /**
  * The directory part of `POST /_emulator/fixtures`: workspaces with their teams, roles and
@@ -23,7 +24,6 @@ export type DirectoryFixtures = {
   permissionSets?: PermissionSetFixture[];
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const nonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
 
 function list(value: unknown, at: string): unknown[] {
@@ -46,7 +46,7 @@ function named(
   const names = new Set<string>();
   const ids = new Set<string>();
   return entries.map((entry, i) => {
-    if (!isObject(entry) || !nonEmpty(entry[nameField])) throw badRequest(`${at}[${i}].${nameField} is required`);
+    if (!isRecord(entry) || !nonEmpty(entry[nameField])) throw badRequest(`${at}[${i}].${nameField} is required`);
     const id = entry[idField];
     if (id !== undefined && !nonEmpty(id)) throw badRequest(`${at}[${i}].${idField} must be a non-empty string`);
     if (names.has(entry[nameField]) || (id !== undefined && ids.has(id)))
@@ -76,7 +76,7 @@ export function parseDirectoryFixtures(body: Record<string, unknown>): Directory
       permissions: permissionsOf(r.permissions ?? [], `roles[${i}].permissions`),
       workspaces: list(r.workspaces ?? [], `roles[${i}].workspaces`).map((w, j) => {
         const at = `roles[${i}].workspaces[${j}]`;
-        if (!isObject(w) || !nonEmpty(w.appGroupName)) throw badRequest(`${at}.appGroupName is required`);
+        if (!isRecord(w) || !nonEmpty(w.appGroupName)) throw badRequest(`${at}.appGroupName is required`);
         return {
           appGroupName: w.appGroupName,
           appGroupPermissions: permissionsOf(w.appGroupPermissions ?? [], `${at}.appGroupPermissions`),

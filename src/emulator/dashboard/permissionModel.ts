@@ -1,9 +1,9 @@
-import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "../../mapping/publishedPermissions.js";
+import { isLegacyOnly, LEGACY_TO_GRANULAR, type GranularEquivalent } from "../../vocabulary/permissions.js";
 
 /**
  * The emulated company's permission model (shared/platform-granular.md): legacy, or granular
  * with legacy SCIM strings still accepted or already refused, and the translation from one to the
- * other. The facts come from src/mapping/publishedPermissions.ts; what the platform does not publish (SCIM
+ * other. The facts come from src/vocabulary/permissions.ts; what the platform does not publish (SCIM
  * strings for permissions it names by display name only) the emulator makes up here.
  */
 

@@ -1,4 +1,5 @@
 import type { PermissionModel } from "./permissionModel.js";
+import { isRecord } from "../../json.js";
 
 /**
  * Parsing of the dashboard-user resource POST and PUT send (pure; the first problem becomes the
@@ -29,7 +30,6 @@ export type DashboardUserInput = {
 
 export type ParseResult = { ok: true; value: DashboardUserInput } | { ok: false; detail: string };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] =>
   Array.isArray(v) && v.every((s) => typeof s === "string" && s.length > 0);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -39,19 +39,19 @@ type Model = PermissionModel["model"];
 /** Pure: the complete resource POST and PUT need (`schemas`, `userName`, `name`, `department`, `permissions`). */
 export function parseDashboardUser(body: unknown, model: Model = "legacy"): ParseResult {
   const fail = (detail: string): ParseResult => ({ ok: false, detail });
-  if (!isObject(body)) return fail("Request body must be a JSON object");
+  if (!isRecord(body)) return fail("Request body must be a JSON object");
   if (!isStringArray(body.schemas) || !body.schemas.includes(SCIM_USER_SCHEMA))
     return fail(`schemas must contain ${SCIM_USER_SCHEMA}`);
   if (typeof body.userName !== "string" || !EMAIL.test(body.userName))
     return fail("userName is required and must be an email address");
   const name = body.name;
-  if (!isObject(name) || typeof name.givenName !== "string" || typeof name.familyName !== "string") {
+  if (!isRecord(name) || typeof name.givenName !== "string" || typeof name.familyName !== "string") {
     return fail("name is required with givenName and familyName strings");
   }
   if (typeof body.department !== "string" || body.department.trim() === "")
     return fail("department is required and must be a non-empty string");
   const permissions = body.permissions;
-  if (!isObject(permissions)) return fail("permissions is required and must be an object");
+  if (!isRecord(permissions)) return fail("permissions is required and must be an object");
   const companyPermissions = permissions.companyPermissions ?? [];
   if (!isStringArray(companyPermissions)) return fail("permissions.companyPermissions must be an array of strings");
   const roles = model === "granular" ? parseRefs(permissions.roles ?? [], "permissions.roles", "role", model) : [];
@@ -106,14 +106,14 @@ function required(kind: keyof typeof FIELDS, model: Model): string {
 }
 
 function parseRefs(value: unknown, at: string, kind: "role" | "permissionSet", model: Model): DirectoryRef[] | string {
-  const refs = Array.isArray(value) ? value.map((v) => (isObject(v) ? refOf(v, kind, model) : undefined)) : [undefined];
+  const refs = Array.isArray(value) ? value.map((v) => (isRecord(v) ? refOf(v, kind, model) : undefined)) : [undefined];
   if (refs.some((r) => r === undefined)) return `${at} must be objects with ${required(kind, model)}`;
   return refs as DirectoryRef[];
 }
 
 function parseWorkspace(ws: unknown, at: string, model: Model): WorkspaceInput | string {
-  const workspace = isObject(ws) ? refOf(ws, "workspace", model) : undefined;
-  if (!isObject(ws) || !workspace) return `${at}.${required("workspace", model)} is required`;
+  const workspace = isRecord(ws) ? refOf(ws, "workspace", model) : undefined;
+  if (!isRecord(ws) || !workspace) return `${at}.${required("workspace", model)} is required`;
   const appGroupPermissions = ws.appGroupPermissions ?? [];
   if (!isStringArray(appGroupPermissions)) return `${at}.appGroupPermissions must be an array of strings`;
   const sets = parseRefs(ws.appGroupPermissionSets ?? [], `${at}.appGroupPermissionSets`, "permissionSet", model);
@@ -122,8 +122,8 @@ function parseWorkspace(ws: unknown, at: string, model: Model): WorkspaceInput |
   if (!Array.isArray(teams)) return `${at}.team must be an array`;
   const team: TeamInput[] = [];
   for (const [j, t] of teams.entries()) {
-    const ref = isObject(t) ? refOf(t, "team", model) : undefined;
-    if (!isObject(t) || !ref) return `${at}.team[${j}].${required("team", model)} is required`;
+    const ref = isRecord(t) ? refOf(t, "team", model) : undefined;
+    if (!isRecord(t) || !ref) return `${at}.team[${j}].${required("team", model)} is required`;
     const teamPermissions = t.teamPermissions ?? [];
     if (!isStringArray(teamPermissions)) return `${at}.team[${j}].teamPermissions must be an array of strings`;
     team.push({ team: ref, teamPermissions });

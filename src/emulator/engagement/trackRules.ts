@@ -8,6 +8,7 @@ import {
   type UserAlias,
 } from "../validation.js";
 import type { EmailSubscriptionState, SubscriptionState } from "./profiles.js";
+import { isRecord } from "../../json.js";
 
 /**
  * Pure validation of `/users/track` objects. Each object is checked completely before anything is
@@ -65,8 +66,6 @@ const RESERVED = new Set([
 ]);
 const EMAIL_STATES = new Set(["subscribed", "unsubscribed", "opted_in"]);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
 export function isBlacklistedExternalId(value: unknown): boolean {
   return typeof value === "string" && BLACKLISTED_EXTERNAL_IDS.has(value.trim().toLowerCase());
 }
@@ -103,7 +102,7 @@ function common(
   o: unknown,
   allowPhone: boolean,
 ): { identity: Identity; updateOnly: boolean | undefined; o: Record<string, unknown> } | string {
-  if (!isObject(o)) return "must be an object";
+  if (!isRecord(o)) return "must be an object";
   const identity = identify(o, allowPhone);
   if (typeof identity === "string") return identity;
   if (o._update_existing_only !== undefined && typeof o._update_existing_only !== "boolean")
@@ -132,7 +131,7 @@ export function validateAttributes(input: unknown): Validated<AttributeChanges> 
   if (o.subscription_groups !== undefined) {
     if (!Array.isArray(o.subscription_groups)) return { ok: false, problem: "subscription_groups must be an array" };
     for (const entry of o.subscription_groups) {
-      if (!isObject(entry) || typeof entry.subscription_group_id !== "string" || entry.subscription_group_id === "") {
+      if (!isRecord(entry) || typeof entry.subscription_group_id !== "string" || entry.subscription_group_id === "") {
         return { ok: false, problem: "subscription_groups entries need a subscription_group_id" };
       }
       if (entry.subscription_state !== "subscribed" && entry.subscription_state !== "unsubscribed") {

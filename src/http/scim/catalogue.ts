@@ -1,5 +1,5 @@
 import { NotFoundError } from "../../errors.js";
-import type { Catalogue } from "../../mapping/catalogue.js";
+import type { Catalogue } from "../../mapping/compiled.js";
 import { findCatalogueResource, listCatalogue, type CatalogueKind } from "../../scim/catalogueResources.js";
 import { parseListParams } from "./params.js";
 import { listResponse, type ScimReply } from "./respond.js";

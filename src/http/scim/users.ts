@@ -5,7 +5,7 @@ import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } fr
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
 import { listResponse, type ScimReply } from "./respond.js";
 import type { ResourceHandlers, ScimRequest } from "./routes.js";
-import type { Catalogue } from "../../mapping/catalogue.js";
+import type { Catalogue } from "../../mapping/compiled.js";
 
 export type ScimRouteDeps = {
   db: Database;

@@ -13,7 +13,7 @@ import {
   type PlatformAccount,
 } from "../../db/platformAccountRepository.js";
 import { recordUnmanagedDeleted } from "../../db/unmanagedRemovalRepository.js";
-import type { LogAction } from "../vocabulary.js";
+import type { LogAction } from "../../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../../mapping/types.js";
 import { diffDashboardUsers, diffInSameTerms, type Change } from "../diff.js";
 import { toGranular } from "../../mapping/granular.js";

@@ -1,6 +1,6 @@
 import type { HeldAccount, IdpFacts } from "../../db/accessRepository.js";
 import type { AccessDeny } from "../../db/denyRepository.js";
-import type { Mapping } from "../../mapping/file.js";
+import type { Mapping } from "../../mapping/compiled.js";
 import { grantingRules } from "../../mapping/match.js";
 import {
   explainGrants,

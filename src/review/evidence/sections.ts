@@ -1,7 +1,7 @@
 import { logWindow, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
-import { triggerLabel } from "../../reconcile/vocabulary.js";
+import { triggerLabel } from "../../vocabulary/reconcile.js";
 import { campaignFiles } from "./campaigns.js";
 import { listConfirmedUnmanaged, type UnmanagedAccountView } from "../../platformRecord/unmanaged.js";
 import { write, writeCsv, type CsvColumns, type EvidenceFile, type EvidenceSection } from "./output.js";

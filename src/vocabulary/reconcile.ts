@@ -2,7 +2,8 @@
  * The reconciler's words, which the rest of the connector writes and reads: what woke a reconcile
  * (`DirtyTrigger`, stored with each mark and each log entry) and what the log says was done
  * (`LogAction`, `LogOutcome`), and a trigger in an admin's words (`triggerLabel`, `triggerFacts`, for the
- * log's pages and the evidence pack). They live here, above src/db, which stores them as they are given.
+ * log's pages and the evidence pack). They live here, below src/db, which stores them as they are given,
+ * and below src/scim, which writes them.
  */
 
 /**
@@ -144,7 +145,7 @@ function idpChangeWords(change: Json): string | undefined {
         : `group ${group} changed in the IdP`;
     }
     case "assignments-changed":
-      return assignmentWords(change);
+      return assignmentChangeWords(change);
     default:
       return undefined;
   }
@@ -156,7 +157,7 @@ const assignmentNoun = (ref: Json) => (ref.attribute === "roles" ? "role" : "ent
 const assignmentName = (ref: Json) => `${assignmentNoun(ref)} ${textOf(ref, "name") ?? textOf(ref, "value")!}`;
 
 /** "role Auditor and entitlement EU analyst assigned in Okta; entitlement Marketer – Fashion Brands removed in Okta". */
-function assignmentWords(change: Json): string {
+function assignmentChangeWords(change: Json): string {
   const where = textOf(change, "assignedIn") ?? "the IdP";
   const list = (names: string[]) =>
     names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]!}` : names[0]!;

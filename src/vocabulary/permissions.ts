@@ -134,10 +134,10 @@ export const LEGACY_TO_GRANULAR: Readonly<Record<string, readonly GranularEquiva
 };
 
 /** The legacy workspace strings (`platform-api.md` and the published legacy list). */
-export const LEGACY_WORKSPACE_PERMISSIONS: readonly string[] = Object.keys(LEGACY_TO_GRANULAR);
+const LEGACY_WORKSPACE_PERMISSIONS: readonly string[] = Object.keys(LEGACY_TO_GRANULAR);
 
 /** The legacy team strings. */
-export const LEGACY_TEAM_PERMISSIONS: readonly string[] = [
+const LEGACY_TEAM_PERMISSIONS: readonly string[] = [
   "admin",
   "basic_access",
   "approve_deny_campaigns",
@@ -151,7 +151,7 @@ export const LEGACY_TEAM_PERMISSIONS: readonly string[] = [
 ];
 
 /** Company strings: the same three in both models, with the same meaning. */
-export const COMPANY_PERMISSIONS: readonly string[] = ["admin", "manage_company_settings", "add_remove_app_groups"];
+const COMPANY_PERMISSIONS: readonly string[] = ["admin", "manage_company_settings", "add_remove_app_groups"];
 
 /** Every granular workspace SCIM string the documentation publishes. */
 export const GRANULAR_WORKSPACE_PERMISSIONS: readonly string[] = [
@@ -198,3 +198,37 @@ export const SPELLED_ALIKE_MEANING_DIFFERS: readonly string[] = Object.entries(L
       !(equivalents?.length === 1 && "scim" in equivalents[0]! && equivalents[0].scim === legacy),
   )
   .map(([legacy]) => legacy);
+
+/**
+ * The permission names the mapping file is checked against unless it declares its own
+ * (`vocabulary:`) or turns the check off (`vocabulary: { enabled: false }`). A typo such as
+ * `send_campaign` would otherwise reach the platform as a permission nobody has, silently.
+ * These are the names the platform publishes for its SCIM permissions object, per model
+ * (above): a granular file is checked against the granular strings, a legacy
+ * file against both (the platform accepts granular strings from a migrated company, and legacy
+ * ones until December 2026, each with a warning at load).
+ */
+
+export type MappingVocabulary = {
+  companyPermissions: readonly string[];
+  workspacePermissions: readonly string[];
+  teamPermissions: readonly string[];
+};
+
+export type PermissionModel = "legacy" | "granular";
+
+const GRANULAR_VOCABULARY: MappingVocabulary = {
+  companyPermissions: COMPANY_PERMISSIONS,
+  workspacePermissions: GRANULAR_WORKSPACE_PERMISSIONS,
+  teamPermissions: GRANULAR_TEAM_PERMISSIONS,
+};
+
+const LEGACY_VOCABULARY: MappingVocabulary = {
+  companyPermissions: COMPANY_PERMISSIONS,
+  workspacePermissions: [...new Set([...LEGACY_WORKSPACE_PERMISSIONS, ...GRANULAR_WORKSPACE_PERMISSIONS])],
+  teamPermissions: [...new Set([...LEGACY_TEAM_PERMISSIONS, ...GRANULAR_TEAM_PERMISSIONS])],
+};
+
+export function defaultVocabulary(model: PermissionModel): MappingVocabulary {
+  return model === "granular" ? GRANULAR_VOCABULARY : LEGACY_VOCABULARY;
+}
