@@ -45,6 +45,9 @@ describe("groupPattern backtracking hazards", () => {
     const started = performance.now();
     expect(() => pattern.test("x".repeat(60))).toThrow(MappingError);
     expect(performance.now() - started).toBeLessThan(2_000);
+    // On a loaded machine the first call may be "short of CPU: try again" rather than refused; a
+    // second call is refused either way (slow, or starved twice), and from then on every name is.
+    expect(() => pattern.test("x".repeat(60))).toThrow(MappingError);
     expect(() => pattern.test("short")).toThrow(/m\.yaml:3:5: groupPattern '\^(\.\*){9}#\$' took longer than/);
   });
 });
