@@ -112,7 +112,20 @@ export async function accountFactsOf(
        SELECT ev.id, ev.at, ev.account, string_to_array(ev.actions, ',') AS actions,
               (SELECT u.id FROM idp_users u WHERE lower(u.user_name) = ev.account LIMIT 1) AS idp_user_id,
               (SELECT a.user_id FROM platform_accounts a WHERE lower(a.user_name) = ev.account LIMIT 1) AS account_user_id
-         FROM ev)
+         FROM ev),
+     -- The users whose debits may be the event, as an array: their debits are read by user
+     -- (budget_debits_user). The window is tested on the difference, not as a range of spent_at,
+     -- so the planner cannot read them by time (budget_debits_spent_at): after a burst of writes
+     -- (a provisioning, a resync) the window holds thousands of debits, read again for each event.
+     users AS (
+       SELECT k.*,
+              CASE WHEN k.account IS NOT NULL AND cardinality(k.actions) > 0 THEN
+                array_remove(ARRAY[k.idp_user_id, k.account_user_id], NULL)
+                || ARRAY(SELECT l.user_id FROM reconcile_log l
+                          WHERE lower(l.user_name) = k.account AND l.user_id IS NOT NULL
+                            AND l.at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))
+              END AS user_ids
+         FROM known k)
      SELECT k.id::text AS id, k.idp_user_id, k.account_user_id,
             (SELECT json_agg(json_build_object(
                       'id', d.id::text, 'action', d.action,
@@ -120,16 +133,10 @@ export async function accountFactsOf(
                                      FROM platform_events pe WHERE pe.own_debit_id = d.id))
                     ORDER BY abs(extract(epoch FROM d.spent_at - k.at)), d.id)
                FROM budget_debits d
-              WHERE k.account IS NOT NULL AND cardinality(k.actions) > 0
-                AND d.user_id IN (
-                       SELECT k.idp_user_id WHERE k.idp_user_id IS NOT NULL
-                       UNION SELECT k.account_user_id WHERE k.account_user_id IS NOT NULL
-                       UNION SELECT l.user_id FROM reconcile_log l
-                        WHERE lower(l.user_name) = k.account AND l.user_id IS NOT NULL
-                          AND l.at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5))
+              WHERE d.user_id IS NOT NULL AND d.user_id = ANY (k.user_ids)
                 AND d.action = ANY (k.actions)
-                AND d.spent_at BETWEEN k.at - make_interval(mins => $5) AND k.at + make_interval(mins => $5)) AS own_debits
-       FROM known k`,
+                AND abs(extract(epoch FROM d.spent_at - k.at)) <= $5 * 60) AS own_debits
+       FROM users k`,
     [
       events.map((e) => e.id),
       events.map((e) => e.at),

@@ -1,5 +1,6 @@
 import type { Queryable } from "./database.js";
-import type { DirtyTrigger } from "../vocabulary/reconcile.js";
+import type { DirtyTrigger, PlatformTrigger } from "../vocabulary/reconcile.js";
+import { roundsByKey } from "./sql.js";
 
 /**
  * The reconcile queue, one row per dirty user: marking (in the transaction of the change that
@@ -42,19 +43,21 @@ export async function markUsersDirty(
  * change and marks its users in one statement (an IdP write is then one round trip). `ids` is a
  * SQL expression of type uuid[], `trigger` one of type jsonb and `rank` the source rank (the values
  * of markDirtyParams, as parameters). The statement must read from `notified` for the NOTIFY to run.
+ * `triggers` (text[], beside `ids`): a trigger per user, read by `trigger` as `m.trigger`.
  */
 export function markDirtyCtes(
   ids: string,
   trigger: string,
   rank: string,
-  options: { platformCheck?: boolean } = {},
+  options: { platformCheck?: boolean; triggers?: string } = {},
 ): string {
   const check = options.platformCheck
     ? { column: ", platform_check", value: ", true", set: "platform_check = true," }
     : undefined;
+  const rows = options.triggers ? `unnest(${ids}, ${options.triggers}) AS m(id, trigger)` : `unnest(${ids}) AS id`;
   return `marked AS (
      INSERT INTO reconcile_queue (user_id, trigger, source_rank, generation${check?.column ?? ""})
-       SELECT id, ${trigger}, ${rank}, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint${check?.value ?? ""} FROM unnest(${ids}) AS id ORDER BY id
+       SELECT id, ${trigger}, ${rank}, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint${check?.value ?? ""} FROM ${rows} ORDER BY id
      ON CONFLICT (user_id) DO UPDATE SET ${check?.set ?? ""}
        generation = GREATEST(reconcile_queue.generation + 1, EXCLUDED.generation),
        priority = NULL,
@@ -75,15 +78,22 @@ export function markDirtyParams(trigger: DirtyTrigger): [string, number] {
 }
 
 /**
- * Marks a user dirty and asks for its account to be read on the platform first (`platform_check`):
+ * Marks users dirty and asks for each account to be read on the platform first (`platform_check`):
  * the platform's record says someone else changed it there. Kept across later marks until the
- * reconciler has read the account (clearPlatformCheck).
+ * reconciler has read the account (clearPlatformCheck). One statement for many users, each with its
+ * own event's trigger; a user named twice is marked twice, in order (roundsByKey).
  */
-export async function markPlatformCheck(db: Queryable, userId: string, trigger: DirtyTrigger): Promise<void> {
-  await db.query(
-    `WITH ${markDirtyCtes("ARRAY[$1]::uuid[]", "$2::jsonb", "$3", { platformCheck: true })} SELECT 1 FROM notified`,
-    [userId, ...markDirtyParams(trigger)],
-  );
+export async function markPlatformChecks(
+  db: Queryable,
+  marks: readonly { userId: string; trigger: PlatformTrigger }[],
+): Promise<void> {
+  const check = markDirtyCtes("$1::uuid[]", "m.trigger::jsonb", "$3", { platformCheck: true, triggers: "$2::text[]" });
+  for (const round of roundsByKey(marks, (m) => m.userId))
+    await db.query(`WITH ${check} SELECT 1 FROM notified`, [
+      round.map((m) => m.userId),
+      round.map((m) => JSON.stringify(m.trigger)),
+      SOURCE_RANK.platform,
+    ]);
 }
 
 export async function clearPlatformCheck(db: Queryable, userId: string): Promise<void> {

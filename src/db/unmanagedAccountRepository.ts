@@ -1,5 +1,6 @@
 import type { Queryable } from "./database.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
+import { roundsByKey } from "./sql.js";
 
 /**
  * Accounts made by hand on the platform (migrations/1763700002300-unmanaged-accounts.ts): recorded
@@ -101,33 +102,42 @@ export const mapUnmanagedRow = (r: UnmanagedRow): UnmanagedAccount => ({
 const NO_IDP_USER = `NOT EXISTS (SELECT 1 FROM idp_users i WHERE lower(i.user_name) = u.user_name)`;
 
 /**
- * One event of the record for an email nobody manages. The first event seen opens the row; an
- * account-added event names who added it (an older one, imported later, still wins). A newer
+ * Events of the record for emails nobody manages, in their order. The first event seen opens the
+ * row; an account-added event names who added it (an older one, imported later, still wins). A newer
  * event moves the state: a removal to 'removed'; any other to 'candidate' again unless the account
  * is already a candidate or confirmed (an account removed, or looked up and not found, that the
- * record shows again is looked up again). An older event moves no state.
+ * record shows again is looked up again). An older event moves no state. One statement for many
+ * emails; an email named twice is written twice, in order (roundsByKey).
  */
-export async function recordUnmanagedEvent(
+export async function recordUnmanagedEvents(
   q: Queryable,
-  e: { userName: string; at: Date; actor: string; kind: string; removed: boolean },
+  events: readonly { userName: string; at: Date; actor: string; kind: string; removed: boolean }[],
 ): Promise<void> {
   const namesAdder = `(EXCLUDED.added_by_kind = 'account-added' AND (u.added_by_kind IS DISTINCT FROM 'account-added' OR EXCLUDED.first_seen < u.first_seen))
       OR (u.added_by_kind IS DISTINCT FROM 'account-added' AND EXCLUDED.first_seen < u.first_seen)`;
-  await q.query(
-    `INSERT INTO unmanaged_accounts AS u (user_name, state, first_seen, added_by, added_by_kind, last_event_at)
-     VALUES ($1, $2, $3, $4, $5, $3)
-     ON CONFLICT (user_name) DO UPDATE SET
-       first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
-       added_by = CASE WHEN ${namesAdder} THEN EXCLUDED.added_by ELSE u.added_by END,
-       added_by_kind = CASE WHEN ${namesAdder} THEN EXCLUDED.added_by_kind ELSE u.added_by_kind END,
-       last_event_at = GREATEST(u.last_event_at, EXCLUDED.last_event_at),
-       state = CASE
-         WHEN EXCLUDED.last_event_at < u.last_event_at THEN u.state
-         WHEN EXCLUDED.state = 'removed' THEN 'removed'
-         WHEN u.state IN ('candidate', 'confirmed') THEN u.state
-         ELSE 'candidate' END`,
-    [e.userName, e.removed ? "removed" : "candidate", e.at, e.actor, e.kind],
-  );
+  for (const round of roundsByKey(events, (e) => e.userName))
+    await q.query(
+      `INSERT INTO unmanaged_accounts AS u (user_name, state, first_seen, added_by, added_by_kind, last_event_at)
+       SELECT name, state, at, actor, kind, at
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[]) AS e(name, state, at, actor, kind)
+       ON CONFLICT (user_name) DO UPDATE SET
+         first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
+         added_by = CASE WHEN ${namesAdder} THEN EXCLUDED.added_by ELSE u.added_by END,
+         added_by_kind = CASE WHEN ${namesAdder} THEN EXCLUDED.added_by_kind ELSE u.added_by_kind END,
+         last_event_at = GREATEST(u.last_event_at, EXCLUDED.last_event_at),
+         state = CASE
+           WHEN EXCLUDED.last_event_at < u.last_event_at THEN u.state
+           WHEN EXCLUDED.state = 'removed' THEN 'removed'
+           WHEN u.state IN ('candidate', 'confirmed') THEN u.state
+           ELSE 'candidate' END`,
+      [
+        round.map((e) => e.userName),
+        round.map((e) => (e.removed ? "removed" : "candidate")),
+        round.map((e) => e.at),
+        round.map((e) => e.actor),
+        round.map((e) => e.kind),
+      ],
+    );
 }
 
 /** Rows whose email an IdP user now has leave the list: the IdP provisions them (adopted on 409). */

@@ -20,8 +20,8 @@ import {
   type OwnDebitCandidate,
   type StoredPlatformEvent,
 } from "../db/platformRecordRepository.js";
-import { recordUnmanagedEvent } from "../db/unmanagedAccountRepository.js";
 import { log } from "../logging/logger.js";
+import { defer, handleDeferred, type DeferredEvents, type HandledEvent } from "./batched.js";
 import type { Findings, PlatformEventKind } from "./events.js";
 
 export type { StoredPlatformEvent } from "../db/platformRecordRepository.js";
@@ -30,6 +30,13 @@ export type { StoredPlatformEvent } from "../db/platformRecordRepository.js";
 export type ManagedHandlers = {
   /** An outside change (or removal) of a managed account; answers the outcome word stored on the event. */
   onManagedAccountEvent(event: StoredPlatformEvent, userId: string): Promise<string>;
+  /**
+   * A batch's outside changes and removals at once, in their order, when the handlers can: each
+   * event's outcome by id, or the error that leaves it for the next analysis.
+   */
+  onManagedAccountEvents?(
+    items: readonly { event: StoredPlatformEvent; userId: string }[],
+  ): Promise<Map<string, string | { error: unknown }>>;
   /** A sign-in, failed login, suspension or unsuspension (managed and unmanaged accounts alike). */
   recordActivity(event: StoredPlatformEvent): Promise<void>;
   /** A batch's activity at once, when the handlers can (a report holds thousands of sign-ins). */
@@ -184,17 +191,18 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
         events.map((e) => ({ id: e.id, at: e.at, account: e.account, ownActions: ownWriteActions(e.kind) })),
         deps.policy.ownWriteWindowMinutes,
       );
-      const handled: { id: string; outcome: string; ownDebitId?: string }[] = [];
-      // Activity goes in one statement per batch when the handlers can (recordActivities).
-      const activity: StoredPlatformEvent[] = [];
+      const handled: HandledEvent[] = [];
+      // Candidates, outside changes and activity go in one statement per kind per batch (deferred).
+      const deferred: DeferredEvents = { unmanaged: [], managed: [], activity: [] };
       for (const event of events) {
         const known = facts.get(event.id);
         const ownDebitId = known ? pickOwnDebit(event, known.ownDebits, explainedNow) : undefined;
         const decision = decideEvent(event, known && { ...known, ownDebit: ownDebitId !== undefined }, deps.policy);
-        if (decision.route === "activity" && deps.handlers.recordActivities) {
-          activity.push(event);
+        if (decision.route === "unmanaged") {
+          deferred.unmanaged.push({ event, removed: decision.removed });
           continue;
         }
+        if (defer(deps.handlers, deferred, event, decision)) continue;
         try {
           const outcome = await handle(deps, event, decision, findings);
           if (decision.route === "own-write" && ownDebitId) {
@@ -209,15 +217,7 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
           });
         }
       }
-      if (activity.length) {
-        try {
-          await deps.handlers.recordActivities!(activity);
-          findings.activity += activity.length;
-          handled.push(...activity.map((e) => ({ id: e.id, outcome: "activity" })));
-        } catch (error) {
-          log.warn("platform-record", "activity left for the next analysis", { events: activity.length, error });
-        }
-      }
+      await handleDeferred(deps, deferred, handled, findings);
       await markEventsHandled(deps.db, handled, deps.clock.now());
     }
     if (findings.candidates) deps.onCandidate?.();
@@ -226,22 +226,16 @@ export async function analysePending(deps: AnalysisDeps): Promise<Findings> {
 }
 
 /** Acts on one decision, counts it, and answers the outcome word stored on the event. */
-async function handle(deps: AnalysisDeps, event: StoredPlatformEvent, decision: Decision, findings: Findings) {
+async function handle(
+  deps: AnalysisDeps,
+  event: StoredPlatformEvent,
+  decision: Exclude<Decision, { route: "unmanaged" }>,
+  findings: Findings,
+) {
   switch (decision.route) {
     case "own-write":
       findings.ownWrites++;
       return "own-write";
-    case "unmanaged":
-      await recordUnmanagedEvent(deps.db, {
-        userName: event.account!,
-        at: event.at,
-        actor: event.actor,
-        kind: event.kind,
-        removed: decision.removed,
-      });
-      if (decision.removed) findings.removedByHand++;
-      else findings.candidates++;
-      return decision.removed ? "unmanaged-removed" : "unmanaged";
     case "managed": {
       const outcome = await deps.handlers.onManagedAccountEvent(event, decision.userId);
       if (decision.removed) findings.removedByHand++;

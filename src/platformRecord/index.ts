@@ -7,6 +7,7 @@ import type { Findings } from "./events.js";
 import { analysePending, analysisPolicyFromEnv, type ManagedHandlers } from "./findings.js";
 import {
   onManagedAccountEvent,
+  onManagedAccountEvents,
   recordActivities,
   recordActivity,
   recordCatalogueEdit,
@@ -40,6 +41,7 @@ export function createPlatformRecordAnalysis(options: {
   };
   const handlers: ManagedHandlers = {
     onManagedAccountEvent: (event, userId) => onManagedAccountEvent(managed, event, userId),
+    onManagedAccountEvents: (items) => onManagedAccountEvents(managed, items),
     recordActivity: async (event) => {
       await recordActivity(managed, event);
     },

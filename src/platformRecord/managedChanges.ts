@@ -14,9 +14,8 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { getAccount } from "../db/platformAccountRepository.js";
-import { markPlatformCheck, markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { removeAccount } from "../db/platformAccountRepository.js";
+import { getAccounts, removeAccount } from "../db/platformAccountRepository.js";
+import { markPlatformChecks, markUsersDirty } from "../db/reconcileQueueRepository.js";
 import { writeLogEntry } from "../db/reconcileLogRepository.js";
 import { saveOutsideChange } from "../db/outsideChangeRepository.js";
 import { recordActivityFact, recordSignInFacts } from "../db/platformActivityRepository.js";
@@ -48,32 +47,73 @@ export type ManagedChangesDeps = {
 export type ManagedEventOutcome =
   "check-queued" | "recreate-queued" | "forgotten" | "reported" | "superseded" | "no-account" | "ignored";
 
+/** An event of a managed account's, with the user whose account it is. */
+export type ManagedAccountEvent = { event: StoredPlatformEvent; userId: string };
+
+/** Each event's outcome by event id, or the error that left it for the next analysis. */
+export type ManagedEventResults = Map<string, ManagedEventOutcome | { error: unknown }>;
+
 export async function onManagedAccountEvent(
   deps: ManagedChangesDeps,
   event: StoredPlatformEvent,
   userId: string,
 ): Promise<ManagedEventOutcome> {
-  const account = await getAccount(deps.db, userId);
-  if (!account?.platformId) return "no-account";
-  if (account.appliedAt && account.appliedAt.getTime() > event.at.getTime()) return "superseded";
-  const trigger: PlatformTrigger = {
-    kind: "platform",
-    event: event.kind,
-    name: event.event,
-    actor: event.actor,
-    at: event.at.toISOString(),
-  };
-  switch (event.kind) {
-    case "permissions-changed":
-    case "account-updated":
-      await markPlatformCheck(deps.db, userId, trigger);
-      return "check-queued";
-    case "account-removed":
-      return removedByHand(deps, event, userId, account.userName, trigger);
-    default:
-      return "ignored";
-  }
+  const result = (await onManagedAccountEvents(deps, [{ event, userId }])).get(event.id)!;
+  if (typeof result === "object") throw result.error;
+  return result;
 }
+
+/**
+ * A batch's events of managed accounts, in their order, as one by one but in few statements: the
+ * accounts read at once, the checks marked at once. A removal (rare) is handled on its own, after
+ * the checks before it were marked, and the events after it see the account gone (revert).
+ */
+export async function onManagedAccountEvents(
+  deps: ManagedChangesDeps,
+  items: readonly ManagedAccountEvent[],
+): Promise<ManagedEventResults> {
+  const results: ManagedEventResults = new Map();
+  const accounts = await getAccounts(deps.db, [...new Set(items.map((i) => i.userId))]);
+  let checks: { eventId: string; userId: string; trigger: PlatformTrigger }[] = [];
+  const markChecks = async () => {
+    if (!checks.length) return;
+    const marked = checks;
+    checks = [];
+    try {
+      await deps.db.transaction((tx) => markPlatformChecks(tx, marked));
+      for (const c of marked) results.set(c.eventId, "check-queued");
+    } catch (error) {
+      for (const c of marked) results.set(c.eventId, { error });
+    }
+  };
+  for (const { event, userId } of items) {
+    const account = accounts.get(userId);
+    if (!account?.platformId) results.set(event.id, "no-account");
+    else if (account.appliedAt && account.appliedAt.getTime() > event.at.getTime()) results.set(event.id, "superseded");
+    else if (event.kind === "permissions-changed" || event.kind === "account-updated")
+      checks.push({ eventId: event.id, userId, trigger: triggerOf(event) });
+    else if (event.kind === "account-removed") {
+      await markChecks();
+      try {
+        const outcome = await removedByHand(deps, event, userId, account.userName, triggerOf(event));
+        results.set(event.id, outcome);
+        if (outcome !== "reported") accounts.delete(userId);
+      } catch (error) {
+        results.set(event.id, { error });
+      }
+    } else results.set(event.id, "ignored");
+  }
+  await markChecks();
+  return results;
+}
+
+const triggerOf = (event: StoredPlatformEvent): PlatformTrigger => ({
+  kind: "platform",
+  event: event.kind,
+  name: event.event,
+  actor: event.actor,
+  at: event.at.toISOString(),
+});
 
 /**
  * The event told us the account is gone: no call is spent finding it. revert: the connector's
