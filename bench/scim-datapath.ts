@@ -28,6 +28,7 @@ import { userHandlers } from "../src/http/scim/users.js";
 import { benchUser } from "./support/scimUser.js";
 import { createUser, listUsers } from "../src/scim/userCommands.js";
 import { presentUser } from "../src/scim/resources.js";
+import { createScimDirectory } from "../src/scim/frontDoor.js";
 import { parseProjection, project } from "../src/scim/projection.js";
 import { parseFilter } from "../src/scim/filter.js";
 import { setLogLevel } from "../src/logging/logger.js";
@@ -98,7 +99,7 @@ try {
   const queries = userNames.map((u) => `filter=${encodeURIComponent(`userName eq "${u}"`)}`);
   const queryOf = (i: number) => queries[(i * 7919) % queries.length]!;
 
-  const users = userHandlers({ db, baseUrl: BASE_URL, maxPageSize: 1000 });
+  const users = userHandlers({ scimDirectory: createScimDirectory(db), baseUrl: BASE_URL, maxPageSize: 1000 });
   const context = { method: "GET" };
   const getOne = async (i: number): Promise<string> => {
     if (!(await verifier.verify(TOKEN))) throw new Error("token refused");

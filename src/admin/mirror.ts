@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import {
   listParkedChanges,
@@ -40,7 +41,7 @@ function tableState(t: Pick<MirrorTableStatus, "parked" | "oldestPendingSeconds"
 }
 
 /** GET /admin/api/mirror/log: the mirror-sync log, newest first, and the cursor of the next page. */
-export async function mirrorPushLog(
+async function mirrorPushLog(
   db: Database,
   q: { kind?: MirrorKind; cursor?: string; limit: number },
 ): Promise<{ entries: PushLogRow[]; nextCursor: string | null }> {
@@ -53,12 +54,12 @@ export async function mirrorPushLog(
 }
 
 /** GET /admin/api/mirror/parked: parked changes with their reasons. */
-export function mirrorParked(db: Database, q: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
+function mirrorParked(db: Database, q: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]> {
   return listParkedChanges(db, q);
 }
 
 /** Puts parked changes back in line (all, one kind, or listed keys); the requeue is logged with the actor. */
-export async function requeueParked(
+async function requeueParked(
   db: Database,
   which: { kind?: MirrorKind; keys?: string[] },
   actor: string,
@@ -66,4 +67,29 @@ export async function requeueParked(
   const requeued = await requeueParkedChanges(db, which);
   log.info("mirror", "parked changes requeued", { kind: which.kind, keys: which.keys?.length, requeued, actor });
   return requeued;
+}
+
+/**
+ * The mirror sync's admin side as the JSON API calls it, built once (src/service/http.ts): the
+ * status, the push log, the parked changes and their requeue, which wakes this process's worker.
+ */
+export type MirrorAdmin = {
+  status(): ReturnType<typeof mirrorStatus>;
+  pushLog(q: { kind?: MirrorKind; cursor?: string; limit: number }): ReturnType<typeof mirrorPushLog>;
+  parked(q: { kind?: MirrorKind; limit: number }): Promise<ParkedRow[]>;
+  requeue(which: { kind?: MirrorKind; keys?: string[] }, actor: string): Promise<number>;
+};
+
+export function createMirrorAdmin(deps: { db: Database; clock: Clock; onRequeue?: () => void }): MirrorAdmin {
+  const { db, clock } = deps;
+  return {
+    status: () => mirrorStatus(db, clock.now()),
+    pushLog: (q) => mirrorPushLog(db, q),
+    parked: (q) => mirrorParked(db, q),
+    async requeue(which, actor) {
+      const requeued = await requeueParked(db, which, actor);
+      deps.onRequeue?.();
+      return requeued;
+    },
+  };
 }

@@ -1,5 +1,4 @@
-import type { Database } from "../db/database.js";
-import { recentImports, type PlatformEventImport } from "../db/platformEventRepository.js";
+import type { PlatformEventImport, PlatformRecord } from "../platformRecord/frontDoor.js";
 import type { PlatformImportResult } from "../platformRecord/importer.js";
 
 /**
@@ -45,6 +44,9 @@ function shownSkipped(skipped: { line: number; reason: string }[]) {
   return { skipped: skipped.slice(0, SKIPPED_SHOWN), moreSkipped: Math.max(0, skipped.length - SKIPPED_SHOWN) };
 }
 
-export async function platformRecordView(db: Database, exportSource: string | null): Promise<PlatformRecordView> {
-  return { imports: (await recentImports(db, IMPORTS_SHOWN)).map(presentImport), exportSource };
+export async function platformRecordView(
+  record: Pick<PlatformRecord, "recentImports">,
+  exportSource: string | null,
+): Promise<PlatformRecordView> {
+  return { imports: (await record.recentImports(IMPORTS_SHOWN)).map(presentImport), exportSource };
 }

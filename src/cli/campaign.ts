@@ -1,20 +1,14 @@
 import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import {
-  campaignDetail,
-  campaignItems,
   campaignItemsQuerySchema,
-  campaignList,
   checkReviewerName,
-  closeCampaign,
-  decideItems,
   decideSchema,
   deciderOf,
-  startCampaign,
   startCampaignSchema,
-  type CampaignDeps,
   type Reviewer,
 } from "../review/campaigns/index.js";
+import { createCampaigns } from "../review/campaigns/frontDoor.js";
 import { systemClock } from "../clock.js";
 import { validate } from "../http/validate.js";
 import type { Env } from "../config/env.js";
@@ -56,7 +50,8 @@ export async function campaignCommand(
       limit: { type: "string" },
     },
   });
-  const deps: CampaignDeps = { db, clock: systemClock };
+  // The object the pages and the JSON API call (src/service/http.ts builds theirs).
+  const campaigns = createCampaigns({ db, clock: systemClock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE });
   const who: Reviewer = { ...cliReviewer(values.as), role: "admin" };
   if (who.principal) checkReviewerName(who.name);
   const actor = deciderOf(who);
@@ -64,8 +59,7 @@ export async function campaignCommand(
   switch (sub) {
     case "start":
       return print(
-        await startCampaign(
-          deps,
+        await campaigns.start(
           validate(startCampaignSchema, {
             name: values.name,
             scope: scopeOf(values),
@@ -77,12 +71,11 @@ export async function campaignCommand(
         ),
       );
     case "list":
-      return print(await campaignList(deps));
+      return print(await campaigns.list());
     case "show": {
       const id = required(positionals[0], "campaign show <id>");
-      const detail = await campaignDetail(deps, id);
-      const items = await campaignItems(
-        deps,
+      const detail = await campaigns.detail(id);
+      const items = await campaigns.items(
         id,
         who,
         validate(
@@ -102,8 +95,7 @@ export async function campaignCommand(
     case "decide": {
       const [id, decision, ...items] = positionals;
       return print(
-        await decideItems(
-          deps,
+        await campaigns.decide(
           required(id, "campaign decide <id> keep|revoke <itemId>..."),
           who,
           validate(decideSchema, {
@@ -117,14 +109,7 @@ export async function campaignCommand(
       );
     }
     case "close":
-      return print(
-        await closeCampaign(
-          deps,
-          required(positionals[0], "campaign close <id>"),
-          actor,
-          env.CAMPAIGN_UNDECIDED_AT_CLOSE,
-        ),
-      );
+      return print(await campaigns.close(required(positionals[0], "campaign close <id>"), actor));
     default:
       throw new Error("Use: campaign start|list|show|decide|close (scim-connector --help)");
   }

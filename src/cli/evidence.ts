@@ -3,9 +3,10 @@ import { createReadStream, createWriteStream, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Env } from "../config/env.js";
 import type { Database } from "../db/database.js";
-import { verifyEvidencePack, writeEvidencePack } from "../review/evidence/pack.js";
+import { verifyEvidencePack } from "../review/evidence/pack.js";
 import { parseEvidenceWindow } from "../review/evidence/window.js";
-import { checkEvidenceChains, UnverifiedChainError } from "../review/evidence/chains.js";
+import { UnverifiedChainError } from "../review/evidence/chains.js";
+import { createEvidence } from "../review/evidence/frontDoor.js";
 import { systemClock } from "../clock.js";
 
 /**
@@ -30,12 +31,18 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
     process.exitCode = 78;
     return;
   }
+  const evidence = createEvidence({
+    db,
+    clock: systemClock,
+    mappingFile: env.MAPPING_FILE,
+    signingKey: env.EVIDENCE_SIGNING_KEY,
+  });
   const window = parseEvidenceWindow(values.from, values.to);
   const file =
     values.out ?? `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.tar`;
   let checked;
   try {
-    checked = await checkEvidenceChains(db, values["accept-unverified-chain"] ?? false);
+    checked = await evidence.checkChains(values["accept-unverified-chain"] ?? false);
   } catch (error) {
     if (!(error instanceof UnverifiedChainError)) throw error;
     process.stderr.write(
@@ -44,12 +51,7 @@ export async function evidenceCommand(env: Env, db: Database, args: string[]): P
     process.exitCode = 1;
     return;
   }
-  const manifest = await writeEvidencePack(
-    { db, mappingFile: env.MAPPING_FILE, signingKey: env.EVIDENCE_SIGNING_KEY, now: () => systemClock.now() },
-    window,
-    createWriteStream(file),
-    checked.chains,
-  );
+  const manifest = await evidence.writePack(window, createWriteStream(file), checked.chains);
   if (checked.notices.length > 0)
     process.stderr.write(
       `${file} cannot vouch for the log: ${checked.notices.join("; ")}. \`scim-connector evidence verify\` fails on this pack.\n`,

@@ -16,6 +16,8 @@ import { platformEventsCommand } from "./platformEvents.js";
 import { MappingStore } from "../mapping/store.js";
 import { DesiredAccess } from "../mapping/desiredAccess.js";
 import { createPlatformRecordAnalysis } from "../platformRecord/index.js";
+import { createPlatformRecord } from "../platformRecord/frontDoor.js";
+import { platformImportOptions } from "../platformRecord/importer.js";
 import { platformUnmanagedCommand } from "./platformUnmanaged.js";
 
 /**
@@ -30,9 +32,13 @@ export async function platformCommand(env: Env, db: Database, args: string[]): P
   if (sub === "events") {
     // The analysis a running service would run after the import (src/platformRecord/index.ts).
     const desired = new DesiredAccess(await MappingStore.load(env.MAPPING_FILE));
-    return platformEventsCommand(env, db, rest, createPlatformRecordAnalysis({ env, db, clock: systemClock, desired }));
+    const analyse = createPlatformRecordAnalysis({ env, db, clock: systemClock, desired });
+    return platformEventsCommand(
+      createPlatformRecord({ ...platformImportOptions(env), db, clock: systemClock, analyse }),
+      rest,
+    );
   }
-  if (sub === "unmanaged") return platformUnmanagedCommand(db, rest);
+  if (sub === "unmanaged") return platformUnmanagedCommand(createPlatformRecord({ db, clock: systemClock }), rest);
   const { values } = parseArgs({
     args: rest,
     options: { "dry-run": { type: "boolean" }, confirm: { type: "boolean" }, as: { type: "string" } },

@@ -1,12 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { systemClock } from "../clock.js";
-import type { Env } from "../config/env.js";
-import type { Database } from "../db/database.js";
-import type { Findings } from "../platformRecord/events.js";
 import { MAX_REPORT_BYTES } from "../platformRecord/csv.js";
-import { importPlatformEvents, platformImportOptions, type PlatformImportResult } from "../platformRecord/importer.js";
+import type { PlatformRecord } from "../platformRecord/frontDoor.js";
+import type { PlatformImportResult } from "../platformRecord/importer.js";
 import { cliActor } from "./commandActor.js";
 
 /**
@@ -15,10 +12,8 @@ import { cliActor } from "./commandActor.js";
  * line left out; a file that is not the report is refused (exit 1) and nothing is imported.
  */
 export async function platformEventsCommand(
-  env: Env,
-  db: Database,
+  record: Pick<PlatformRecord, "importReport">,
   args: string[],
-  analyse?: () => Promise<Findings>,
 ): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -37,10 +32,11 @@ export async function platformEventsCommand(
   );
   if (size > MAX_REPORT_BYTES)
     throw new Error(`${file} is larger than ${MAX_REPORT_BYTES / 1024 / 1024} MB: that is not the platform's report`);
-  const result = await importPlatformEvents(
-    { ...platformImportOptions(env), db, clock: systemClock, ...(analyse ? { analyse } : {}) },
-    { text: await readFile(file, "utf8"), source: `cli:${path.basename(file)}`, actor: cliActor(values.as) },
-  );
+  const result = await record.importReport({
+    text: await readFile(file, "utf8"),
+    source: `cli:${path.basename(file)}`,
+    actor: cliActor(values.as),
+  });
   console.log(describeImport(result));
 }
 

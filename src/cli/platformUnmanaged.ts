@@ -1,7 +1,6 @@
 import type { Writable } from "node:stream";
 import { parseArgs } from "node:util";
-import type { Database } from "../db/database.js";
-import { listUnmanaged } from "../platformRecord/unmanaged.js";
+import type { PlatformRecord } from "../platformRecord/frontDoor.js";
 
 /**
  * `scim-connector platform unmanaged [--json] [--all]`: the accounts made by hand on the platform
@@ -10,12 +9,12 @@ import { listUnmanaged } from "../platformRecord/unmanaged.js";
  * those the lookup found absent and those the record shows removed.
  */
 export async function platformUnmanagedCommand(
-  db: Database,
+  record: Pick<PlatformRecord, "unmanaged">,
   args: string[],
   out: Writable = process.stdout,
 ): Promise<void> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" }, all: { type: "boolean" } } });
-  const accounts = await listUnmanaged(db, { all: values.all ?? false });
+  const accounts = await record.unmanaged({ all: values.all ?? false });
   if (values.json) {
     out.write(`${JSON.stringify(accounts, null, 2)}\n`);
     return;

@@ -1,9 +1,11 @@
-import type { Findings } from "../platformRecord/events.js";
+import type { PlatformRecord } from "../platformRecord/frontDoor.js";
+import type { Evidence } from "../review/evidence/frontDoor.js";
+import type { Campaigns } from "../review/campaigns/frontDoor.js";
+import type { ScimDirectory } from "../scim/frontDoor.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type Express } from "express";
 import proxyAddr from "proxy-addr";
-import type { Database } from "../db/database.js";
-import type { AdminSessionRepository } from "../db/adminSessionRepository.js";
+import type { AdminSessions } from "../admin/sessions.js";
 import type { ScimTokenVerifier } from "../auth/scimTokens.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
@@ -14,7 +16,7 @@ import type { MappingAgreement } from "../mapping/desiredAccess.js";
 import type { AddressAllowance, AuthThrottles } from "../auth/authThrottle.js";
 import type { OAuthTokenService } from "../auth/oauth/tokenService.js";
 import type { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";
-import { healthRouter } from "./health.js";
+import { healthRouter, type DatabaseProbe } from "./health.js";
 import { oauthRouter } from "./oauth/index.js";
 import { metricsRouter } from "./metrics.js";
 import { requestContext } from "./requestContext.js";
@@ -26,17 +28,24 @@ import { finalErrorHandler, notFound } from "./surfaceErrors.js";
 /** What the HTTP layer needs from the rest of the process. Routers take only the parts they use. */
 export type AppDeps = {
   env: Env;
-  db: Database;
+  /** What /readyz asks of the database: that it answers and is migrated. */
+  databaseProbe: DatabaseProbe;
   clock: Clock;
   /** The externally visible base URL (for SCIM `meta.location`), without a trailing slash. */
   publicUrl: string;
   /** The admin JSON API's collaborators (budget policy, reconcile-now, resync, quarantine, notifications, mirror). */
-  adminApi: Omit<AdminApiDeps, "db" | "clock" | "adminToken" | "throttle">;
+  adminApi: Omit<AdminApiDeps, "adminToken" | "throttle" | "platformRecord" | "evidence" | "campaigns">;
   adminSources: AdminDataSources;
-  /** The analysis run after an upload of the Security Event report (src/platformRecord/index.ts). */
-  analysePlatformEvents?: () => Promise<Findings>;
+  /** Access campaigns: the JSON API's and the pages' (src/review/campaigns/frontDoor.ts). */
+  campaigns: Campaigns;
+  /** The evidence packs: the JSON API's and the Access review page's (src/review/evidence/frontDoor.ts). */
+  evidence: Evidence;
+  /** The platform's record: the JSON API's and the admin page's imports and unmanaged accounts. */
+  platformRecord: PlatformRecord;
   /** The admin UI's sessions (src/db/adminSessionRepository.ts). */
-  adminSessions: AdminSessionRepository;
+  adminSessions: AdminSessions;
+  /** The SCIM server's user, group and search commands (src/scim/frontDoor.ts). */
+  scimDirectory: ScimDirectory;
   /** The IdP credentials the SCIM server checks: bearer tokens and OAuth access tokens. */
   scimTokens: ScimTokenVerifier;
   /** The OAuth token endpoint's grants (/oauth/token). */
@@ -92,15 +101,16 @@ function expressApp(deps: AppDeps): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
+  app.use(healthRouter(deps.databaseProbe, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   if (deps.oauthTokens) app.use("/oauth", oauthRouter({ tokens: deps.oauthTokens, throttle: deps.throttles.oauth }));
   app.use(
     "/admin/api",
     adminApiRouter({
       ...deps.adminApi,
-      db: deps.db,
-      clock: deps.clock,
+      platformRecord: deps.platformRecord,
+      evidence: deps.evidence,
+      campaigns: deps.campaigns,
       adminToken: deps.env.ADMIN_TOKEN,
       throttle: deps.throttles.adminApi,
     }),
@@ -125,12 +135,12 @@ function expressApp(deps: AppDeps): Express {
  * with their context and their 404), so the image's health check and the scraper reach every role.
  */
 export function createProbesApp(
-  deps: Pick<AppDeps, "env" | "db" | "metrics" | "draining" | "mappingAgreement">,
+  deps: Pick<AppDeps, "env" | "databaseProbe" | "metrics" | "draining" | "mappingAgreement">,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.env.TRUST_PROXY);
-  app.use(healthRouter(deps.db, deps.draining, deps.mappingAgreement));
+  app.use(healthRouter(deps.databaseProbe, deps.draining, deps.mappingAgreement));
   if (deps.metrics) app.use(metricsRouter(deps.metrics, deps.env.METRICS_TOKEN));
   app.use(notFound);
   app.use(finalErrorHandler);

@@ -1,9 +1,8 @@
 import { Router } from "express";
-import type { Database } from "../db/database.js";
 import type { MappingAgreement } from "../mapping/desiredAccess.js";
 
 /** What the probe asks of the database (src/db/database.ts): that it answers, and that its migrations are applied. */
-type DatabaseProbe = Pick<Database, "ping" | "isMigrated">;
+export type DatabaseProbe = { ping(): Promise<void>; isMigrated(): Promise<boolean> };
 
 /**
  * /healthz: the process is alive. /readyz: the database answers, every migration is applied, and

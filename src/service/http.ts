@@ -11,11 +11,17 @@ import { AuthorizationCodes } from "../auth/oauth/authorizationCode.js";
 import { OAuthGrantRepository } from "../db/oauthGrantRepository.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
+import { createMirrorAdmin } from "../admin/mirror.js";
+import { createAdminApiOperations } from "../admin/apiOperations.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
 import { failedAuthThrottle, perAddressAllowance, type AuthSurface } from "../auth/authThrottle.js";
 import { idpActivityNoter } from "../notify/conditions.js";
 import { createApp, createProbesApp, type AppDeps } from "../http/app.js";
 import { platformImportOptions } from "../platformRecord/importer.js";
+import { createPlatformRecord } from "../platformRecord/frontDoor.js";
+import { createEvidence } from "../review/evidence/frontDoor.js";
+import { createCampaigns } from "../review/campaigns/frontDoor.js";
+import { createScimDirectory } from "../scim/frontDoor.js";
 import { answerClientError } from "../http/clientError.js";
 import { HttpDrain } from "../http/drain.js";
 import { serverClasses, type ServerClasses } from "../http/serverClasses.js";
@@ -82,7 +88,7 @@ export async function listenHttp(env: Env): Promise<HttpListener> {
       const { env, db, desired } = deps;
       const probes = {
         env,
-        db,
+        databaseProbe: db,
         metrics: deps.metrics,
         draining: () => drain.isDraining,
         mappingAgreement: () => desired.agreement(db),
@@ -115,25 +121,36 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
   const access = createAccessReport({ db, desired });
   return createApp({
     env,
-    db,
+    databaseProbe: db,
     clock,
     publicUrl,
     adminApi: {
+      operations: createAdminApiOperations({ db, clock, budget, desired }),
       budget,
       access,
-      mappingFile: env.MAPPING_FILE,
-      ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
-      campaignUndecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
       reconcileNow: admin.apiReconcileNow,
       resync: resyncDeps,
       quarantine,
       notifications,
-      onMirrorRequeue: () => mirror?.notify(),
-      platformEvents: { ...platformImportOptions(env), analyse: workers.analysePlatformRecord },
+      mirror: createMirrorAdmin({ db, clock, onRequeue: () => mirror?.notify() }),
     },
     adminSources: { ...admin.sources, access },
     adminSessions: new AdminSessionRepository(db),
-    analysePlatformEvents: workers.analysePlatformRecord,
+    campaigns: createCampaigns({ db, clock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE }),
+    evidence: createEvidence({
+      db,
+      clock,
+      mappingFile: env.MAPPING_FILE,
+      ...(env.EVIDENCE_SIGNING_KEY ? { signingKey: env.EVIDENCE_SIGNING_KEY } : {}),
+    }),
+    // One platform record for the JSON API and the page, each import analysed as the poller's are.
+    platformRecord: createPlatformRecord({
+      ...platformImportOptions(env),
+      db,
+      clock,
+      analyse: workers.analysePlatformRecord,
+    }),
+    scimDirectory: createScimDirectory(db),
     // The verifier judges access tokens' expiry by the service's clock (a ManualClock in tests).
     scimTokens: new ScimTokenVerifier(new TokenRepository(db), env.SCIM_TOKEN, { now: () => clock.now().getTime() }),
     ...oauthServices(env, db, clock),

@@ -5,6 +5,7 @@ import { ManualClock } from "../../src/clock.js";
 import { claimPendingChanges, recordPushes, settleClaimedChanges } from "../../src/db/mirrorSyncRepository.js";
 import { AppError } from "../../src/errors.js";
 import { mirrorAdminRouter } from "../../src/http/admin/api/mirror.js";
+import { createMirrorAdmin } from "../../src/admin/mirror.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { upsertEmailStates } from "../support/mirror.js";
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   app = express();
   app.use(express.json());
-  app.use(mirrorAdminRouter({ db: t.db, clock }));
+  app.use(mirrorAdminRouter(createMirrorAdmin({ db: t.db, clock })));
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     res.status(error instanceof AppError ? error.status : 500).json({ message: (error as Error).message });
   });

@@ -172,6 +172,13 @@ describe("docs/ARCHITECTURE.md's rules", () => {
     expect(filesMatching(queryCall).length).toBeGreaterThan(20);
   });
 
+  it('src/http imports nothing from src/db, types included (import type, import("…") in a type)', () => {
+    const fromDb = /(\bfrom\s*|\bimport\s*\(\s*)["'](\.\.\/)+db\//;
+    expect(filesMatching(fromDb).filter((file) => file.startsWith("src/http/"))).toEqual([]);
+    // Not vacuous: the layers below src/db's callers match.
+    expect(filesMatching(fromDb).length).toBeGreaterThan(20);
+  });
+
   it("the environment is parsed once: loadEnv is called in cli/cli.ts only", () => {
     expect(filesMatching(/\bloadEnv\(/, ["src/config/"])).toEqual(["src/cli/cli.ts"]);
   });

@@ -6,6 +6,10 @@ import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
 import { httpMechanisms } from "../../src/service/http.js";
+import { createPlatformRecord } from "../../src/platformRecord/frontDoor.js";
+import { platformImportOptions } from "../../src/platformRecord/importer.js";
+import { createEvidence } from "../../src/review/evidence/frontDoor.js";
+import { createCampaigns } from "../../src/review/campaigns/frontDoor.js";
 import { sampleSources } from "./sampleData.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 import { ADMIN_TOKEN } from "./constants.js";
@@ -51,13 +55,24 @@ export async function startAdminHarness(
     "/admin",
     adminRouter({
       env,
-      db: database.db,
       clock: systemClock,
       sessions: new AdminSessionRepository(database.db),
       sources: { ...sampleSources(), ...sources },
       actions,
       loginThrottle: throttles.adminLogin,
       samlLoginAllowance,
+      campaigns: createCampaigns({
+        db: database.db,
+        clock: systemClock,
+        undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE,
+      }),
+      evidence: createEvidence({
+        db: database.db,
+        clock: systemClock,
+        mappingFile: env.MAPPING_FILE,
+        ...(env.EVIDENCE_SIGNING_KEY ? { signingKey: env.EVIDENCE_SIGNING_KEY } : {}),
+      }),
+      platformRecord: createPlatformRecord({ ...platformImportOptions(env), db: database.db, clock: systemClock }),
     }),
   );
   return { app, env, database, calls };

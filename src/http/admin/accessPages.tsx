@@ -2,7 +2,8 @@ import { Router, type Request } from "express";
 import { accessQuerySchema, toAccessQuery, withoutEmpty } from "../../review/access/index.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { sendAccessFile } from "./api/access.js";
-import { sendEvidencePack, type EvidenceDeps } from "./api/evidence.js";
+import { sendEvidencePack } from "./api/evidence.js";
+import type { Evidence } from "../../review/evidence/frontDoor.js";
 import { requireAction } from "./policy.js";
 import { pageContext, renderMessagePage, renderPage } from "./ui/render.js";
 import { ACCESS_FORM_FIELDS, AccessPage, EvidenceAnywayForm, type AccessForm } from "./ui/pages/access.js";
@@ -39,19 +40,14 @@ function queryOf(form: AccessForm) {
  * POST, so that the CSRF check guards it: a pack reads the whole log over its window, and a GET
  * any site could make a signed-in admin's browser fetch (one pack per admin at a time).
  */
-export function accessRoutes(sources: AdminDataSources, evidence: EvidenceDeps): Router {
+export function accessRoutes(sources: AdminDataSources, evidence: Evidence): Router {
   const router = Router();
   router.get("/access", async (req, res) => {
     if (!sources.access) throw new NotFoundError("The access report is not available in this build");
     const form = formOf(req);
     const data = await sources.access.page(queryOf(form), form.cursor, PAGE_SIZE, form.totals === "1");
     const page = (
-      <AccessPage
-        data={data}
-        form={form}
-        evidence={{ signingKey: evidence.evidenceSigningKey !== undefined }}
-        ctx={pageContext(req)}
-      />
+      <AccessPage data={data} form={form} evidence={{ signingKey: evidence.canSign }} ctx={pageContext(req)} />
     );
     renderPage(res, "Access review", page, { nav: "access" });
   });

@@ -1,19 +1,11 @@
 import { Router, type Request, type Response } from "express";
 import {
-  campaignItems,
   campaignItemsQuerySchema,
-  campaignList,
-  campaignOf,
-  closeCampaign,
-  decideItems,
   decideSchema,
-  denyList,
-  liftDeny,
-  startCampaign,
   startCampaignSchema,
-  type CampaignDeps,
   type Reviewer,
 } from "../../review/campaigns/index.js";
+import type { Campaigns } from "../../review/campaigns/frontDoor.js";
 import { actorForLog } from "../../admin/adminActor.js";
 import { AppError, BadRequestError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
@@ -34,8 +26,6 @@ import { CAMPAIGN_FORM_FIELDS, CampaignPage, type CampaignForm } from "./ui/page
  */
 
 const PAGE_SIZE = 50;
-
-export type CampaignPagesDeps = CampaignDeps & { undecidedAtClose: "keep" | "revoke" };
 
 const reviewerOf = (req: Request): Reviewer => ({ name: req.adminActor!.name, role: req.adminActor!.role });
 const body = (req: Request) => (req.body ?? {}) as Record<string, unknown>;
@@ -61,7 +51,7 @@ function formOf(req: Request): CampaignForm {
   return form;
 }
 
-export function campaignRoutes(deps: CampaignPagesDeps): Router {
+export function campaignRoutes(campaigns: Campaigns): Router {
   const router = Router();
   const base = (req: Request) => req.baseUrl || "/admin";
   const campaignUrl = (req: Request, id: string) => {
@@ -70,8 +60,8 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
   };
 
   router.get("/campaigns", async (req, res) => {
-    const campaigns = await campaignList(deps);
-    renderPage(res, "Campaigns", <CampaignsPage campaigns={campaigns} ctx={pageContext(req)} />, { nav: "campaigns" });
+    const list = await campaigns.list();
+    renderPage(res, "Campaigns", <CampaignsPage campaigns={list} ctx={pageContext(req)} />, { nav: "campaigns" });
   });
 
   router.get("/campaigns/:id", async (req, res) => {
@@ -79,10 +69,9 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const form = formOf(req);
     const who = reviewerOf(req);
     const admin = can(req.adminActor!.role, "campaign");
-    const campaign = await campaignOf(deps, id);
+    const campaign = await campaigns.of(id);
     const [items, denies] = await Promise.all([
-      campaignItems(
-        deps,
+      campaigns.items(
         id,
         who,
         validate(
@@ -92,7 +81,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
         ),
         { counts: true },
       ),
-      admin ? denyList(deps, { campaignId: id }, 200) : null,
+      admin ? campaigns.denies({ campaignId: id }, 200) : null,
     ]);
     renderPage(
       res,
@@ -102,7 +91,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
         items={items}
         denies={denies}
         form={form}
-        undecidedAtClose={deps.undecidedAtClose}
+        undecidedAtClose={campaigns.undecidedAtClose}
         ctx={pageContext(req)}
       />,
       { nav: "campaigns" },
@@ -146,7 +135,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     });
 
   act("/campaigns", "campaign", async (req) => {
-    const started = await startCampaign(deps, validate(startCampaignSchema, startInput(req)), req.adminActor!.name);
+    const started = await campaigns.start(validate(startCampaignSchema, startInput(req)), req.adminActor!.name);
     return {
       message: `Campaign "${started.name}" started with ${started.items} items.`,
       back: `${base(req)}/campaigns/${started.id}`,
@@ -157,7 +146,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const id = String(req.params.id);
     const items = selected(req);
     if (!items.length) throw new BadRequestError("Select at least one item to keep");
-    const result = await decideItems(deps, id, reviewerOf(req), validate(decideSchema, { items, decision: "keep" }));
+    const result = await campaigns.decide(id, reviewerOf(req), validate(decideSchema, { items, decision: "keep" }));
     return { message: decidedWords(result, "Kept"), back: campaignUrl(req, id) };
   });
 
@@ -165,8 +154,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
     const id = String(req.params.id);
     const items = selected(req);
     if (!items.length) throw new BadRequestError("Choose the item to revoke");
-    const result = await decideItems(
-      deps,
+    const result = await campaigns.decide(
       id,
       reviewerOf(req),
       validate(decideSchema, {
@@ -184,7 +172,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
 
   act("/campaigns/:id/close", "campaign", async (req) => {
     const id = String(req.params.id);
-    const closed = await closeCampaign(deps, id, req.adminActor!.name, deps.undecidedAtClose);
+    const closed = await campaigns.close(id, req.adminActor!.name);
     const s = closed.closeSummary;
     return {
       message: s
@@ -195,7 +183,7 @@ export function campaignRoutes(deps: CampaignPagesDeps): Router {
   });
 
   act("/denies/:denyId/lift", "campaign", async (req) => {
-    const lifted = await liftDeny(deps, String(req.params.denyId), req.adminActor!.name);
+    const lifted = await campaigns.liftDeny(String(req.params.denyId), req.adminActor!.name);
     return {
       message: `Deny lifted: ${lifted.userName} may hold ${lifted.grant} again (reconcile queued).`,
       back: lifted.campaignId ? campaignUrl(req, lifted.campaignId) : `${base(req)}/campaigns`,

@@ -2,10 +2,9 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import helmet from "helmet";
 import type { AuthorizationCodes } from "../../auth/oauth/authorizationCode.js";
 import { oauthApprovalRoutes } from "./oauthApproval.js";
-import type { Database } from "../../db/database.js";
 import type { Clock } from "../../clock.js";
 import type { Env } from "../../config/env.js";
-import type { AdminSessionRepository } from "../../db/adminSessionRepository.js";
+import type { AdminSessions } from "../../admin/sessions.js";
 import { AppError, sqlState } from "../../errors.js";
 import type { AddressAllowance, FailedAuthThrottle } from "../../auth/authThrottle.js";
 import { log } from "../../logging/logger.js";
@@ -21,7 +20,9 @@ import { adminAuthMode, isDirectLoopbackRequest } from "./exposure.js";
 import { pagesRouter } from "./pagesRouter.js";
 import { campaignRoutes } from "./campaignPages.js";
 import { platformRoutes } from "./platformPages.js";
-import { platformImportOptions, type PlatformImportOptions } from "../../platformRecord/importer.js";
+import type { PlatformRecord } from "../../platformRecord/frontDoor.js";
+import type { Evidence } from "../../review/evidence/frontDoor.js";
+import type { Campaigns } from "../../review/campaigns/frontDoor.js";
 import { requireSignedIn } from "./policy.js";
 import { adminSession, endSession, loadActor, SESSION_COOKIE } from "./session/index.js";
 import type { AdminActions, AdminDataSources } from "../../admin/sources.js";
@@ -31,10 +32,9 @@ export type { AdminActor } from "../../admin/adminActor.js";
 export type { AdminActions, AdminDataSources } from "../../admin/sources.js";
 export type AdminRouterDeps = {
   env: Env;
-  db: Database;
   clock: Clock;
   /** Sessions, SAML request ids and consumed responses (built by src/service/http.ts). */
-  sessions: AdminSessionRepository;
+  sessions: AdminSessions;
   sources: AdminDataSources;
   actions: AdminActions;
   /** Failed local sign-ins (ADMIN_TOKEN), throttled; built once by src/service/http.ts. */
@@ -43,8 +43,12 @@ export type AdminRouterDeps = {
   samlLoginAllowance: AddressAllowance;
   /** The OAuth authorization code grant, approved on a page here (oauthApproval.tsx). */
   oauthCodes?: AuthorizationCodes;
-  /** The analysis run after an upload of the Security Event report (src/platformRecord/findings.ts). */
-  analysePlatformEvents?: PlatformImportOptions["analyse"];
+  /** Access campaigns: the /admin/campaigns pages (src/review/campaigns/frontDoor.ts). */
+  campaigns: Campaigns;
+  /** The evidence packs: the Access review page's button (src/review/evidence/frontDoor.ts). */
+  evidence: Evidence;
+  /** The platform's record: the /admin/platform page's imports and uploads (src/platformRecord/frontDoor.ts). */
+  platformRecord: PlatformRecord;
 };
 
 /**
@@ -120,24 +124,12 @@ export function adminRouter(deps: AdminRouterDeps): Router {
   router.post("/platform/events", draftUpload(20 * 1_048_576, "report"));
   router.use(verifyCsrf);
   router.use(issueCsrfToken);
-  router.use(
-    pagesRouter(deps.sources, {
-      db: deps.db,
-      clock: deps.clock,
-      mappingFile: env.MAPPING_FILE,
-      ...(env.EVIDENCE_SIGNING_KEY ? { evidenceSigningKey: env.EVIDENCE_SIGNING_KEY } : {}),
-    }),
-  );
-  router.use(campaignRoutes({ db: deps.db, clock: deps.clock, undecidedAtClose: env.CAMPAIGN_UNDECIDED_AT_CLOSE }));
+  router.use(pagesRouter(deps.sources, deps.evidence));
+  router.use(campaignRoutes(deps.campaigns));
   router.use(oauthApprovalRoutes(deps.oauthCodes));
   router.use(
     platformRoutes({
-      db: deps.db,
-      clock: deps.clock,
-      platformEvents: {
-        ...platformImportOptions(env),
-        ...(deps.analysePlatformEvents ? { analyse: deps.analysePlatformEvents } : {}),
-      },
+      record: deps.platformRecord,
       exportSource: env.SECURITY_EVENTS_S3_URI
         ? `s3://${env.SECURITY_EVENTS_S3_URI.bucket}/${env.SECURITY_EVENTS_S3_URI.prefix}`
         : null,

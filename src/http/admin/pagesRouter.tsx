@@ -16,10 +16,10 @@ import { UserDetailPage, UsersPage } from "./ui/pages/users.js";
 import { sendLogExport } from "./logExport.js";
 import { requireAction } from "./policy.js";
 import type { AdminDataSources } from "../../admin/sources.js";
-import type { EvidenceDeps } from "./api/evidence.js";
+import type { Evidence } from "../../review/evidence/frontDoor.js";
 
 /** The read-only pages (every signed-in role may read). Handlers: parse, fetch from the source, render. */
-export function pagesRouter(sources: AdminDataSources, evidence: EvidenceDeps): Router {
+export function pagesRouter(sources: AdminDataSources, evidence: Evidence): Router {
   const router = Router();
 
   router.get("/", async (req, res) => {

@@ -1,11 +1,9 @@
 import { Router, type Request, type Response } from "express";
-import type { Clock } from "../../clock.js";
-import type { Database } from "../../db/database.js";
 import { actorForLog } from "../../admin/adminActor.js";
 import { platformRecordView, presentImportResult } from "../../admin/platformRecord.js";
 import { BadRequestError } from "../../errors.js";
 import { log } from "../../logging/logger.js";
-import { importPlatformEvents, type PlatformImportOptions } from "../../platformRecord/importer.js";
+import type { PlatformRecord } from "../../platformRecord/frontDoor.js";
 import { requireAction } from "./policy.js";
 import { pageContext, renderPage } from "./ui/render.js";
 import { PlatformPage } from "./ui/pages/platform.js";
@@ -17,9 +15,8 @@ import { PlatformPage } from "./ui/pages/platform.js";
  * not the report, the refusal (400) naming the headers found and looked for.
  */
 export type PlatformPagesDeps = {
-  db: Database;
-  clock: Clock;
-  platformEvents: PlatformImportOptions;
+  /** The platform's record, the one the JSON API and the CLI call (built once, in src/service/http.ts). */
+  record: PlatformRecord;
   /** Where the daily export is read from (SECURITY_EVENTS_S3_URI), for the page to say. */
   exportSource: string | null;
 };
@@ -27,7 +24,7 @@ export type PlatformPagesDeps = {
 export function platformRoutes(deps: PlatformPagesDeps): Router {
   const router = Router();
   const show = async (req: Request, res: Response, extra: Omit<Parameters<typeof PlatformPage>[0], "data" | "ctx">) => {
-    const data = await platformRecordView(deps.db, deps.exportSource);
+    const data = await platformRecordView(deps.record, deps.exportSource);
     renderPage(res, "Platform record", <PlatformPage data={data} ctx={pageContext(req)} {...extra} />, {
       nav: "platform",
       status: extra.refusal ? 400 : 200,
@@ -41,10 +38,11 @@ export function platformRoutes(deps: PlatformPagesDeps): Router {
     const actor = req.adminActor!;
     try {
       if (typeof body.report !== "string") throw new BadRequestError("Choose the report's file to import.");
-      const result = await importPlatformEvents(
-        { ...deps.platformEvents, db: deps.db, clock: deps.clock },
-        { text: body.report, source: `upload:${String(body.fileName ?? "").slice(0, 200)}`, actor: actor.name },
-      );
+      const result = await deps.record.importReport({
+        text: body.report,
+        source: `upload:${String(body.fileName ?? "").slice(0, 200)}`,
+        actor: actor.name,
+      });
       log.info("admin", "admin action", {
         action: "importPlatformEvents",
         actor: actorForLog(actor.name),

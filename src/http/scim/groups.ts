@@ -1,12 +1,4 @@
-import {
-  createGroup,
-  deleteGroup,
-  getGroup,
-  listGroups,
-  patchGroup,
-  replaceGroup,
-  type GroupWithMembers,
-} from "../../scim/groupCommands.js";
+import type { GroupWithMembers } from "../../scim/groupCommands.js";
 import { parseProjection, project, projects, type Projection } from "../../scim/projection.js";
 import { etagOf, presentGroup } from "../../scim/resources.js";
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
@@ -15,7 +7,8 @@ import type { ResourceHandlers, ScimRequest } from "./routes.js";
 import type { ScimRouteDeps } from "./users.js";
 
 /** /Groups: parse, call the group command, present. Members are loaded only when they will be returned. */
-export function groupHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): ResourceHandlers {
+export function groupHandlers({ scimDirectory, baseUrl, maxPageSize }: ScimRouteDeps): ResourceHandlers {
+  const groups = scimDirectory.groups;
   const projectionOf = (request: ScimRequest): Projection => {
     const { attributes, excludedAttributes } = parseProjectionParams(request.query);
     return parseProjection("Group", attributes, excludedAttributes);
@@ -30,7 +23,7 @@ export function groupHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): Reso
 
   const list = async (params: ListParams): Promise<ScimReply> => {
     const projection = parseProjection("Group", params.attributes, params.excludedAttributes);
-    const page = await listGroups(db, params, projects(projection, "members"));
+    const page = await groups.list(params, projects(projection, "members"));
     const resources = page.items.map(({ group, members }) =>
       project(presentGroup(group, baseUrl, members), projection),
     );
@@ -40,19 +33,18 @@ export function groupHandlers({ db, baseUrl, maxPageSize }: ScimRouteDeps): Reso
   return {
     list: (request) => list(parseListParams(request.query, maxPageSize)),
     search: (request) => list(parseSearchRequest(request.body, maxPageSize)),
-    create: async (request) => reply(request, 201, await createGroup(db, request.body, request.context)),
-    read: async (request, id) =>
-      reply(request, 200, await getGroup(db, id, projects(projectionOf(request), "members"))),
-    replace: async (request, id) => reply(request, 200, await replaceGroup(db, id, request.body, request.context)),
+    create: async (request) => reply(request, 201, await groups.create(request.body, request.context)),
+    read: async (request, id) => reply(request, 200, await groups.get(id, projects(projectionOf(request), "members"))),
+    replace: async (request, id) => reply(request, 200, await groups.replace(id, request.body, request.context)),
     patch: async (request, id) => {
-      const group = await patchGroup(db, id, request.body, request.context);
+      const group = await groups.patch(id, request.body, request.context);
       const { attributes, excludedAttributes } = parseProjectionParams(request.query);
       if (attributes || excludedAttributes)
-        return reply(request, 200, await getGroup(db, group.id, projects(projectionOf(request), "members")));
+        return reply(request, 200, await groups.get(group.id, projects(projectionOf(request), "members")));
       return { status: 204, etag: etagOf(group.version) };
     },
     remove: async (request, id) => {
-      await deleteGroup(db, id, request.context);
+      await groups.remove(id, request.context);
       return { status: 204 };
     },
   };

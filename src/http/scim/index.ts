@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQuery } from "node:querystring";
 import type { Env } from "../../config/env.js";
-import type { Database } from "../../db/database.js";
+import type { ScimDirectory } from "../../scim/frontDoor.js";
 import type { ScimTokenVerifier } from "../../auth/scimTokens.js";
 import { NotFoundError } from "../../errors.js";
 import { scimRouteTemplate } from "../../metrics/scimRoutes.js";
@@ -23,7 +23,8 @@ import { userHandlers } from "./users.js";
 /** What the SCIM server needs from the process (a part of the app's `AppDeps`). */
 export type ScimServerDeps = {
   env: Env;
-  db: Database;
+  /** The user, group and search commands (src/scim/frontDoor.ts), built once by src/service/http.ts. */
+  scimDirectory: ScimDirectory;
   /** The IdP bearer tokens (SCIM_TOKEN and the stored ones), built by src/service/http.ts. */
   scimTokens: ScimTokenVerifier;
   publicUrl: string;
@@ -73,7 +74,7 @@ export function scimServer(deps: ScimServerDeps): {
   const baseUrl = `${deps.publicUrl}/scim/v2`;
   const maxPageSize = deps.env.SCIM_MAX_PAGE_SIZE;
   const catalogue = deps.catalogue ?? (() => Promise.resolve(EMPTY_CATALOGUE));
-  const routeDeps = { db: deps.db, baseUrl, maxPageSize, catalogue };
+  const routeDeps = { scimDirectory: deps.scimDirectory, baseUrl, maxPageSize, catalogue };
   const routes = new ScimRoutes({
     users: userHandlers(routeDeps),
     groups: groupHandlers(routeDeps),

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../../errors.js";
-import type { SortOrder, SortRequest } from "../../db/sortSql.js";
+import type { SortOrder, SortRequest } from "../../scim/frontDoor.js";
 
 /** Parameters of a SCIM list, search or read (RFC 7644 3.4.2, 3.4.3 and 3.9), validated. */
 export type ListParams = {

@@ -1,14 +1,14 @@
-import type { Database } from "../../db/database.js";
 import { parseProjection, project } from "../../scim/projection.js";
 import { etagOf, presentUser, type StoredRecord } from "../../scim/resources.js";
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from "../../scim/userCommands.js";
+import type { ScimDirectory } from "../../scim/frontDoor.js";
 import { parseListParams, parseProjectionParams, parseSearchRequest, type ListParams } from "./params.js";
 import { listResponse, type ScimReply } from "./respond.js";
 import type { ResourceHandlers, ScimRequest } from "./routes.js";
 import type { Catalogue } from "../../mapping/compiled.js";
 
 export type ScimRouteDeps = {
-  db: Database;
+  /** The user, group and search commands (src/scim/frontDoor.ts), built once. */
+  scimDirectory: ScimDirectory;
   baseUrl: string;
   maxPageSize: number;
   /** The catalogue a user's roles[] and entitlements[] must come from. */
@@ -16,7 +16,8 @@ export type ScimRouteDeps = {
 };
 
 /** /Users: parse, call the user command, present. */
-export function userHandlers({ db, baseUrl, maxPageSize, catalogue }: ScimRouteDeps): ResourceHandlers {
+export function userHandlers({ scimDirectory, baseUrl, maxPageSize, catalogue }: ScimRouteDeps): ResourceHandlers {
+  const users = scimDirectory.users;
   const reply = (request: ScimRequest, status: number, user: StoredRecord): ScimReply => {
     const { attributes, excludedAttributes } = parseProjectionParams(request.query);
     return {
@@ -29,7 +30,7 @@ export function userHandlers({ db, baseUrl, maxPageSize, catalogue }: ScimRouteD
 
   const list = async (params: ListParams): Promise<ScimReply> => {
     const projection = parseProjection("User", params.attributes, params.excludedAttributes);
-    const page = await listUsers(db, params);
+    const page = await users.list(params);
     const resources = page.items.map((u) => project(presentUser(u, baseUrl), projection));
     return { status: 200, body: listResponse(params, page.total, resources) };
   };
@@ -37,19 +38,19 @@ export function userHandlers({ db, baseUrl, maxPageSize, catalogue }: ScimRouteD
   return {
     list: (request) => list(parseListParams(request.query, maxPageSize)),
     search: (request) => list(parseSearchRequest(request.body, maxPageSize)),
-    create: async (request) => reply(request, 201, await createUser(db, request.body, request.context, catalogue)),
-    read: async (request, id) => reply(request, 200, await getUser(db, id)),
+    create: async (request) => reply(request, 201, await users.create(request.body, request.context, catalogue)),
+    read: async (request, id) => reply(request, 200, await users.get(id)),
     replace: async (request, id) =>
-      reply(request, 200, await replaceUser(db, id, request.body, request.context, catalogue)),
+      reply(request, 200, await users.replace(id, request.body, request.context, catalogue)),
     patch: async (request, id) => {
-      const user = await patchUser(db, id, request.body, request.context, catalogue);
+      const user = await users.patch(id, request.body, request.context, catalogue);
       // RFC 7644 3.5.2: 204 is allowed, but a request naming attributes must get the resource back.
       const { attributes, excludedAttributes } = parseProjectionParams(request.query);
       if (attributes || excludedAttributes) return reply(request, 200, user);
       return { status: 204, etag: etagOf(user.version) };
     },
     remove: async (request, id) => {
-      await deleteUser(db, id, request.context);
+      await users.remove(id, request.context);
       return { status: 204 };
     },
   };

@@ -1,21 +1,13 @@
 import { Router, type Request, type Response } from "express";
 import {
-  campaignDetail,
-  campaignItems,
   campaignItemsQuerySchema,
-  campaignList,
   checkReviewerName,
-  closeCampaign,
-  decideItems,
   decideSchema,
   deciderOf,
-  denyList,
-  liftDeny,
-  startCampaign,
   startCampaignSchema,
-  type CampaignDeps,
   type Reviewer,
 } from "../../../review/campaigns/index.js";
+import type { Campaigns } from "../../../review/campaigns/frontDoor.js";
 import { BadRequestError } from "../../../errors.js";
 import { isUuid } from "../../../ids.js";
 import { validate } from "../../validate.js";
@@ -27,27 +19,26 @@ import { actorOf } from "./auth.js";
  * `--as` does, so a reviewer's own items and decisions are theirs; what it records names the token
  * with them (`admin-api as kate@…`).
  */
-export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "keep" | "revoke" }): Router {
+export function campaignsApiRouter(campaigns: Campaigns): Router {
   const router = Router();
 
   router.get("/campaigns", async (_req, res) => {
-    res.json({ campaigns: await campaignList(deps) });
+    res.json({ campaigns: await campaigns.list() });
   });
 
   router.post("/campaigns", async (req, res) => {
     res
       .status(201)
-      .json(await startCampaign(deps, validate(startCampaignSchema, body(req)), deciderOf(reviewerOf(req, res))));
+      .json(await campaigns.start(validate(startCampaignSchema, body(req)), deciderOf(reviewerOf(req, res))));
   });
 
   router.get("/campaigns/:id", async (req, res) => {
-    res.json(await campaignDetail(deps, String(req.params.id)));
+    res.json(await campaigns.detail(String(req.params.id)));
   });
 
   router.get("/campaigns/:id/items", async (req, res) => {
     res.json(
-      await campaignItems(
-        deps,
+      await campaigns.items(
         String(req.params.id),
         reviewerOf(req, res),
         validate(campaignItemsQuerySchema, req.query, "query"),
@@ -56,23 +47,23 @@ export function campaignsApiRouter(deps: CampaignDeps & { undecidedAtClose: "kee
   });
 
   router.post("/campaigns/:id/decisions", async (req, res) => {
-    res.json(await decideItems(deps, String(req.params.id), reviewerOf(req, res), validate(decideSchema, body(req))));
+    res.json(await campaigns.decide(String(req.params.id), reviewerOf(req, res), validate(decideSchema, body(req))));
   });
 
   router.post("/campaigns/:id/close", async (req, res) => {
-    res.json(await closeCampaign(deps, String(req.params.id), deciderOf(reviewerOf(req, res)), deps.undecidedAtClose));
+    res.json(await campaigns.close(String(req.params.id), deciderOf(reviewerOf(req, res))));
   });
 
   router.get("/denies", async (req, res) => {
     const userId = typeof req.query.user === "string" ? req.query.user : undefined;
     if (userId !== undefined && !isUuid(userId)) throw new BadRequestError("user: a user id");
     res.json({
-      denies: await denyList(deps, { ...(userId ? { userId } : {}), activeOnly: req.query.active === "true" }),
+      denies: await campaigns.denies({ ...(userId ? { userId } : {}), activeOnly: req.query.active === "true" }),
     });
   });
 
   router.post("/denies/:id/lift", async (req, res) => {
-    res.json(await liftDeny(deps, String(req.params.id), deciderOf(reviewerOf(req, res))));
+    res.json(await campaigns.liftDeny(String(req.params.id), deciderOf(reviewerOf(req, res))));
   });
   return router;
 }

@@ -1,10 +1,6 @@
-import type { KeyObject } from "node:crypto";
 import { Router, type Request, type Response } from "express";
-import type { Clock } from "../../../clock.js";
-import type { Database } from "../../../db/database.js";
-import { writeEvidencePack } from "../../../review/evidence/pack.js";
+import type { Evidence } from "../../../review/evidence/frontDoor.js";
 import { parseEvidenceWindow } from "../../../review/evidence/window.js";
-import { checkEvidenceChains } from "../../../review/evidence/chains.js";
 import { AppError, BadRequestError, TooManyRequestsError } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import { actorOf } from "./auth.js";
@@ -15,21 +11,14 @@ import { actorOf } from "./auth.js";
  * admin role) and nothing else: no cookie reaches this API, so a GET is no cross-site surface.
  */
 
-export type EvidenceDeps = {
-  db: Database;
-  clock: Clock;
-  mappingFile?: string;
-  evidenceSigningKey?: KeyObject;
-};
-
-export function evidenceApiRouter(deps: EvidenceDeps): Router {
+export function evidenceApiRouter(evidence: Evidence): Router {
   const router = Router();
   const send = (req: Request, res: Response) => {
     const text = (name: string) => {
       const value = req.query[name] ?? (req.body as Record<string, unknown> | undefined)?.[name];
       return typeof value === "string" ? value : undefined;
     };
-    return sendEvidencePack(deps, text("from"), text("to"), res, {
+    return sendEvidencePack(evidence, text("from"), text("to"), res, {
       acceptUnverifiedChain: text("acceptUnverifiedChain") === "true",
       actor: actorOf(res),
     });
@@ -57,7 +46,7 @@ const PACK_RETRY_AFTER_SECONDS = 30;
  * without its end is no pack).
  */
 export async function sendEvidencePack(
-  deps: EvidenceDeps,
+  evidence: Evidence,
   from: string | undefined,
   to: string | undefined,
   res: Response,
@@ -76,21 +65,20 @@ export async function sendEvidencePack(
   // and a client that got the whole pack may ask for the next one at once.
   res.once("close", release);
   try {
-    await writePackResponse(deps, from, to, res, options.acceptUnverifiedChain);
+    await writePackResponse(evidence, from, to, res, options.acceptUnverifiedChain);
   } finally {
     release();
   }
 }
 
 async function writePackResponse(
-  deps: EvidenceDeps,
+  evidence: Evidence,
   from: string | undefined,
   to: string | undefined,
   res: Response,
   acceptUnverifiedChain: boolean,
 ): Promise<void> {
-  const signingKey = deps.evidenceSigningKey;
-  if (!signingKey)
+  if (!evidence.canSign)
     throw new AppError(
       "Evidence packs need EVIDENCE_SIGNING_KEY (an Ed25519 private key, PEM or a file path) in the service's environment",
       409,
@@ -101,24 +89,14 @@ async function writePackResponse(
   } catch (error) {
     throw new BadRequestError((error as Error).message);
   }
-  const checked = await checkEvidenceChains(deps.db, acceptUnverifiedChain);
+  const checked = await evidence.checkChains(acceptUnverifiedChain);
   const unverified = checked.notices.length > 0;
   const name = `evidence-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}${unverified ? "-chain-not-verified" : ""}.tar`;
   res.setHeader("Content-Disposition", `attachment; filename="${name}"`);
   if (unverified) res.setHeader("Evidence-Chain", checked.notices.join("; ").replace(/[^\x20-\x7e]/g, "?"));
   res.type("application/x-tar");
   try {
-    await writeEvidencePack(
-      {
-        db: deps.db,
-        signingKey,
-        now: () => deps.clock.now(),
-        ...(deps.mappingFile ? { mappingFile: deps.mappingFile } : {}),
-      },
-      window,
-      res,
-      checked.chains,
-    );
+    await evidence.writePack(window, res, checked.chains);
   } catch (error) {
     if (!res.headersSent) throw error;
     log.error("admin", "evidence pack failed midway", { error });

@@ -1,9 +1,5 @@
-import type { KeyObject } from "node:crypto";
-import { permissionModelView } from "../../../admin/overview.js";
 import express, { Router, type NextFunction, type Request, type Response } from "express";
-import type { Database } from "../../../db/database.js";
 import { z } from "zod";
-import type { Clock } from "../../../clock.js";
 import { AppError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
 import type { BudgetPolicy } from "../../../reconcile/budget.js";
@@ -11,9 +7,7 @@ import type { ResyncDeps } from "../../../jobs/resync.js";
 import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { AccessReport } from "../../../review/access/index.js";
-import { decideAllHolds, decideHold, listHeld } from "../../../admin/approvals.js";
-import { logEntries, logEntryView } from "../../../admin/log.js";
-import { budgetView, queueView } from "../../../admin/queue.js";
+import type { AdminApiOperations } from "../../../admin/apiOperations.js";
 import type { FailedAuthThrottle } from "../../../auth/authThrottle.js";
 import { validate } from "../../validate.js";
 import { accessApiRouter } from "./access.js";
@@ -25,13 +19,16 @@ import { notificationsApiRouter } from "./notifications.js";
 import { platformUnmanagedApiRouter } from "./platformUnmanaged.js";
 import { quarantineApiRouter } from "./quarantine.js";
 import { platformApiRouter } from "./platform.js";
-import type { PlatformImportOptions } from "../../../platformRecord/importer.js";
+import type { PlatformRecord } from "../../../platformRecord/frontDoor.js";
+import type { Evidence } from "../../../review/evidence/frontDoor.js";
+import type { Campaigns } from "../../../review/campaigns/frontDoor.js";
+import type { MirrorAdmin } from "../../../admin/mirror.js";
 import { runsApiRouter } from "./runs.js";
 import { isUuid } from "../../../ids.js";
 
 export type AdminApiDeps = {
-  db: Database;
-  clock: Clock;
+  /** The log, budget, queue, held actions and permission model (src/admin/apiOperations.ts). */
+  operations: AdminApiOperations;
   adminToken: string | undefined;
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
   throttle?: FailedAuthThrottle;
@@ -44,18 +41,16 @@ export type AdminApiDeps = {
   quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">;
   /** GET /notifications, POST /notifications/test/:channel. */
   notifications: Pick<Notifications, "status" | "sendTest">;
-  /** Wakes this process's mirror worker after parked changes are requeued. */
-  onMirrorRequeue?: () => void;
+  /** GET /mirror and friends, POST /mirror/parked/requeue (src/admin/mirror.ts). */
+  mirror: MirrorAdmin;
   /** The access report, the one the admin pages read (built once, in service.ts). */
   access: AccessReport;
-  /** Where the mapping in force was read from (evidence packs name rules by file and line). */
-  mappingFile?: string;
-  /** Signs evidence packs (EVIDENCE_SIGNING_KEY); without it GET/POST /evidence answer 409. */
-  evidenceSigningKey?: KeyObject;
-  /** CAMPAIGN_UNDECIDED_AT_CLOSE: what closing a campaign does with undecided items. */
-  campaignUndecidedAtClose?: "keep" | "revoke";
-  /** POST /platform/events: the Security Event report's settings and the analysis run after an import. */
-  platformEvents?: PlatformImportOptions;
+  /** GET/POST /evidence: the signed packs (src/review/evidence/frontDoor.ts); without a key they answer 409. */
+  evidence: Evidence;
+  /** /campaigns and /denies (src/review/campaigns/frontDoor.ts). */
+  campaigns: Campaigns;
+  /** POST /platform/events and GET /platform/unmanaged: the platform's record (src/platformRecord/frontDoor.ts). */
+  platformRecord: PlatformRecord;
 };
 
 const logQuery = z.object({
@@ -78,40 +73,40 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.use((req, res, next) => (req.method === "POST" ? json(req, res, next) : next()));
 
   router.get("/log", async (req, res) => {
-    res.json(await logEntries(deps, validate(logQuery, req.query, "query")));
+    res.json(await deps.operations.log(validate(logQuery, req.query, "query")));
   });
 
   router.get("/log/:id", async (req, res) => {
-    const entry = await logEntryView(deps, String(req.params.id));
+    const entry = await deps.operations.logEntry(String(req.params.id));
     if (!entry) throw new NotFoundError("No log entry with that id");
     res.json(entry);
   });
 
   router.get("/permissions", async (_req, res) => {
-    res.json(await permissionModelView(deps.db, (await deps.resync.desired.shown(deps.db)).mapping));
+    res.json(await deps.operations.permissions());
   });
 
   router.get("/budget", async (_req, res) => {
-    res.json(await budgetView(deps));
+    res.json(await deps.operations.budget());
   });
 
   router.get("/queue", async (_req, res) => {
-    res.json(await queueView(deps));
+    res.json(await deps.operations.queue());
   });
 
   router.get("/approvals", async (req, res) => {
-    res.json({ holds: await listHeld(deps, req.query.all !== "true") });
+    res.json({ holds: await deps.operations.holds(req.query.all !== "true") });
   });
 
   router.post("/approvals/:userId/:decision", async (req, res) => {
     const decision = decisionOf(String(req.params.decision));
     const userId = String(req.params.userId);
     if (userId === "all") {
-      res.json({ decided: await decideAllHolds(deps, decision, actorOf(res)) });
+      res.json({ decided: await deps.operations.decideAllHolds(decision, actorOf(res)) });
       return;
     }
     assertUuid(userId);
-    const hold = await decideHold(deps, userId, decision, actorOf(res));
+    const hold = await deps.operations.decideHold(userId, decision, actorOf(res));
     if (!hold) throw new NotFoundError("No undecided hold for that user");
     res.json(hold);
   });
@@ -124,21 +119,13 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   });
 
   router.use(accessApiRouter(deps.access));
-  router.use(platformUnmanagedApiRouter(deps.db));
-  router.use(evidenceApiRouter(deps));
-  router.use(
-    campaignsApiRouter({ db: deps.db, clock: deps.clock, undecidedAtClose: deps.campaignUndecidedAtClose ?? "keep" }),
-  );
+  router.use(platformUnmanagedApiRouter(deps.platformRecord));
+  router.use(evidenceApiRouter(deps.evidence));
+  router.use(campaignsApiRouter(deps.campaigns));
   router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
-  router.use(
-    mirrorAdminRouter({
-      db: deps.db,
-      clock: deps.clock,
-      ...(deps.onMirrorRequeue ? { onRequeue: deps.onMirrorRequeue } : {}),
-    }),
-  );
+  router.use(mirrorAdminRouter(deps.mirror));
   router.use(quarantineApiRouter(deps.quarantine));
-  router.use(platformApiRouter({ db: deps.db, clock: deps.clock, platformEvents: deps.platformEvents ?? {} }));
+  router.use(platformApiRouter(deps.platformRecord));
   router.use(notificationsApiRouter(deps.notifications));
 
   router.use((_req, _res, next) => next(new NotFoundError("No such admin API route")));

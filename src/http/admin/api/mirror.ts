@@ -1,9 +1,6 @@
 import { Router } from "express";
-import type { Database } from "../../../db/database.js";
 import { z } from "zod";
-import type { Clock } from "../../../clock.js";
-import { mirrorParked, mirrorPushLog, requeueParked } from "../../../admin/mirror.js";
-import { mirrorStatus } from "../../../mirror/status.js";
+import type { MirrorAdmin } from "../../../admin/mirror.js";
 import { validate } from "../../validate.js";
 import { actorOf } from "./auth.js";
 
@@ -17,8 +14,6 @@ import { actorOf } from "./auth.js";
  *   POST /mirror/parked/requeue  {"kind"?, "keys"?: [...]} puts parked changes back in line
  */
 
-export type MirrorAdminDeps = { db: Database; clock: Clock; onRequeue?: () => void };
-
 const kind = z.enum(["email", "subscription_group", "preference_center"]);
 const logQuery = z.object({
   kind: kind.optional(),
@@ -30,24 +25,23 @@ const requeueBody = z
   .object({ kind: kind.optional(), keys: z.array(z.string().min(1)).max(10_000).optional() })
   .strict();
 
-export function mirrorAdminRouter(deps: MirrorAdminDeps): Router {
+export function mirrorAdminRouter(mirror: MirrorAdmin): Router {
   const router = Router();
 
   router.get("/mirror", async (_req, res) => {
-    res.json(await mirrorStatus(deps.db, deps.clock.now()));
+    res.json(await mirror.status());
   });
 
   router.get("/mirror/log", async (req, res) => {
-    res.json(await mirrorPushLog(deps.db, validate(logQuery, req.query, "query")));
+    res.json(await mirror.pushLog(validate(logQuery, req.query, "query")));
   });
 
   router.get("/mirror/parked", async (req, res) => {
-    res.json({ parked: await mirrorParked(deps.db, validate(parkedQuery, req.query, "query")) });
+    res.json({ parked: await mirror.parked(validate(parkedQuery, req.query, "query")) });
   });
 
   router.post("/mirror/parked/requeue", async (req, res) => {
-    const requeued = await requeueParked(deps.db, validate(requeueBody, req.body ?? {}), actorOf(res));
-    deps.onRequeue?.();
+    const requeued = await mirror.requeue(validate(requeueBody, req.body ?? {}), actorOf(res));
     res.json({ requeued });
   });
 

@@ -1,8 +1,6 @@
 import express, { Router } from "express";
-import type { Clock } from "../../../clock.js";
-import type { Database } from "../../../db/database.js";
 import { BadRequestError } from "../../../errors.js";
-import { importPlatformEvents, type PlatformImportOptions } from "../../../platformRecord/importer.js";
+import type { PlatformRecord } from "../../../platformRecord/frontDoor.js";
 import { actorOf } from "./auth.js";
 
 /**
@@ -10,18 +8,13 @@ import { actorOf } from "./auth.js";
  * report as a text/csv body, imported (docs/platform-record.md). 200 with the import's counts and
  * the lines skipped; 400 naming the headers found and looked for when the file is not the report.
  */
-export function platformApiRouter(deps: { db: Database; clock: Clock; platformEvents: PlatformImportOptions }): Router {
+export function platformApiRouter(record: Pick<PlatformRecord, "importReport">): Router {
   const router = Router();
   const csvBody = express.text({ type: ["text/csv", "application/csv", "text/plain"], limit: "20mb" });
   router.post("/platform/events", csvBody, async (req, res) => {
     if (typeof req.body !== "string")
       throw new BadRequestError("Send the Security Event report as the body, with Content-Type: text/csv");
-    res.json(
-      await importPlatformEvents(
-        { ...deps.platformEvents, db: deps.db, clock: deps.clock },
-        { text: req.body, source: "api", actor: actorOf(res) },
-      ),
-    );
+    res.json(await record.importReport({ text: req.body, source: "api", actor: actorOf(res) }));
   });
   return router;
 }

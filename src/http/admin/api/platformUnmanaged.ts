@@ -1,7 +1,6 @@
 import { Router } from "express";
 import { z } from "zod";
-import type { Database } from "../../../db/database.js";
-import { listUnmanaged } from "../../../platformRecord/unmanaged.js";
+import type { PlatformRecord } from "../../../platformRecord/frontDoor.js";
 import { validate } from "../../validate.js";
 
 /**
@@ -11,11 +10,11 @@ import { validate } from "../../validate.js";
  */
 const unmanagedQuery = z.object({ all: z.enum(["true", "false"]).optional() });
 
-export function platformUnmanagedApiRouter(db: Database): Router {
+export function platformUnmanagedApiRouter(record: Pick<PlatformRecord, "unmanaged">): Router {
   const router = Router();
   router.get("/platform/unmanaged", async (req, res) => {
     const query = validate(unmanagedQuery, req.query, "query");
-    res.json({ accounts: await listUnmanaged(db, { all: query.all === "true" }) });
+    res.json({ accounts: await record.unmanaged({ all: query.all === "true" }) });
   });
   return router;
 }

@@ -9,7 +9,7 @@ import {
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../../../clock.js";
 import type { Env } from "../../../config/env.js";
-import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import type { AdminSessions } from "../../../admin/sessions.js";
 import { log } from "../../../logging/logger.js";
 import type { AddressAllowance } from "../../../auth/authThrottle.js";
 import { actorForLog, type AdminActor } from "../../../admin/adminActor.js";
@@ -39,7 +39,7 @@ const CLOCK_SKEW_MS = 60_000;
 type Deps = {
   env: Env;
   clock: Clock;
-  sessions: AdminSessionRepository;
+  sessions: AdminSessions;
   /** perAddressAllowance over SAML_LOGIN_PER_ADDRESS_PER_MINUTE (built by src/service/http.ts). */
   withinAllowance: AddressAllowance;
 };

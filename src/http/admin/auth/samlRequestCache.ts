@@ -1,6 +1,6 @@
 import type { CacheItem, CacheProvider } from "@node-saml/passport-saml";
 import type { Clock } from "../../../clock.js";
-import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import type { AdminSessions } from "../../../admin/sessions.js";
 import { signedRequestIssuedAt } from "./samlSignedRequestId.js";
 
 /**
@@ -13,7 +13,7 @@ export class PgSamlRequestCache implements CacheProvider {
   private lastConsumedPrune = 0;
 
   constructor(
-    private readonly repo: AdminSessionRepository,
+    private readonly repo: AdminSessions,
     private readonly clock: Clock,
     private readonly ttlMs: number,
     /** The key of signed request ids (samlSignedRequestId.ts), which are valid without a row. */

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import session from "express-session";
 import type { Clock } from "../../../clock.js";
-import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import type { AdminSessions } from "../../../admin/sessions.js";
 import type { AdminActor } from "../../../admin/adminActor.js";
 import { PgSessionStore } from "./pgSessionStore.js";
 
@@ -14,7 +14,7 @@ export const SESSION_COOKIE = "scim_admin_sid";
  * signing key comes from the database, so it is built on the first request.
  */
 export function adminSession(options: {
-  sessions: AdminSessionRepository;
+  sessions: AdminSessions;
   clock: Clock;
   idleMinutes: number;
   maxAgeHours: number;

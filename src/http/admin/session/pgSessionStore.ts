@@ -1,6 +1,6 @@
 import session from "express-session";
 import type { Clock } from "../../../clock.js";
-import type { AdminSessionRepository } from "../../../db/adminSessionRepository.js";
+import type { AdminSessions } from "../../../admin/sessions.js";
 
 /**
  * express-session store over PostgreSQL, so sessions survive restarts and are shared by replicas.
@@ -15,7 +15,7 @@ export class PgSessionStore extends session.Store {
   private readonly maxAgeMs: number;
 
   constructor(
-    private readonly sessions: AdminSessionRepository,
+    private readonly sessions: AdminSessions,
     private readonly clock: Clock,
     lifetime: { idleMs: number; maxAgeMs: number },
   ) {
