@@ -1,6 +1,6 @@
 /**
  * bench/campaign-freeze: where a campaign start's freeze (the one INSERT … SELECT of
- * src/db/campaignStart.ts) spends PostgreSQL's CPU, legacy against granular (issue 35). Seeds the
+ * src/db/campaigns/start.ts) spends PostgreSQL's CPU, legacy against granular (issue 35). Seeds the
  * states bench:campaign seeds (bench/support/campaignWorlds.ts), then runs the real start through
  * `insertCampaign` --runs times per variant (round-robin), each in a transaction rolled back, with the freeze's
  * statement replaced by a variant of itself, and reads that statement's CPU from its backend's
@@ -23,7 +23,7 @@ import { chmod, mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { insertCampaign } from "../src/db/campaignStart.js";
+import { insertCampaign } from "../src/db/campaigns/start.js";
 import type { Queryable } from "../src/db/database.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";

@@ -32,8 +32,8 @@ import { verifyEvidencePack, writeEvidencePack } from "../src/review/evidence/pa
 import { systemClock } from "../src/clock.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { listUsersWithGroups } from "../src/db/idpUserReconcileReads.js";
-import { swapMappingState } from "../src/db/mappingStateRepository.js";
+import { listUsersWithGroups } from "../src/db/idp/userReconcileReads.js";
+import { swapMappingState } from "../src/db/mapping/stateRepository.js";
 import { desiredDashboardUser } from "../src/mapping/desired.js";
 import { explainGrants } from "../src/mapping/reasons.js";
 import { parseMapping } from "../src/mapping/file.js";

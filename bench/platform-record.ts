@@ -26,7 +26,7 @@ import { isDeepStrictEqual, parseArgs } from "node:util";
 import { systemClock } from "../src/clock.js";
 import { loadEnv } from "../src/config/env.js";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { getRun } from "../src/db/resyncRepository.js";
+import { getRun } from "../src/db/reconcile/resyncRepository.js";
 import { startEmulator } from "../src/emulator/index.js";
 import { REPORT_ROWS } from "../src/emulator/security/events.js";
 import { createRun, runPlanPhase } from "../src/jobs/resync.js";

@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import { startEmbeddedPostgres } from "../src/db/embedded.js";
 import { openDatabase } from "../src/db/dataSource.js";
 import { ScimTokenVerifier } from "../src/auth/scimTokens.js";
-import { TokenRepository } from "../src/db/tokenRepository.js";
+import { TokenRepository } from "../src/db/auth/tokenRepository.js";
 import { parseListParams } from "../src/http/scim/params.js";
 import { listResponse } from "../src/http/scim/respond.js";
 import { userHandlers } from "../src/http/scim/users.js";
@@ -32,8 +32,8 @@ import { createScimDirectory } from "../src/scim/frontDoor.js";
 import { parseProjection, project } from "../src/scim/projection.js";
 import { parseFilter } from "../src/scim/filter.js";
 import { setLogLevel } from "../src/logging/logger.js";
-import { filterToSql } from "../src/db/filterSql.js";
-import type { Page, StoredResource } from "../src/db/idpPaging.js";
+import { filterToSql } from "../src/db/idp/filterSql.js";
+import type { Page, StoredResource } from "../src/db/idp/paging.js";
 
 const { values } = parseArgs({
   options: {

@@ -257,8 +257,8 @@ async function accessToken(root: string, service: { url: string; db: import("../
     path.join(root, "src/auth/oauth/clients.ts")
   )) as typeof import("../src/auth/oauth/clients.js");
   const { OAuthRepository } = (await import(
-    path.join(root, "src/db/oauthRepository.ts")
-  )) as typeof import("../src/db/oauthRepository.js");
+    path.join(root, "src/db/auth/oauthRepository.ts")
+  )) as typeof import("../src/db/auth/oauthRepository.js");
   const { systemClock } = (await import(path.join(root, "src/clock.ts"))) as typeof import("../src/clock.js");
   const made = await new OAuthClients(new OAuthRepository(service.db), systemClock).create(`bench-${process.pid}`);
   const res = await fetch(`${service.url}/oauth/token`, {

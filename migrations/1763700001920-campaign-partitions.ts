@@ -5,7 +5,7 @@ import type { MigrationInterface, QueryRunner } from "typeorm";
  * - `campaign_items` becomes a table partitioned by campaign, one partition a campaign: a start
  *   writes its items into a table of their own, builds that table's indexes from its rows (a sort
  *   each, not one descent of a tree per item), checks its foreign key to `campaigns` with one join
- *   (not one look-up per item) and attaches it (src/db/campaignItemsPartition.ts). The foreign key
+ *   (not one look-up per item) and attaches it (src/db/campaigns/itemsPartition.ts). The foreign key
  *   is the parent's, so every partition has it. The indexes leave out campaign_id, which is constant
  *   within a partition; the primary key is (id, campaign_id), a partitioned table's unique key
  *   holding its partition key (ids still come from the one sequence).

@@ -2,7 +2,7 @@ import SCIMMY from "scimmy";
 
 /**
  * SCIM resource schemas (RFC 7643) from scimmy, and the attribute metadata read from them: the
- * names the filter and sort compilers (src/db/filterSql.ts, sortSql.ts), the PATCH applier and the
+ * names the filter and sort compilers (src/db/idp/filterSql.ts, sortSql.ts), the PATCH applier and the
  * projection resolve. Below both src/scim and src/db, which import it; validation against the
  * definitions (coerceResource) and the /Schemas descriptions stay in src/scim/schemas.ts.
  */

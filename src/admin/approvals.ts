@@ -1,5 +1,5 @@
-import { listHolds, type Hold } from "../db/holdRepository.js";
-import { getAccounts } from "../db/platformAccountRepository.js";
+import { listHolds, type Hold } from "../db/reconcile/holdRepository.js";
+import { getAccounts } from "../db/platform/accountRepository.js";
 import { BadRequestError } from "../errors.js";
 import { decide, decideAll } from "../reconcile/holdDecisions.js";
 import type { AdminActor } from "./adminActor.js";

@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/database.js";
-import { latestCatalogueEdits, type CatalogueEditKind } from "../db/catalogueEditRepository.js";
+import { latestCatalogueEdits, type CatalogueEditKind } from "../db/platform/catalogueEditRepository.js";
 import type { Mapping } from "../mapping/compiled.js";
 import { ID_KEY_PREFIX } from "../mapping/granular.js";
 

@@ -1,5 +1,5 @@
 import type { Database } from "../db/database.js";
-import { OAuthRepository, type CredentialRecord } from "../db/oauthRepository.js";
+import { OAuthRepository, type CredentialRecord } from "../db/auth/oauthRepository.js";
 
 /**
  * Every credential an IdP can present (bearer tokens, OAuth client secrets, assertion clients,

@@ -1,4 +1,4 @@
-import { getAccount } from "../db/platformAccountRepository.js";
+import { getAccount } from "../db/platform/accountRepository.js";
 import {
   getLogEntry,
   getLogEntryWithReasons,
@@ -7,7 +7,7 @@ import {
   type LogEntry,
   type LogFilterFields,
   type LogSummary,
-} from "../db/reconcileLogRepository.js";
+} from "../db/reconcile/logRepository.js";
 import { BadRequestError } from "../errors.js";
 import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } from "../vocabulary/reconcile.js";
 import type { AdminDataDeps } from "./deps.js";

@@ -1,9 +1,9 @@
 import { MappingError, parseMapping } from "../mapping/file.js";
 import type { Mapping } from "../mapping/compiled.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
-import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
-import { queueDepth } from "../db/reconcileQueueReads.js";
-import { listPlatformIdentifiers, type LearnedIdentifier } from "../db/platformIdentifierRepository.js";
+import { listUsersWithGroups } from "../db/idp/userReconcileReads.js";
+import { queueDepth } from "../db/reconcile/queueReads.js";
+import { listPlatformIdentifiers, type LearnedIdentifier } from "../db/platform/identifierRepository.js";
 import { desiredDashboardUser } from "../mapping/desired.js";
 import { allowance } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";

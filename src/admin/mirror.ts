@@ -6,8 +6,8 @@ import {
   requeueParkedChanges,
   type ParkedRow,
   type PushLogRow,
-} from "../db/mirrorStatusRepository.js";
-import type { MirrorKind } from "../db/mirrorSyncRepository.js";
+} from "../db/mirror/statusRepository.js";
+import type { MirrorKind } from "../db/mirror/syncRepository.js";
 import { log } from "../logging/logger.js";
 import { mirrorStatus, type MirrorTableStatus } from "../mirror/status.js";
 

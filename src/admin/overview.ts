@@ -1,10 +1,10 @@
-import { callsPerDay } from "../db/budgetRepository.js";
+import { callsPerDay } from "../db/reconcile/budgetRepository.js";
 import { NotFoundError } from "../errors.js";
 import { actorForLog, type AdminActor } from "./adminActor.js";
-import { countPendingHolds } from "../db/holdRepository.js";
-import { listRecentFailures } from "../db/reconcileLogRepository.js";
-import { listParkedWithNames } from "../db/reconcileQueueReads.js";
-import { countHeldForLegacy, getPermissionModelState } from "../db/platformIdentifierRepository.js";
+import { countPendingHolds } from "../db/reconcile/holdRepository.js";
+import { listRecentFailures } from "../db/reconcile/logRepository.js";
+import { listParkedWithNames } from "../db/reconcile/queueReads.js";
+import { countHeldForLegacy, getPermissionModelState } from "../db/platform/identifierRepository.js";
 import { mirrorLag } from "../mirror/status.js";
 import { windowStart } from "../reconcile/budget.js";
 import type { AdminDataDeps } from "./deps.js";

@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/database.js";
-import { getOutsideChange, type OutsideChange } from "../db/outsideChangeRepository.js";
-import { getActivity, type AccountActivity } from "../db/platformActivityRepository.js";
+import { getOutsideChange, type OutsideChange } from "../db/platform/outsideChangeRepository.js";
+import { getActivity, type AccountActivity } from "../db/platform/activityRepository.js";
 import { outsideChangeWords, suspendedWords } from "../platformRecord/accountWords.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { AnnouncedLimit } from "../db/budgetRepository.js";
+import type { AnnouncedLimit } from "../db/reconcile/budgetRepository.js";
 import { scimAnnouncedLimit } from "../platform/announcedLimit.js";
 import { getBudgetStatus, type BudgetStatus } from "../reconcile/budgetLedger.js";
 import { queueStatus, type QueueStatus } from "../reconcile/queueStatus.js";

@@ -1,7 +1,7 @@
-import { knownUserName } from "../db/idpUserAdminQueries.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { knownUserName } from "../db/idp/userAdminQueries.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
 import type { LogOutcome } from "../vocabulary/reconcile.js";
-import { logWords } from "../db/reconcileLogWords.js";
+import { logWords } from "../db/reconcile/logWords.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
 import type { AdminActor } from "./adminActor.js";

@@ -1,6 +1,6 @@
 import { CronExpressionParser } from "cron-parser";
 import type { Database } from "../db/database.js";
-import { getRun, listRuns, type ResyncRun } from "../db/resyncRepository.js";
+import { getRun, listRuns, type ResyncRun } from "../db/reconcile/resyncRepository.js";
 import { startResync } from "../jobs/resync.js";
 import { resyncEta } from "../jobs/resyncEta.js";
 import type { AdminActor } from "./adminActor.js";

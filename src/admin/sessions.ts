@@ -1,6 +1,6 @@
 /**
  * What the admin UI keeps across requests (sessions, the cookie's secret, SAML request ids and the
- * responses consumed), as src/http asks for it. src/db/adminSessionRepository.ts is the one store,
+ * responses consumed), as src/http asks for it. src/db/auth/adminSessionRepository.ts is the one store,
  * built once by src/service/http.ts.
  */
 export type AdminSessions = {

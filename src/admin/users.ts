@@ -1,10 +1,10 @@
-import { listUserLog } from "../db/reconcileLogRepository.js";
-import { getIdpUser } from "../db/idpUserRepository.js";
-import { getUserRow, searchUsers, type AdminUserRow } from "../db/idpUserAdminQueries.js";
-import { getQueueEntry, isQueued } from "../db/reconcileQueueReads.js";
+import { listUserLog } from "../db/reconcile/logRepository.js";
+import { getIdpUser } from "../db/idp/userRepository.js";
+import { getUserRow, searchUsers, type AdminUserRow } from "../db/idp/userAdminQueries.js";
+import { getQueueEntry, isQueued } from "../db/reconcile/queueReads.js";
 import { grantWords } from "../reconcile/desiredSource.js";
 import { isUuid } from "../ids.js";
-import { getAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
+import { getAccount, type PlatformAccount } from "../db/platform/accountRepository.js";
 import { grantingRules } from "../mapping/match.js";
 import type { AdminDataDeps } from "./deps.js";
 import { presentLogRow, type LogRow } from "./log.js";

@@ -3,7 +3,7 @@ import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible"
 import type { Counter } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
-import { sharedRateLimiter } from "../db/authThrottleStore.js";
+import { sharedRateLimiter } from "../db/auth/throttleStore.js";
 import { log } from "../logging/logger.js";
 
 /**
@@ -96,7 +96,7 @@ export class FailedAuthThrottle {
   }
 }
 
-/** rate-limiter-flexible's in-memory block (inMemoryBlockOnConsumed, src/db/authThrottleStore.ts), which its types omit. */
+/** rate-limiter-flexible's in-memory block (inMemoryBlockOnConsumed, src/db/auth/throttleStore.ts), which its types omit. */
 function inMemoryBlockMs(limiter: RateLimiterAbstract, key: string): number {
   const store = limiter as RateLimiterAbstract & { getInMemoryBlockMsBeforeExpire?(rlKey: string): number };
   return store.getInMemoryBlockMsBeforeExpire?.(limiter.getKey(key)) ?? 0;

@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { CredentialKind, TokenRepository } from "../db/tokenRepository.js";
+import type { CredentialKind, TokenRepository } from "../db/auth/tokenRepository.js";
 
 /**
  * IdP credentials on the SCIM API: bearer tokens and OAuth access tokens (issued by /oauth/token,

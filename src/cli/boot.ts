@@ -7,7 +7,7 @@ import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { ConfigError, type Env } from "../config/env.js";
 import { startEmbeddedPostgres, stopOrphanedServer, type EmbeddedDatabase } from "../db/embedded.js";
 import { log } from "../logging/logger.js";
-import { TokenRepository } from "../db/tokenRepository.js";
+import { TokenRepository } from "../db/auth/tokenRepository.js";
 import { adminAuthMode, resolveListenHost } from "../http/admin/exposure.js";
 import { assertMetricsTokenBeyondLoopback } from "../http/metrics.js";
 import { placeholderSettings } from "./placeholders.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/rules.js";
 import type { Env } from "../config/env.js";
-import { listPlatformIdentifiers } from "../db/platformIdentifierRepository.js";
+import { listPlatformIdentifiers } from "../db/platform/identifierRepository.js";
 import { loadMappingFile, MappingError } from "../mapping/file.js";
 import type { Mapping } from "../mapping/compiled.js";
 import { migrateMapping, type LearnedIdentifier } from "../mapping/migrate.js";

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
-import { getPlatformBinding, type PlatformStateCounts } from "../db/platformBindingRepository.js";
+import { getPlatformBinding, type PlatformStateCounts } from "../db/platform/bindingRepository.js";
 import {
   assertForgetMoves,
   describePlatform,

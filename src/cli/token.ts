@@ -3,8 +3,8 @@ import { OAuthClients, type NewSecret } from "../auth/oauth/clients.js";
 import { generateToken, hashToken } from "../auth/scimTokens.js";
 import { systemClock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { OAuthRepository } from "../db/oauthRepository.js";
-import { TokenRepository } from "../db/tokenRepository.js";
+import { OAuthRepository } from "../db/auth/oauthRepository.js";
+import { TokenRepository } from "../db/auth/tokenRepository.js";
 import { listCredentials } from "../admin/credentials.js";
 
 /**

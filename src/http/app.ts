@@ -42,7 +42,7 @@ export type AppDeps = {
   evidence: Evidence;
   /** The platform's record: the JSON API's and the admin page's imports and unmanaged accounts. */
   platformRecord: PlatformRecord;
-  /** The admin UI's sessions (src/db/adminSessionRepository.ts). */
+  /** The admin UI's sessions (src/db/auth/adminSessionRepository.ts). */
   adminSessions: AdminSessions;
   /** The SCIM server's user, group and search commands (src/scim/frontDoor.ts). */
   scimDirectory: ScimDirectory;

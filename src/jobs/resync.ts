@@ -3,12 +3,12 @@ import { hostname } from "node:os";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { ConflictError } from "../errors.js";
-import { getAccounts } from "../db/platformAccountRepository.js";
-import { listUsersWithGroups } from "../db/idpUserReconcileReads.js";
-import { listActiveDenies } from "../db/denyRepository.js";
-import { countIdpUsers, listOrphanAccounts } from "../db/resyncRepository.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { getAccounts } from "../db/platform/accountRepository.js";
+import { listUsersWithGroups } from "../db/idp/userReconcileReads.js";
+import { listActiveDenies } from "../db/campaigns/denyRepository.js";
+import { countIdpUsers, listOrphanAccounts } from "../db/reconcile/resyncRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
 import {
   getRun,
   insertRun,
@@ -16,7 +16,7 @@ import {
   savePlanProgress,
   setRunPhase,
   type ResyncRun,
-} from "../db/resyncRepository.js";
+} from "../db/reconcile/resyncRepository.js";
 import { sqlState } from "../errors.js";
 import { log } from "../logging/logger.js";
 import { notify } from "../notify/events.js";

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
-import type { ResyncRun } from "../db/resyncRepository.js";
+import type { ResyncRun } from "../db/reconcile/resyncRepository.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "../reconcile/budget.js";
 
 /** When a run's verification should be done at the spare-budget pace; null when nothing is left to verify. */

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
 import { deleteDebitsBefore, deleteRunsBefore, scrubDeactivatedUsers } from "../db/retentionRepository.js";
-import { deletePlatformEventsBefore } from "../db/platformEventRepository.js";
+import { deletePlatformEventsBefore } from "../db/platform/eventRepository.js";
 
 /**
  * Data retention (docs/operations.md, "Data retention"): how long deactivated IdP users keep their

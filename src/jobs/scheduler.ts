@@ -1,5 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
-import { deleteLogOlderThan } from "../db/reconcileLogRepository.js";
+import { deleteLogOlderThan } from "../db/reconcile/logRepository.js";
 import {
   claimScheduleSlot,
   finishVerifiedRun,
@@ -7,7 +7,7 @@ import {
   lastScheduleSlot,
   setScheduleRun,
   takeOverStaleRun,
-} from "../db/resyncRepository.js";
+} from "../db/reconcile/resyncRepository.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
-import { listActiveDenies, type AccessDeny } from "../db/denyRepository.js";
-import { getUserForReconcile, type IdpUserForReconcile } from "../db/idpUserReconcileReads.js";
-import { mappingHashInForce, mappingInForce, type MappingRecord } from "../db/mappingStateRepository.js";
+import { listActiveDenies, type AccessDeny } from "../db/campaigns/denyRepository.js";
+import { getUserForReconcile, type IdpUserForReconcile } from "../db/idp/userReconcileReads.js";
+import { mappingHashInForce, mappingInForce, type MappingRecord } from "../db/mapping/stateRepository.js";
 import { log } from "../logging/logger.js";
 import { applyDenies, type DeniedGrant } from "./denies.js";
 import { desiredDashboardUser, type MappingUser } from "./desired.js";

@@ -7,7 +7,7 @@ import { isStringScalar, stringIn, type MappingDocument } from "./mappingDocumen
  * platform. A name with no identifier, or several, is left as it is and said so.
  */
 
-/** An API identifier the connector learned from the platform (src/db/platformIdentifierRepository.ts). */
+/** An API identifier the connector learned from the platform (src/db/platform/identifierRepository.ts). */
 export type LearnedIdentifier = {
   kind: "workspace" | "team" | "role" | "permissionSet";
   id: string;

@@ -178,7 +178,7 @@ export const NO_RULE = "no rule";
 
 /**
  * How a bundle names the rule it comes from: "rule 'EU marketers'", or "rule #3" when it has no
- * description. The campaign's SQL falls back to the second form (src/db/campaignStart.ts).
+ * description. The campaign's SQL falls back to the second form (src/db/campaigns/start.ts).
  */
 export function bundleLabel(
   rule: { index: number; description: string | null } | null,

@@ -3,14 +3,14 @@ import { watchFile, unwatchFile } from "node:fs";
 import type { Database } from "../db/database.js";
 import { MappingError, parseMapping } from "./file.js";
 import type { Mapping } from "./compiled.js";
-import { listIdpUserIds, listUserIdsAssigned } from "../db/idpUserReconcileReads.js";
+import { listIdpUserIds, listUserIdsAssigned } from "../db/idp/userReconcileReads.js";
 import {
   listGroupRefs,
   listUsersToRederive,
   recordMappingMarked,
   swapMappingState,
-} from "../db/mappingStateRepository.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+} from "../db/mapping/stateRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
 import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import { log } from "../logging/logger.js";
 import { affectedByMappingChange, changedRules } from "./change.js";

@@ -1,9 +1,9 @@
 import { scimAnnouncedLimit } from "../platform/announcedLimit.js";
-import { OAuthRepository } from "../db/oauthRepository.js";
+import { OAuthRepository } from "../db/auth/oauthRepository.js";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { alertFacts } from "../db/notificationRepository.js";
+import { alertFacts } from "../db/notify/notificationRepository.js";
 import { log } from "../logging/logger.js";
 import { createMirrorMetrics, type MirrorMetrics } from "../mirror/metrics.js";
 import { mirrorLag } from "../mirror/status.js";

@@ -1,4 +1,4 @@
-import type { PushLogEntry } from "../db/mirrorSyncRepository.js";
+import type { PushLogEntry } from "../db/mirror/syncRepository.js";
 import type { HttpOutcome, RetryPolicy } from "../platform/transport.js";
 import type { PlatformRestClient } from "../platform/rest.js";
 import {

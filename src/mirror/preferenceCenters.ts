@@ -7,7 +7,7 @@ import {
   takePaceSlot,
   type PushLogEntry,
   type Settlement,
-} from "../db/mirrorSyncRepository.js";
+} from "../db/mirror/syncRepository.js";
 import type { RetryPolicy } from "../platform/transport.js";
 import { REST_FAMILIES, type PlatformRestClient, type PreferenceCenterBody } from "../platform/rest.js";
 import type { PendingChange, PreferenceCenterPayload } from "./batching.js";

@@ -1,4 +1,4 @@
-import type { Settlement } from "../db/mirrorSyncRepository.js";
+import type { Settlement } from "../db/mirror/syncRepository.js";
 import type { HttpOutcome } from "../platform/transport.js";
 import { platformMessage } from "../platform/rest.js";
 import { halves, type PendingChange } from "./batching.js";

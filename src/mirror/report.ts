@@ -1,4 +1,4 @@
-import type { Settlement } from "../db/mirrorSyncRepository.js";
+import type { Settlement } from "../db/mirror/syncRepository.js";
 
 /** What one sync cycle did, summed over kinds (the loop, tests and benchmarks read it). */
 export type CycleReport = {

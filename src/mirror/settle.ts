@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { settleClaimedChanges, type MirrorKind, type Settlement } from "../db/mirrorSyncRepository.js";
+import { settleClaimedChanges, type MirrorKind, type Settlement } from "../db/mirror/syncRepository.js";
 import { changesParked } from "../notify/platformEvents.js";
 
 /**

@@ -5,8 +5,8 @@ import {
   pendingSummary,
   type ParkedRow,
   type PushLogRow,
-} from "../db/mirrorStatusRepository.js";
-import type { MirrorKind } from "../db/mirrorSyncRepository.js";
+} from "../db/mirror/statusRepository.js";
+import type { MirrorKind } from "../db/mirror/syncRepository.js";
 
 /** The mirror sync's status, as the admin JSON API answers it (src/admin/mirror.ts shapes it for the UI). */
 

@@ -10,7 +10,7 @@ import {
   type MirrorKind,
   type PushLogEntry,
   type Settlement,
-} from "../db/mirrorSyncRepository.js";
+} from "../db/mirror/syncRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import type { RetryPolicy } from "../platform/transport.js";

@@ -1,4 +1,4 @@
-import type { NotificationInput } from "../db/notificationRepository.js";
+import type { NotificationInput } from "../db/notify/notificationRepository.js";
 import { EVENTS } from "./events.js";
 
 /**

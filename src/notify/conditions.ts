@@ -6,7 +6,7 @@ import {
   lastIdpRequestAt,
   noteIdpRequest,
   type NotificationInput,
-} from "../db/notificationRepository.js";
+} from "../db/notify/notificationRepository.js";
 import { log } from "../logging/logger.js";
 import { checkCredentialExpiry } from "./credentialExpiry.js";
 import { EVENTS, notify, resolve } from "./events.js";

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
-import type { NotificationInput } from "../db/notificationRepository.js";
-import { OAuthRepository } from "../db/oauthRepository.js";
+import type { NotificationInput } from "../db/notify/notificationRepository.js";
+import { OAuthRepository } from "../db/auth/oauthRepository.js";
 import { log } from "../logging/logger.js";
 import { EVENTS, notify } from "./events.js";
 

@@ -8,7 +8,7 @@ import {
   pruneNotifications,
   settleDelivery,
   type ClaimedDelivery,
-} from "../db/notificationRepository.js";
+} from "../db/notify/notificationRepository.js";
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import { log } from "../logging/logger.js";
 import { MAX_RETRY_AFTER_MS, type Channel } from "./channels.js";

@@ -1,4 +1,4 @@
-import { enqueueNotification, resolveIncident, type NotificationInput } from "../db/notificationRepository.js";
+import { enqueueNotification, resolveIncident, type NotificationInput } from "../db/notify/notificationRepository.js";
 import type { Queryable } from "../db/database.js";
 
 /**

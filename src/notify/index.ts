@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
-import { enqueueTestNotification, listOutbox, type OutboxEntry } from "../db/notificationRepository.js";
+import { enqueueTestNotification, listOutbox, type OutboxEntry } from "../db/notify/notificationRepository.js";
 import type { Channel, ChannelName } from "./channels.js";
 import { conditionChecks } from "./conditions.js";
 import { NotificationDeliverer } from "./deliverer.js";

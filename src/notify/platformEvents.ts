@@ -1,4 +1,4 @@
-import { firstDriftedUserNames, type NotificationInput } from "../db/notificationRepository.js";
+import { firstDriftedUserNames, type NotificationInput } from "../db/notify/notificationRepository.js";
 import type { Queryable } from "../db/database.js";
 import { EVENTS, notify } from "./events.js";
 

@@ -1,6 +1,10 @@
-import { undecidedHoldCounts } from "../db/holdRepository.js";
+import { undecidedHoldCounts } from "../db/reconcile/holdRepository.js";
 import type { BudgetPolicy, SpendKind } from "../reconcile/budget.js";
-import { countQueuedReductions, countQueuedUsers, type NotificationInput } from "../db/notificationRepository.js";
+import {
+  countQueuedReductions,
+  countQueuedUsers,
+  type NotificationInput,
+} from "../db/notify/notificationRepository.js";
 import type { Queryable } from "../db/database.js";
 import { EVENTS, notify, resolve } from "./events.js";
 

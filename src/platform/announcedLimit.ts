@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { getAnnouncedLimit, recordAnnouncedLimit, type AnnouncedLimit } from "../db/budgetRepository.js";
+import { getAnnouncedLimit, recordAnnouncedLimit, type AnnouncedLimit } from "../db/reconcile/budgetRepository.js";
 import { log } from "../logging/logger.js";
 import type { HttpOutcome } from "./transport.js";
 

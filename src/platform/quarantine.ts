@@ -12,7 +12,7 @@ import {
   listQuarantines,
   releaseProbe,
   type QuarantineRow,
-} from "../db/quarantineRepository.js";
+} from "../db/platform/quarantineRepository.js";
 import { log } from "../logging/logger.js";
 import { notify, resolve } from "../notify/events.js";
 import { quarantineEnded, quarantineStarted } from "../notify/platformEvents.js";

@@ -1,5 +1,5 @@
-import type { OutsideChange } from "../db/outsideChangeRepository.js";
-import type { AccountActivity } from "../db/platformActivityRepository.js";
+import type { OutsideChange } from "../db/platform/outsideChangeRepository.js";
+import type { AccountActivity } from "../db/platform/activityRepository.js";
 import { accessWords, isEmptyAccess } from "../reconcile/outsideAccess.js";
 
 /**

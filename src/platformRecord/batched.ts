@@ -5,7 +5,7 @@
  * them one by one. The kinds touch different rows, so their order between them does not matter;
  * within a kind the batch's order is kept.
  */
-import { recordUnmanagedEvents } from "../db/unmanagedAccountRepository.js";
+import { recordUnmanagedEvents } from "../db/platform/unmanagedAccountRepository.js";
 import { log } from "../logging/logger.js";
 import type { Findings } from "./events.js";
 import type { AnalysisDeps, Decision, ManagedHandlers, StoredPlatformEvent } from "./findings.js";

@@ -9,8 +9,8 @@
 import { BackgroundLoop, LoopWorker } from "../backgroundLoop.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { countActionDebits } from "../db/budgetRepository.js";
-import { hasDueWork } from "../db/reconcileQueueReads.js";
+import { countActionDebits } from "../db/reconcile/budgetRepository.js";
+import { hasDueWork } from "../db/reconcile/queueReads.js";
 import {
   markAdoptedByIdp,
   markAlerted,
@@ -18,7 +18,7 @@ import {
   recordLookup,
   withDiscoveryLock,
   type UnmanagedAccount,
-} from "../db/unmanagedAccountRepository.js";
+} from "../db/platform/unmanagedAccountRepository.js";
 import { log } from "../logging/logger.js";
 import { notify } from "../notify/events.js";
 import { unmanagedAccountFound } from "../notify/platformEvents.js";

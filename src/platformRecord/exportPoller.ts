@@ -8,7 +8,7 @@ import {
   readExportObjects,
   setExportObjectImport,
   whileHoldingExportLock,
-} from "../db/platformEventRepository.js";
+} from "../db/platform/eventRepository.js";
 import { BadRequestError } from "../errors.js";
 import { log } from "../logging/logger.js";
 import { MAX_REPORT_BYTES, readSecurityEvents } from "./csv.js";

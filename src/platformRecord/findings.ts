@@ -19,12 +19,12 @@ import {
   type AccountFacts,
   type OwnDebitCandidate,
   type StoredPlatformEvent,
-} from "../db/platformRecordRepository.js";
+} from "../db/platform/recordRepository.js";
 import { log } from "../logging/logger.js";
 import { defer, handleDeferred, type DeferredEvents, type HandledEvent } from "./batched.js";
 import type { Findings, PlatformEventKind } from "./events.js";
 
-export type { StoredPlatformEvent } from "../db/platformRecordRepository.js";
+export type { StoredPlatformEvent } from "../db/platform/recordRepository.js";
 
 /** What is done with events about accounts the connector manages, and with activity and catalogue edits. */
 export type ManagedHandlers = {

@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { recentImports, type PlatformEventImport } from "../db/platformEventRepository.js";
+import { recentImports, type PlatformEventImport } from "../db/platform/eventRepository.js";
 import {
   importPlatformEvents,
   type PlatformImportInput,
@@ -9,7 +9,7 @@ import {
 } from "./importer.js";
 import { listUnmanaged, type UnmanagedAccountView } from "./unmanaged.js";
 
-export type { PlatformEventImport } from "../db/platformEventRepository.js";
+export type { PlatformEventImport } from "../db/platform/eventRepository.js";
 
 /**
  * The platform's record (docs/platform-record.md) as every surface asks it: the JSON API, the

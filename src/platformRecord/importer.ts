@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Env, EventColumnNames } from "../config/env.js";
 import type { Database, Queryable } from "../db/database.js";
-import { finishImport, insertEvents, startImport, type SkippedLine } from "../db/platformEventRepository.js";
+import { finishImport, insertEvents, startImport, type SkippedLine } from "../db/platform/eventRepository.js";
 import { log } from "../logging/logger.js";
 import { readSecurityEvents, type ReadReport } from "./csv.js";
 import type { Findings } from "./events.js";

@@ -14,15 +14,18 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { getAccounts, removeAccount } from "../db/platformAccountRepository.js";
-import { markPlatformChecks, markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import { saveOutsideChange } from "../db/outsideChangeRepository.js";
-import { recordActivityFact, recordSignInFacts } from "../db/platformActivityRepository.js";
-import { recordCatalogueEdit as storeCatalogueEdit, type CatalogueEditKind } from "../db/catalogueEditRepository.js";
+import { getAccounts, removeAccount } from "../db/platform/accountRepository.js";
+import { markPlatformChecks, markUsersDirty } from "../db/reconcile/queueRepository.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
+import { saveOutsideChange } from "../db/platform/outsideChangeRepository.js";
+import { recordActivityFact, recordSignInFacts } from "../db/platform/activityRepository.js";
+import {
+  recordCatalogueEdit as storeCatalogueEdit,
+  type CatalogueEditKind,
+} from "../db/platform/catalogueEditRepository.js";
 import type { DesiredStateSource } from "../reconcile/ports.js";
 import { platformChangeWords, type PlatformTrigger } from "../vocabulary/reconcile.js";
-import type { StoredPlatformEvent } from "../db/platformRecordRepository.js";
+import type { StoredPlatformEvent } from "../db/platform/recordRepository.js";
 import type { PlatformEvent } from "./events.js";
 
 export type ManagedChangesDeps = {

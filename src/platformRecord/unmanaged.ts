@@ -11,7 +11,7 @@ import {
   type UnmanagedAccount,
   type UnmanagedPermissions,
   type UnmanagedState,
-} from "../db/unmanagedAccountRepository.js";
+} from "../db/platform/unmanagedAccountRepository.js";
 
 /** One account as the surfaces present it. */
 export type UnmanagedAccountView = {

@@ -5,10 +5,10 @@
  * (execute/removals.ts) write the hold.
  */
 import type { Queryable } from "../db/database.js";
-import { countUndecidedHolds } from "../db/holdRepository.js";
-import { countAccounts, countStripsToDeleteSince } from "../db/platformAccountRepository.js";
-import { countDeprovisionsSince } from "../db/reconcileLogRepository.js";
-import { countPendingDeprovisions } from "../db/reconcileQueueReads.js";
+import { countUndecidedHolds } from "../db/reconcile/holdRepository.js";
+import { countAccounts, countStripsToDeleteSince } from "../db/platform/accountRepository.js";
+import { countDeprovisionsSince } from "../db/reconcile/logRepository.js";
+import { countPendingDeprovisions } from "../db/reconcile/queueReads.js";
 import { PRIORITY } from "./planner.js";
 
 export type BreakerPolicy = { minimum: number; percent: number };

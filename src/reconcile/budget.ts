@@ -1,7 +1,7 @@
 /**
  * The platform's SCIM budget (5,000 requests per day per company) as the connector spends it.
  * Pure helpers here; the decisions over the ledger are in budgetLedger.ts, its rows in
- * src/db/budgetRepository.ts.
+ * src/db/reconcile/budgetRepository.ts.
  */
 export type BudgetWindow = "utc-day" | "rolling-24h";
 

@@ -1,9 +1,9 @@
 import type { Database, Queryable } from "../db/database.js";
-import { countDebits, debitSpentAt, insertDebit, withLedgerLock } from "../db/budgetRepository.js";
+import { countDebits, debitSpentAt, insertDebit, withLedgerLock } from "../db/reconcile/budgetRepository.js";
 import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy, type SpendKind } from "./budget.js";
 
 /**
- * The budget's decisions over its ledger (src/db/budgetRepository.ts): whether a call may be
+ * The budget's decisions over its ledger (src/db/reconcile/budgetRepository.ts): whether a call may be
  * spent, and what is left. A debit is written BEFORE the request is sent, under the ledger's lock;
  * a crash after the debit leaves the call counted: the ledger may over-count a call that never
  * left, never under-count one that did.

@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { endDenies, type AccessDeny } from "../db/denyRepository.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { endDenies, type AccessDeny } from "../db/campaigns/denyRepository.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
 import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import { bundleOrigin, bundleWords, explainGrants } from "../mapping/reasons.js";
 import type { DesiredState, DesiredStateSource } from "./ports.js";

@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
-import { decideHold, listHolds, type Hold } from "../db/holdRepository.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { decideHold, listHolds, type Hold } from "../db/reconcile/holdRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
 import { holdSettled } from "../notify/reconcileEvents.js";
 
 /**

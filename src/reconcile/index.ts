@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import type { Env } from "../config/env.js";
-import { WorkerLease } from "../db/workerLease.js";
+import { WorkerLease } from "../db/reconcile/workerLease.js";
 import type { HttpTransport } from "../platform/transport.js";
 import type { PlatformTarget } from "../platform/target.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";

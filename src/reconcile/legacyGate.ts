@@ -6,7 +6,7 @@ import {
   noteLegacyRefused,
   noteModelSeen,
   recordIdentifiers,
-} from "../db/platformIdentifierRepository.js";
+} from "../db/platform/identifierRepository.js";
 import { log } from "../logging/logger.js";
 import { legacyStringsIn, modelOfUser } from "../mapping/granular.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";

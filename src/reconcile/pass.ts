@@ -9,10 +9,10 @@
 import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
 import { debitBudget } from "./budgetLedger.js";
-import { createHold, deleteHold } from "../db/holdRepository.js";
+import { createHold, deleteHold } from "../db/reconcile/holdRepository.js";
 import type { DirtyTrigger, FailedOutcome, LogAction, LogOutcome } from "../vocabulary/reconcile.js";
-import { logWords } from "../db/reconcileLogWords.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
+import { logWords } from "../db/reconcile/logWords.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
 import { log } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";

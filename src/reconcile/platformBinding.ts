@@ -1,17 +1,17 @@
 import type { Database, Queryable } from "../db/database.js";
 import { ConfigError } from "../config/env.js";
 import { ConflictError } from "../errors.js";
-import { listHolds, type Hold } from "../db/holdRepository.js";
-import { listIdpUserIds } from "../db/idpUserReconcileReads.js";
+import { listHolds, type Hold } from "../db/reconcile/holdRepository.js";
+import { listIdpUserIds } from "../db/idp/userReconcileReads.js";
 import {
   bindPlatformIfUnbound,
   countPlatformState,
   getPlatformBinding,
   rebindPlatform,
   type PlatformStateCounts,
-} from "../db/platformBindingRepository.js";
-import { writeLogEntry } from "../db/reconcileLogRepository.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+} from "../db/platform/bindingRepository.js";
+import { writeLogEntry } from "../db/reconcile/logRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
 
 /**
  * The database remembers the platform it reconciles with. Its platform accounts are facts about

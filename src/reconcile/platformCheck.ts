@@ -3,20 +3,20 @@
  * than the connector changed a managed account on the platform, so the reconciler reads it once (a
  * GET by id) before its plan. PLATFORM_OUTSIDE_CHANGES=revert records what it read as the last
  * applied state, so the plan that follows puts back what the mapping grants with one PUT, whatever
- * RESYNC_DRIFT says; `report` keeps what it read (src/db/outsideChangeRepository.ts) and the
+ * RESYNC_DRIFT says; `report` keeps what it read (src/db/platform/outsideChangeRepository.ts) and the
  * planner leaves it in place (planUser applies it to the desired state).
  */
 import type { PassTools, ReconcilePass } from "./pass.js";
-import { countVerified } from "../db/resyncRepository.js";
-import { clearPlatformCheck } from "../db/reconcileQueueRepository.js";
+import { countVerified } from "../db/reconcile/resyncRepository.js";
+import { clearPlatformCheck } from "../db/reconcile/queueRepository.js";
 import {
   getAccount,
   markVerified,
   recordApplied,
   removeAccount,
   type PlatformAccount,
-} from "../db/platformAccountRepository.js";
-import { clearOutsideChange, saveOutsideChange } from "../db/outsideChangeRepository.js";
+} from "../db/platform/accountRepository.js";
+import { clearOutsideChange, saveOutsideChange } from "../db/platform/outsideChangeRepository.js";
 import { platformChangeWords, type DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { inSameTerms } from "../mapping/granular.js";

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
 import { getBudgetStatus, type BudgetStatus } from "./budgetLedger.js";
-import { queueDepth, type QueueEntry } from "../db/reconcileQueueReads.js";
+import { queueDepth, type QueueEntry } from "../db/reconcile/queueReads.js";
 import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
 import { PRIORITY } from "./planner.js";
 

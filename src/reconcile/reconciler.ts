@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { getHold, type Hold } from "../db/holdRepository.js";
-import { clearVerification } from "../db/resyncRepository.js";
-import { getAccount, recordApplied, removeAccount, type PlatformAccount } from "../db/platformAccountRepository.js";
+import { getHold, type Hold } from "../db/reconcile/holdRepository.js";
+import { clearVerification } from "../db/reconcile/resyncRepository.js";
+import { getAccount, recordApplied, removeAccount, type PlatformAccount } from "../db/platform/accountRepository.js";
 import type { DirtyTrigger, LogAction } from "../vocabulary/reconcile.js";
 import { withLogContext } from "../logging/logger.js";
 import type { ExplainedGrant } from "../mapping/reasons.js";
@@ -15,11 +15,11 @@ import { RemovalExecutors } from "./execute/removals.js";
 import { PassTools, type ReconcilerDeps, type ReconcilePass } from "./pass.js";
 import { verifyAccount } from "./verify.js";
 import { checkAccount } from "./platformCheck.js";
-import { getOutsideChange } from "../db/outsideChangeRepository.js";
+import { getOutsideChange } from "../db/platform/outsideChangeRepository.js";
 import { withOutsideAccess } from "./outsideAccess.js";
 import { BudgetExhausted } from "./ports.js";
-import { pendingUnmanagedRemoval } from "../db/unmanagedRemovalRepository.js";
-import type { UnmanagedAccount } from "../db/unmanagedAccountRepository.js";
+import { pendingUnmanagedRemoval } from "../db/platform/unmanagedRemovalRepository.js";
+import type { UnmanagedAccount } from "../db/platform/unmanagedAccountRepository.js";
 import { planUnmanagedRemoval, unmanagedAccountState, unmanagedRemovalWords } from "./unmanagedRemoval.js";
 
 /** What the reconciler would do for one user right now, and what it decided from. */

@@ -3,10 +3,10 @@
  * (src/review/campaigns/unmanaged.ts): the reconciler takes it away as it takes away an IdP user's
  * account, through the same executors (one PUT for a strip, one DELETE behind an admin's approval),
  * each debited from the budget ledger as a reduction and logged. The account has no IdP user: it
- * is known by its `accountId` (src/db/unmanagedRemovalRepository.ts), and its state is what the
+ * is known by its `accountId` (src/db/platform/unmanagedRemovalRepository.ts), and its state is what the
  * discovery lane's lookup found. Pure.
  */
-import type { UnmanagedAccount } from "../db/unmanagedAccountRepository.js";
+import type { UnmanagedAccount } from "../db/platform/unmanagedAccountRepository.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import { planReconcile, type AccountState, type Plan } from "./planner.js";
 

@@ -4,8 +4,8 @@
  * its plan when the queue row carries a verification.
  */
 import type { PassTools, ReconcilePass } from "./pass.js";
-import { clearVerification, countVerified } from "../db/resyncRepository.js";
-import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platformAccountRepository.js";
+import { clearVerification, countVerified } from "../db/reconcile/resyncRepository.js";
+import { getAccount, markVerified, recordApplied, removeAccount } from "../db/platform/accountRepository.js";
 import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";

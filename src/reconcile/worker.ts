@@ -13,8 +13,8 @@ import {
   requeueQueueRow,
   setPriority,
   type QueueRow,
-} from "../db/reconcileQueueRepository.js";
-import type { WorkerLease } from "../db/workerLease.js";
+} from "../db/reconcile/queueRepository.js";
+import type { WorkerLease } from "../db/reconcile/workerLease.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
 import { BackgroundLoop } from "../backgroundLoop.js";

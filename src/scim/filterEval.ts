@@ -4,7 +4,7 @@ import type { Filter, FilterValue } from "./filter.js";
  * Evaluates a value filter against one element of a multi-valued attribute in memory (PATCH
  * paths such as `emails[type eq "work"]`, and `attributes=emails[...]`). Names are matched
  * case-insensitively; strings compare case-insensitively, as most SCIM sub-attributes are
- * caseExact=false. Listing filters never come here: they run as SQL (db/filterSql.ts).
+ * caseExact=false. Listing filters never come here: they run as SQL (db/idp/filterSql.ts).
  */
 
 export function getCaseInsensitive(object: unknown, name: string): unknown {

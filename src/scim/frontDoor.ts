@@ -1,5 +1,5 @@
 import type { Database } from "../db/database.js";
-import type { Page, StoredResource } from "../db/idpPaging.js";
+import type { Page, StoredResource } from "../db/idp/paging.js";
 import type { Catalogue } from "../mapping/compiled.js";
 import {
   createGroup,
@@ -15,7 +15,7 @@ import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser, typ
 import type { WriteContext } from "./writeContext.js";
 
 /** The sort a list asks for (RFC 7644 3.4.2.3), as the SCIM server parses it. */
-export type { SortOrder, SortRequest } from "../db/sortSql.js";
+export type { SortOrder, SortRequest } from "../db/idp/sortSql.js";
 
 type CatalogueSource = () => Promise<Catalogue>;
 

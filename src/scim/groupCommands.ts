@@ -1,6 +1,6 @@
 import type { Database, Queryable } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
 import {
   addGroupMembers,
   deleteIdpGroup,
@@ -19,17 +19,17 @@ import {
   type GroupMember,
   type MemberPatch,
   type StoredGroup,
-} from "../db/idpGroupRepository.js";
-import type { Page, StoredResource } from "../db/idpPaging.js";
-import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
+} from "../db/idp/groupRepository.js";
+import type { Page, StoredResource } from "../db/idp/paging.js";
+import { inIdpTransaction, withIdpRetry } from "../db/idp/transaction.js";
 import { log } from "../logging/logger.js";
 import { parseFilter } from "./filter.js";
 import { matchesFilter } from "./filterEval.js";
-import { filterToSql } from "../db/filterSql.js";
+import { filterToSql } from "../db/idp/filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch, memberRefs, splitGroupPatch, type MemberRef, type MembershipChange } from "./patchApply.js";
 import { groupColumns } from "./resources.js";
-import { sortToSql } from "../db/sortSql.js";
+import { sortToSql } from "../db/idp/sortSql.js";
 import type { ListQuery } from "./userCommands.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, type WriteContext } from "./writeContext.js";

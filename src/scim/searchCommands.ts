@@ -1,12 +1,12 @@
 import type { Database } from "../db/database.js";
-import { membersOfGroups, type GroupMember } from "../db/idpGroupRepository.js";
-import { searchIdpResources } from "../db/idpSearchRepository.js";
-import type { Page, StoredResource } from "../db/idpPaging.js";
+import { membersOfGroups, type GroupMember } from "../db/idp/groupRepository.js";
+import { searchIdpResources } from "../db/idp/searchRepository.js";
+import type { Page, StoredResource } from "../db/idp/paging.js";
 import { BadRequestError } from "../errors.js";
 import { parseFilter, type Filter } from "./filter.js";
-import { filterToSqlAcross, type SqlCondition } from "../db/filterSql.js";
+import { filterToSqlAcross, type SqlCondition } from "../db/idp/filterSql.js";
 import type { ResourceKind } from "./schemas.js";
-import { sortAcrossToSql } from "../db/sortSql.js";
+import { sortAcrossToSql } from "../db/idp/sortSql.js";
 import type { ListQuery } from "./userCommands.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Database } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
-import { markUsersDirty } from "../db/reconcileQueueRepository.js";
+import { markUsersDirty } from "../db/reconcile/queueRepository.js";
 import {
   deleteIdpUser,
   getIdpUser,
@@ -11,17 +11,17 @@ import {
   updateIdpUserIfVersionMarked,
   updateIdpUserMarked,
   type IdpUserColumns,
-} from "../db/idpUserRepository.js";
-import { type Page, type StoredResource } from "../db/idpPaging.js";
+} from "../db/idp/userRepository.js";
+import { type Page, type StoredResource } from "../db/idp/paging.js";
 import type { DirtyTrigger } from "../vocabulary/reconcile.js";
-import { inIdpTransaction, withIdpRetry } from "../db/idpTransaction.js";
+import { inIdpTransaction, withIdpRetry } from "../db/idp/transaction.js";
 import { log } from "../logging/logger.js";
 import { MAX_FILTER_LENGTH, parseFilter } from "./filter.js";
-import { filterToSql, type SqlCondition } from "../db/filterSql.js";
+import { filterToSql, type SqlCondition } from "../db/idp/filterSql.js";
 import { normalisePatchRequest, normaliseResource } from "./idpQuirks.js";
 import { applyPatch } from "./patchApply.js";
 import { userColumns } from "./resources.js";
-import { sortToSql, type SortRequest } from "../db/sortSql.js";
+import { sortToSql, type SortRequest } from "../db/idp/sortSql.js";
 import { coerceResource } from "./schemas.js";
 import { checkIfMatch, idpTrigger, resourceBody, userChange, type WriteContext } from "./writeContext.js";
 import { assignmentsChange, checkAssignments } from "./assignments.js";

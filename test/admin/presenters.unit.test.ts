@@ -3,8 +3,8 @@ import { heldItem, presentHold } from "../../src/admin/approvals.js";
 import { presentLogEntry, presentLogRow } from "../../src/admin/log.js";
 import { presentBudget, presentQueue } from "../../src/admin/queue.js";
 import type { BudgetStatus } from "../../src/reconcile/budgetLedger.js";
-import type { Hold } from "../../src/db/holdRepository.js";
-import type { LogEntry } from "../../src/db/reconcileLogRepository.js";
+import type { Hold } from "../../src/db/reconcile/holdRepository.js";
+import type { LogEntry } from "../../src/db/reconcile/logRepository.js";
 import type { QueueStatus } from "../../src/reconcile/queueStatus.js";
 
 /**

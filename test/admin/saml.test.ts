@@ -445,7 +445,7 @@ describe("SAML request ids are kept only as long as they are valid", () => {
   it("a request id older than the 10-minute TTL is deleted by the next sign-in start", async () => {
     const { createTestDatabase } = await import("../support/db.js");
     const { ManualClock } = await import("../../src/clock.js");
-    const { AdminSessionRepository } = await import("../../src/db/adminSessionRepository.js");
+    const { AdminSessionRepository } = await import("../../src/db/auth/adminSessionRepository.js");
     const { PgSamlRequestCache } = await import("../../src/http/admin/auth/samlRequestCache.js");
     const database = await createTestDatabase();
     try {

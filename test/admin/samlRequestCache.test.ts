@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
+import { AdminSessionRepository } from "../../src/db/auth/adminSessionRepository.js";
 import { PgSamlRequestCache } from "../../src/http/admin/auth/samlRequestCache.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalRow } from "../../src/db/auditChain.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
-import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
+import { deleteLogOlderThan, writeLogEntry } from "../../src/db/reconcile/logRepository.js";
 import { emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { runCli } from "../support/cli.js";
 import { independentChain } from "./independentChain.js";

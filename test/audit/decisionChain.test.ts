@@ -7,7 +7,7 @@ import {
   startCampaignSchema,
 } from "../../src/review/campaigns/index.js";
 import { CONNECTION_NAMES, openDatabase } from "../../src/db/dataSource.js";
-import { writeLogEntry } from "../../src/db/reconcileLogRepository.js";
+import { writeLogEntry } from "../../src/db/reconcile/logRepository.js";
 import { systemClock } from "../../src/clock.js";
 import type { Database } from "../../src/db/database.js";
 import { idp, startStack, type Stack } from "../support/stack.js";

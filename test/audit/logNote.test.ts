@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LogNote1763700002000 } from "../../migrations/1763700002000-log-note.js";
 import { appendToChain, canonicalRow, RECONCILE_LOG_CHAIN, verifyChain } from "../../src/db/auditChain.js";
 import type { Queryable } from "../../src/db/database.js";
-import { logWindow } from "../../src/db/evidenceRepository.js";
-import { listLog, writeLogEntry } from "../../src/db/reconcileLogRepository.js";
+import { logWindow } from "../../src/db/review/evidenceRepository.js";
+import { listLog, writeLogEntry } from "../../src/db/reconcile/logRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { independentChain } from "./independentChain.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { UnmanagedAccount } from "../../src/db/unmanagedAccountRepository.js";
+import type { UnmanagedAccount } from "../../src/db/platform/unmanagedAccountRepository.js";
 import { withoutGrant, type AccessSet } from "../../src/reconcile/outsideAccess.js";
 import { planUnmanagedRemoval } from "../../src/reconcile/unmanagedRemoval.js";
 

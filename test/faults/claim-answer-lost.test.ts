@@ -11,7 +11,7 @@ import { eventually } from "../support/wait.js";
  * without a restart.
  */
 
-/** Text of claimNext's statement (src/db/reconcileQueueRepository.ts) and of nothing else. */
+/** Text of claimNext's statement (src/db/reconcile/queueRepository.ts) and of nothing else. */
 const CLAIM_NEXT = "ORDER BY priority, source_rank, enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED";
 
 describe("a reconcile claim committed with its answer lost", () => {

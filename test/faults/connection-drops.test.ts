@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONNECTION_NAMES } from "../../src/db/dataSource.js";
-import { WORKER_LOCK_CLASS } from "../../src/db/reconcileQueueRepository.js";
+import { WORKER_LOCK_CLASS } from "../../src/db/reconcile/queueRepository.js";
 import { startStack, IDP_TOKEN, type Stack } from "../support/stack.js";
 import { EtlWriter, IdpModel, ResilientIdp, waitForQuiet, worldProblems } from "../support/faultWorld.js";
 import { addFault, clearFaults } from "../support/emulator.js";

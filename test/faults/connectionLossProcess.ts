@@ -6,7 +6,7 @@
 // backend and says "continue"; the command reports how its statements ended. An 'error' event that
 // no listener hears is an uncaught exception outside any request: the guards end the process.
 import { openDatabase } from "../../src/db/dataSource.js";
-import { WorkerLease } from "../../src/db/workerLease.js";
+import { WorkerLease } from "../../src/db/reconcile/workerLease.js";
 import { installProcessGuards } from "../../src/processGuards.js";
 
 export type Command = { do: "serve" | "transaction" | "raw" | "lease" | "handover" | "continue" };

@@ -14,7 +14,7 @@ import { eventually } from "../support/wait.js";
  * file (MappingStore.watch, putInForce).
  */
 
-/** Text of swapMappingState's row lock (src/db/mappingStateRepository.ts) and of nothing else. */
+/** Text of swapMappingState's row lock (src/db/mapping/stateRepository.ts) and of nothing else. */
 const SWAP = "FROM mapping_state WHERE id = 1 FOR UPDATE";
 
 describe("a mapping change whose marking loses the database", () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { JWT_BEARER } from "../../src/auth/oauth/tokenService.js";
 import { systemClock } from "../../src/clock.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import {

@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renamedInUse } from "../../src/admin/mapping.js";
-import { listPlatformIdentifiers } from "../../src/db/platformIdentifierRepository.js";
+import { listPlatformIdentifiers } from "../../src/db/platform/identifierRepository.js";
 import {
   ADMIN_TOKEN,
   adminApi,

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { recordIdentifiers } from "../../src/db/platformIdentifierRepository.js";
+import { recordIdentifiers } from "../../src/db/platform/identifierRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /**

@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { swapMappingState } from "../../src/db/mappingStateRepository.js";
+import { swapMappingState } from "../../src/db/mapping/stateRepository.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { MappingStore } from "../../src/mapping/store.js";
 import { MappingMarks1763700002100 } from "../../migrations/1763700002100-mapping-marks.js";

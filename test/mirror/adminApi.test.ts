@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { claimPendingChanges, recordPushes, settleClaimedChanges } from "../../src/db/mirrorSyncRepository.js";
+import { claimPendingChanges, recordPushes, settleClaimedChanges } from "../../src/db/mirror/syncRepository.js";
 import { AppError } from "../../src/errors.js";
 import { mirrorAdminRouter } from "../../src/http/admin/api/mirror.js";
 import { createMirrorAdmin } from "../../src/admin/mirror.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { constraintName } from "../../src/errors.js";
-import { claimPendingChanges, settleClaimedChanges } from "../../src/db/mirrorSyncRepository.js";
+import { claimPendingChanges, settleClaimedChanges } from "../../src/db/mirror/syncRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { pendingCount, upsertEmailStates } from "../support/mirror.js";
 

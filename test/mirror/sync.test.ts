@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { listParkedChanges } from "../../src/db/mirrorStatusRepository.js";
-import { listOutbox } from "../../src/db/notificationRepository.js";
+import { listParkedChanges } from "../../src/db/mirror/statusRepository.js";
+import { listOutbox } from "../../src/db/notify/notificationRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { eventually } from "../support/wait.js";
 import {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { ManualClock } from "../../src/clock.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
 import { startStack, type Stack } from "../support/stack.js";
 

@@ -3,7 +3,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import Transport from "winston-transport";
 import { resetLogger, setLogLevel, setLogTransport } from "../../src/logging/logger.js";
-import { claimDeliveries, fanOutNotifications } from "../../src/db/notificationRepository.js";
+import { claimDeliveries, fanOutNotifications } from "../../src/db/notify/notificationRepository.js";
 import { notify } from "../../src/notify/events.js";
 import { NotificationDeliverer } from "../../src/notify/deliverer.js";
 import { addFault, clearFaults } from "../support/emulator.js";

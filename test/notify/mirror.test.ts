@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { listOutbox } from "../../src/db/notificationRepository.js";
+import { listOutbox } from "../../src/db/notify/notificationRepository.js";
 import { MirrorSyncWorker } from "../../src/mirror/worker.js";
 import { HttpTransport } from "../../src/platform/transport.js";
 import { PlatformRestClient } from "../../src/platform/rest.js";

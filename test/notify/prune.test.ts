@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fanOutNotifications, isIncidentOpen, pruneNotifications } from "../../src/db/notificationRepository.js";
+import { fanOutNotifications, isIncidentOpen, pruneNotifications } from "../../src/db/notify/notificationRepository.js";
 import { notify, resolve } from "../../src/notify/events.js";
 import { approvalRequired, budgetExhausted } from "../../src/notify/reconcileEvents.js";
 import { quarantineEnded, quarantineStarted } from "../../src/notify/platformEvents.js";

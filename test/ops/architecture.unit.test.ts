@@ -185,8 +185,10 @@ describe("docs/ARCHITECTURE.md's rules", () => {
 
   it("only reconcile/budgetLedger.ts debits the budget", () => {
     // One INSERT into the ledger, in the repository; its one caller is the ledger's decision.
-    expect(filesMatching(/INSERT INTO budget_debits/)).toEqual(["src/db/budgetRepository.ts"]);
-    expect(filesMatching(/\binsertDebit\b/, ["src/db/budgetRepository.ts"])).toEqual(["src/reconcile/budgetLedger.ts"]);
+    expect(filesMatching(/INSERT INTO budget_debits/)).toEqual(["src/db/reconcile/budgetRepository.ts"]);
+    expect(filesMatching(/\binsertDebit\b/, ["src/db/reconcile/budgetRepository.ts"])).toEqual([
+      "src/reconcile/budgetLedger.ts",
+    ]);
   });
 
   it("the platform is called through platform/transport.ts only (fetch elsewhere: the webhooks)", () => {
@@ -199,7 +201,7 @@ describe("docs/ARCHITECTURE.md's rules", () => {
   });
 
   it("platform events are stored by platformRecord/importer.ts only", () => {
-    expect(filesMatching(/\binsertEvents\b/, ["src/db/platformEventRepository.ts"])).toEqual([
+    expect(filesMatching(/\binsertEvents\b/, ["src/db/platform/eventRepository.ts"])).toEqual([
       "src/platformRecord/importer.ts",
     ]);
   });

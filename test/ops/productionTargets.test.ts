@@ -4,7 +4,7 @@ import {
   listPlatformIdentifiers,
   noteModelSeen,
   recordIdentifiers,
-} from "../../src/db/platformIdentifierRepository.js";
+} from "../../src/db/platform/identifierRepository.js";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -13,8 +13,8 @@ import { freePort } from "../../src/db/embedded.js";
 import { spawnConnector, type ConnectorProcess } from "../support/connectorProcess.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { runCli } from "../support/cli.js";
-import { bindPlatformIfUnbound } from "../../src/db/platformBindingRepository.js";
-import { createHold, listHolds } from "../../src/db/holdRepository.js";
+import { bindPlatformIfUnbound } from "../../src/db/platform/bindingRepository.js";
+import { createHold, listHolds } from "../../src/db/reconcile/holdRepository.js";
 import { platformIdentity } from "../../src/reconcile/platformBinding.js";
 import { emulatorDump } from "../support/emulator.js";
 import { ADMIN_TOKEN, IDP_TOKEN, idp, type Stack, writeMappingFile } from "../support/stack.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateToken, hashToken } from "../../src/auth/scimTokens.js";
 import { freePort } from "../../src/db/embedded.js";
-import { TokenRepository } from "../../src/db/tokenRepository.js";
+import { TokenRepository } from "../../src/db/auth/tokenRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { makeIdpKeys } from "../support/saml.js";
 import { TEST_MAPPING } from "../support/stack.js";

@@ -5,7 +5,7 @@ import { adminApi, emulatorStats, idp, startStack, waitForQueueIdle, type Stack 
 import { ADMIN_TOKEN, signInLocally } from "../support/adminHarness.js";
 import { recordActivity, recordCatalogueEdit } from "../../src/platformRecord/managedChanges.js";
 import type { PlatformEventKind } from "../../src/platformRecord/events.js";
-import type { StoredPlatformEvent } from "../../src/db/platformRecordRepository.js";
+import type { StoredPlatformEvent } from "../../src/db/platform/recordRepository.js";
 
 /**
  * Sign-in and suspension facts, and edits of roles, permission sets and teams, as the platform's

@@ -242,7 +242,7 @@ describe("reconciler behaviours against the emulator", () => {
     );
     await worker.start();
     // Analysts-EU's members (analyst-only@, deleted-behind@) and every user with a platform account
-    // (mappingStateRepository.listUsersToRederive); never the groupless user without one.
+    // (db/mapping/stateRepository.ts `listUsersToRederive`); never the groupless user without one.
     expect(marked.map((r) => r.user_name)).toEqual([
       "adopt-diff@example.com",
       "adopt-same@example.com",

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { getAccount } from "../../src/db/platformAccountRepository.js";
-import { listLog } from "../../src/db/reconcileLogRepository.js";
+import { getAccount } from "../../src/db/platform/accountRepository.js";
+import { listLog } from "../../src/db/reconcile/logRepository.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { PlatformScimClient } from "../../src/platform/scim.js";

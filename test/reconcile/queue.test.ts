@@ -6,8 +6,8 @@ import {
   listUnclassified,
   markUsersDirty,
   setPriority,
-} from "../../src/db/reconcileQueueRepository.js";
-import { WorkerLease } from "../../src/db/workerLease.js";
+} from "../../src/db/reconcile/queueRepository.js";
+import { WorkerLease } from "../../src/db/reconcile/workerLease.js";
 import { PRIORITY } from "../../src/reconcile/planner.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 

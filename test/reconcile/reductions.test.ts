@@ -6,7 +6,7 @@ import { buildPlanReport, formatPlanReport } from "../../src/cli/reconcile.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";
-import { countPendingVerifications } from "../../src/db/resyncRepository.js";
+import { countPendingVerifications } from "../../src/db/reconcile/resyncRepository.js";
 import { createRun, runPlanPhase } from "../../src/jobs/resync.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";

@@ -19,7 +19,7 @@ import {
   insertRun,
   queueVerifications,
   setRunPhase,
-} from "../../src/db/resyncRepository.js";
+} from "../../src/db/reconcile/resyncRepository.js";
 
 async function resync(stack: Stack, body: object): Promise<Record<string, any>> {
   const started = await request(stack.service.url)

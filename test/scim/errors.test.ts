@@ -1,7 +1,7 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { generateToken, hashToken } from "../../src/auth/scimTokens.js";
-import { TokenRepository } from "../../src/db/tokenRepository.js";
+import { TokenRepository } from "../../src/db/auth/tokenRepository.js";
 import { PATCH_OP, SCIM_TOKEN, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";

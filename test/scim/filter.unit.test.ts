@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../src/errors.js";
 import { parseFilter, parsePatchPath, splitAttributeList } from "../../src/scim/filter.js";
 import { matchesFilter } from "../../src/scim/filterEval.js";
-import { filterToSql } from "../../src/db/filterSql.js";
+import { filterToSql } from "../../src/db/idp/filterSql.js";
 import { userFilterSql } from "../../src/scim/userCommands.js";
 import { prng } from "../support/fuzz.js";
 

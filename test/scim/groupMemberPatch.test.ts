@@ -7,7 +7,7 @@ import { PATCH_OP, startScimHarness, userBody, type ScimHarness } from "../suppo
 
 /**
  * Okta's membership PATCH (one add or one remove, no If-Match) runs as one statement
- * (idpGroupRepository `patchGroupMembersMarked`); it must leave the world as the transaction does.
+ * (db/idp/groupRepository.ts `patchGroupMembersMarked`); it must leave the world as the transaction does.
  */
 
 class CaptureTransport extends Transport {

@@ -4,7 +4,7 @@ import {
   listIdpUserIds,
   listUserIdsInGroupsNamed,
   listUsersWithGroups,
-} from "../../src/db/idpUserReconcileReads.js";
+} from "../../src/db/idp/userReconcileReads.js";
 import { ENTERPRISE, startScimHarness, userBody, type ScimHarness } from "../support/scimHarness.js";
 
 /** The read side the reconciler uses: one user with their groups, and batches for resyncs. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { withoutUnassigned } from "../../src/scim/schemas.js";
-import { sortAcrossToSql, sortToSql } from "../../src/db/sortSql.js";
+import { sortAcrossToSql, sortToSql } from "../../src/db/idp/sortSql.js";
 
 describe("sortToSql (RFC 7644 §3.4.2.3): a fixed ORDER BY key per sortable attribute", () => {
   it.each([

@@ -7,7 +7,7 @@ import type { NextFunction, Request, Response } from "express";
 import request from "supertest";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { hashToken, ScimTokenVerifier } from "../../src/auth/scimTokens.js";
-import { TokenRepository } from "../../src/db/tokenRepository.js";
+import { TokenRepository } from "../../src/db/auth/tokenRepository.js";
 import { requireAdminToken } from "../../src/http/admin/api/auth.js";
 import { adminTokenMatches } from "../../src/http/admin/auth/localToken.js";
 import { makeIdpKeys } from "../support/saml.js";

@@ -3,7 +3,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { loadEnv } from "../../src/config/env.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { csrfFrom } from "../support/adminHarness.js";
 import { ACS, SP_ENTITY } from "../support/constants.js";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { startLocalIssuer, type LocalIssuer } from "../support/oauthIssuer.js";

@@ -4,7 +4,7 @@ import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { JWT_BEARER } from "../../src/auth/oauth/tokenService.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { tokenCli } from "../support/cli.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";

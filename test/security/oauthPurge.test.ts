@@ -4,8 +4,8 @@ import { AuthorizationCodes } from "../../src/auth/oauth/authorizationCode.js";
 import { OAuthClients } from "../../src/auth/oauth/clients.js";
 import { OAuthTokenService } from "../../src/auth/oauth/tokenService.js";
 import { ManualClock } from "../../src/clock.js";
-import { OAuthGrantRepository } from "../../src/db/oauthGrantRepository.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthGrantRepository } from "../../src/db/auth/oauthGrantRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /**

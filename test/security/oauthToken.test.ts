@@ -10,7 +10,7 @@ import { JWT_BEARER } from "../../src/auth/oauth/tokenService.js";
 import { hashToken } from "../../src/auth/scimTokens.js";
 import { ManualClock } from "../../src/clock.js";
 import { loadEnv } from "../../src/config/env.js";
-import { OAuthRepository } from "../../src/db/oauthRepository.js";
+import { OAuthRepository } from "../../src/db/auth/oauthRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { AUDIENCE, ISSUER, startLocalIssuer, SUBJECT, TENANT, type LocalIssuer } from "../support/oauthIssuer.js";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { addressKey } from "../../src/auth/authThrottle.js";
 import { generateToken, hashToken } from "../../src/auth/scimTokens.js";
-import { TokenRepository } from "../../src/db/tokenRepository.js";
+import { TokenRepository } from "../../src/db/auth/tokenRepository.js";
 import { startService, type Service } from "../../src/service.js";
 import { csrfFrom } from "../support/adminHarness.js";
 import { ADMIN_TOKEN, IDP_TOKEN, startStack, type Stack } from "../support/stack.js";

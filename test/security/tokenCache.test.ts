@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateToken, hashToken, ScimTokenVerifier } from "../../src/auth/scimTokens.js";
-import { TokenRepository } from "../../src/db/tokenRepository.js";
+import { TokenRepository } from "../../src/db/auth/tokenRepository.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 /** The real repository on a real database, counting the lookup queries the verifier makes. */

@@ -2,7 +2,7 @@ import express, { type Express } from "express";
 import type request from "supertest";
 import { systemClock } from "../../src/clock.js";
 import { loadEnv, type Env } from "../../src/config/env.js";
-import { AdminSessionRepository } from "../../src/db/adminSessionRepository.js";
+import { AdminSessionRepository } from "../../src/db/auth/adminSessionRepository.js";
 import { adminRouter, type AdminActions, type AdminActor, type AdminDataSources } from "../../src/http/admin/index.js";
 import { requestContext } from "../../src/http/requestContext.js";
 import { httpMechanisms } from "../../src/service/http.js";

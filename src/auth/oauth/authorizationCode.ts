@@ -1,7 +1,7 @@
 import { hash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { OAuthGrantRepository } from "../../db/oauthGrantRepository.js";
-import type { OAuthRepository } from "../../db/oauthRepository.js";
+import type { OAuthGrantRepository } from "../../db/auth/oauthGrantRepository.js";
+import type { OAuthRepository } from "../../db/auth/oauthRepository.js";
 import { log } from "../../logging/logger.js";
 import { hashToken } from "../scimTokens.js";
 import { OAuthError } from "./errors.js";

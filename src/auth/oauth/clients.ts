@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { OAuthRepository } from "../../db/oauthRepository.js";
+import type { OAuthRepository } from "../../db/auth/oauthRepository.js";
 import { hashToken } from "../scimTokens.js";
 
 /**

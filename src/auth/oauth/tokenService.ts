@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import type { OAuthRepository } from "../../db/oauthRepository.js";
+import type { OAuthRepository } from "../../db/auth/oauthRepository.js";
 import { log } from "../../logging/logger.js";
 import { hashToken } from "../scimTokens.js";
 import type { ClientAssertionVerifier } from "./clientAssertion.js";

@@ -7,9 +7,9 @@
  */
 import type { WriteExecutors } from "./writes.js";
 import type { PassTools, ReconcilePass, ReconcilerDeps } from "../pass.js";
-import { deleteHold, type Hold } from "../../db/holdRepository.js";
-import { recordApplied, removeAccount } from "../../db/platformAccountRepository.js";
-import { recordUnmanagedDeleted, recordUnmanagedStripped } from "../../db/unmanagedRemovalRepository.js";
+import { deleteHold, type Hold } from "../../db/reconcile/holdRepository.js";
+import { recordApplied, removeAccount } from "../../db/platform/accountRepository.js";
+import { recordUnmanagedDeleted, recordUnmanagedStripped } from "../../db/platform/unmanagedRemovalRepository.js";
 import { log } from "../../logging/logger.js";
 import { deleteWave, shouldHoldDeprovision, stripWave } from "../breaker.js";
 import { diffDashboardUsers, type Change } from "../diff.js";

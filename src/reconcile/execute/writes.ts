@@ -5,14 +5,14 @@
  * its shared tools (pass.ts); the removals (removals.ts) call its create, update and delete.
  */
 import type { PassTools, ReconcilePass, ReconcilerDeps } from "../pass.js";
-import { deleteHold } from "../../db/holdRepository.js";
+import { deleteHold } from "../../db/reconcile/holdRepository.js";
 import {
   markCreating,
   recordApplied,
   removeAccount,
   type PlatformAccount,
-} from "../../db/platformAccountRepository.js";
-import { recordUnmanagedDeleted } from "../../db/unmanagedRemovalRepository.js";
+} from "../../db/platform/accountRepository.js";
+import { recordUnmanagedDeleted } from "../../db/platform/unmanagedRemovalRepository.js";
 import type { LogAction } from "../../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../../mapping/types.js";
 import { diffDashboardUsers, diffInSameTerms, type Change } from "../diff.js";

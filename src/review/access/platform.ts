@@ -1,7 +1,7 @@
 import type { Database } from "../../db/database.js";
-import type { HeldAccount } from "../../db/accessRepository.js";
-import { getOutsideChanges, type OutsideChange } from "../../db/outsideChangeRepository.js";
-import { getActivities, type AccountActivity } from "../../db/platformActivityRepository.js";
+import type { HeldAccount } from "../../db/review/accessRepository.js";
+import { getOutsideChanges, type OutsideChange } from "../../db/platform/outsideChangeRepository.js";
+import { getActivities, type AccountActivity } from "../../db/platform/activityRepository.js";
 import { grantKey, grantsOf, type Grant } from "../../mapping/reasons.js";
 import { outsideChangeWords, suspendedWords } from "../../platformRecord/accountWords.js";
 

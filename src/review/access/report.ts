@@ -12,9 +12,9 @@ import {
   type HeldAccount,
   type HeldCursor,
   type HeldFilter,
-} from "../../db/accessRepository.js";
-import { listDeniesInForce } from "../../db/denyRepository.js";
-import { listHolds, type Hold } from "../../db/holdRepository.js";
+} from "../../db/review/accessRepository.js";
+import { listDeniesInForce } from "../../db/campaigns/denyRepository.js";
+import { listHolds, type Hold } from "../../db/reconcile/holdRepository.js";
 import { listConfirmedUnmanaged, type UnmanagedAccountView } from "../../platformRecord/unmanaged.js";
 import { platformFactsOf } from "./platform.js";
 import { rowsOf, type AccessQuery, type AccessRow, type RowBatch, type RowContext } from "./rows.js";

@@ -1,5 +1,5 @@
-import type { HeldAccount, IdpFacts } from "../../db/accessRepository.js";
-import type { AccessDeny } from "../../db/denyRepository.js";
+import type { HeldAccount, IdpFacts } from "../../db/review/accessRepository.js";
+import type { AccessDeny } from "../../db/campaigns/denyRepository.js";
 import type { Mapping } from "../../mapping/compiled.js";
 import { grantingRules } from "../../mapping/match.js";
 import {

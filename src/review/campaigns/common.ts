@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Clock } from "../../clock.js";
 import type { Database, Queryable } from "../../db/database.js";
-import { getCampaign, type Campaign } from "../../db/campaignRepository.js";
+import { getCampaign, type Campaign } from "../../db/campaigns/campaignRepository.js";
 import { BadRequestError, NotFoundError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
 import { canonicalReviewerName, reviewerNameProblem } from "./reviewerName.js";

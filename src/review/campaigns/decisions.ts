@@ -7,12 +7,17 @@ import {
   markCampaignClosed,
   markCampaignReminded,
   type Campaign,
-} from "../../db/campaignRepository.js";
-import { lockOpenItems, recordDecisions, undecidedItems, type CampaignItem } from "../../db/campaignItemRepository.js";
-import { appendDecisions, appendUndecided } from "../../db/campaignDecisionRepository.js";
-import { endDeniesWithTheirBundles, insertDenies } from "../../db/denyRepository.js";
-import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
-import { writeLogEntry, type LogEntryInput } from "../../db/reconcileLogRepository.js";
+} from "../../db/campaigns/campaignRepository.js";
+import {
+  lockOpenItems,
+  recordDecisions,
+  undecidedItems,
+  type CampaignItem,
+} from "../../db/campaigns/itemRepository.js";
+import { appendDecisions, appendUndecided } from "../../db/campaigns/decisionRepository.js";
+import { endDeniesWithTheirBundles, insertDenies } from "../../db/campaigns/denyRepository.js";
+import { markUsersDirty } from "../../db/reconcile/queueRepository.js";
+import { writeLogEntry, type LogEntryInput } from "../../db/reconcile/logRepository.js";
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
 import { can } from "../../policy.js";
 import { notify } from "../../notify/events.js";

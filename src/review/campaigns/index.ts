@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { listCampaigns, countCampaignItems } from "../../db/campaignRepository.js";
-import { getCampaignItems, listCampaignItems, type ItemFilter } from "../../db/campaignItemRepository.js";
-import { analyzeCampaignItems, insertCampaign } from "../../db/campaignStart.js";
-import { listDenies } from "../../db/denyRepository.js";
-import { writeLogEntry } from "../../db/reconcileLogRepository.js";
+import { listCampaigns, countCampaignItems } from "../../db/campaigns/campaignRepository.js";
+import { getCampaignItems, listCampaignItems, type ItemFilter } from "../../db/campaigns/itemRepository.js";
+import { analyzeCampaignItems, insertCampaign } from "../../db/campaigns/start.js";
+import { listDenies } from "../../db/campaigns/denyRepository.js";
+import { writeLogEntry } from "../../db/reconcile/logRepository.js";
 import { BadRequestError, ForbiddenError } from "../../errors.js";
 import { can } from "../../policy.js";
 import { GRANULAR_ONLY_STRINGS, NO_RULE } from "../../mapping/reasons.js";

@@ -1,18 +1,18 @@
 import type { Queryable } from "../../db/database.js";
-import type { Campaign } from "../../db/campaignRepository.js";
-import type { CampaignItem, ItemOrigin } from "../../db/campaignItemRepository.js";
-import { deleteHold } from "../../db/holdRepository.js";
-import { clearOutsideChange, getOutsideChange, saveOutsideChange } from "../../db/outsideChangeRepository.js";
-import { markUsersDirty } from "../../db/reconcileQueueRepository.js";
-import type { LogEntryInput } from "../../db/reconcileLogRepository.js";
-import { recordUnmanagedRemoval } from "../../db/unmanagedRemovalRepository.js";
+import type { Campaign } from "../../db/campaigns/campaignRepository.js";
+import type { CampaignItem, ItemOrigin } from "../../db/campaigns/itemRepository.js";
+import { deleteHold } from "../../db/reconcile/holdRepository.js";
+import { clearOutsideChange, getOutsideChange, saveOutsideChange } from "../../db/platform/outsideChangeRepository.js";
+import { markUsersDirty } from "../../db/reconcile/queueRepository.js";
+import type { LogEntryInput } from "../../db/reconcile/logRepository.js";
+import { recordUnmanagedRemoval } from "../../db/platform/unmanagedRemovalRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { notify } from "../../notify/events.js";
 import { campaignRevoked } from "../../notify/campaignEvents.js";
 import { isEmptyAccess, withoutGrant } from "../../reconcile/outsideAccess.js";
 
 /**
- * Revokes of the items no rule of the mapping gives (src/db/campaignStartOrigins.ts). Neither opens
+ * Revokes of the items no rule of the mapping gives (src/db/campaigns/startOrigins.ts). Neither opens
  * a deny (the mapping does not grant them: a deny would end at once); each records what the
  * reconciler is to do and queues it, which then spends from the budget ledger and logs as any write:
  *

@@ -1,8 +1,8 @@
 import { assignedLabel } from "../../mapping/reasons.js";
-import type { Campaign } from "../../db/campaignRepository.js";
-import type { CampaignItem } from "../../db/campaignItemRepository.js";
-import { reviewerKey } from "../../db/campaignRepository.js";
-import type { AccessDeny } from "../../db/denyRepository.js";
+import type { Campaign } from "../../db/campaigns/campaignRepository.js";
+import type { CampaignItem } from "../../db/campaigns/itemRepository.js";
+import { reviewerKey } from "../../db/campaigns/campaignRepository.js";
+import type { AccessDeny } from "../../db/campaigns/denyRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { holdsInWords } from "../../platformRecord/unmanaged.js";
 import { originOf, originWords } from "./origins.js";
@@ -100,7 +100,7 @@ export const groupsOf = (i: CampaignItem) => [
 /**
  * A deny, or the denies of one revoked bundle (the strings revoked as one item, in the same state)
  * as one: `permission` is then the bundle's name, `permissions` its strings, and `id` the first's
- * (lifting it lifts them all: src/db/denyRepository.ts `endDeniesWithTheirBundles`).
+ * (lifting it lifts them all: src/db/campaigns/denyRepository.ts `endDeniesWithTheirBundles`).
  */
 export function presentDeny(d: AccessDeny, bundle: readonly AccessDeny[] = [d]) {
   const permissions = bundle.map((b) => b.permission);

@@ -3,10 +3,10 @@ import {
   decisionsWindow,
   type EvidenceCampaign,
   type EvidenceDecision,
-} from "../../db/evidenceRepository.js";
+} from "../../db/review/evidenceRepository.js";
 import type { Queryable } from "../../db/database.js";
-import { reviewerKey } from "../../db/campaignRepository.js";
-import { bundlesOfDecisions } from "../../db/campaignDecisionRepository.js";
+import { reviewerKey } from "../../db/campaigns/campaignRepository.js";
+import { bundlesOfDecisions } from "../../db/campaigns/decisionRepository.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { writeCsv, type CsvColumns, type EvidenceFile } from "./output.js";
 

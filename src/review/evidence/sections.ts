@@ -1,4 +1,4 @@
-import { logWindow, type EvidenceLogEntry } from "../../db/evidenceRepository.js";
+import { logWindow, type EvidenceLogEntry } from "../../db/review/evidenceRepository.js";
 import type { Change } from "../../reconcile/diff.js";
 import { writeAccessReport } from "../access/export.js";
 import { triggerLabel } from "../../vocabulary/reconcile.js";
