@@ -21,11 +21,11 @@ import { writeLogEntry, type LogEntryInput } from "../../db/reconcile/logReposit
 import { ConflictError, ForbiddenError, NotFoundError } from "../../errors.js";
 import { can } from "../../policy.js";
 import { notify } from "../../notify/events.js";
-import { campaignClosed, campaignReminder, campaignRevoked } from "../../notify/campaignEvents.js";
+import { campaignClosed, campaignReminder } from "../../notify/campaignEvents.js";
 import { grantWords } from "../../reconcile/desiredSource.js";
 import { campaignOr404, deciderOf, keysOf, type CampaignDeps, type DecideInput, type Reviewer } from "./common.js";
 import { groupsOf, presentCampaign, presentDeny } from "./present.js";
-import { revokeByOrigin, type Removal } from "./origins.js";
+import { notifyRevoked, revokeByOrigin, type Removal } from "./origins.js";
 
 /**
  * Decisions on a campaign's items, its close, lifting a deny, and the scheduler's pass (reminders,
@@ -100,20 +100,7 @@ async function revoke(
       })),
     ),
   );
-  for (const i of items)
-    await notify(
-      tx,
-      campaignRevoked(d.at, {
-        itemId: i.id,
-        campaignId: campaign.id,
-        campaignName: campaign.name,
-        userName: i.userName,
-        grant: grantWords(i),
-        groups: groupsOf(i),
-        by: d.by,
-        comment: d.comment,
-      }),
-    );
+  for (const i of items) await notifyRevoked(tx, campaign, i, d, groupsOf(i));
   await markUsersDirty(
     tx,
     items.map((i) => i.userId),

@@ -60,24 +60,34 @@ export async function revokeByOrigin(
     ...(await revokeUnmanaged(tx, campaign, unmanaged, d, removal)),
     ...(await revokeOutside(tx, campaign, outside, d)),
   ];
-  for (const i of [...unmanaged, ...outside])
-    await notify(
-      tx,
-      campaignRevoked(d.at, {
-        itemId: i.id,
-        campaignId: campaign.id,
-        campaignName: campaign.name,
-        userName: i.userName,
-        grant: grantWords(i),
-        groups: [],
-        by: d.by,
-        comment: d.comment,
-      }),
-    );
+  for (const i of [...unmanaged, ...outside]) await notifyRevoked(tx, campaign, i, d, []);
   return { logged, items: all.filter((i): i is MappedItem => !originOf(i) && i.scope !== "account") };
 }
 
 /** An item a rule of the mapping gives: a grant of the IdP user's (never the whole account). */
+/** `campaign.revoked` for one item, naming the groups that gave it (none for an item no rule gives). */
+export async function notifyRevoked(
+  tx: Queryable,
+  campaign: Campaign,
+  i: CampaignItem,
+  d: Decided,
+  groups: string[],
+): Promise<void> {
+  await notify(
+    tx,
+    campaignRevoked(d.at, {
+      itemId: i.id,
+      campaignId: campaign.id,
+      campaignName: campaign.name,
+      userName: i.userName,
+      grant: grantWords(i),
+      groups,
+      by: d.by,
+      comment: d.comment,
+    }),
+  );
+}
+
 export type MappedItem = CampaignItem & { scope: Exclude<CampaignItem["scope"], "account"> };
 
 async function revokeUnmanaged(
