@@ -1,5 +1,5 @@
 import type { Database, Queryable } from "../database.js";
-import type { PlatformEvent, PlatformEventKind } from "../../platformRecord/events.js";
+import type { PlatformEvent } from "../../platformRecord/events.js";
 
 /**
  * The analysis side of the platform's record (src/platformRecord/findings.ts): the events not yet
@@ -15,28 +15,6 @@ const ANALYSIS_LOCK = 7_429_044;
 
 /** A row of platform_events as the analysis reads it. */
 export type StoredPlatformEvent = PlatformEvent & { id: string };
-
-type EventRow = {
-  id: string;
-  at: Date;
-  actor: string;
-  event: string;
-  kind: PlatformEventKind;
-  account: string | null;
-  ip: string | null;
-  details: string | null;
-};
-
-const mapEvent = (r: EventRow): StoredPlatformEvent => ({
-  id: String(r.id),
-  at: r.at,
-  actor: r.actor,
-  event: r.event,
-  kind: r.kind,
-  account: r.account,
-  ip: r.ip,
-  details: r.details,
-});
 
 /**
  * Runs `work` holding the analysis lock on a connection of its own: a second caller (another
@@ -60,15 +38,14 @@ export async function listUnhandledEvents(
   after: { at: Date; id: string } | null,
   limit: number,
 ): Promise<StoredPlatformEvent[]> {
-  const rows = await db.query<EventRow>(
+  return db.query<StoredPlatformEvent>(
     after
-      ? `SELECT id, at, actor, event, kind, account, ip, details FROM platform_events
+      ? `SELECT id::text AS id, at, actor, event, kind, account, ip, details FROM platform_events
           WHERE handled_at IS NULL AND (at, id) > ($2, $3::bigint) ORDER BY at, id LIMIT $1`
-      : `SELECT id, at, actor, event, kind, account, ip, details FROM platform_events
+      : `SELECT id::text AS id, at, actor, event, kind, account, ip, details FROM platform_events
           WHERE handled_at IS NULL ORDER BY at, id LIMIT $1`,
     after ? [limit, after.at, after.id] : [limit],
   );
-  return rows.map(mapEvent);
 }
 
 /** What the connector knows of one event's account (all false/null for an event naming none). */
