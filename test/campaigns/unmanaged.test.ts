@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN } from "../support/constants.js";
 import { ledgerDebits } from "../support/emulator.js";
 import { eventually } from "../support/wait.js";
-import { adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
+import {
+  adminApi,
+  emulatorState,
+  idp,
+  importEmulatorReport,
+  startStack,
+  waitForQueueIdle,
+  type Stack,
+} from "../support/stack.js";
 import { requestsTo } from "../reconcile/helpers.js";
 
 /**
@@ -68,12 +76,7 @@ describe("a campaign of the accounts made by hand", () => {
       });
       expect(added.status, added.text).toBe(201);
     }
-    const report = (await request(stack.emulator.url).get("/_emulator/security-events.csv")).text;
-    const imported = await request(stack.service.url)
-      .post("/admin/api/platform/events")
-      .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
-      .set("Content-Type", "text/csv")
-      .send(report);
+    const imported = await importEmulatorReport(stack);
     expect(imported.status, imported.text).toBe(200);
     await eventually(
       "the three accounts are confirmed",

@@ -141,3 +141,13 @@ export function adminApi(stack: Stack) {
   return (path: string) =>
     request(stack.service.url).get(`/admin/api${path}`).set("Authorization", `Bearer ${ADMIN_TOKEN}`);
 }
+
+/** The emulator's Security Event report (its dashboard's download), posted to the connector's JSON API. */
+export async function importEmulatorReport(stack: Stack) {
+  const report = (await request(stack.emulator.url).get("/_emulator/security-events.csv")).text;
+  return request(stack.service.url)
+    .post("/admin/api/platform/events")
+    .set("Authorization", `Bearer ${ADMIN_TOKEN}`)
+    .set("Content-Type", "text/csv")
+    .send(report);
+}
