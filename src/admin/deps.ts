@@ -1,14 +1,11 @@
 import type { Database } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import type { ResyncDeps } from "../jobs/resync.js";
 import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
-
-/** What the Runs page and the resync button need: the resync job's collaborators and its schedule. */
-export type ResyncSettings = { deps: ResyncDeps; cron: string; verify: boolean };
+import type { Resyncs } from "./resyncs.js";
 
 /** What the admin UI's data sources and actions read and call. service/http.ts supplies it (createAdminData). */
 export type AdminDataDeps = {
@@ -22,7 +19,7 @@ export type AdminDataDeps = {
   /** The reconcile worker's provision on demand; absent when no platform is configured (reconcile now then answers 503). */
   reconcileNow?: (userId: string, actor: string) => Promise<ReconcileResult | "busy">;
   /** Full resyncs (the Runs page, the overview's last runs, the resync button). */
-  resync: ResyncSettings;
+  resync: Resyncs;
   /** The platform quarantine (overview panel, resume button). */
   quarantine: Pick<PlatformQuarantine, "list" | "resume">;
   /** The notification channels and outbox (Notifications page, test button). */

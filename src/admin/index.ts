@@ -37,7 +37,7 @@ export function createAdminData(deps: AdminDataDeps): {
     mirror: () => mirrorPageData(deps.db, deps.clock.now()),
     notifications: () => deps.notifications.status(),
     credentials: () => listCredentials(deps.db, deps.clock.now()),
-    runs: () => runsData(deps, deps.resync),
+    runs: () => runsData(deps.resync),
   };
   const actions: AdminActions = {
     approve: (ids, actor) => decideHolds(deps, ids, "approved", actor),

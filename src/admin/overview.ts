@@ -12,7 +12,7 @@ import type { Mapping } from "../mapping/compiled.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantineView.js";
 import { queueView, type BudgetView } from "./queue.js";
-import { lastRuns, type RunView } from "./runs.js";
+import type { RunView } from "./runs.js";
 
 /** What the overview shows. */
 export type OverviewData = {
@@ -70,7 +70,7 @@ export async function overviewData(deps: AdminDataDeps): Promise<OverviewData> {
     listParkedWithNames(db, FAILURES_SHOWN),
     listRecentFailures(db, new Date(now.getTime() - 7 * DAY_MS), FAILURES_SHOWN),
     mirrorLag(db, now),
-    lastRuns(deps),
+    deps.resync.latest(5),
     deps.quarantine.list(),
     permissionModelView(db, shown.mapping),
   ]);

@@ -1,11 +1,7 @@
 import { CronExpressionParser } from "cron-parser";
-import type { Database } from "../db/database.js";
-import { getRun, listRuns, type ResyncRun } from "../db/reconcile/resyncRepository.js";
-import { startResync } from "../jobs/resync.js";
-import { resyncEta } from "../jobs/resyncEta.js";
+import type { ResyncRun } from "../db/reconcile/resyncRepository.js";
 import type { AdminActor } from "./adminActor.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
-import type { AdminDataDeps, ResyncSettings } from "./deps.js";
+import type { Resyncs } from "./resyncs.js";
 
 /** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */
 export function runStatus(run: Pick<ResyncRun, "status" | "phase" | "dryRun">): string {
@@ -60,45 +56,13 @@ export function presentRun(run: ResyncRun, eta: Date | null) {
 export type RunView = ReturnType<typeof presentRun>;
 export type RunsData = { runs: RunView[]; nextRunAt: Date | null };
 
-/** A run with its verification ETA at the budget's current pace. */
-async function presentRunWithEta(
-  deps: { db: Database; budget: BudgetPolicy },
-  run: ResyncRun,
-  now: Date,
-): Promise<RunView> {
-  return presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
+export async function runsData(resyncs: Resyncs): Promise<RunsData> {
+  return { runs: await resyncs.list(), nextRunAt: resyncs.nextRunAt() };
 }
 
-type RunDeps = Pick<AdminDataDeps, "db" | "clock" | "budget">;
-
-/** The last 50 runs, newest first, each with its ETA (the Runs page, GET /admin/api/runs). */
-export async function runViews(deps: RunDeps): Promise<RunView[]> {
-  const now = deps.clock.now();
-  return Promise.all((await listRuns(deps.db, 50)).map((r) => presentRunWithEta(deps, r, now)));
-}
-
-/** One run with its ETA (GET /admin/api/runs/:runId); undefined when no run has that id. */
-export async function runView(deps: RunDeps, runId: string): Promise<RunView | undefined> {
-  const run = await getRun(deps.db, runId);
-  return run && presentRunWithEta(deps, run, deps.clock.now());
-}
-
-export async function runsData(deps: AdminDataDeps, resync: ResyncSettings): Promise<RunsData> {
-  return { runs: await runViews(deps), nextRunAt: nextFiring(resync.cron, deps.clock.now()) };
-}
-
-/** The overview's last runs (no ETA). */
-export async function lastRuns(deps: AdminDataDeps): Promise<RunView[]> {
-  return (await listRuns(deps.db, 5)).map((r) => presentRun(r, null));
-}
-
-/** Starts a full resync (phase 1 runs in the background; the start is logged with the actor). */
-export async function startResyncNow(resync: ResyncSettings, actor: AdminActor): Promise<string> {
-  const runId = await startResync(resync.deps, {
-    dryRun: false,
-    verify: resync.verify,
-    trigger: "ui",
-    actor: actor.name,
-  });
-  return `Full resync started (run ${runId.slice(0, 8)}). Changed users are queued behind live IdP changes${resync.verify ? "; accounts are verified with spare budget" : ""}.`;
+/** Starts a full resync from the UI's button (phase 1 runs in the background; the start is logged with the actor). */
+export async function startResyncNow(resyncs: Resyncs, actor: AdminActor): Promise<string> {
+  const verify = resyncs.verifyFromUi;
+  const runId = await resyncs.start({ dryRun: false, verify, trigger: "ui", actor: actor.name });
+  return `Full resync started (run ${runId.slice(0, 8)}). Changed users are queued behind live IdP changes${verify ? "; accounts are verified with spare budget" : ""}.`;
 }

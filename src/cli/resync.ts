@@ -3,7 +3,8 @@ import type { Database } from "../db/database.js";
 import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
-import { createRun, runPlanPhase, type ProgressListener } from "../jobs/resync.js";
+import type { ProgressListener } from "../jobs/resync.js";
+import { createResyncs } from "../admin/resyncs.js";
 import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv, reconcilePoliciesFromEnv } from "../reconcile/index.js";
@@ -24,12 +25,22 @@ export async function resyncCommand(env: Env, db: Database, args: string[]): Pro
   const dryRun = values["dry-run"] ?? false;
   const verify = values.verify ?? false;
   const desired = new DesiredAccess(await MappingStore.load(env.MAPPING_FILE));
-  const deps = { db, clock: systemClock, desired, policies: reconcilePoliciesFromEnv(env) };
-  const runId = await createRun(deps, { dryRun, verify, trigger: "cli", actor: cliActor(values.as) });
-  console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`);
-  const run = await runPlanPhase(deps, runId, progressReporter(process.stderr));
-
   const policy = budgetPolicyFromEnv(env);
+  const resyncs = createResyncs({
+    job: { db, clock: systemClock, desired, policies: reconcilePoliciesFromEnv(env) },
+    db,
+    clock: systemClock,
+    budget: policy,
+    cron: env.RESYNC_CRON,
+    verify: env.RESYNC_VERIFY,
+  });
+  const run = await resyncs.runHere(
+    { dryRun, verify, trigger: "cli", actor: cliActor(values.as) },
+    progressReporter(process.stderr),
+    (runId) => console.log(`${dryRun ? "Dry run" : "Resync"} ${runId}${verify ? " (with verification)" : ""}`),
+  );
+  const runId = run.id;
+
   const budget = await getBudgetStatus(db, policy, new Date());
   const { calls = 0, verify: verifications = 0, ...actions } = run.planSummary;
   console.log(`\nEvaluated ${run.usersEvaluated} users; ${dryRun ? "would queue" : "queued"} ${run.usersQueued}.`);

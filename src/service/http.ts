@@ -12,6 +12,7 @@ import { OAuthGrantRepository } from "../db/auth/oauthGrantRepository.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { createMirrorAdmin } from "../admin/mirror.js";
+import { createResyncs } from "../admin/resyncs.js";
 import { createAdminApiOperations } from "../admin/apiOperations.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
 import { failedAuthThrottle, perAddressAllowance, type AuthSurface } from "../auth/authThrottle.js";
@@ -106,7 +107,14 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
   const { reconciliation, resyncDeps, mirror } = workers;
   const reconcileNow =
     reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
-  const resync = { deps: resyncDeps, cron: env.RESYNC_CRON, verify: env.RESYNC_VERIFY };
+  const resync = createResyncs({
+    job: resyncDeps,
+    db,
+    clock,
+    budget,
+    cron: env.RESYNC_CRON,
+    verify: env.RESYNC_VERIFY,
+  });
   const admin = createAdminData({
     db,
     clock,
@@ -126,10 +134,9 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     publicUrl,
     adminApi: {
       operations: createAdminApiOperations({ db, clock, budget, desired }),
-      budget,
       access,
       reconcileNow: admin.apiReconcileNow,
-      resync: resyncDeps,
+      resync,
       quarantine,
       notifications,
       mirror: createMirrorAdmin({ db, clock, onRequeue: () => mirror?.notify() }),

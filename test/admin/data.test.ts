@@ -5,6 +5,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { createAdminData } from "../../src/admin/index.js";
+import { createResyncs } from "../../src/admin/resyncs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
 import { DRAFT_MAPPING } from "../support/mapping.js";
 import {
@@ -50,16 +51,19 @@ describe("admin data sources against the reconciler and the emulator", () => {
       desired: stack.service.desired,
       mappingFile: stack.mappingFile,
       reconcileNow: (userId, actor) => reconciliation.worker.reconcileNow(userId, actor),
-      resync: {
-        deps: {
+      resync: createResyncs({
+        job: {
           db: stack.service.db,
           clock: systemClock,
           desired: stack.service.desired,
           policies: { onEmailChange: "hold" },
         },
+        db: stack.service.db,
+        clock: systemClock,
+        budget: reconciliation.budget,
         cron: "off",
         verify: false,
-      },
+      }),
       quarantine: stack.service.quarantine,
       notifications: stack.service.notifications,
     }).sources;

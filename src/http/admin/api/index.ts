@@ -2,8 +2,6 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import { z } from "zod";
 import { AppError, NotFoundError, sqlState } from "../../../errors.js";
 import { log } from "../../../logging/logger.js";
-import type { BudgetPolicy } from "../../../reconcile/budget.js";
-import type { ResyncDeps } from "../../../jobs/resync.js";
 import type { Notifications } from "../../../notify/index.js";
 import type { PlatformQuarantine } from "../../../platform/quarantine.js";
 import type { AccessReport } from "../../../review/access/index.js";
@@ -23,6 +21,7 @@ import type { PlatformRecord } from "../../../platformRecord/frontDoor.js";
 import type { Evidence } from "../../../review/evidence/frontDoor.js";
 import type { Campaigns } from "../../../review/campaigns/frontDoor.js";
 import type { MirrorAdmin } from "../../../admin/mirror.js";
+import type { Resyncs } from "../../../admin/resyncs.js";
 import { runsApiRouter } from "./runs.js";
 import { isUuid } from "../../../ids.js";
 
@@ -32,11 +31,10 @@ export type AdminApiDeps = {
   adminToken: string | undefined;
   /** Failed bearer tokens; createApp gives one shared with the other replicas. */
   throttle?: FailedAuthThrottle;
-  budget: BudgetPolicy;
   /** Provision on demand (jumps the queue, spends budget); a 503 AppError when this process reconciles nothing. */
   reconcileNow: (userId: string, actor: string) => Promise<unknown>;
-  /** Full resyncs: POST /resync, GET /runs. */
-  resync: ResyncDeps;
+  /** Full resyncs: POST /resync, GET /runs (src/admin/resyncs.ts). */
+  resync: Resyncs;
   /** GET /quarantine, POST /quarantine/:family/resume. */
   quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">;
   /** GET /notifications, POST /notifications/test/:channel. */
@@ -122,7 +120,7 @@ export function adminApiRouter(deps: AdminApiDeps): Router {
   router.use(platformUnmanagedApiRouter(deps.platformRecord));
   router.use(evidenceApiRouter(deps.evidence));
   router.use(campaignsApiRouter(deps.campaigns));
-  router.use(runsApiRouter({ ...deps.resync, budget: deps.budget }));
+  router.use(runsApiRouter(deps.resync));
   router.use(mirrorAdminRouter(deps.mirror));
   router.use(quarantineApiRouter(deps.quarantine));
   router.use(platformApiRouter(deps.platformRecord));
