@@ -1,6 +1,7 @@
 import type { Database, Queryable } from "../db/database.js";
 import { NotFoundError } from "../errors.js";
-import { markUsersDirty } from "../db/reconcile/queueRepository.js";
+import { markUsersDirty, markUsersDirtyEach } from "../db/reconcile/queueRepository.js";
+import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import {
   addGroupMembers,
   deleteIdpGroup,
@@ -163,7 +164,8 @@ async function changeMembership(
 /**
  * Marks the users a group write touched, each with what happened to them, and the group's name
  * as it is in this transaction (the log must not look names up later: groups get renamed).
- * A rename (or externalId change) marks every other member too.
+ * A rename (or externalId change) marks every other member too. One statement for all of them
+ * (markUsersDirtyEach), so concurrent group writes lock the queue rows in one order.
  */
 async function markGroupMembers(
   manager: Queryable,
@@ -174,17 +176,22 @@ async function markGroupMembers(
 ): Promise<void> {
   const resource = `Groups/${after.id}`;
   const group = { groupId: after.id, groupName: after.displayName };
+  const marks: { userId: string; trigger: DirtyTrigger }[] = [];
   if (before && identityChanged(before, after)) {
     const changed = new Set([...delta.added, ...delta.removed]);
-    const others = (await memberIdsOfGroup(manager, after.id)).filter((id) => !changed.has(id));
-    await markUsersDirty(
-      manager,
-      others,
-      idpTrigger(context, resource, { what: "group-renamed", ...group, previousName: before.displayName }),
-    );
+    const renamed = idpTrigger(context, resource, {
+      what: "group-renamed",
+      ...group,
+      previousName: before.displayName,
+    });
+    for (const userId of await memberIdsOfGroup(manager, after.id))
+      if (!changed.has(userId)) marks.push({ userId, trigger: renamed });
   }
-  await markUsersDirty(manager, delta.added, idpTrigger(context, resource, { what: "added-to-group", ...group }));
-  await markUsersDirty(manager, delta.removed, idpTrigger(context, resource, { what: "removed-from-group", ...group }));
+  const added = idpTrigger(context, resource, { what: "added-to-group", ...group });
+  const removed = idpTrigger(context, resource, { what: "removed-from-group", ...group });
+  for (const userId of delta.added) marks.push({ userId, trigger: added });
+  for (const userId of delta.removed) marks.push({ userId, trigger: removed });
+  await markUsersDirtyEach(manager, marks);
 }
 
 export async function replaceGroup(

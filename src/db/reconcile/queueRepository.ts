@@ -39,6 +39,30 @@ export async function markUsersDirty(
 }
 
 /**
+ * Marks several users in one statement, each with its own trigger (a group write: the members it
+ * added, removed, and kept through a rename). One statement takes the queue rows' locks in user
+ * order, so two writes that touch crossed sets of users queue behind each other; marking the added
+ * and then the removed in two statements took them in two orders, and PostgreSQL killed one of two
+ * such writes as a deadlock (test/scim/groupLockOrder.test.ts). A user named twice keeps the last
+ * mark, as two marks in a row would leave the row. The marks share a source (one rank).
+ */
+export async function markUsersDirtyEach(
+  manager: Queryable,
+  marks: readonly { userId: string; trigger: DirtyTrigger }[],
+): Promise<void> {
+  const last = new Map(marks.map((m) => [m.userId, m.trigger]));
+  if (!last.size) return;
+  const kinds = new Set(marks.map((m) => m.trigger.kind));
+  if (kinds.size > 1) throw new Error(`markUsersDirtyEach takes marks of one source, not ${[...kinds].join(" and ")}`);
+  const cte = markDirtyCtes("$1::uuid[]", "m.trigger::jsonb", "$3", { triggers: "$2::text[]" });
+  await manager.query(`WITH ${cte} SELECT 1 FROM notified`, [
+    [...last.keys()],
+    [...last.values()].map((trigger) => JSON.stringify(trigger)),
+    SOURCE_RANK[marks[0]!.trigger.kind],
+  ]);
+}
+
+/**
  * The marking of markUsersDirty as two CTEs, `marked` and `notified`, for a write that stores a
  * change and marks its users in one statement (an IdP write is then one round trip). `ids` is a
  * SQL expression of type uuid[], `trigger` one of type jsonb and `rank` the source rank (the values
