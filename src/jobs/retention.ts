@@ -1,6 +1,8 @@
 import type { Database } from "../db/database.js";
 import type { Env } from "../config/env.js";
-import { deleteDebitsBefore, deleteRunsBefore, scrubDeactivatedUsers } from "../db/retentionRepository.js";
+import { scrubDeactivatedUsers } from "../db/idp/userRepository.js";
+import { deleteDebitsBefore } from "../db/reconcile/budgetRepository.js";
+import { deleteRunsBefore } from "../db/reconcile/resyncRepository.js";
 import { deletePlatformEventsBefore } from "../db/platform/eventRepository.js";
 
 /**

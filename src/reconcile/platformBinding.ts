@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../db/database.js";
 import { ConfigError } from "../config/env.js";
 import { ConflictError } from "../errors.js";
-import { listHolds, type Hold } from "../db/reconcile/holdRepository.js";
+import { deleteAllHolds, listHolds, type Hold } from "../db/reconcile/holdRepository.js";
 import { listIdpUserIds } from "../db/idp/userReconcileReads.js";
 import {
   bindPlatformIfUnbound,
@@ -11,7 +11,7 @@ import {
   type PlatformStateCounts,
 } from "../db/platform/bindingRepository.js";
 import { writeLogEntry } from "../db/reconcile/logRepository.js";
-import { markUsersDirty } from "../db/reconcile/queueRepository.js";
+import { markUsersDirty, releaseOldPlatformWork } from "../db/reconcile/queueRepository.js";
 
 /**
  * The database remembers the platform it reconciles with. Its platform accounts are facts about
@@ -115,6 +115,8 @@ export async function forgetPlatform(
     const forgotten = await countPlatformState(tx);
     assertForgetMoves({ from, to, forgotten });
     await rebindPlatform(tx, to, options.now);
+    await deleteAllHolds(tx);
+    await releaseOldPlatformWork(tx);
     let usersQueued = 0;
     const trigger = { kind: "admin", actor: options.actor } as const;
     for (let after: string | undefined; ;) {

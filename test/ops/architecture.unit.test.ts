@@ -179,6 +179,24 @@ describe("docs/ARCHITECTURE.md's rules", () => {
     expect(filesMatching(fromDb).length).toBeGreaterThan(20);
   });
 
+  it("every table is written from one folder of src/db, its owner; others only read it", () => {
+    const write = /\b(?:INSERT INTO|UPDATE|DELETE FROM)\s+([a-z_]+)\b/g;
+    const owners = new Map<string, Set<string>>();
+    for (const [file, text] of sources) {
+      if (!file.startsWith("src/db/")) continue;
+      const folder = path.dirname(file) === "src/db" ? file : path.dirname(file);
+      for (const [, table] of code(text).matchAll(write)) {
+        if (!owners.has(table!)) owners.set(table!, new Set());
+        owners.get(table!)!.add(folder);
+      }
+    }
+    const shared = [...owners].filter(([, folders]) => folders.size > 1).map(([t, f]) => `${t}: ${[...f].join(", ")}`);
+    expect(shared).toEqual([]);
+    // Not vacuous: the queue, the ledger and the IdP's users are among the tables found.
+    expect([...owners.keys()]).toEqual(expect.arrayContaining(["reconcile_queue", "budget_debits", "idp_users"]));
+    expect(owners.size).toBeGreaterThan(30);
+  });
+
   it("the environment is parsed once: loadEnv is called in cli/cli.ts only", () => {
     expect(filesMatching(/\bloadEnv\(/, ["src/config/"])).toEqual(["src/cli/cli.ts"]);
   });

@@ -187,3 +187,23 @@ export function listIdpUsers(
 ): Promise<Page<StoredResource>> {
   return listPage(q, "idp_users u", "u", where, startIndex, count, sort);
 }
+
+/**
+ * Clears the personal data of IdP users inactive and unchanged since before `cutoff`: names,
+ * department and the stored resource beyond its schemas, userName, externalId and active. The
+ * row, its id, userName and group memberships stay, so the IdP's later requests still find the
+ * user, the log and the access report still name them, and a reactivation writes the profile back.
+ */
+export async function scrubDeactivatedUsers(db: Queryable, cutoff: Date): Promise<number> {
+  return db.execute(
+    `UPDATE idp_users
+        SET display_name = NULL, given_name = NULL, family_name = NULL, department = NULL,
+            resource = jsonb_strip_nulls(jsonb_build_object(
+              'schemas', resource->'schemas', 'userName', user_name, 'externalId', external_id, 'active', false)),
+            version = version + 1
+      WHERE NOT active AND updated_at < $1
+        AND (display_name IS NOT NULL OR given_name IS NOT NULL OR family_name IS NOT NULL OR department IS NOT NULL
+             OR resource - ARRAY['schemas', 'userName', 'externalId', 'active'] <> '{}'::jsonb)`,
+    [cutoff],
+  );
+}

@@ -50,21 +50,17 @@ export async function countPlatformState(db: Queryable): Promise<PlatformStateCo
 }
 
 /**
- * Deletes what the database knows of the old platform (accounts, holds, verifications, quarantines,
- * the identifiers and permission model learned from its answers) and binds it to `platform`, in the caller's
- * transaction. The binding row is locked first, so two operators running this at once take turns.
+ * Deletes what the database knows of the old platform (accounts, quarantines, the identifiers and
+ * permission model learned from its answers) and binds it to `platform`, in the caller's
+ * transaction; the reconcile queue's and holds' part is the caller's (forgetPlatform). The binding
+ * row is locked first, so two operators running this at once take turns.
  */
 export async function rebindPlatform(tx: Queryable, platform: string, now: Date): Promise<void> {
   await tx.query(`SELECT 1 FROM platform_binding WHERE id = 1 FOR UPDATE`);
   await tx.query(`DELETE FROM platform_accounts`);
-  await tx.query(`DELETE FROM reconcile_holds`);
-  await tx.query(`UPDATE reconcile_queue SET verify_run = NULL WHERE verify_run IS NOT NULL`);
   await tx.query(`DELETE FROM platform_quarantine`);
-  // Identifiers and the permission model are the old platform's too (a held-legacy grant is
-  // released: the new platform has not refused anything yet).
   await tx.query(`DELETE FROM platform_identifiers`);
   await tx.query(`DELETE FROM platform_permission_model`);
-  await tx.query(`UPDATE reconcile_queue SET not_before = '-infinity' WHERE action = 'held-legacy'`);
   await tx.query(
     `INSERT INTO platform_binding (id, platform, bound_at) VALUES (1, $1, $2)
      ON CONFLICT (id) DO UPDATE SET platform = EXCLUDED.platform, bound_at = EXCLUDED.bound_at`,

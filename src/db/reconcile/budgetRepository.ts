@@ -109,3 +109,8 @@ export async function countActionDebits(q: Queryable, action: string, since: Dat
   ])) as { n: number }[];
   return rows[0]?.n ?? 0;
 }
+
+/** Budget ledger rows older than `cutoff` (the budget reads only its current window). */
+export async function deleteDebitsBefore(db: Queryable, cutoff: Date): Promise<number> {
+  return db.execute(`DELETE FROM budget_debits WHERE spent_at < $1`, [cutoff]);
+}

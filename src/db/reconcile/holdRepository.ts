@@ -112,3 +112,8 @@ export async function countPendingHolds(db: Queryable): Promise<{ deprovisions: 
   const of = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
   return { deprovisions: of("deprovision"), emailChanges: of("email_change") };
 }
+
+/** Every held action, decided or not: they were the old platform's (`platform forget`). */
+export async function deleteAllHolds(tx: Queryable): Promise<void> {
+  await tx.query(`DELETE FROM reconcile_holds`);
+}

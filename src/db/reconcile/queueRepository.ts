@@ -338,3 +338,12 @@ export async function parkQueueRow(tx: Queryable, userId: string, error: string,
     [userId, error, at],
   );
 }
+
+/**
+ * What the queue holds for the old platform (`platform forget`): its queued verifications are
+ * dropped, and a held-legacy grant is released, since the new platform has refused nothing yet.
+ */
+export async function releaseOldPlatformWork(tx: Queryable): Promise<void> {
+  await tx.query(`UPDATE reconcile_queue SET verify_run = NULL WHERE verify_run IS NOT NULL`);
+  await tx.query(`UPDATE reconcile_queue SET not_before = '-infinity' WHERE action = 'held-legacy'`);
+}

@@ -265,3 +265,14 @@ export async function listOrphanAccounts(
     [afterUserId ?? null, limit],
   );
 }
+
+/**
+ * Finished resync runs older than `cutoff`, and schedule slots older than it except the latest
+ * (which says when the cron last fired). A running run is never removed.
+ */
+export async function deleteRunsBefore(db: Queryable, cutoff: Date): Promise<number> {
+  await db.execute(`DELETE FROM resync_schedule WHERE slot < $1 AND slot < (SELECT max(slot) FROM resync_schedule)`, [
+    cutoff,
+  ]);
+  return db.execute(`DELETE FROM resync_runs WHERE status <> 'running' AND finished_at < $1`, [cutoff]);
+}
