@@ -5,7 +5,7 @@ import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import type { BudgetPolicy } from "../reconcile/budget.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
-import type { Resyncs } from "./resyncs.js";
+import type { Resyncs } from "./runs/resyncs.js";
 
 /** What the admin UI's data sources and actions read and call. service/http.ts supplies it (createAdminData). */
 export type AdminDataDeps = {

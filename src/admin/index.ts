@@ -2,14 +2,14 @@ import type { AdminActions, AdminDataSources } from "./sources.js";
 import { approvalsData, decideHolds } from "./approvals.js";
 import type { AdminDataDeps } from "./deps.js";
 import { logEntry, logExport, logPage } from "./log.js";
-import { mappingData, previewMapping } from "./mapping.js";
+import { mappingData, previewMapping } from "./mapping/mapping.js";
 import { mirrorPageData } from "./mirror.js";
 import { sendTestNotification } from "./notifications.js";
 import { listCredentials } from "./credentials.js";
 import { overviewData, resumeFamily } from "./overview.js";
-import { reconcileUserNow, reconcileWithReceipt } from "./reconcileNow.js";
-import { runsData, startResyncNow } from "./runs.js";
-import { userDetail, usersPage } from "./users.js";
+import { reconcileUserNow, reconcileWithReceipt } from "./users/reconcileNow.js";
+import { runsData, startResyncNow } from "./runs/runs.js";
+import { userDetail, usersPage } from "./users/users.js";
 
 export type { AdminDataDeps } from "./deps.js";
 

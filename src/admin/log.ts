@@ -12,8 +12,8 @@ import { BadRequestError } from "../errors.js";
 import { LOG_ACTIONS, LOG_OUTCOMES, TRIGGER_KINDS, triggerFacts, triggerLabel } from "../vocabulary/reconcile.js";
 import type { AdminDataDeps } from "./deps.js";
 import { parseUtcTime, platformCallOf } from "./format.js";
-import { logEntryTrees } from "./permissionTree.js";
-import { permissionBundles, type PermissionBundle } from "./permissionBundles.js";
+import { logEntryTrees } from "./mapping/permissionTree.js";
+import { permissionBundles, type PermissionBundle } from "./mapping/permissionBundles.js";
 import { describeReason } from "../review/access/grants.js";
 import { grantWords } from "../reconcile/desiredSource.js";
 

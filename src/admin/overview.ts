@@ -12,7 +12,7 @@ import type { Mapping } from "../mapping/compiled.js";
 import { etaText, formatTime } from "./format.js";
 import { presentQuarantine, type QuarantineRow } from "./quarantineView.js";
 import { queueView, type BudgetView } from "./queue.js";
-import type { RunView } from "./runs.js";
+import type { RunView } from "./runs/runs.js";
 
 /** What the overview shows. */
 export type OverviewData = {

@@ -2,13 +2,13 @@ import type { AccessReport } from "../review/access/index.js";
 import type { AdminActor } from "./adminActor.js";
 import type { ApprovalsData } from "./approvals.js";
 import type { LogEntryDetail, LogFilter, LogPageData, LogRow } from "./log.js";
-import type { MappingData, MappingPreview } from "./mapping.js";
+import type { MappingData, MappingPreview } from "./mapping/mapping.js";
 import type { MirrorData } from "./mirror.js";
 import type { NotificationsData } from "./notifications.js";
 import type { CredentialRow } from "./credentials.js";
 import type { OverviewData } from "./overview.js";
-import type { RunsData } from "./runs.js";
-import type { UserDetail, UsersPageData, UsersQuery } from "./users.js";
+import type { RunsData } from "./runs/runs.js";
+import type { UserDetail, UsersPageData, UsersQuery } from "./users/users.js";
 
 /**
  * Where the admin UI's pages get their data, and what its buttons do: `createAdminData`

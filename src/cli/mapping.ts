@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/rules.js";
+import { ruleGrantsText, ruleGroupsText, ruleName } from "../admin/mapping/rules.js";
 import type { Env } from "../config/env.js";
 import { listPlatformIdentifiers } from "../db/platform/identifierRepository.js";
 import { loadMappingFile, MappingError } from "../mapping/file.js";

@@ -4,7 +4,7 @@ import { systemClock } from "../clock.js";
 import type { Env } from "../config/env.js";
 import { getBudgetStatus } from "../reconcile/budgetLedger.js";
 import type { ProgressListener } from "../jobs/resync.js";
-import { createResyncs } from "../admin/resyncs.js";
+import { createResyncs } from "../admin/runs/resyncs.js";
 import { daysAtPace } from "../jobs/resyncCost.js";
 import { allowance } from "../reconcile/budget.js";
 import { budgetPolicyFromEnv, reconcilePoliciesFromEnv } from "../reconcile/index.js";

@@ -12,7 +12,7 @@ import { OAuthGrantRepository } from "../db/auth/oauthGrantRepository.js";
 import { createAccessReport } from "../review/access/index.js";
 import { createAdminData } from "../admin/index.js";
 import { createMirrorAdmin } from "../admin/mirror.js";
-import { createResyncs } from "../admin/resyncs.js";
+import { createResyncs } from "../admin/runs/resyncs.js";
 import { createAdminApiOperations } from "../admin/apiOperations.js";
 import { ScimTokenVerifier } from "../auth/scimTokens.js";
 import { failedAuthThrottle, perAddressAllowance, type AuthSurface } from "../auth/authThrottle.js";

@@ -5,7 +5,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { createAdminData } from "../../src/admin/index.js";
-import { createResyncs } from "../../src/admin/resyncs.js";
+import { createResyncs } from "../../src/admin/runs/resyncs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
 import { DRAFT_MAPPING } from "../support/mapping.js";
 import {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.js";
 import { parseMapping } from "../../src/mapping/file.js";
-import { previewMapping } from "../../src/admin/mapping.js";
-import { usersPage } from "../../src/admin/users.js";
+import { previewMapping } from "../../src/admin/mapping/mapping.js";
+import { usersPage } from "../../src/admin/users/users.js";
 import { budgetPolicy } from "../../src/reconcile/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { TEST_MAPPING } from "../support/stack.js";

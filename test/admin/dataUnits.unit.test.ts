@@ -3,12 +3,12 @@ import { parseMapping } from "../../src/mapping/file.js";
 import { chartDays } from "../../src/admin/overview.js";
 import { durationLabel, etaText, parseUtcTime, platformCallOf } from "../../src/admin/format.js";
 import { triggerFacts, triggerLabel } from "../../src/vocabulary/reconcile.js";
-import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/permissionTree.js";
-import { reconcileNowReport } from "../../src/admin/reconcileNow.js";
-import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/rules.js";
-import { userState } from "../../src/admin/users.js";
+import { logEntryTrees, permissionTree, treeAfterChanges } from "../../src/admin/mapping/permissionTree.js";
+import { reconcileNowReport } from "../../src/admin/users/reconcileNow.js";
+import { mappingChangeOf, ruleGrantsText, ruleGroupsText, ruleName } from "../../src/admin/mapping/rules.js";
+import { userState } from "../../src/admin/users/users.js";
 import { holdSummary } from "../../src/admin/approvals.js";
-import { nextFiring, runStatus } from "../../src/admin/runs.js";
+import { nextFiring, runStatus } from "../../src/admin/runs/runs.js";
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { diffDashboardUsers } from "../../src/reconcile/diff.js";
 

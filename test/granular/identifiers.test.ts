@@ -1,6 +1,6 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renamedInUse } from "../../src/admin/mapping.js";
+import { renamedInUse } from "../../src/admin/mapping/mapping.js";
 import { listPlatformIdentifiers } from "../../src/db/platform/identifierRepository.js";
 import {
   ADMIN_TOKEN,

@@ -13,7 +13,7 @@ import { BY_HAND } from "../support/drift.js";
 import { onManagedAccountEvent, type ManagedChangesDeps } from "../../src/platformRecord/managedChanges.js";
 import type { PlatformEventKind } from "../../src/platformRecord/events.js";
 import type { StoredPlatformEvent } from "../../src/db/platform/recordRepository.js";
-import { userDetail } from "../../src/admin/users.js";
+import { userDetail } from "../../src/admin/users/users.js";
 import type { AdminDataDeps } from "../../src/admin/deps.js";
 import { systemClock } from "../../src/clock.js";
 import { triggerLabel } from "../../src/vocabulary/reconcile.js";

@@ -1,4 +1,4 @@
-import { presentRun } from "../../src/admin/runs.js";
+import { presentRun } from "../../src/admin/runs/runs.js";
 import type { AdminDataSources } from "../../src/http/admin/index.js";
 import type { LogRow } from "../../src/admin/log.js";
 

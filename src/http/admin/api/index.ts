@@ -21,7 +21,7 @@ import type { PlatformRecord } from "../../../platformRecord/frontDoor.js";
 import type { Evidence } from "../../../review/evidence/frontDoor.js";
 import type { Campaigns } from "../../../review/campaigns/frontDoor.js";
 import type { MirrorAdmin } from "../../../admin/mirror.js";
-import type { Resyncs } from "../../../admin/resyncs.js";
+import type { Resyncs } from "../../../admin/runs/resyncs.js";
 import { runsApiRouter } from "./runs.js";
 import { isUuid } from "../../../ids.js";
 
@@ -33,7 +33,7 @@ export type AdminApiDeps = {
   throttle?: FailedAuthThrottle;
   /** Provision on demand (jumps the queue, spends budget); a 503 AppError when this process reconciles nothing. */
   reconcileNow: (userId: string, actor: string) => Promise<unknown>;
-  /** Full resyncs: POST /resync, GET /runs (src/admin/resyncs.ts). */
+  /** Full resyncs: POST /resync, GET /runs (src/admin/runs/resyncs.ts). */
   resync: Resyncs;
   /** GET /quarantine, POST /quarantine/:family/resume. */
   quarantine: Pick<PlatformQuarantine, "list" | "resume" | "rules">;

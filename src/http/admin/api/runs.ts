@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { z } from "zod";
-import type { Resyncs } from "../../../admin/resyncs.js";
+import type { Resyncs } from "../../../admin/runs/resyncs.js";
 import { NotFoundError } from "../../../errors.js";
 import { validate } from "../../validate.js";
 import { actorOf } from "./auth.js";

@@ -1,4 +1,4 @@
-import type { GrantList } from "../../../../admin/rules.js";
+import type { GrantList } from "../../../../admin/mapping/rules.js";
 import { Badge } from "./basics.js";
 
 /**

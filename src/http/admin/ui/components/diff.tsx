@@ -1,4 +1,4 @@
-import type { PermissionBundle } from "../../../../admin/permissionBundles.js";
+import type { PermissionBundle } from "../../../../admin/mapping/permissionBundles.js";
 import { FOLD_OVER, FoldedStrings } from "./bundles.js";
 
 /**

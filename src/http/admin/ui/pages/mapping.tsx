@@ -2,7 +2,7 @@ import { Badge, CsrfField, Section } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { ChangeList, RuleGrants } from "../components/bundles.js";
 import type { PageContext } from "../layout.js";
-import type { MappingData, MappingPreview } from "../../../../admin/mapping.js";
+import type { MappingData, MappingPreview } from "../../../../admin/mapping/mapping.js";
 import { can } from "../../../../policy.js";
 
 export function MappingPage(props: { data: MappingData; draft?: string; preview?: MappingPreview; ctx: PageContext }) {

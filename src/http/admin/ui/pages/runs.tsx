@@ -2,7 +2,7 @@ import { ActionButton, Badge, formatTime } from "../components/basics.js";
 import { DataTable } from "../components/table.js";
 import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
-import { runStatus, type RunsData } from "../../../../admin/runs.js";
+import { runStatus, type RunsData } from "../../../../admin/runs/runs.js";
 
 export function RunsPage({ data, ctx }: { data: RunsData; ctx: PageContext }) {
   return (

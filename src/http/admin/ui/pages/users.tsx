@@ -7,7 +7,7 @@ import { DataTable } from "../components/table.js";
 import { can } from "../../../../policy.js";
 import type { PageContext } from "../layout.js";
 import { outcomeTone } from "./log.js";
-import type { UserDetail, UsersPageData, UsersQuery } from "../../../../admin/users.js";
+import type { UserDetail, UsersPageData, UsersQuery } from "../../../../admin/users/users.js";
 
 export function UsersPage({ data, query, ctx }: { data: UsersPageData; query: UsersQuery; ctx: PageContext }) {
   const base = `${ctx.basePath}/users`;

@@ -1,11 +1,11 @@
-import { knownUserName } from "../db/idp/userAdminQueries.js";
-import { writeLogEntry } from "../db/reconcile/logRepository.js";
-import type { LogOutcome } from "../vocabulary/reconcile.js";
-import { logWords } from "../db/reconcile/logWords.js";
-import { AppError, NotFoundError } from "../errors.js";
-import type { ReconcileResult } from "../reconcile/outcomes.js";
-import type { AdminActor } from "./adminActor.js";
-import type { AdminDataDeps } from "./deps.js";
+import { knownUserName } from "../../db/idp/userAdminQueries.js";
+import { writeLogEntry } from "../../db/reconcile/logRepository.js";
+import type { LogOutcome } from "../../vocabulary/reconcile.js";
+import { logWords } from "../../db/reconcile/logWords.js";
+import { AppError, NotFoundError } from "../../errors.js";
+import type { ReconcileResult } from "../../reconcile/outcomes.js";
+import type { AdminActor } from "../adminActor.js";
+import type { AdminDataDeps } from "../deps.js";
 
 /**
  * How a reconcile-on-demand ended, for its log entry (its words: the error, or the note of an

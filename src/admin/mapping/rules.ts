@@ -1,9 +1,9 @@
-import type { MappingRule } from "../mapping/compiled.js";
-import type { RuleMatch } from "../mapping/match.js";
-import { assignedLabel } from "../mapping/reasons.js";
-import type { DesiredDashboardUser } from "../mapping/types.js";
-import type { Equivalents } from "../mapping/granular.js";
-import { diffInSameTerms, type Change } from "../reconcile/diff.js";
+import type { MappingRule } from "../../mapping/compiled.js";
+import type { RuleMatch } from "../../mapping/match.js";
+import { assignedLabel } from "../../mapping/reasons.js";
+import type { DesiredDashboardUser } from "../../mapping/types.js";
+import type { Equivalents } from "../../mapping/granular.js";
+import { diffInSameTerms, type Change } from "../../reconcile/diff.js";
 
 /** One user's change under a draft: what they gain and lose. */
 export type MappingChange = { userName: string; gains: string[]; losses: string[] };

@@ -1,6 +1,6 @@
 import { CronExpressionParser } from "cron-parser";
-import type { ResyncRun } from "../db/reconcile/resyncRepository.js";
-import type { AdminActor } from "./adminActor.js";
+import type { ResyncRun } from "../../db/reconcile/resyncRepository.js";
+import type { AdminActor } from "../adminActor.js";
 import type { Resyncs } from "./resyncs.js";
 
 /** A run's status in a word or three: "running (verify)", "succeeded (dry run)". */

@@ -1,4 +1,4 @@
-import { bundleOrigin, type Grant } from "../mapping/reasons.js";
+import { bundleOrigin, type Grant } from "../../mapping/reasons.js";
 
 /**
  * A granular bundle as the admin pages' diffs show it: the strings one rule gives in one workspace

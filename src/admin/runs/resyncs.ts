@@ -1,6 +1,6 @@
-import type { Clock } from "../clock.js";
-import type { Database } from "../db/database.js";
-import { getRun, listRuns, type ResyncRun } from "../db/reconcile/resyncRepository.js";
+import type { Clock } from "../../clock.js";
+import type { Database } from "../../db/database.js";
+import { getRun, listRuns, type ResyncRun } from "../../db/reconcile/resyncRepository.js";
 import {
   createRun,
   runPlanPhase,
@@ -8,9 +8,9 @@ import {
   type ProgressListener,
   type ResyncDeps,
   type ResyncRequest,
-} from "../jobs/resync.js";
-import { resyncEta } from "../jobs/resyncEta.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
+} from "../../jobs/resync.js";
+import { resyncEta } from "../../jobs/resyncEta.js";
+import type { BudgetPolicy } from "../../reconcile/budget.js";
 import { nextFiring, presentRun, type RunView } from "./runs.js";
 
 /**

@@ -1,18 +1,18 @@
-import { listUserLog } from "../db/reconcile/logRepository.js";
-import { getIdpUser } from "../db/idp/userRepository.js";
-import { getUserRow, searchUsers, type AdminUserRow } from "../db/idp/userAdminQueries.js";
-import { getQueueEntry, isQueued } from "../db/reconcile/queueReads.js";
-import { grantWords } from "../reconcile/desiredSource.js";
-import { isUuid } from "../ids.js";
-import { getAccount, type PlatformAccount } from "../db/platform/accountRepository.js";
-import { grantingRules } from "../mapping/match.js";
-import type { AdminDataDeps } from "./deps.js";
-import { presentLogRow, type LogRow } from "./log.js";
-import { permissionTree } from "./permissionTree.js";
-import { permissionBundles, type PermissionBundle } from "./permissionBundles.js";
-import { explainGrants } from "../mapping/reasons.js";
-import { grantListsOf, type GrantList, matchedRuleText, ruleGrantsText } from "./rules.js";
-import { describeQueueEntry } from "../reconcile/queueStatus.js";
+import { listUserLog } from "../../db/reconcile/logRepository.js";
+import { getIdpUser } from "../../db/idp/userRepository.js";
+import { getUserRow, searchUsers, type AdminUserRow } from "../../db/idp/userAdminQueries.js";
+import { getQueueEntry, isQueued } from "../../db/reconcile/queueReads.js";
+import { grantWords } from "../../reconcile/desiredSource.js";
+import { isUuid } from "../../ids.js";
+import { getAccount, type PlatformAccount } from "../../db/platform/accountRepository.js";
+import { grantingRules } from "../../mapping/match.js";
+import type { AdminDataDeps } from "../deps.js";
+import { presentLogRow, type LogRow } from "../log.js";
+import { permissionTree } from "../mapping/permissionTree.js";
+import { permissionBundles, type PermissionBundle } from "../mapping/permissionBundles.js";
+import { explainGrants } from "../../mapping/reasons.js";
+import { grantListsOf, type GrantList, matchedRuleText, ruleGrantsText } from "../mapping/rules.js";
+import { describeQueueEntry } from "../../reconcile/queueStatus.js";
 import { platformFacts, type PlatformFacts } from "./platformFacts.js";
 
 type UserRow = {
@@ -48,7 +48,7 @@ export type UserDetail = {
   queued: boolean;
   /** The user's queue row in words (waiting to settle until …, deferred, parked), when queued. */
   queue?: string;
-  /** What the platform's own record says of the account (src/admin/platformFacts.ts). */
+  /** What the platform's own record says of the account (src/admin/users/platformFacts.ts). */
   platform?: PlatformFacts;
   log: LogRow[];
 };

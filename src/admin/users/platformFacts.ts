@@ -1,7 +1,7 @@
-import type { Queryable } from "../db/database.js";
-import { getOutsideChange, type OutsideChange } from "../db/platform/outsideChangeRepository.js";
-import { getActivity, type AccountActivity } from "../db/platform/activityRepository.js";
-import { outsideChangeWords, suspendedWords } from "../platformRecord/accountWords.js";
+import type { Queryable } from "../../db/database.js";
+import { getOutsideChange, type OutsideChange } from "../../db/platform/outsideChangeRepository.js";
+import { getActivity, type AccountActivity } from "../../db/platform/activityRepository.js";
+import { outsideChangeWords, suspendedWords } from "../../platformRecord/accountWords.js";
 
 /**
  * What the platform's own record says of one account (docs/platform-record.md), in an admin's

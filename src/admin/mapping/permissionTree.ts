@@ -1,5 +1,5 @@
-import type { DesiredDashboardUser } from "../mapping/types.js";
-import type { Change } from "../reconcile/diff.js";
+import type { DesiredDashboardUser } from "../../mapping/types.js";
+import type { Change } from "../../reconcile/diff.js";
 
 /**
  * A dashboard user as admins read it: workspaces and teams keyed by name (not array position),

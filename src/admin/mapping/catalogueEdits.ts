@@ -1,7 +1,7 @@
-import type { Queryable } from "../db/database.js";
-import { latestCatalogueEdits, type CatalogueEditKind } from "../db/platform/catalogueEditRepository.js";
-import type { Mapping } from "../mapping/compiled.js";
-import { ID_KEY_PREFIX } from "../mapping/granular.js";
+import type { Queryable } from "../../db/database.js";
+import { latestCatalogueEdits, type CatalogueEditKind } from "../../db/platform/catalogueEditRepository.js";
+import type { Mapping } from "../../mapping/compiled.js";
+import { ID_KEY_PREFIX } from "../../mapping/granular.js";
 
 /**
  * The custom roles, permission sets and teams the mapping names that were edited in the platform's
