@@ -197,6 +197,13 @@ describe("docs/ARCHITECTURE.md's rules", () => {
     expect(owners.size).toBeGreaterThan(30);
   });
 
+  it("no folder of src/ holds more than 22 files side by side", () => {
+    const perFolder = new Map<string, number>();
+    for (const file of sources.keys()) perFolder.set(path.dirname(file), (perFolder.get(path.dirname(file)) ?? 0) + 1);
+    expect([...perFolder].filter(([, n]) => n > 22).map(([folder, n]) => `${folder}: ${n}`)).toEqual([]);
+    expect(Math.max(...perFolder.values())).toBeGreaterThan(10);
+  });
+
   it("the environment is parsed once: loadEnv is called in cli/cli.ts only", () => {
     expect(filesMatching(/\bloadEnv\(/, ["src/config/"])).toEqual(["src/cli/cli.ts"]);
   });
