@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { BudgetPolicy } from "../reconcile/budget/budget.js";
 import type { ReconcileResult } from "../reconcile/outcomes.js";
 import type { Resyncs } from "./runs/resyncs.js";
 

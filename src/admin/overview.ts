@@ -6,7 +6,7 @@ import { listRecentFailures } from "../db/reconcile/logRepository.js";
 import { listParkedWithNames } from "../db/reconcile/queueReads.js";
 import { countHeldForLegacy, getPermissionModelState } from "../db/platform/identifierRepository.js";
 import { mirrorLag } from "../mirror/status.js";
-import { windowStart } from "../reconcile/budget.js";
+import { windowStart } from "../reconcile/budget/budget.js";
 import type { AdminDataDeps } from "./deps.js";
 import type { Mapping } from "../mapping/compiled.js";
 import { etaText, formatTime } from "./format.js";

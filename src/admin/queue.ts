@@ -1,6 +1,6 @@
 import type { AnnouncedLimit } from "../db/reconcile/budgetRepository.js";
 import { scimAnnouncedLimit } from "../platform/announcedLimit.js";
-import { getBudgetStatus, type BudgetStatus } from "../reconcile/budgetLedger.js";
+import { getBudgetStatus, type BudgetStatus } from "../reconcile/budget/budgetLedger.js";
 import { queueStatus, type QueueStatus } from "../reconcile/queueStatus.js";
 import type { AdminDataDeps } from "./deps.js";
 

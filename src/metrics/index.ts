@@ -8,7 +8,7 @@ import { log } from "../logging/logger.js";
 import { createMirrorMetrics, type MirrorMetrics } from "../mirror/metrics.js";
 import { mirrorLag } from "../mirror/status.js";
 import { QUARANTINED_FAMILIES, type PlatformQuarantine } from "../platform/quarantine.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { BudgetPolicy } from "../reconcile/budget/budget.js";
 import type { MappingAgreement } from "../mapping/desiredAccess.js";
 import { queueStatus } from "../reconcile/queueStatus.js";
 

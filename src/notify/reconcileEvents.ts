@@ -1,5 +1,5 @@
 import { undecidedHoldCounts } from "../db/reconcile/holdRepository.js";
-import type { BudgetPolicy, SpendKind } from "../reconcile/budget.js";
+import type { BudgetPolicy, SpendKind } from "../reconcile/budget/budget.js";
 import {
   countQueuedReductions,
   countQueuedUsers,

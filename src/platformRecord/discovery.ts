@@ -2,7 +2,7 @@
  * The budget's lowest lane: each account made by hand that the record shows (a candidate, findings.ts)
  * is confirmed by ONE lookup by userName, debited as `discover` in the shared ledger. It spends only
  * when the reconcile queue has nothing due (grants, reductions and verification go first), on
- * verification's allowance at most (src/reconcile/budget.ts), never retried within a pass, at most
+ * verification's allowance at most (src/reconcile/budget/budget.ts), never retried within a pass, at most
  * UNMANAGED_LOOKUPS_PER_DAY lookups per UTC day, and on one replica at a time. A confirmed account
  * raises platform.unmanaged_account once, in the transaction that records it.
  */
@@ -24,8 +24,8 @@ import { notify } from "../notify/events.js";
 import { unmanagedAccountFound } from "../notify/platformEvents.js";
 import type { QuarantineGate } from "../platform/quarantine.js";
 import { SCIM_FAMILY } from "../platform/scim.js";
-import { windowStart, type BudgetPolicy } from "../reconcile/budget.js";
-import { debitBudget } from "../reconcile/budgetLedger.js";
+import { windowStart, type BudgetPolicy } from "../reconcile/budget/budget.js";
+import { debitBudget } from "../reconcile/budget/budgetLedger.js";
 import { BudgetExhausted, type PlatformScimPort } from "../reconcile/ports.js";
 import { holdsInWords } from "./unmanaged.js";
 

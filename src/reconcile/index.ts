@@ -6,7 +6,7 @@ import type { HttpTransport } from "../platform/transport.js";
 import type { PlatformTarget } from "../platform/target.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
 import { PlatformScimClient } from "../platform/scim.js";
-import { budgetPolicy, type BudgetPolicy } from "./budget.js";
+import { budgetPolicy, type BudgetPolicy } from "./budget/budget.js";
 import { MappedDesiredState } from "./desiredSource.js";
 import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { Policies } from "./planner.js";

@@ -8,7 +8,7 @@
  */
 import type { Database, Queryable } from "../db/database.js";
 import type { Clock } from "../clock.js";
-import { debitBudget } from "./budgetLedger.js";
+import { debitBudget } from "./budget/budgetLedger.js";
 import { createHold, deleteHold } from "../db/reconcile/holdRepository.js";
 import type { DirtyTrigger, FailedOutcome, LogAction, LogOutcome } from "../vocabulary/reconcile.js";
 import { logWords } from "../db/reconcile/logWords.js";
@@ -18,7 +18,7 @@ import type { ExplainedGrant } from "../mapping/reasons.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";
 import { budgetRefused, holdSettled, holdsChanged } from "../notify/reconcileEvents.js";
-import type { BudgetPolicy, SpendKind } from "./budget.js";
+import type { BudgetPolicy, SpendKind } from "./budget/budget.js";
 import type { BreakerPolicy } from "./breaker.js";
 import type { Change } from "./diff.js";
 import { legacyStringsIn, type Equivalents } from "../mapping/granular.js";

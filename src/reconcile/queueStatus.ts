@@ -1,7 +1,7 @@
 import type { Database } from "../db/database.js";
-import { getBudgetStatus, type BudgetStatus } from "./budgetLedger.js";
+import { getBudgetStatus, type BudgetStatus } from "./budget/budgetLedger.js";
 import { queueDepth, type QueueEntry } from "../db/reconcile/queueReads.js";
-import { allowance, estimateDrain, type BudgetPolicy } from "./budget.js";
+import { allowance, estimateDrain, type BudgetPolicy } from "./budget/budget.js";
 import { PRIORITY } from "./planner.js";
 
 const PRIORITY_NAMES: Record<number, string> = {

@@ -9,7 +9,7 @@ import { getAccount, markVerified, recordApplied, removeAccount } from "../db/pl
 import type { DirtyTrigger } from "../vocabulary/reconcile.js";
 import type { DesiredDashboardUser } from "../mapping/types.js";
 import type { HttpOutcome } from "../platform/transport.js";
-import type { SpendKind } from "./budget.js";
+import type { SpendKind } from "./budget/budget.js";
 import { diffInSameTerms } from "./diff.js";
 import { identifierKeysOf } from "../platform/scim.js";
 import { resultOfFailure, type ReconcileResult } from "./outcomes.js";

@@ -15,8 +15,8 @@ import {
   type QueueRow,
 } from "../db/reconcile/queueRepository.js";
 import type { WorkerLease } from "../db/reconcile/workerLease.js";
-import { getBudgetStatus } from "../reconcile/budgetLedger.js";
-import { nextUtcMidnight, type BudgetPolicy } from "./budget.js";
+import { getBudgetStatus } from "./budget/budgetLedger.js";
+import { nextUtcMidnight, type BudgetPolicy } from "./budget/budget.js";
 import { BackgroundLoop } from "../backgroundLoop.js";
 import { isTransientDatabaseError } from "../errors.js";
 import { log } from "../logging/logger.js";

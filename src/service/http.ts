@@ -31,7 +31,7 @@ import type { DesiredAccess } from "../mapping/desiredAccess.js";
 import type { ServiceMetrics } from "../metrics/index.js";
 import type { Notifications } from "../notify/index.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { BudgetPolicy } from "../reconcile/budget/budget.js";
 import type { Workers } from "./workers.js";
 
 /** The listening server, before it serves anything: its URL is known, so the notifications' links can be made. */

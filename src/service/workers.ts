@@ -13,7 +13,7 @@ import type { MirrorSyncWorker } from "../mirror/worker.js";
 import type { Notifications } from "../notify/index.js";
 import type { AnnouncedLimitWatch } from "../platform/announcedLimit.js";
 import type { PlatformQuarantine } from "../platform/quarantine.js";
-import type { BudgetPolicy } from "../reconcile/budget.js";
+import type { BudgetPolicy } from "../reconcile/budget/budget.js";
 import { createReconciliation, reconcilePoliciesFromEnv, type Reconciliation } from "../reconcile/index.js";
 import { createPlatformTransport, type PlatformTarget } from "../platform/target.js";
 import { PlatformScimClient } from "../platform/scim.js";

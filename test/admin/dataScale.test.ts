@@ -3,7 +3,7 @@ import { systemClock } from "../../src/clock.js";
 import { parseMapping } from "../../src/mapping/file.js";
 import { previewMapping } from "../../src/admin/mapping/mapping.js";
 import { usersPage } from "../../src/admin/users/users.js";
-import { budgetPolicy } from "../../src/reconcile/budget.js";
+import { budgetPolicy } from "../../src/reconcile/budget/budget.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { TEST_MAPPING } from "../support/stack.js";
 import { DesiredAccess } from "../../src/mapping/desiredAccess.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { heldItem, presentHold } from "../../src/admin/approvals.js";
 import { presentLogEntry, presentLogRow } from "../../src/admin/log.js";
 import { presentBudget, presentQueue } from "../../src/admin/queue.js";
-import type { BudgetStatus } from "../../src/reconcile/budgetLedger.js";
+import type { BudgetStatus } from "../../src/reconcile/budget/budgetLedger.js";
 import type { Hold } from "../../src/db/reconcile/holdRepository.js";
 import type { LogEntry } from "../../src/db/reconcile/logRepository.js";
 import type { QueueStatus } from "../../src/reconcile/queueStatus.js";

@@ -2,7 +2,7 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
 import { createRun, runPlanPhase } from "../../src/jobs/resync.js";
-import { nextUtcMidnight } from "../../src/reconcile/budget.js";
+import { nextUtcMidnight } from "../../src/reconcile/budget/budget.js";
 import { ADMIN_TOKEN, idp, startStack, type Stack } from "../support/stack.js";
 import { startHttpReceiver, type HttpReceiver } from "../support/receivers.js";
 import { seedTwoMarketers, tamperBehindConnector } from "../support/drift.js";

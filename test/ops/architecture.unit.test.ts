@@ -208,11 +208,11 @@ describe("docs/ARCHITECTURE.md's rules", () => {
     expect(filesMatching(/\bloadEnv\(/, ["src/config/"])).toEqual(["src/cli/cli.ts"]);
   });
 
-  it("only reconcile/budgetLedger.ts debits the budget", () => {
+  it("only reconcile/budget/budgetLedger.ts debits the budget", () => {
     // One INSERT into the ledger, in the repository; its one caller is the ledger's decision.
     expect(filesMatching(/INSERT INTO budget_debits/)).toEqual(["src/db/reconcile/budgetRepository.ts"]);
     expect(filesMatching(/\binsertDebit\b/, ["src/db/reconcile/budgetRepository.ts"])).toEqual([
-      "src/reconcile/budgetLedger.ts",
+      "src/reconcile/budget/budgetLedger.ts",
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nextUtcMidnight } from "../../src/reconcile/budget.js";
+import { nextUtcMidnight } from "../../src/reconcile/budget/budget.js";
 import { adminApi, emulatorState, idp, startStack, waitForQueueIdle, type Stack } from "../support/stack.js";
 import { eventually } from "../support/wait.js";
 import { scimUsed } from "./helpers.js";

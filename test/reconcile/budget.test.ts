@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { debitBudget, getBudgetStatus } from "../../src/reconcile/budgetLedger.js";
-import { budgetPolicy, estimateDrain, nextUtcMidnight, windowStart } from "../../src/reconcile/budget.js";
+import { debitBudget, getBudgetStatus } from "../../src/reconcile/budget/budgetLedger.js";
+import { budgetPolicy, estimateDrain, nextUtcMidnight, windowStart } from "../../src/reconcile/budget/budget.js";
 import { deprovisionThreshold, shouldHoldDeprovision } from "../../src/reconcile/breaker.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 

@@ -7,7 +7,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js
 import type { DesiredDashboardUser } from "../../src/mapping/types.js";
 import { PlatformScimClient } from "../../src/platform/scim.js";
 import { HttpTransport, noRetry } from "../../src/platform/transport.js";
-import { budgetPolicy } from "../../src/reconcile/budget.js";
+import { budgetPolicy } from "../../src/reconcile/budget/budget.js";
 import { diffDashboardUsers } from "../../src/reconcile/diff.js";
 import { RemovalExecutors } from "../../src/reconcile/execute/removals.js";
 import { WriteExecutors } from "../../src/reconcile/execute/writes.js";

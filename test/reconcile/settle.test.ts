@@ -5,7 +5,7 @@ import { ManualClock } from "../../src/clock.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { freePort } from "../../src/db/embedded.js";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.js";
-import { nextUtcMidnight } from "../../src/reconcile/budget.js";
+import { nextUtcMidnight } from "../../src/reconcile/budget/budget.js";
 import type { Plan } from "../../src/reconcile/planner.js";
 import { END_OF_WINDOW_GUARD_MS, settleDeadline, waitsToSettle } from "../../src/reconcile/settle.js";
 import type { ReconcileWorker } from "../../src/reconcile/worker.js";

@@ -1,10 +1,10 @@
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/clock.js";
-import { getBudgetStatus } from "../../src/reconcile/budgetLedger.js";
+import { getBudgetStatus } from "../../src/reconcile/budget/budgetLedger.js";
 import { parseDashboardUser } from "../../src/emulator/dashboard/users.js";
 import { toPlatformResource } from "../../src/platform/scim.js";
-import { nextUtcMidnight } from "../../src/reconcile/budget.js";
+import { nextUtcMidnight } from "../../src/reconcile/budget/budget.js";
 import { ADMIN_TOKEN, adminApi, emulatorStats, idp, startStack, type Stack } from "../support/stack.js";
 
 /**

@@ -1,11 +1,11 @@
 import { MappingError, parseMapping } from "../../mapping/file.js";
 import type { Mapping } from "../../mapping/compiled.js";
-import { getBudgetStatus } from "../../reconcile/budgetLedger.js";
+import { getBudgetStatus } from "../../reconcile/budget/budgetLedger.js";
 import { listUsersWithGroups } from "../../db/idp/userReconcileReads.js";
 import { queueDepth } from "../../db/reconcile/queueReads.js";
 import { listPlatformIdentifiers, type LearnedIdentifier } from "../../db/platform/identifierRepository.js";
 import { desiredDashboardUser } from "../../mapping/desired.js";
-import { allowance } from "../../reconcile/budget.js";
+import { allowance } from "../../reconcile/budget/budget.js";
 import type { AdminDataDeps } from "../deps.js";
 import { catalogueEditsInUse, type CatalogueEditInUse } from "./catalogueEdits.js";
 import { durationLabel } from "../format.js";

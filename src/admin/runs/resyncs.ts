@@ -10,7 +10,7 @@ import {
   type ResyncRequest,
 } from "../../jobs/resync.js";
 import { resyncEta } from "../../jobs/resyncEta.js";
-import type { BudgetPolicy } from "../../reconcile/budget.js";
+import type { BudgetPolicy } from "../../reconcile/budget/budget.js";
 import { nextFiring, presentRun, type RunView } from "./runs.js";
 
 /**

@@ -3,7 +3,7 @@ import type { Database, Queryable } from "../database.js";
 /**
  * The budget ledger's rows: one per platform SCIM request, written BEFORE the request is sent,
  * under a transaction-scoped advisory lock so that no interleaving of replicas can overspend. What
- * a window is and how much of it a call may spend is decided in src/reconcile/budgetLedger.ts.
+ * a window is and how much of it a call may spend is decided in src/reconcile/budget/budgetLedger.ts.
  */
 
 const LEDGER_LOCK = 7_429_001;

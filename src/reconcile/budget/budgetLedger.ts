@@ -1,5 +1,5 @@
-import type { Database, Queryable } from "../db/database.js";
-import { countDebits, debitSpentAt, insertDebit, withLedgerLock } from "../db/reconcile/budgetRepository.js";
+import type { Database, Queryable } from "../../db/database.js";
+import { countDebits, debitSpentAt, insertDebit, withLedgerLock } from "../../db/reconcile/budgetRepository.js";
 import { allowance, nextUtcMidnight, windowStart, type BudgetPolicy, type SpendKind } from "./budget.js";
 
 /**
