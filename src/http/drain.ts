@@ -2,10 +2,11 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 /**
- * Event-loop turns the listener may keep taking connections the kernel completed before the close
- * (see `takeBacklog`): a bound for clients that keep connecting, which a load balancer stops.
+ * How long the listener may keep taking connections the kernel completed before the close (see
+ * `takeBacklog`), and at most half the grace, which the requests in flight keep: a bound for clients
+ * that keep connecting, which a load balancer stops.
  */
-const MAX_BACKLOG_TURNS = 20;
+const MAX_BACKLOG_MS = 5_000;
 
 /**
  * How long a connection taken before the close may stay silent (not one byte of a request) before
@@ -62,13 +63,15 @@ export class HttpDrain {
     this.draining = true;
     const server = this.server;
     if (!server) return { cutOff: false };
-    if (graceMs > 0) await takeBacklog(server);
+    const startedAt = performance.now();
+    if (graceMs > 0) await takeBacklog(server, Math.min(MAX_BACKLOG_MS, graceMs / 2));
+    const leftMs = Math.max(0, graceMs - (performance.now() - startedAt));
     let cutOff = false;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         cutOff = true;
         server.closeAllConnections();
-      }, graceMs);
+      }, leftMs);
       const silent = setTimeout(() => this.closeSilent(), Math.min(this.firstRequestMs, graceMs));
       server.close(() => {
         clearTimeout(timer);
@@ -101,16 +104,19 @@ export class HttpDrain {
  * last milliseconds before the close would see (issue 45). A timer that decides to close runs before
  * the event loop's next poll for connections, so the close waits for turns of the loop (setImmediate
  * runs after the poll) until one takes no new connection; what those connections send is then
- * answered as any other, with `Connection: close`. A connection completed after that last poll is
- * still reset: no closing of a listening socket avoids that, only the load balancer's lag does.
+ * answered as any other, with `Connection: close`. Each poll takes one connection at most (the
+ * libuv of Node 20 on), so a queue of n takes n turns: hence a bound in time, `maxMs`. A connection
+ * completed after that last poll is still reset: no closing of a listening socket avoids that, only
+ * the load balancer's lag does.
  */
-async function takeBacklog(server: Server): Promise<void> {
+async function takeBacklog(server: Server, maxMs: number): Promise<void> {
   let taken = 0;
   const onConnection = () => taken++;
   server.on("connection", onConnection);
+  const endAt = performance.now() + maxMs;
   try {
     // The first turn's poll may have run before the close was decided: always wait for a second.
-    for (let turn = 0; turn < MAX_BACKLOG_TURNS && (turn < 2 || taken > 0); turn++) {
+    for (let turn = 0; turn < 2 || (taken > 0 && performance.now() < endAt); turn++) {
       taken = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
