@@ -18,10 +18,18 @@ const MAX_CLOSE_RESERVE_MS = 2_000;
 
 /**
  * A terminal's Ctrl-C reaches `npm start`'s service from the terminal (SIGINT to the whole
- * process group) and again from npm and tsx, which relay it to their child: a repeat this soon
- * after the first is the same Ctrl-C, not a second one.
+ * process group) and again from npm, which relays it to its child: a repeat this soon after the
+ * first is the same Ctrl-C, not a second one.
  */
 const RELAYED_SIGNAL_MS = 1_000;
+
+/**
+ * Under npm (`npm start`, `npm exec`: npm sets npm_lifecycle_event for its child) the first repeat
+ * of the first signal is taken as npm's relay however late it comes: on a loaded machine npm relayed
+ * a Ctrl-C more than 1 s after the terminal's copy, and the service took it for a second Ctrl-C and
+ * exited at once (130). A real second Ctrl-C reaches it twice too, so the third signal exits at once.
+ */
+const underNpm = () => Boolean(process.env.npm_lifecycle_event);
 
 /**
  * SIGTERM (Kubernetes, `docker stop`) and SIGINT (Ctrl-C under `npm start`) stop the service
@@ -29,15 +37,23 @@ const RELAYED_SIGNAL_MS = 1_000;
  * replica out, then closing; exit 0 when everything ended in time, 1 at `timeoutMs`. A second
  * signal (past RELAYED_SIGNAL_MS) exits at once (128 + its number, as a shell reports it).
  */
-export function stopGracefullyOnSignals(shutdown: GracefulShutdown): void {
+export function stopGracefullyOnSignals(shutdown: GracefulShutdown, options: { relayedWithinMs?: number } = {}): void {
+  const relayedWithinMs = options.relayedWithinMs ?? RELAYED_SIGNAL_MS;
   let stoppingSince: number | undefined;
+  let firstSignal: NodeJS.Signals | undefined;
+  let relayAwaited = underNpm();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stoppingSince !== undefined) {
-      if (performance.now() - stoppingSince < RELAYED_SIGNAL_MS) return;
+      if (performance.now() - stoppingSince < relayedWithinMs) return;
+      if (relayAwaited && signal === firstSignal) {
+        relayAwaited = false;
+        return;
+      }
       log.warn("process", "second signal during shutdown: exiting at once", { signal });
       process.exit(128 + (constants.signals[signal] ?? 0));
     }
     stoppingSince = performance.now();
+    firstSignal = signal;
     console.log(`\n${signal}: shutting down…`);
     log.info("process", "shutting down: unready, still serving until the delay ends", {
       signal,

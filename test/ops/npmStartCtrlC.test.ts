@@ -35,7 +35,7 @@ describe("Ctrl-C on `npm start` (SIGINT to its process group)", () => {
   });
 
   it(
-    "drains with its embedded PostgreSQL and exits 0 within SHUTDOWN_DELAY_MS + 2 s, logging no error",
+    "drains with its embedded PostgreSQL and exits 0 well before its deadline, logging no error",
     { timeout: 180_000 },
     async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), "scim-connector-ctrl-c-"));
@@ -104,7 +104,10 @@ describe("Ctrl-C on `npm start` (SIGINT to its process group)", () => {
       // full run of the suite): the lock file must be gone, not at once. A server left running keeps it.
       // How the service ended first: a lock file left behind after an exit other than 0 says little alone.
       expect({ code: exit.code, signal: exit.signal }, output).toEqual({ code: 0, signal: null });
-      expect(exit.at - sentAt, output).toBeLessThan(DELAY_MS + 2_000);
+      // Not held until the requests' grace (SHUTDOWN_TIMEOUT_MS 20 s less the delay, less 2 s: a stop
+      // waiting on a connection would end about 18 s after the signal). About DELAY_MS + 1 s on a
+      // quiet machine; 5.1 s was seen with six busy loops on two cores, hence the margin.
+      expect(exit.at - sentAt, output).toBeLessThan(DELAY_MS + 8_000);
       await eventually(
         "the embedded PostgreSQL's lock file removed",
         async () => !existsSync(path.join(dir!, "postgres", "postmaster.pid")),
