@@ -28,8 +28,6 @@ export async function resyncCommand(env: Env, db: Database, args: string[]): Pro
   const policy = budgetPolicyFromEnv(env);
   const resyncs = createResyncs({
     job: { db, clock: systemClock, desired, policies: reconcilePoliciesFromEnv(env) },
-    db,
-    clock: systemClock,
     budget: policy,
     cron: env.RESYNC_CRON,
     verify: env.RESYNC_VERIFY,

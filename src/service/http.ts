@@ -109,8 +109,6 @@ function createWebApp(deps: HttpDeps, publicUrl: string, probes: Pick<AppDeps, "
     reconciliation && ((userId: string, actor: string) => reconciliation.worker.reconcileNow(userId, actor));
   const resync = createResyncs({
     job: resyncDeps,
-    db,
-    clock,
     budget,
     cron: env.RESYNC_CRON,
     verify: env.RESYNC_VERIFY,

@@ -58,8 +58,6 @@ describe("admin data sources against the reconciler and the emulator", () => {
           desired: stack.service.desired,
           policies: { onEmailChange: "hold" },
         },
-        db: stack.service.db,
-        clock: systemClock,
         budget: reconciliation.budget,
         cron: "off",
         verify: false,

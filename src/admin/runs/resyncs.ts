@@ -1,5 +1,3 @@
-import type { Clock } from "../../clock.js";
-import type { Database } from "../../db/database.js";
 import { getRun, listRuns, type ResyncRun } from "../../db/reconcile/resyncRepository.js";
 import {
   createRun,
@@ -40,17 +38,16 @@ export type Resyncs = {
 };
 
 export type ResyncsDeps = {
-  /** What a run reads and writes (the scheduler's too). */
+  /** What a run reads and writes (the scheduler's too); its database and clock serve the reads here. */
   job: ResyncDeps;
-  db: Database;
-  clock: Clock;
   budget: BudgetPolicy;
   cron: string;
   verify: boolean;
 };
 
 export function createResyncs(deps: ResyncsDeps): Resyncs {
-  const withEta = async (run: ResyncRun, now: Date) => presentRun(run, await resyncEta(deps.db, deps.budget, run, now));
+  const { db, clock } = deps.job;
+  const withEta = async (run: ResyncRun, now: Date) => presentRun(run, await resyncEta(db, deps.budget, run, now));
   return {
     start: (request) => startResync(deps.job, request),
     runHere: async (request, onProgress, onCreated) => {
@@ -59,15 +56,15 @@ export function createResyncs(deps: ResyncsDeps): Resyncs {
       return runPlanPhase(deps.job, runId, onProgress);
     },
     list: async () => {
-      const now = deps.clock.now();
-      return Promise.all((await listRuns(deps.db, 50)).map((run) => withEta(run, now)));
+      const now = clock.now();
+      return Promise.all((await listRuns(db, 50)).map((run) => withEta(run, now)));
     },
-    latest: async (count) => (await listRuns(deps.db, count)).map((run) => presentRun(run, null)),
+    latest: async (count) => (await listRuns(db, count)).map((run) => presentRun(run, null)),
     get: async (runId) => {
-      const run = await getRun(deps.db, runId);
-      return run && withEta(run, deps.clock.now());
+      const run = await getRun(db, runId);
+      return run && withEta(run, clock.now());
     },
-    nextRunAt: () => nextFiring(deps.cron, deps.clock.now()),
+    nextRunAt: () => nextFiring(deps.cron, clock.now()),
     verifyFromUi: deps.verify,
   };
 }
