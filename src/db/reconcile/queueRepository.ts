@@ -54,11 +54,22 @@ export async function markUsersDirtyEach(
   if (!last.size) return;
   const kinds = new Set(marks.map((m) => m.trigger.kind));
   if (kinds.size > 1) throw new Error(`markUsersDirtyEach takes marks of one source, not ${[...kinds].join(" and ")}`);
-  const cte = markDirtyCtes("$1::uuid[]", "m.trigger::jsonb", "$3", { triggers: "$2::text[]" });
-  await manager.query(`WITH ${cte} SELECT 1 FROM notified`, [
-    [...last.keys()],
-    [...last.values()].map((trigger) => JSON.stringify(trigger)),
-    SOURCE_RANK[marks[0]!.trigger.kind],
+  const unique = [...last].map(([userId, trigger]) => ({ userId, trigger }));
+  await markEachOnce(manager, unique, SOURCE_RANK[marks[0]!.trigger.kind], false);
+}
+
+/** One statement marking each user (named once) with its own trigger, all of one source rank. */
+async function markEachOnce(
+  db: Queryable,
+  marks: readonly { userId: string; trigger: DirtyTrigger }[],
+  rank: number,
+  platformCheck: boolean,
+): Promise<void> {
+  const cte = markDirtyCtes("$1::uuid[]", "m.trigger::jsonb", "$3", { platformCheck, triggers: "$2::text[]" });
+  await db.query(`WITH ${cte} SELECT 1 FROM notified`, [
+    marks.map((m) => m.userId),
+    marks.map((m) => JSON.stringify(m.trigger)),
+    rank,
   ]);
 }
 
@@ -111,13 +122,7 @@ export async function markPlatformChecks(
   db: Queryable,
   marks: readonly { userId: string; trigger: PlatformTrigger }[],
 ): Promise<void> {
-  const check = markDirtyCtes("$1::uuid[]", "m.trigger::jsonb", "$3", { platformCheck: true, triggers: "$2::text[]" });
-  for (const round of roundsByKey(marks, (m) => m.userId))
-    await db.query(`WITH ${check} SELECT 1 FROM notified`, [
-      round.map((m) => m.userId),
-      round.map((m) => JSON.stringify(m.trigger)),
-      SOURCE_RANK.platform,
-    ]);
+  for (const round of roundsByKey(marks, (m) => m.userId)) await markEachOnce(db, round, SOURCE_RANK.platform, true);
 }
 
 export async function clearPlatformCheck(db: Queryable, userId: string): Promise<void> {
